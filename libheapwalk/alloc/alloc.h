@@ -1,0 +1,74 @@
+/* alloc.h - the interface every allocator walker implements.
+ *
+ * Analyses and reports (summary, chunks, sizes, lookup, check, and later
+ * leaks and diff) are written once against this interface: a walker
+ * delivers every block in address order within each heap, with its state
+ * and where it sits, and renders its own allocator-specific reports
+ * (arenas, bins).
+ */
+#ifndef HW_ALLOC_H
+#define HW_ALLOC_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "../internal.h"
+
+struct hw_emitter;
+
+/* Where a block sits.  The names are the "where" strings of INTERFACE.md.  */
+enum hw_where {
+	HW_WHERE_HEAP,      /* used, in an arena heap */
+	HW_WHERE_MMAPPED,   /* used, mmapped on its own */
+	HW_WHERE_TCACHE,
+	HW_WHERE_FASTBIN,
+	HW_WHERE_UNSORTED,
+	HW_WHERE_SMALLBIN,
+	HW_WHERE_LARGEBIN,
+	HW_WHERE_TOP,
+	HW_WHERE_UNBINNED,  /* free by its header, but in no free list */
+	HW_WHERE_COUNT
+};
+
+const char *hw_where_name(enum hw_where w);
+
+struct hw_chunk {
+	uint64_t addr;        /* what malloc returned (user pointer) */
+	uint64_t size;        /* usable bytes */
+	uint64_t chunk;       /* start of the allocator's block (header) */
+	uint64_t chunk_size;  /* bytes the block takes, header included */
+	int32_t arena;
+	uint8_t where;        /* enum hw_where */
+	bool used;
+};
+
+/* Called for each block; return false to stop the walk.  */
+typedef bool hw_chunk_fn(void *cookie, const struct hw_chunk *c);
+
+struct hw_allocator_ops {
+	const char *name;
+	/* Look for the allocator in the session's target.  HW_OK with
+	   *state set, HW_NO_ALLOCATOR (with the reason in the session
+	   error) or another failure.  Must not be NULL.  */
+	enum hw_status (*open)(struct hw_session *s, void **state);
+	void (*close)(void *state);
+	const char *(*version)(void *state);
+	size_t (*narenas)(void *state);
+	/* Every block, in address order within each heap; returns false if
+	   fn stopped it.  Findings go to the session as they are met.  */
+	bool (*chunks)(void *state, hw_chunk_fn *fn, void *cookie);
+	/* Allocator-specific members of the summary (JSON object members or
+	   text lines).  */
+	void (*summary)(void *state, struct hw_emitter *e);
+	void (*arenas)(void *state, struct hw_emitter *e);
+	/* kind NULL = all; HW_USAGE for an unknown kind.  */
+	enum hw_status (*bins)(void *state, struct hw_emitter *e,
+			       const char *kind);
+	/* Run the allocator's own consistency checks (findings go to the
+	   session); the chunk walk has run before this.  May be NULL.  */
+	void (*check)(void *state);
+};
+
+extern const struct hw_allocator_ops hw_ptmalloc_ops;
+
+#endif /* HW_ALLOC_H */

@@ -1,0 +1,218 @@
+/* chunks.c - the chunk-by-chunk walk of every heap, and mmapped chunks.
+ *
+ * Heaps are walked in address order by their size fields.  A chunk's
+ * state comes from the next chunk's P bit, corrected by list membership
+ * (tcache and fastbin chunks look in use).  A size field that cannot be
+ * right ends that heap's walk with a finding; the other heaps go on.
+ *
+ * mmapped chunks are linked nowhere.  They are found by looking at the
+ * start of every page of anonymous writable memory outside the heaps for a
+ * header glibc would have written: flags exactly IS_MMAPPED, and
+ * prev_size + size a whole number of pages that fits in the mapping (the
+ * kernel may have merged the mapping with its neighbours).
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "ptmalloc.h"
+
+static bool overlaps_heap(struct pm_state *p, uint64_t start, uint64_t end)
+{
+	for (size_t i = 0; i < p->nheaps; i++)
+		if (start < p->heaps[i].end && p->heaps[i].start < end)
+			return true;
+	return false;
+}
+
+static bool add_mmapped(struct pm_state *p, size_t *cap, uint64_t chunk,
+			uint64_t size)
+{
+	if (p->nmmapped == *cap) {
+		size_t ncap = *cap ? *cap * 2 : 64;
+		struct pm_mmapped *n = realloc(p->mmapped, ncap * sizeof *n);
+		if (!n)
+			return false;
+		p->mmapped = n;
+		*cap = ncap;
+	}
+	p->mmapped[p->nmmapped].chunk = chunk;
+	p->mmapped[p->nmmapped].size = size;
+	p->nmmapped++;
+	return true;
+}
+
+void pm_find_mmapped(struct pm_state *p)
+{
+	struct hw_target *t = p->t;
+	size_t cap = 0;
+	uint64_t ps = p->pagesize, total = 0;
+	for (size_t i = 0; i < t->nregions; i++) {
+		const struct hw_region *r = &t->regions[i];
+		if (r->file >= 0 || !(r->prot & HW_PROT_W) || !r->avail)
+			continue;
+		uint64_t a = (r->start + ps - 1) & ~(ps - 1);
+		while (a + PM_HDR <= r->end) {
+			uint64_t hdr[2];
+			const uint8_t *q = hw_peek(t, a, 16);
+			if (!q)
+				break;
+			memcpy(hdr, q, 16);
+			uint64_t sz = hdr[1] & ~(uint64_t)PM_SIZE_BITS;
+			if ((hdr[1] & PM_SIZE_BITS) == PM_IS_MMAPPED &&
+			    sz >= ps && hdr[0] < ps && !(hdr[0] & 15) &&
+			    !((hdr[0] + sz) & (ps - 1)) && a + sz > a &&
+			    a + sz <= r->end && !overlaps_heap(p, a, a + sz)) {
+				if (!add_mmapped(p, &cap, a, sz))
+					return;
+				total += sz;
+				a += sz;
+				continue;
+			}
+			a += ps;
+		}
+	}
+	if (p->mp && (p->nmmapped != p->n_mmaps || total != p->mmapped_mem))
+		hw_note(p->s, p->mp, "mp_ counts %llu mmapped chunks "
+			   "(%llu bytes), the core holds %zu (%llu bytes)",
+			   (unsigned long long)p->n_mmaps,
+			   (unsigned long long)p->mmapped_mem, p->nmmapped,
+			   (unsigned long long)total);
+}
+
+/* Classify one heap chunk.  `next_p` is the P bit of the chunk after it.  */
+static void classify(struct pm_state *p, struct pm_heap *h,
+		     struct hw_chunk *c, bool next_p, bool report)
+{
+	enum pm_tag tag = pm_tag_get(h, c->chunk);
+	bool tcached = pm_addrset_has(&p->tcached, c->addr);
+	if (next_p) {
+		c->used = !(tag == PM_TAG_FAST || tcached);
+		c->where = tcached ? HW_WHERE_TCACHE
+			 : tag == PM_TAG_FAST ? HW_WHERE_FASTBIN
+			 : HW_WHERE_HEAP;
+		if (report && (tag == PM_TAG_UNSORTED || tag == PM_TAG_BINNED))
+			hw_finding(p->s, c->chunk, "chunk is in a bin but the "
+				   "next chunk's P bit says it is in use "
+				   "(double free or corruption (!prev))");
+		return;
+	}
+	c->used = false;
+	if (tag == PM_TAG_UNSORTED)
+		c->where = HW_WHERE_UNSORTED;
+	else if (tag == PM_TAG_BINNED)
+		c->where = c->chunk_size < 0x400 ? HW_WHERE_SMALLBIN
+						 : HW_WHERE_LARGEBIN;
+	else {
+		c->where = HW_WHERE_UNBINNED;
+		if (report)
+			hw_finding(p->s, c->chunk, "free chunk (next P bit "
+				   "clear) is in no bin");
+	}
+	if (report && (tag == PM_TAG_FAST || tcached))
+		hw_finding(p->s, c->chunk, "chunk is in a %s but its header "
+			   "says it is free", tcached ? "tcache" : "fastbin");
+}
+
+static bool walk_heap(struct pm_state *p, struct pm_heap *h, hw_chunk_fn *fn,
+		      void *cookie, bool report)
+{
+	struct pm_arena *ar = &p->arenas[h->arena];
+	const uint8_t *base = NULL;
+	uint64_t run = hw_readable_run(p->t, h->start, &base);
+	uint64_t end = h->end, c = h->start;
+	struct hw_chunk out = { .arena = h->arena };
+	while (c < end) {
+		uint64_t field;
+		if (c + 16 <= h->start + run)
+			memcpy(&field, base + (c - h->start) + 8, 8);
+		else if (!hw_read_u64(p->t, c + 8, &field)) {
+			if (report)
+				hw_finding(p->s, c, "chunk header not in the "
+					   "core (truncated?); rest of heap "
+					   "skipped");
+			return true;
+		}
+		uint64_t sz = field & ~(uint64_t)PM_SIZE_BITS;
+		if (c == ar->top) {
+			out.chunk = c;
+			out.chunk_size = sz;
+			out.addr = c + PM_HDR;
+			out.size = sz >= p->l.usable_slack ? sz - p->l.usable_slack : 0;
+			out.used = false;
+			out.where = HW_WHERE_TOP;
+			if (report && c + sz != end)
+				hw_finding(p->s, c, "top chunk size 0x%llx does "
+					   "not reach the heap end 0x%llx "
+					   "(malloc(): corrupted top size)",
+					   (unsigned long long)sz,
+					   (unsigned long long)end);
+			return fn(cookie, &out);
+		}
+		if (sz == 0)            /* fencepost: end of this heap */
+			return true;
+		if (sz == PM_HDR) {     /* fencepost before the end marker */
+			c += sz;
+			continue;
+		}
+		if (sz < PM_MINSIZE || (sz & 15) || sz > end - c) {
+			if (report)
+				hw_finding(p->s, c, "invalid chunk size 0x%llx "
+					   "(size field 0x%llx); rest of heap "
+					   "skipped",
+					   (unsigned long long)sz,
+					   (unsigned long long)field);
+			return true;
+		}
+		uint64_t nfield = 1;
+		uint64_t n = c + sz;
+		if (n + 16 <= h->start + run)
+			memcpy(&nfield, base + (n - h->start) + 8, 8);
+		else if (n < end)
+			hw_read_u64(p->t, n + 8, &nfield);
+		out.chunk = c;
+		out.chunk_size = sz;
+		out.addr = c + PM_HDR;
+		out.size = sz - p->l.usable_slack;
+		classify(p, h, &out, (nfield & PM_PREV_INUSE) != 0, report);
+		/* glibc keeps the A bit only on chunks in use (by header):
+		   consolidation rewrites free chunks' heads without it.  */
+		if (report && (nfield & PM_PREV_INUSE) &&
+		    ((field & PM_NON_MAIN_ARENA) != 0) != (h->arena != 0))
+			hw_finding(p->s, c, "NON_MAIN_ARENA bit wrong for "
+				   "arena %d", h->arena);
+		if (!fn(cookie, &out))
+			return false;
+		c = n;
+	}
+	return true;
+}
+
+bool pm_walk_chunks(struct pm_state *p, hw_chunk_fn *fn, void *cookie)
+{
+	/* Findings are recorded on the first walk only: every later walk
+	   would find the same.  */
+	bool report = !p->walked;
+	p->walked = true;
+	size_t hi = 0, mi = 0;
+	while (hi < p->nheaps || mi < p->nmmapped) {
+		if (mi == p->nmmapped ||
+		    (hi < p->nheaps && p->heaps[hi].start < p->mmapped[mi].chunk)) {
+			if (!walk_heap(p, &p->heaps[hi++], fn, cookie, report))
+				return false;
+			continue;
+		}
+		const struct pm_mmapped *m = &p->mmapped[mi++];
+		struct hw_chunk c = {
+			.addr = m->chunk + PM_HDR,
+			.size = m->size - PM_HDR,
+			.chunk = m->chunk,
+			.chunk_size = m->size,
+			.arena = 0,
+			.where = HW_WHERE_MMAPPED,
+			.used = true,
+		};
+		if (!fn(cookie, &c))
+			return false;
+	}
+	return true;
+}

@@ -1,0 +1,190 @@
+/* heaps.c - the heaps of each arena: where chunk walks start and end.
+ *
+ * main_arena's heap runs from sbrk_base (mp_) to the end of its top chunk
+ * when the arena is contiguous.  A thread arena owns heaps of HEAP_MAX_SIZE
+ * alignment: the newest holds top, and each heap_info links to the older
+ * one through `prev`; the first heap holds the malloc_state right after its
+ * heap_info.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "ptmalloc.h"
+
+/* The first chunk at or after `addr` whose user pointer is aligned.  */
+static uint64_t first_chunk(uint64_t addr)
+{
+	uint64_t mis = (addr + PM_HDR) & (PM_ALIGN - 1);
+	return mis ? addr + PM_ALIGN - mis : addr;
+}
+
+static bool add_heap(struct pm_state *p, uint64_t start, uint64_t end,
+		     uint64_t info, int32_t arena)
+{
+	if (end <= start)
+		return true;
+	if (p->nheaps == p->heaps_cap) {
+		size_t cap = p->heaps_cap ? 2 * p->heaps_cap : 16;
+		struct pm_heap *n = realloc(p->heaps, cap * sizeof *n);
+		if (!n)
+			return false;
+		p->heaps = n;
+		p->heaps_cap = cap;
+	}
+	struct pm_heap *h = &p->heaps[p->nheaps++];
+	h->start = start;
+	h->end = end;
+	h->info = info;
+	h->arena = arena;
+	/* 2 bits per 16-byte granule */
+	h->tags = calloc((end - start) / 64 + 1, 1);
+	return h->tags != NULL;
+}
+
+static void main_heap(struct pm_state *p, struct pm_arena *ar)
+{
+	uint64_t top_size;
+	/* Before the first malloc top is the unsorted bin's fake chunk.  */
+	if (ar->top == pm_bin_at(p, ar->addr, 1) || !p->sbrk_base)
+		return;
+	if (!hw_read_u64(p->t, ar->top + 8, &top_size)) {
+		hw_finding(p->s, ar->top, "main arena top chunk is not "
+			   "readable");
+		return;
+	}
+	ar->top_size = top_size & ~(uint64_t)PM_SIZE_BITS;
+	uint64_t start = first_chunk(p->sbrk_base);
+	uint64_t end = ar->top + ar->top_size;
+	if (ar->flags & 2 /* NONCONTIGUOUS_BIT */)
+		hw_note(p->s, ar->addr, "main arena is non-contiguous; only "
+			   "the part from sbrk_base to top is walked");
+	if (ar->top < start || end < ar->top) {
+		hw_finding(p->s, ar->top, "main arena top lies outside "
+			   "[sbrk_base 0x%llx, ...)",
+			   (unsigned long long)p->sbrk_base);
+		return;
+	}
+	if (!(ar->flags & 2) && end != p->sbrk_base + ar->system_mem)
+		hw_finding(p->s, ar->top, "top end 0x%llx != sbrk_base + "
+			   "system_mem 0x%llx",
+			   (unsigned long long)end,
+			   (unsigned long long)(p->sbrk_base + ar->system_mem));
+	ar->first_heap = p->nheaps;
+	if (add_heap(p, start, end, 0, 0))
+		ar->nheaps = 1;
+}
+
+static void thread_heaps(struct pm_state *p, struct pm_arena *ar, int32_t idx)
+{
+	uint64_t top_size;
+	if (!hw_read_u64(p->t, ar->top + 8, &top_size)) {
+		hw_finding(p->s, ar->top, "top chunk of arena %d is not "
+			   "readable", idx);
+		return;
+	}
+	ar->top_size = top_size & ~(uint64_t)PM_SIZE_BITS;
+	ar->first_heap = p->nheaps;
+	uint64_t h = ar->top & ~(p->l.heap_max - 1);
+	uint64_t total = 0;
+	for (unsigned n = 0; h && n < PM_MAX_HEAPS_PER_ARENA; n++) {
+		uint64_t ar_ptr, prev, size;
+		if (!hw_read_u64(p->t, h + (uint64_t)p->l.hi_ar_ptr, &ar_ptr) ||
+		    !hw_read_u64(p->t, h + (uint64_t)p->l.hi_prev, &prev) ||
+		    !hw_read_u64(p->t, h + (uint64_t)p->l.hi_size, &size)) {
+			hw_finding(p->s, h, "heap_info of arena %d is not "
+				   "readable", idx);
+			return;
+		}
+		if (ar_ptr != ar->addr) {
+			hw_finding(p->s, h, "heap_info.ar_ptr 0x%llx is not its "
+				   "arena 0x%llx", (unsigned long long)ar_ptr,
+				   (unsigned long long)ar->addr);
+			return;
+		}
+		if (size > p->l.heap_max || size < p->l.hi_sizeof) {
+			hw_finding(p->s, h, "heap_info.size 0x%llx out of range",
+				   (unsigned long long)size);
+			return;
+		}
+		uint64_t start = ar->addr == h + p->l.hi_sizeof
+			? first_chunk(ar->addr + p->l.ms_sizeof)
+			: first_chunk(h + p->l.hi_sizeof);
+		if (!add_heap(p, start, h + size, h, idx))
+			return;
+		ar->nheaps++;
+		total += size;
+		if (prev == 0)
+			break;
+		if ((prev & (p->l.heap_max - 1)) || prev == h) {
+			hw_finding(p->s, h, "heap_info.prev 0x%llx is not a "
+				   "heap", (unsigned long long)prev);
+			break;
+		}
+		/* A heap list that comes back to a heap already seen.  */
+		for (size_t i = ar->first_heap; i < p->nheaps; i++)
+			if (p->heaps[i].info == prev) {
+				hw_finding(p->s, h, "heap_info.prev loops");
+				return;
+			}
+		h = prev;
+	}
+	if (total != ar->system_mem)
+		hw_finding(p->s, ar->addr, "arena %d: heaps total 0x%llx but "
+			   "system_mem is 0x%llx", idx,
+			   (unsigned long long)total,
+			   (unsigned long long)ar->system_mem);
+}
+
+static int heap_cmp(const void *a, const void *b)
+{
+	const struct pm_heap *x = a, *y = b;
+	return x->start < y->start ? -1 : x->start > y->start;
+}
+
+enum hw_status pm_find_heaps(struct pm_state *p)
+{
+	for (size_t i = 0; i < p->narenas; i++) {
+		if (i == 0)
+			main_heap(p, &p->arenas[0]);
+		else
+			thread_heaps(p, &p->arenas[i], (int32_t)i);
+	}
+	/* Heaps in address order; overlapping ones (a corrupt heap_info)
+	   are dropped so that no chunk is reported twice.  */
+	qsort(p->heaps, p->nheaps, sizeof *p->heaps, heap_cmp);
+	size_t out = 0;
+	for (size_t i = 0; i < p->nheaps; i++) {
+		if (out && p->heaps[i].start < p->heaps[out - 1].end) {
+			hw_finding(p->s, p->heaps[i].start, "heap overlaps "
+				   "another heap; skipped");
+			free(p->heaps[i].tags);
+			continue;
+		}
+		p->heaps[out++] = p->heaps[i];
+	}
+	p->nheaps = out;
+	/* first_heap/nheaps of arenas are not kept valid across the sort;
+	   recount by arena.  */
+	for (size_t i = 0; i < p->narenas; i++)
+		p->arenas[i].nheaps = 0;
+	for (size_t i = 0; i < p->nheaps; i++)
+		if (p->heaps[i].arena >= 0 &&
+		    (size_t)p->heaps[i].arena < p->narenas)
+			p->arenas[p->heaps[i].arena].nheaps++;
+	return HW_OK;
+}
+
+struct pm_heap *pm_heap_of(struct pm_state *p, uint64_t addr)
+{
+	size_t lo = 0, hi = p->nheaps;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (addr < p->heaps[mid].start)
+			hi = mid;
+		else if (addr >= p->heaps[mid].end)
+			lo = mid + 1;
+		else
+			return &p->heaps[mid];
+	}
+	return NULL;
+}

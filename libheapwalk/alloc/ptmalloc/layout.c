@@ -1,0 +1,97 @@
+/* layout.c - built-in ptmalloc layouts for glibc 2.17-2.41 on LP64.
+ *
+ * Read from malloc.c and arena.c at each release tag (x86_64 and aarch64
+ * lay these structs out identically).  The eras:
+ *   malloc_state: 2.23 adds attached_threads, 2.27 adds have_fastchunks;
+ *   malloc_par:   2.24 drops max_total_mem, 2.26 adds the tcache fields,
+ *                 2.35 adds the huge-page fields before n_mmaps;
+ *   heap_info:    2.35 adds pagesize and padding (0x20 -> 0x30);
+ *   tcache:       2.26 char counts, 2.30 uint16_t counts;
+ *   safe-linking: 2.32.
+ * Distributions backport (tcache key, count width), so the walker checks
+ * what it reads against these tables rather than trusting the version.
+ */
+#include "ptmalloc.h"
+
+static bool at_least(int major, int minor, int m2)
+{
+	return major > 2 || (major == 2 && minor >= m2);
+}
+
+bool pm_layout_builtin(struct pm_layout *l, int major, int minor)
+{
+	if (major != 2 || minor < 17 || minor > 41)
+		return false;
+	l->ver_major = major;
+	l->ver_minor = minor;
+	l->source = "built-in";
+
+	l->ms_mutex = 0;
+	l->ms_flags = 4;
+	if (at_least(major, minor, 27)) {
+		l->ms_have_fastchunks = 8;
+		l->ms_fastbins = 0x10;
+	} else {
+		l->ms_have_fastchunks = -1;
+		l->ms_fastbins = 0x08;
+	}
+	l->ms_top = l->ms_fastbins + 8 * PM_NFASTBINS;
+	l->ms_last_remainder = l->ms_top + 8;
+	l->ms_bins = l->ms_last_remainder + 8;
+	l->ms_binmap = l->ms_bins + 8 * (2 * PM_NBINS - 2);
+	l->ms_next = l->ms_binmap + 16;
+	l->ms_next_free = l->ms_next + 8;
+	if (at_least(major, minor, 23)) {
+		l->ms_attached_threads = l->ms_next_free + 8;
+		l->ms_system_mem = l->ms_attached_threads + 8;
+	} else {
+		l->ms_attached_threads = -1;
+		l->ms_system_mem = l->ms_next_free + 8;
+	}
+	l->ms_max_system_mem = l->ms_system_mem + 8;
+	l->ms_sizeof = (uint64_t)l->ms_max_system_mem + 8;
+
+	l->mp_trim_threshold = 0;
+	l->mp_mmap_threshold = 0x10;
+	bool hp = at_least(major, minor, 35);
+	l->mp_n_mmaps = hp ? 0x3c : 0x28;
+	l->mp_mmapped_mem = hp ? 0x50 : 0x38;
+	if (hp)
+		l->mp_sbrk_base = 0x60;
+	else if (at_least(major, minor, 24))
+		l->mp_sbrk_base = 0x48;
+	else
+		l->mp_sbrk_base = 0x50;
+	l->has_tcache = at_least(major, minor, 26);
+	if (l->has_tcache) {
+		l->mp_tcache_bins = l->mp_sbrk_base + 8;
+		l->mp_tcache_max_bytes = l->mp_sbrk_base + 16;
+		l->mp_tcache_count = l->mp_sbrk_base + 24;
+		l->mp_sizeof = (uint64_t)l->mp_sbrk_base + 40;
+	} else {
+		l->mp_tcache_bins = l->mp_tcache_max_bytes =
+			l->mp_tcache_count = -1;
+		l->mp_sizeof = (uint64_t)l->mp_sbrk_base + 8;
+	}
+
+	l->hi_ar_ptr = 0;
+	l->hi_prev = 8;
+	l->hi_size = 0x10;
+	l->hi_sizeof = hp ? 0x30 : 0x20;
+
+	if (at_least(major, minor, 30)) {
+		l->tc_count_width = 2;
+		l->tc_counts = 0;
+		l->tc_entries = 0x80;
+		l->tc_sizeof = 0x280;
+	} else {
+		l->tc_count_width = 1;
+		l->tc_counts = 0;
+		l->tc_entries = 0x40;
+		l->tc_sizeof = 0x240;
+	}
+	l->safe_linking = at_least(major, minor, 32);
+	l->heap_max = 64ull << 20;
+	l->usable_slack = PM_SIZE_SZ;
+	return true;
+}

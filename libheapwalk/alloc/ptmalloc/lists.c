@@ -1,0 +1,372 @@
+/* lists.c - every free list: per-thread tcaches, fastbins, and the
+ * unsorted, small and large bins of each arena.
+ *
+ * Each list walk is bounded (p->list_limit steps) and stops at the first
+ * entry that is misaligned, outside every heap, of the wrong size, or seen
+ * before (a cycle, or a chunk on two lists); each such stop is a finding at
+ * the entry's address.  Membership is recorded where the chunk walk can
+ * find it cheaply: a 2-bit tag per 16 bytes of heap for fastbins and bins,
+ * a hash set for the (few) tcache entries.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "ptmalloc.h"
+
+/* ---- tcache'd chunk set ------------------------------------------------ */
+
+static uint64_t mix(uint64_t x)
+{
+	x ^= x >> 33;
+	x *= 0xff51afd7ed558ccdull;
+	x ^= x >> 33;
+	return x;
+}
+
+/* Insert; false if already there or out of memory.  */
+static bool addrset_add(struct pm_addrset *set, uint64_t addr)
+{
+	if ((set->n + 1) * 2 > set->cap) {
+		size_t cap = set->cap ? set->cap * 2 : 1024;
+		uint64_t *slots = calloc(cap, sizeof *slots);
+		if (!slots)
+			return false;
+		for (size_t i = 0; i < set->cap; i++) {
+			uint64_t v = set->slots[i];
+			if (!v)
+				continue;
+			size_t j = mix(v) & (cap - 1);
+			while (slots[j])
+				j = (j + 1) & (cap - 1);
+			slots[j] = v;
+		}
+		free(set->slots);
+		set->slots = slots;
+		set->cap = cap;
+	}
+	size_t j = mix(addr) & (set->cap - 1);
+	while (set->slots[j]) {
+		if (set->slots[j] == addr)
+			return false;
+		j = (j + 1) & (set->cap - 1);
+	}
+	set->slots[j] = addr;
+	set->n++;
+	return true;
+}
+
+bool pm_addrset_has(const struct pm_addrset *set, uint64_t addr)
+{
+	if (!set->cap)
+		return false;
+	size_t j = mix(addr) & (set->cap - 1);
+	while (set->slots[j]) {
+		if (set->slots[j] == addr)
+			return true;
+		j = (j + 1) & (set->cap - 1);
+	}
+	return false;
+}
+
+/* ---- tags over heaps --------------------------------------------------- */
+
+enum pm_tag pm_tag_get(const struct pm_heap *h, uint64_t chunk)
+{
+	uint64_t g = (chunk - h->start) >> 4;
+	return (enum pm_tag)((h->tags[g >> 2] >> ((g & 3) * 2)) & 3);
+}
+
+/* Tag `chunk` as being on a list; false (with a finding) if it cannot be
+   on one.  */
+static bool tag_chunk(struct pm_state *p, uint64_t chunk, enum pm_tag tag,
+		      const char *list)
+{
+	struct pm_heap *h = pm_heap_of(p, chunk);
+	if (!h || chunk + PM_MINSIZE > h->end) {
+		hw_finding(p->s, chunk, "%s: entry outside every heap", list);
+		return false;
+	}
+	if ((chunk - h->start) & 15) {
+		hw_finding(p->s, chunk, "%s: misaligned chunk", list);
+		return false;
+	}
+	enum pm_tag old = pm_tag_get(h, chunk);
+	if (old != PM_TAG_NONE) {
+		hw_finding(p->s, chunk, "%s: chunk is on a free list already "
+			   "(cycle, or on two lists)", list);
+		return false;
+	}
+	uint64_t g = (chunk - h->start) >> 4;
+	h->tags[g >> 2] |= (uint8_t)(tag << ((g & 3) * 2));
+	return true;
+}
+
+static bool chunk_size_of(struct pm_state *p, uint64_t chunk, uint64_t *sz)
+{
+	uint64_t v;
+	if (!hw_read_u64(p->t, chunk + 8, &v))
+		return false;
+	*sz = v & ~(uint64_t)PM_SIZE_BITS;
+	return true;
+}
+
+/* ---- tcache ------------------------------------------------------------ */
+
+static bool read_tcache(struct pm_state *p, struct pm_tcache *tc)
+{
+	uint8_t buf[0x300];
+	if (p->l.tc_sizeof > sizeof buf ||
+	    !hw_read(p->t, tc->addr, buf, (size_t)p->l.tc_sizeof))
+		return false;
+	for (unsigned i = 0; i < PM_TCACHE_MAX_BINS; i++) {
+		uint16_t c = 0;
+		if (p->l.tc_count_width == 2)
+			memcpy(&c, buf + p->l.tc_counts + 2 * i, 2);
+		else
+			c = buf[p->l.tc_counts + i];
+		tc->counts[i] = c;
+	}
+	return true;
+}
+
+/* Is `user` the user pointer of a chunk that looks like a
+   tcache_perthread_struct?  */
+static bool looks_like_tcache(struct pm_state *p, uint64_t user)
+{
+	uint64_t sz;
+	return user && !(user & 15) && chunk_size_of(p, user - PM_HDR, &sz) &&
+	       sz == ((p->l.tc_sizeof + PM_SIZE_SZ + 15) & ~(uint64_t)15);
+}
+
+/* The tcache pointer is a TLS variable of libc; its distance from the
+   thread pointer is the same in every thread.  Learn it from threads whose
+   tcache is the first chunk of an arena heap (where glibc allocates it on
+   a thread's first malloc), then read it in every thread.  */
+void pm_find_tcaches(struct pm_state *p)
+{
+	if (!p->l.has_tcache)
+		return;
+	struct hw_target *t = p->t;
+	/* Backport check: the struct size decides the counts' width.  */
+	for (size_t i = 0; i < p->nheaps; i++) {
+		uint64_t sz;
+		if (!chunk_size_of(p, p->heaps[i].start, &sz))
+			continue;
+		if (sz == 0x250 && p->l.tc_sizeof == 0x280) {
+			p->l.tc_count_width = 1;
+			p->l.tc_entries = 0x40;
+			p->l.tc_sizeof = 0x240;
+		} else if (sz == 0x290 && p->l.tc_sizeof == 0x240) {
+			p->l.tc_count_width = 2;
+			p->l.tc_entries = 0x80;
+			p->l.tc_sizeof = 0x280;
+		}
+		break;
+	}
+	uint64_t cand[64];
+	size_t ncand = 0;
+	for (size_t i = 0; i < p->nheaps && ncand < 64; i++)
+		if (looks_like_tcache(p, p->heaps[i].start + PM_HDR))
+			cand[ncand++] = p->heaps[i].start + PM_HDR;
+	/* Vote for the offset from tp.  */
+	int64_t best = 0;
+	unsigned best_votes = 0;
+	for (size_t ti = 0; ti < t->nthreads; ti++) {
+		const struct hw_thread *th = &t->threads[ti];
+		if (!th->has_tp)
+			continue;
+		for (int64_t off = -0x1000; off < 0x1000; off += 8) {
+			uint64_t v;
+			if (!hw_read_u64(t, th->tp + (uint64_t)off, &v))
+				continue;
+			for (size_t c = 0; c < ncand; c++) {
+				if (v != cand[c])
+					continue;
+				unsigned votes = 0;
+				for (size_t tj = 0; tj < t->nthreads; tj++) {
+					uint64_t w;
+					if (t->threads[tj].has_tp &&
+					    hw_read_u64(t, t->threads[tj].tp +
+							(uint64_t)off, &w) &&
+					    (w == 0 || looks_like_tcache(p, w)))
+						votes++;
+				}
+				if (votes > best_votes) {
+					best_votes = votes;
+					best = off;
+				}
+			}
+		}
+	}
+	if (!best_votes) {
+		p->how_tcache = ncand ? "not found (no thread points at a "
+					"tcache)" : "not found (no tcache chunk)";
+		return;
+	}
+	p->tcache_tp_off = best;
+	p->tcache_tp_known = true;
+	p->how_tcache = "thread pointer scan";
+	p->tcaches = calloc(t->nthreads, sizeof *p->tcaches);
+	if (!p->tcaches)
+		return;
+	for (size_t ti = 0; ti < t->nthreads; ti++) {
+		const struct hw_thread *th = &t->threads[ti];
+		uint64_t v;
+		if (!th->has_tp || !hw_read_u64(t, th->tp + (uint64_t)best, &v) ||
+		    !v)
+			continue;
+		if (!looks_like_tcache(p, v)) {
+			hw_finding(p->s, v, "thread %d: tcache pointer does not "
+				   "point at a tcache chunk", th->tid);
+			continue;
+		}
+		struct pm_tcache *tc = &p->tcaches[p->ntcaches];
+		tc->tid = th->tid;
+		tc->addr = v;
+		struct pm_heap *h = pm_heap_of(p, v);
+		tc->arena = h ? h->arena : -1;
+		if (read_tcache(p, tc))
+			p->ntcaches++;
+	}
+}
+
+static void walk_tcache(struct pm_state *p, struct pm_tcache *tc)
+{
+	unsigned nbins = (unsigned)(p->tcache_bins ? p->tcache_bins
+						   : PM_TCACHE_MAX_BINS);
+	for (unsigned i = 0; i < nbins; i++) {
+		uint64_t e;
+		uint64_t head = tc->addr + (uint64_t)p->l.tc_entries + 8 * i;
+		if (!hw_read_u64(p->t, head, &e))
+			continue;
+		uint64_t want = (uint64_t)i * 16 + PM_MINSIZE, n = 0;
+		while (e && n <= p->list_limit) {
+			uint64_t sz, next;
+			if (e & 15) {
+				hw_finding(p->s, e, "tcache bin %u of thread %d: "
+					   "unaligned tcache chunk detected", i,
+					   tc->tid);
+				break;
+			}
+			struct pm_heap *h = pm_heap_of(p, e - PM_HDR);
+			if (!h || !chunk_size_of(p, e - PM_HDR, &sz)) {
+				hw_finding(p->s, e, "tcache bin %u of thread %d: "
+					   "entry outside every heap", i,
+					   tc->tid);
+				break;
+			}
+			if (sz != want) {
+				hw_finding(p->s, e, "tcache bin %u of thread %d: "
+					   "chunk size 0x%llx, expected 0x%llx",
+					   i, tc->tid, (unsigned long long)sz,
+					   (unsigned long long)want);
+				break;
+			}
+			if (!addrset_add(&p->tcached, e)) {
+				hw_finding(p->s, e, "tcache bin %u of thread %d: "
+					   "chunk listed twice (free(): double "
+					   "free detected in tcache 2, or a "
+					   "cycle)", i, tc->tid);
+				break;
+			}
+			n++;
+			if (!hw_read_u64(p->t, e, &next))
+				break;
+			e = pm_reveal(p, e, next);
+		}
+		tc->walked[i] = (uint16_t)(n > 0xffff ? 0xffff : n);
+		if (n != tc->counts[i])
+			hw_finding(p->s, head, "tcache bin %u of thread %d: "
+				   "counts[] says %u, the list has %llu", i,
+				   tc->tid, tc->counts[i],
+				   (unsigned long long)n);
+	}
+}
+
+/* ---- fastbins and bins ------------------------------------------------- */
+
+static void walk_fastbins(struct pm_state *p, struct pm_arena *ar, int idx)
+{
+	for (int i = 0; i < PM_NFASTBINS; i++) {
+		uint64_t c;
+		if (!hw_read_u64(p->t, ar->addr + (uint64_t)p->l.ms_fastbins +
+				 8 * (uint64_t)i, &c))
+			continue;
+		uint64_t want = (uint64_t)(i + 2) * 16, n = 0;
+		while (c && n <= p->list_limit) {
+			uint64_t sz, next;
+			if ((c + PM_HDR) & 15) {
+				hw_finding(p->s, c, "fastbin %d of arena %d: "
+					   "unaligned fastbin chunk detected", i,
+					   idx);
+				break;
+			}
+			if (!chunk_size_of(p, c, &sz) || sz != want) {
+				hw_finding(p->s, c, "fastbin %d of arena %d: "
+					   "malloc(): memory corruption (fast): "
+					   "chunk size does not match the bin",
+					   i, idx);
+				break;
+			}
+			if (!tag_chunk(p, c, PM_TAG_FAST, "fastbin"))
+				break;
+			ar->fast[i].count++;
+			ar->fast[i].bytes += sz;
+			n++;
+			if (!hw_read_u64(p->t, c + PM_HDR, &next))
+				break;
+			c = pm_reveal(p, c + PM_HDR, next);
+		}
+	}
+}
+
+static void walk_bins(struct pm_state *p, struct pm_arena *ar, int idx)
+{
+	for (int i = 1; i < PM_NBINS - 1; i++) {
+		uint64_t bin = pm_bin_at(p, ar->addr, i), c, prev = bin, n = 0;
+		const char *list = i == 1 ? "unsorted bin"
+				 : i < 64 ? "small bin" : "large bin";
+		if (!hw_read_u64(p->t, bin + 16, &c))
+			continue;
+		while (c != bin && n <= p->list_limit) {
+			uint64_t sz, bk, next;
+			if (!chunk_size_of(p, c, &sz) ||
+			    !hw_read_u64(p->t, c + 24, &bk)) {
+				hw_finding(p->s, c, "%s %d of arena %d: entry "
+					   "not readable", list, i, idx);
+				break;
+			}
+			if (bk != prev)
+				hw_finding(p->s, c, "%s %d of arena %d: "
+					   "corrupted double-linked list "
+					   "(bk 0x%llx, expected 0x%llx)", list,
+					   i, idx, (unsigned long long)bk,
+					   (unsigned long long)prev);
+			if (i > 1 && pm_bin_index(sz) != i)
+				hw_finding(p->s, c, "%s %d of arena %d: chunk "
+					   "size 0x%llx belongs in bin %d", list,
+					   i, idx, (unsigned long long)sz,
+					   pm_bin_index(sz));
+			if (!tag_chunk(p, c, i == 1 ? PM_TAG_UNSORTED
+						     : PM_TAG_BINNED, list))
+				break;
+			ar->bins[i].count++;
+			ar->bins[i].bytes += sz;
+			n++;
+			if (!hw_read_u64(p->t, c + 16, &next))
+				break;
+			prev = c;
+			c = next;
+		}
+	}
+}
+
+void pm_walk_lists(struct pm_state *p)
+{
+	for (size_t i = 0; i < p->ntcaches; i++)
+		walk_tcache(p, &p->tcaches[i]);
+	for (size_t i = 0; i < p->narenas; i++) {
+		walk_fastbins(p, &p->arenas[i], (int)i);
+		walk_bins(p, &p->arenas[i], (int)i);
+	}
+}

@@ -1,0 +1,204 @@
+/* ptmalloc.h - glibc malloc as seen from outside the process.
+ *
+ * A chunk, as glibc lays it out (LP64, SIZE_SZ 8, MALLOC_ALIGNMENT 16):
+ *
+ *     chunk -> +------------------------------+
+ *              | prev_size (if prev is free)  |  also user data of prev
+ *              | size | A | M | P             |  A non-main arena, M mmapped,
+ *     user  -> +------------------------------+  P previous chunk in use
+ *              | fd   (free: next in list)    |  safe-linked in tcache and
+ *              | bk   (free: prev in list)    |  fastbins from 2.32
+ *              | fd_nextsize, bk_nextsize     |  large bins only
+ *              | ...                          |
+ *     next  -> +------------------------------+
+ *
+ * A chunk is free by its header when the next chunk's P bit is clear;
+ * chunks parked in a tcache or a fastbin keep P set and are free only by
+ * membership of those lists, which is why the walker reads every list
+ * before it walks the heaps.
+ *
+ * Layouts differ across glibc 2.17-2.41; every offset used here lives in
+ * struct pm_layout, filled from DWARF when libc's debug info is found and
+ * from the built-in era tables otherwise.
+ */
+#ifndef HW_PTMALLOC_H
+#define HW_PTMALLOC_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "../../target/target.h"
+#include "../alloc.h"
+
+#define PM_SIZE_SZ 8
+#define PM_ALIGN 16
+#define PM_MINSIZE 32
+#define PM_HDR 16
+#define PM_NBINS 128
+#define PM_NFASTBINS 10
+#define PM_TCACHE_MAX_BINS 64
+#define PM_PREV_INUSE 1u
+#define PM_IS_MMAPPED 2u
+#define PM_NON_MAIN_ARENA 4u
+#define PM_SIZE_BITS 7u
+#define PM_MAX_ARENAS 1024
+#define PM_MAX_HEAPS_PER_ARENA 65536
+
+/* Offsets (bytes) of the fields the walker reads; -1 = not in this
+   version.  */
+struct pm_layout {
+	int ver_major, ver_minor;         /* 0.0 when unknown */
+	const char *source;               /* "DWARF" or "built-in 2.27-2.34" */
+	/* struct malloc_state */
+	int64_t ms_mutex, ms_flags, ms_have_fastchunks, ms_fastbins, ms_top,
+		ms_last_remainder, ms_bins, ms_binmap, ms_next, ms_next_free,
+		ms_attached_threads, ms_system_mem, ms_max_system_mem;
+	uint64_t ms_sizeof;
+	/* struct malloc_par */
+	int64_t mp_trim_threshold, mp_mmap_threshold, mp_n_mmaps,
+		mp_mmapped_mem, mp_sbrk_base, mp_tcache_bins,
+		mp_tcache_max_bytes, mp_tcache_count;
+	uint64_t mp_sizeof;
+	/* heap_info */
+	int64_t hi_ar_ptr, hi_prev, hi_size;
+	uint64_t hi_sizeof;
+	/* tcache_perthread_struct */
+	bool has_tcache;
+	int64_t tc_counts, tc_entries;
+	unsigned tc_count_width;          /* 1 (char) or 2 (uint16_t) */
+	uint64_t tc_sizeof;
+	bool safe_linking;                /* 2.32+ */
+	uint64_t heap_max;                /* HEAP_MAX_SIZE: heap alignment */
+	uint64_t usable_slack;            /* chunk size - usable: 8, or 16
+					     with memory tagging */
+};
+
+/* Fill `l` for glibc major.minor from the built-in tables; false if the
+   version is outside 2.17-2.41.  */
+bool pm_layout_builtin(struct pm_layout *l, int major, int minor);
+
+/* A heap: a contiguous run of chunks.  */
+struct pm_heap {
+	uint64_t start;       /* first chunk */
+	uint64_t end;         /* end of the chunk area */
+	uint64_t info;        /* heap_info address (thread heaps) or 0 */
+	int32_t arena;
+	uint8_t *tags;        /* 2 bits per 16 bytes: enum pm_tag */
+};
+
+enum pm_tag { PM_TAG_NONE, PM_TAG_FAST, PM_TAG_UNSORTED, PM_TAG_BINNED };
+
+struct pm_bin_stat {
+	uint64_t count, bytes;
+};
+
+struct pm_arena {
+	uint64_t addr;
+	uint64_t top, top_size;
+	uint64_t system_mem, max_system_mem;
+	uint64_t attached_threads;
+	uint32_t mutex, flags;
+	size_t first_heap, nheaps;        /* into pm_state.heaps */
+	struct pm_bin_stat fast[PM_NFASTBINS];
+	struct pm_bin_stat bins[PM_NBINS]; /* 1 unsorted, 2..63 small, 64.. large */
+};
+
+/* One thread's tcache.  */
+struct pm_tcache {
+	int tid;
+	uint64_t addr;        /* tcache_perthread_struct (user pointer) */
+	int32_t arena;        /* arena whose heap holds it, or -1 */
+	uint16_t counts[PM_TCACHE_MAX_BINS];
+	uint16_t walked[PM_TCACHE_MAX_BINS];
+};
+
+/* Set of tcache'd user pointers (open addressing, 0 = empty).  */
+struct pm_addrset {
+	uint64_t *slots;
+	size_t cap, n;
+};
+
+struct pm_mmapped {
+	uint64_t chunk, size;
+};
+
+struct pm_state {
+	struct hw_session *s;
+	struct hw_target *t;
+	struct pm_layout l;
+	char version[32];
+	const char *how_arena;            /* "symbol main_arena" / "scan" */
+	const char *how_mp;
+	const char *how_tcache;
+	uint64_t libc_base;
+	uint64_t main_arena, mp;
+	uint64_t pagesize;
+	uint64_t sbrk_base, n_mmaps, mmapped_mem, tcache_bins, tcache_count;
+	uint64_t global_max_fast;
+	struct pm_arena *arenas;
+	size_t narenas;
+	struct pm_heap *heaps;
+	size_t nheaps, heaps_cap;
+	struct pm_tcache *tcaches;
+	size_t ntcaches;
+	int64_t tcache_tp_off;            /* &tcache - thread pointer */
+	bool tcache_tp_known;
+	struct pm_addrset tcached;
+	struct pm_mmapped *mmapped;
+	size_t nmmapped;
+	uint64_t list_limit;              /* bound on any list walk */
+	bool walked;                      /* findings of the chunk walk taken */
+};
+
+/* detect.c */
+enum hw_status pm_find_roots(struct pm_state *p);
+/* heaps.c */
+enum hw_status pm_find_heaps(struct pm_state *p);
+struct pm_heap *pm_heap_of(struct pm_state *p, uint64_t addr);
+/* lists.c */
+void pm_walk_lists(struct pm_state *p);
+void pm_find_tcaches(struct pm_state *p);
+bool pm_addrset_has(const struct pm_addrset *set, uint64_t addr);
+void pm_tag_set(struct pm_state *p, uint64_t chunk, enum pm_tag tag,
+		const char *list);
+enum pm_tag pm_tag_get(const struct pm_heap *h, uint64_t chunk);
+/* chunks.c */
+void pm_find_mmapped(struct pm_state *p);
+bool pm_walk_chunks(struct pm_state *p, hw_chunk_fn *fn, void *cookie);
+/* report.c */
+void pm_report_summary(void *state, struct hw_emitter *e);
+void pm_report_arenas(void *state, struct hw_emitter *e);
+enum hw_status pm_report_bins(void *state, struct hw_emitter *e,
+			      const char *kind);
+
+static inline uint64_t pm_bin_at(const struct pm_state *p, uint64_t arena,
+				 int i)
+{
+	return arena + (uint64_t)p->l.ms_bins + (uint64_t)(i - 1) * 16 - 16;
+}
+
+static inline int pm_smallbin_index(uint64_t sz) { return (int)(sz >> 4); }
+
+static inline int pm_largebin_index(uint64_t sz)
+{
+	if ((sz >> 6) <= 48) return 48 + (int)(sz >> 6);
+	if ((sz >> 9) <= 20) return 91 + (int)(sz >> 9);
+	if ((sz >> 12) <= 10) return 110 + (int)(sz >> 12);
+	if ((sz >> 15) <= 4) return 119 + (int)(sz >> 15);
+	if ((sz >> 18) <= 2) return 124 + (int)(sz >> 18);
+	return 126;
+}
+
+static inline int pm_bin_index(uint64_t sz)
+{
+	return sz < 0x400 ? pm_smallbin_index(sz) : pm_largebin_index(sz);
+}
+
+/* Undo safe-linking: `stored` was read from the field at `field_addr`.  */
+static inline uint64_t pm_reveal(const struct pm_state *p,
+				 uint64_t field_addr, uint64_t stored)
+{
+	return p->l.safe_linking ? (field_addr >> 12) ^ stored : stored;
+}
+
+#endif /* HW_PTMALLOC_H */

@@ -1,0 +1,193 @@
+/* heapwalk.c - the command-line front end: options in, one command out.
+ *
+ * Everything the tool reports comes from the library's command table, so
+ * `heapwalk bins` and gdb's `heap bins` print the same.  This file only
+ * parses options, opens the session and maps failures to the exit
+ * statuses of INTERFACE.md, with one "heapwalk: " line on stderr.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "../heapwalk.h"
+
+#define MAX_DEBUG_DIRS 32
+
+static void usage(FILE *f)
+{
+	fputs("usage: heapwalk [OPTIONS] CORE [COMMAND [ARGS...]]\n"
+	      "       heapwalk [OPTIONS] --pid PID [COMMAND [ARGS...]]\n"
+	      "\n"
+	      "options:\n"
+	      "  --pid PID         a live process (not yet supported)\n"
+	      "  --exe FILE        the executable (default: from the core)\n"
+	      "  --sysroot DIR     look up the target's files under DIR\n"
+	      "  --debug-dir DIR   extra separate-debug-info directory (repeatable)\n"
+	      "  --no-debuginfo    ignore separate debug info\n"
+	      "  --allocator A     auto (default) | ptmalloc | jemalloc\n"
+	      "  --json            machine-readable output\n"
+	      "  -h, --help        this help;  --version  the version\n"
+	      "\n"
+	      "commands (default: summary):\n", f);
+	for (size_t i = 0; hw_command_name(i); i++)
+		fprintf(f, "  %-10s %s\n", hw_command_name(i),
+			hw_command_help(i));
+}
+
+static int fail(int status, const char *fmt, const char *arg)
+{
+	fputs("heapwalk: ", stderr);
+	fprintf(stderr, fmt, arg);
+	fputc('\n', stderr);
+	return status;
+}
+
+static bool write_stdout(void *cookie, const char *data, size_t len)
+{
+	(void)cookie;
+	return fwrite(data, 1, len, stdout) == len;
+}
+
+/* Is argv[i] a global option?  Consumes its value too.  */
+static int global_option(int argc, char **argv, int *i,
+			 struct hw_open_opts *o, const char **dirs,
+			 bool *json, const char **pid)
+{
+	const char *a = argv[*i];
+	static const char *const with_value[] = {
+		"--pid", "--exe", "--sysroot", "--debug-dir", "--allocator",
+	};
+	for (size_t k = 0; k < sizeof with_value / sizeof *with_value; k++) {
+		size_t n = strlen(with_value[k]);
+		if (strncmp(a, with_value[k], n) != 0 ||
+		    (a[n] != '\0' && a[n] != '='))
+			continue;
+		const char *v = a[n] == '=' ? a + n + 1 : NULL;
+		if (!v) {
+			if (*i + 1 >= argc)
+				return fail(HW_USAGE, "option '%s' needs a "
+					    "value", with_value[k]);
+			v = argv[++*i];
+		}
+		switch (k) {
+		case 0: *pid = v; break;
+		case 1: o->exe = v; break;
+		case 2: o->sysroot = v; break;
+		case 3:
+			if (o->n_debug_dirs == MAX_DEBUG_DIRS)
+				return fail(HW_USAGE, "too many %s options",
+					    "--debug-dir");
+			dirs[o->n_debug_dirs++] = v;
+			break;
+		case 4: o->allocator = v; break;
+		}
+		return 0;
+	}
+	if (!strcmp(a, "--json"))
+		*json = true;
+	else if (!strcmp(a, "--no-debuginfo"))
+		o->no_debuginfo = true;
+	else
+		return -1;
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	struct hw_open_opts o = HW_OPEN_OPTS_INIT;
+	const char *dirs[MAX_DEBUG_DIRS];
+	const char *pid = NULL;
+	bool json = false;
+	char **cmd = calloc((size_t)argc + 1, sizeof *cmd);
+	int ncmd = 0;
+	if (!cmd)
+		return fail(HW_BAD_TARGET, "%s", "out of memory");
+	o.debug_dirs = dirs;
+	bool target_done = false, dashdash = false;
+	for (int i = 1; i < argc; i++) {
+		const char *a = argv[i];
+		if (!dashdash && (!strcmp(a, "-h") || !strcmp(a, "--help"))) {
+			usage(stdout);
+			free(cmd);
+			return 0;
+		}
+		if (!dashdash && !strcmp(a, "--version")) {
+			printf("heapwalk %s\n", HEAPWALK_VERSION);
+			free(cmd);
+			return 0;
+		}
+		if (!dashdash && !strcmp(a, "--")) {
+			dashdash = true;
+			continue;
+		}
+		if (!dashdash && a[0] == '-' && a[1]) {
+			int r = global_option(argc, argv, &i, &o, dirs, &json,
+					      &pid);
+			if (r > 0) {
+				free(cmd);
+				return r;
+			}
+			if (r == 0)
+				continue;
+			/* Not ours: an option of the command, if there is
+			   one already.  */
+			if (ncmd == 0) {
+				free(cmd);
+				fail(HW_USAGE, "unknown option '%s'", a);
+				fputs("heapwalk: try 'heapwalk --help'\n", stderr);
+				return HW_USAGE;
+			}
+			cmd[ncmd++] = argv[i];
+			continue;
+		}
+		if (!target_done && !pid) {
+			o.core = a;
+			target_done = true;
+			continue;
+		}
+		cmd[ncmd++] = argv[i];
+	}
+	if (pid) {
+		char *end;
+		long v = strtol(pid, &end, 10);
+		if (!*pid || *end || v <= 0 || v > 0x7fffffff) {
+			free(cmd);
+			return fail(HW_USAGE, "--pid: '%s' is not a process id",
+				    pid);
+		}
+		o.pid = (int)v;
+	}
+	if (!o.core && !o.pid) {
+		free(cmd);
+		return fail(HW_USAGE, "%s", "no core file or --pid given "
+			    "(try 'heapwalk --help')");
+	}
+	/* Check the command before the (possibly slow) open.  */
+	if (ncmd > 0) {
+		bool known = false;
+		for (size_t i = 0; hw_command_name(i); i++)
+			known |= !strcmp(hw_command_name(i), cmd[0]);
+		if (!known) {
+			int st = fail(HW_USAGE, "unknown command '%s' (try "
+				      "'heapwalk --help')", cmd[0]);
+			free(cmd);
+			return st;
+		}
+	}
+	hw_session *s;
+	enum hw_status st = hw_session_open(&o, &s);
+	if (st == HW_OK) {
+		struct hw_output out = { write_stdout, NULL, json };
+		st = hw_session_run(s, ncmd, cmd, &out);
+		if (fflush(stdout) != 0 && errno != EPIPE && st == HW_OK)
+			st = fail(HW_BAD_TARGET, "write error: %s",
+				  strerror(errno));
+	}
+	if (st != HW_OK && st != HW_CORRUPT && hw_session_errmsg(s)[0])
+		fail(st, "%s", hw_session_errmsg(s));
+	hw_session_close(s);
+	free(cmd);
+	return st;
+}

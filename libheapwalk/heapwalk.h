@@ -1,0 +1,81 @@
+/* heapwalk.h - the public interface of libheapwalk.
+ *
+ * libheapwalk answers "where did the memory go?" for a process it does not
+ * control: it reads an ELF core file (or, later, a live process or gdb's
+ * view of one), finds the allocator's own metadata and walks it.
+ *
+ * This is the only header the command-line tool and the gdb plugin include.
+ * Everything hangs off one opaque session; the library keeps no global
+ * mutable state and prints nothing by itself: output goes through the
+ * write callback the caller hands to hw_session_run().
+ */
+#ifndef HEAPWALK_H
+#define HEAPWALK_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define HEAPWALK_VERSION "0.1.0"
+
+/* One analysis session: a target, its modules and symbols, the allocator
+   walkers that matched it.  */
+typedef struct hw_session hw_session;
+
+/* Exit statuses, as documented in INTERFACE.md.  Library calls that fail
+   return one of these too, so a front end can pass them straight on.  */
+enum hw_status {
+	HW_OK = 0,
+	HW_CORRUPT = 1,      /* `check` found corruption */
+	HW_USAGE = 2,        /* bad command line or command arguments */
+	HW_BAD_TARGET = 3,   /* missing, truncated, not a core, no permission */
+	HW_NO_ALLOCATOR = 4, /* no supported allocator found */
+};
+
+/* What to open and how.  Zero-fill it (HW_OPEN_OPTS_INIT) and set `sz`
+   to sizeof, so fields can be added later without breaking callers.  */
+struct hw_open_opts {
+	size_t sz;
+	const char *core;              /* ELF core file; exclusive with pid */
+	int pid;                       /* live process (not yet supported) */
+	const char *exe;               /* executable, NULL = from the core */
+	const char *sysroot;           /* prefix for the target's files */
+	const char *const *debug_dirs; /* extra separate-debug-info dirs */
+	size_t n_debug_dirs;
+	bool no_debuginfo;             /* ignore all separate debug info */
+	const char *allocator;         /* "auto" (NULL), "ptmalloc", ... */
+};
+#define HW_OPEN_OPTS_INIT { .sz = sizeof(struct hw_open_opts) }
+
+/* Where output goes: `len` bytes at `data`.  Returns false when the sink
+   failed (e.g. EPIPE); the command then stops early.  */
+typedef bool hw_write_fn(void *cookie, const char *data, size_t len);
+
+struct hw_output {
+	hw_write_fn *write;
+	void *cookie;
+	bool json;
+};
+
+/* Open a session.  Returns HW_OK and sets *out, or a failing status with
+   *out still set (when memory allowed) so hw_session_errmsg() can say why;
+   call hw_session_close() in both cases.  */
+enum hw_status hw_session_open(const struct hw_open_opts *opts,
+			       hw_session **out);
+
+/* The last error of this session, one line without "heapwalk: ", or "".  */
+const char *hw_session_errmsg(const hw_session *s);
+
+/* Run one command (`argv[0]` is its name: "summary", "chunks", ...) and
+   write its report to `out`.  Returns the exit status for it.  */
+enum hw_status hw_session_run(hw_session *s, int argc, char *const argv[],
+			      const struct hw_output *out);
+
+void hw_session_close(hw_session *s);
+
+/* The command table, for help texts and front ends: the i-th command's
+   name and one-line description, or NULL past the end.  */
+const char *hw_command_name(size_t i);
+const char *hw_command_help(size_t i);
+
+#endif /* HEAPWALK_H */

@@ -1,0 +1,65 @@
+/* internal.h - the session handle and what every part of the library shares.
+ *
+ * A session owns the target, the symbol layer and the allocator walker
+ * that matched; findings and the last error hang off it too, so the
+ * library has no global mutable state.
+ */
+#ifndef HW_INTERNAL_H
+#define HW_INTERNAL_H
+
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <gelf.h>
+
+#include "heapwalk.h"
+
+struct hw_target;
+struct hw_syms;
+struct hw_allocator_ops;
+
+/* One problem found in the heap: where, and what is wrong, in the words
+   glibc itself would use where it has them.  */
+struct hw_finding {
+	uint64_t addr;
+	bool note;          /* worth saying, but not corruption */
+	char problem[120];
+};
+
+/* Findings are kept up to this many; past it they are only counted.  */
+#define HW_MAX_FINDINGS 10000
+
+struct hw_session {
+	struct hw_open_opts opts;
+	char *core_path;
+	char *exe;
+	char *sysroot;
+	char **debug_dirs;
+	struct hw_target *target;
+	Elf *core_elf;
+	struct hw_syms *syms;
+	const struct hw_allocator_ops *alloc;
+	void *alloc_state;
+	struct hw_finding *findings;
+	size_t nfindings, findings_cap;
+	uint64_t findings_total;
+	char err[512];
+};
+
+/* Record an error for hw_session_errmsg() and return st.  */
+enum hw_status hw_error(struct hw_session *s, enum hw_status st,
+			const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+/* Record a finding at addr.  Identical findings at one address are kept
+   once.  */
+void hw_finding(struct hw_session *s, uint64_t addr, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+/* Like hw_finding, for a state that is suspicious but not corruption
+   (an arena locked mid-update, a count that heuristics could not match).  */
+void hw_note(struct hw_session *s, uint64_t addr, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+#endif /* HW_INTERNAL_H */

@@ -1,0 +1,581 @@
+/* commands.c - THE command table, shared by the CLI and the gdb plugin.
+ *
+ * Each command renders one report through the emitter, in text or JSON.
+ * Reports that are the same for every allocator (summary, chunks, sizes,
+ * chunk, check, frag) are written here against the walker interface;
+ * arenas and bins are the walker's own.
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../alloc/alloc.h"
+#include "../target/target.h"
+#include "../arch/arch.h"
+#include "emit.h"
+
+static const char *const where_names[HW_WHERE_COUNT] = {
+	[HW_WHERE_HEAP] = "heap",         [HW_WHERE_MMAPPED] = "mmapped",
+	[HW_WHERE_TCACHE] = "tcache",     [HW_WHERE_FASTBIN] = "fastbin",
+	[HW_WHERE_UNSORTED] = "unsorted", [HW_WHERE_SMALLBIN] = "smallbin",
+	[HW_WHERE_LARGEBIN] = "largebin", [HW_WHERE_TOP] = "top",
+	[HW_WHERE_UNBINNED] = "unbinned",
+};
+
+const char *hw_where_name(enum hw_where w)
+{
+	return (unsigned)w < HW_WHERE_COUNT ? where_names[w] : "?";
+}
+
+/* ---- per-size-class totals (sizes, summary) ---------------------------- */
+
+struct size_class {
+	uint64_t size, used, used_bytes, free, free_bytes;
+};
+
+struct size_table {
+	struct size_class *slots;  /* open addressing on size; size 0 = empty */
+	size_t cap, n;
+	bool oom;
+};
+
+static struct size_class *size_slot(struct size_table *t, uint64_t size)
+{
+	if ((t->n + 1) * 2 > t->cap) {
+		size_t cap = t->cap ? 2 * t->cap : 256;
+		struct size_class *s = calloc(cap, sizeof *s);
+		if (!s) {
+			t->oom = true;
+			return NULL;
+		}
+		for (size_t i = 0; i < t->cap; i++) {
+			if (!t->slots[i].size)
+				continue;
+			size_t j = (t->slots[i].size * 0x9e3779b97f4a7c15ull) >> 40 & (cap - 1);
+			while (s[j].size)
+				j = (j + 1) & (cap - 1);
+			s[j] = t->slots[i];
+		}
+		free(t->slots);
+		t->slots = s;
+		t->cap = cap;
+	}
+	/* size 0 marks an empty slot; a 0-byte class is stored as ~0.  */
+	uint64_t key = size ? size : ~(uint64_t)0;
+	size_t j = (key * 0x9e3779b97f4a7c15ull) >> 40 & (t->cap - 1);
+	while (t->slots[j].size && t->slots[j].size != key)
+		j = (j + 1) & (t->cap - 1);
+	if (!t->slots[j].size) {
+		t->slots[j].size = key;
+		t->n++;
+	}
+	return &t->slots[j];
+}
+
+struct totals {
+	struct size_table sizes;
+	uint64_t used, used_bytes, free, free_bytes, overhead, largest_free;
+	uint64_t top_bytes;
+};
+
+static bool add_total(void *cookie, const struct hw_chunk *c)
+{
+	struct totals *t = cookie;
+	struct size_class *sc = size_slot(&t->sizes, c->size);
+	if (c->used) {
+		t->used++;
+		t->used_bytes += c->size;
+		if (sc) {
+			sc->used++;
+			sc->used_bytes += c->size;
+		}
+	} else {
+		t->free++;
+		t->free_bytes += c->size;
+		if (c->where == HW_WHERE_TOP)
+			t->top_bytes += c->size;
+		if (c->size > t->largest_free)
+			t->largest_free = c->size;
+		if (sc) {
+			sc->free++;
+			sc->free_bytes += c->size;
+		}
+	}
+	t->overhead += c->chunk_size - c->size;
+	return !t->sizes.oom;
+}
+
+static int class_cmp(const void *a, const void *b)
+{
+	const struct size_class *x = a, *y = b;
+	uint64_t sx = x->size == ~(uint64_t)0 ? 0 : x->size;
+	uint64_t sy = y->size == ~(uint64_t)0 ? 0 : y->size;
+	return sx < sy ? -1 : sx > sy;
+}
+
+/* Walk everything once; the classes end up sorted and packed.  */
+static enum hw_status gather(struct hw_session *s, struct totals *t)
+{
+	memset(t, 0, sizeof *t);
+	s->alloc->chunks(s->alloc_state, add_total, t);
+	if (t->sizes.oom) {
+		free(t->sizes.slots);
+		return hw_error(s, HW_BAD_TARGET, "out of memory");
+	}
+	size_t n = 0;
+	for (size_t i = 0; i < t->sizes.cap; i++)
+		if (t->sizes.slots[i].size) {
+			t->sizes.slots[n] = t->sizes.slots[i];
+			if (t->sizes.slots[n].size == ~(uint64_t)0)
+				t->sizes.slots[n].size = 0;
+			n++;
+		}
+	if (t->sizes.slots)
+		qsort(t->sizes.slots, n, sizeof *t->sizes.slots, class_cmp);
+	t->sizes.n = n;
+	return HW_OK;
+}
+
+/* ---- commands ---------------------------------------------------------- */
+
+struct cmd_ctx {
+	struct hw_session *s;
+	struct hw_emitter *e;
+	int argc;
+	char *const *argv;
+};
+
+static enum hw_status cmd_summary(struct cmd_ctx *c)
+{
+	struct hw_session *s = c->s;
+	struct hw_emitter *e = c->e;
+	struct totals t;
+	enum hw_status st = gather(s, &t);
+	if (st != HW_OK)
+		return st;
+	const char *ver = s->alloc->version(s->alloc_state);
+	if (e->json) {
+		em_obj_begin(e, NULL);
+		em_str(e, "allocator", s->alloc->name);
+		em_str(e, "version", ver);
+		em_str(e, "arch", s->target->arch->name);
+		em_u64(e, "arenas", s->alloc->narenas(s->alloc_state));
+		em_u64(e, "threads", s->target->nthreads);
+		em_obj_begin(e, "used");
+		em_u64(e, "count", t.used);
+		em_u64(e, "bytes", t.used_bytes);
+		em_obj_end(e);
+		em_obj_begin(e, "free");
+		em_u64(e, "count", t.free);
+		em_u64(e, "bytes", t.free_bytes);
+		em_obj_end(e);
+		em_u64(e, "overhead", t.overhead);
+		em_u64(e, "largest_free", t.largest_free);
+		em_null(e, "leaks");
+		em_u64(e, "findings", s->findings_total);
+		em_bool(e, "truncated", s->target->truncated);
+		s->alloc->summary(s->alloc_state, e);
+		em_obj_end(e);
+		em_jsonl_end(e);
+		free(t.sizes.slots);
+		return HW_OK;
+	}
+	char a[32], b[32], d[32];
+	em_printf(e, "%-24s %s %s (%s)\n", "allocator:", s->alloc->name, ver,
+		  s->target->arch->name);
+	em_printf(e, "%-24s %s%s\n", "target:", s->core_path,
+		  s->target->truncated ? " (truncated: some memory is missing)" : "");
+	em_printf(e, "%-24s %zu\n", "threads:", s->target->nthreads);
+	em_printf(e, "%-24s %zu\n", "arenas:", s->alloc->narenas(s->alloc_state));
+	em_printf(e, "%-24s %12llu chunks %12s\n", "in use:",
+		  (unsigned long long)t.used, hw_human(a, sizeof a, t.used_bytes));
+	em_printf(e, "%-24s %12llu chunks %12s  (largest %s, top %s)\n",
+		  "free:", (unsigned long long)t.free,
+		  hw_human(b, sizeof b, t.free_bytes),
+		  hw_human(d, sizeof d, t.largest_free),
+		  hw_human(a, sizeof a, t.top_bytes));
+	em_printf(e, "%-24s %12s %12s\n", "overhead:", "",
+		  hw_human(a, sizeof a, t.overhead));
+	em_printf(e, "%-24s not analysed (see 'heapwalk leaks')\n", "leaks:");
+	em_printf(e, "%-24s %llu%s\n", "findings:",
+		  (unsigned long long)s->findings_total,
+		  s->findings_total ? " (see 'heapwalk check')" : "");
+	s->alloc->summary(s->alloc_state, e);
+	/* The size classes holding the most memory in use.  */
+	struct size_class top[10];
+	size_t ntop = 0;
+	for (size_t i = 0; i < t.sizes.n; i++) {
+		struct size_class sc = t.sizes.slots[i];
+		size_t j = ntop < 10 ? ntop++ : 10;
+		while (j > 0 && top[j - 1].used_bytes < sc.used_bytes) {
+			if (j < 10)
+				top[j] = top[j - 1];
+			j--;
+		}
+		if (j < 10)
+			top[j] = sc;
+	}
+	em_printf(e, "top size classes in use:\n  %10s %10s %12s\n", "size",
+		  "count", "bytes");
+	for (size_t i = 0; i < ntop && top[i].used; i++)
+		em_printf(e, "  %10llu %10llu %12s\n",
+			  (unsigned long long)top[i].size,
+			  (unsigned long long)top[i].used,
+			  hw_human(a, sizeof a, top[i].used_bytes));
+	free(t.sizes.slots);
+	return HW_OK;
+}
+
+static enum hw_status cmd_sizes(struct cmd_ctx *c)
+{
+	struct hw_emitter *e = c->e;
+	struct totals t;
+	enum hw_status st = gather(c->s, &t);
+	if (st != HW_OK)
+		return st;
+	if (e->json) {
+		em_obj_begin(e, NULL);
+		em_arr_begin(e, "classes");
+	} else {
+		em_printf(e, "%12s %10s %14s %10s %14s\n", "size", "used",
+			  "used bytes", "free", "free bytes");
+	}
+	for (size_t i = 0; i < t.sizes.n; i++) {
+		const struct size_class *sc = &t.sizes.slots[i];
+		if (e->json) {
+			em_obj_begin(e, NULL);
+			em_u64(e, "size", sc->size);
+			em_u64(e, "used", sc->used);
+			em_u64(e, "used_bytes", sc->used_bytes);
+			em_u64(e, "free", sc->free);
+			em_u64(e, "free_bytes", sc->free_bytes);
+			em_obj_end(e);
+		} else {
+			em_printf(e, "%12llu %10llu %14llu %10llu %14llu\n",
+				  (unsigned long long)sc->size,
+				  (unsigned long long)sc->used,
+				  (unsigned long long)sc->used_bytes,
+				  (unsigned long long)sc->free,
+				  (unsigned long long)sc->free_bytes);
+		}
+	}
+	if (e->json) {
+		em_arr_end(e);
+		em_obj_end(e);
+		em_jsonl_end(e);
+	} else {
+		em_printf(e, "%12s %10llu %14llu %10llu %14llu\n", "total",
+			  (unsigned long long)t.used,
+			  (unsigned long long)t.used_bytes,
+			  (unsigned long long)t.free,
+			  (unsigned long long)t.free_bytes);
+	}
+	free(t.sizes.slots);
+	return HW_OK;
+}
+
+struct chunks_walk {
+	struct hw_emitter *e;
+	int filter;     /* 0 all, 1 used, 2 free */
+};
+
+static void chunk_json(struct hw_emitter *e, const struct hw_chunk *ch)
+{
+	/* Hand-rolled: this is the hot loop for millions of chunks.  */
+	em_raw(e, "{\"addr\":\"", 9);
+	em_hexnum(e, ch->addr);
+	em_raw(e, "\",\"size\":", 9);
+	em_dec(e, ch->size);
+	if (ch->used)
+		em_raw(e, ",\"state\":\"used\",\"where\":\"", 26);
+	else
+		em_raw(e, ",\"state\":\"free\",\"where\":\"", 26);
+	em_str_raw(e, hw_where_name((enum hw_where)ch->where));
+	em_raw(e, "\",\"arena\":", 10);
+	em_dec(e, (uint64_t)(ch->arena < 0 ? 0 : ch->arena));
+	em_raw(e, ",\"chunk\":\"", 10);
+	em_hexnum(e, ch->chunk);
+	em_raw(e, "\",\"chunk_size\":", 15);
+	em_dec(e, ch->chunk_size);
+	em_raw(e, "}", 1);
+}
+
+static void chunk_text(struct hw_emitter *e, const struct hw_chunk *ch)
+{
+	em_printf(e, "0x%016llx %12llu  %-4s  %-9s %5d  0x%llx %llu\n",
+		  (unsigned long long)ch->addr, (unsigned long long)ch->size,
+		  ch->used ? "used" : "free",
+		  hw_where_name((enum hw_where)ch->where), ch->arena,
+		  (unsigned long long)ch->chunk,
+		  (unsigned long long)ch->chunk_size);
+}
+
+static bool print_chunk(void *cookie, const struct hw_chunk *ch)
+{
+	struct chunks_walk *w = cookie;
+	if ((w->filter == 1 && !ch->used) || (w->filter == 2 && ch->used))
+		return true;
+	if (w->e->json) {
+		chunk_json(w->e, ch);
+		em_raw(w->e, "\n", 1);
+	} else {
+		chunk_text(w->e, ch);
+	}
+	return !w->e->failed;
+}
+
+static enum hw_status cmd_chunks(struct cmd_ctx *c)
+{
+	struct chunks_walk w = { c->e, 0 };
+	for (int i = 1; i < c->argc; i++) {
+		if (!strcmp(c->argv[i], "--used"))
+			w.filter = 1;
+		else if (!strcmp(c->argv[i], "--free"))
+			w.filter = 2;
+		else
+			return hw_error(c->s, HW_USAGE, "chunks: unknown "
+					"argument '%s' (--used, --free)",
+					c->argv[i]);
+	}
+	if (!c->e->json)
+		em_printf(c->e, "%-18s %12s  %-4s  %-9s %5s  %s\n", "address",
+			  "size", "state", "where", "arena", "chunk size");
+	c->s->alloc->chunks(c->s->alloc_state, print_chunk, &w);
+	return HW_OK;
+}
+
+static enum hw_status cmd_arenas(struct cmd_ctx *c)
+{
+	c->s->alloc->arenas(c->s->alloc_state, c->e);
+	return HW_OK;
+}
+
+static enum hw_status cmd_bins(struct cmd_ctx *c)
+{
+	if (c->argc > 2)
+		return hw_error(c->s, HW_USAGE, "bins: too many arguments");
+	return c->s->alloc->bins(c->s->alloc_state, c->e,
+				 c->argc > 1 ? c->argv[1] : NULL);
+}
+
+/* ---- chunk ADDR -------------------------------------------------------- */
+
+struct lookup {
+	uint64_t addr;
+	struct hw_chunk prev, hit, next;
+	int state;      /* 0 searching, 1 hit (want next), 2 done */
+	bool have_prev, have_next;
+};
+
+static bool lookup_chunk(void *cookie, const struct hw_chunk *ch)
+{
+	struct lookup *l = cookie;
+	if (l->state == 1) {
+		l->next = *ch;
+		l->have_next = true;
+		l->state = 2;
+		return false;
+	}
+	if (l->addr >= ch->chunk && l->addr - ch->chunk < ch->chunk_size) {
+		l->hit = *ch;
+		l->state = 1;
+		return true;
+	}
+	l->prev = *ch;
+	l->have_prev = true;
+	return true;
+}
+
+static void lookup_emit(struct hw_emitter *e, const char *key,
+			const struct hw_chunk *ch, bool have)
+{
+	if (e->json) {
+		if (!have) {
+			em_null(e, key);
+			return;
+		}
+		em_obj_begin(e, key);
+		em_hex(e, "addr", ch->addr);
+		em_u64(e, "size", ch->size);
+		em_str(e, "state", ch->used ? "used" : "free");
+		em_str(e, "where", hw_where_name((enum hw_where)ch->where));
+		em_i64(e, "arena", ch->arena);
+		em_hex(e, "chunk", ch->chunk);
+		em_u64(e, "chunk_size", ch->chunk_size);
+		em_obj_end(e);
+		return;
+	}
+	if (have) {
+		em_printf(e, "%-6s ", key);
+		chunk_text(e, ch);
+	}
+}
+
+static enum hw_status cmd_chunk(struct cmd_ctx *c)
+{
+	if (c->argc != 2)
+		return hw_error(c->s, HW_USAGE, "chunk: expected one address");
+	char *end;
+	struct lookup l = { 0 };
+	l.addr = strtoull(c->argv[1], &end, 0);
+	if (!*c->argv[1] || *end)
+		return hw_error(c->s, HW_USAGE, "chunk: '%s' is not an address",
+				c->argv[1]);
+	c->s->alloc->chunks(c->s->alloc_state, lookup_chunk, &l);
+	struct hw_emitter *e = c->e;
+	bool found = l.state != 0;
+	if (e->json) {
+		em_obj_begin(e, NULL);
+		em_hex(e, "query", l.addr);
+		lookup_emit(e, "chunk", &l.hit, found);
+		lookup_emit(e, "prev", &l.prev, found && l.have_prev);
+		lookup_emit(e, "next", &l.next, found && l.have_next);
+		em_obj_end(e);
+		em_jsonl_end(e);
+		return HW_OK;
+	}
+	if (!found) {
+		em_printf(e, "0x%llx is not inside any heap chunk\n",
+			  (unsigned long long)l.addr);
+		return HW_OK;
+	}
+	em_printf(e, "0x%llx is %llu bytes into the %s chunk at user address "
+		  "0x%llx\n", (unsigned long long)l.addr,
+		  (unsigned long long)(l.addr - l.hit.addr),
+		  l.hit.used ? "used" : "free", (unsigned long long)l.hit.addr);
+	em_printf(e, "%-6s %-18s %12s  %-4s  %-9s %5s  %s\n", "", "address",
+		  "size", "state", "where", "arena", "chunk size");
+	lookup_emit(e, "prev", &l.prev, l.have_prev);
+	lookup_emit(e, "chunk", &l.hit, true);
+	lookup_emit(e, "next", &l.next, l.have_next);
+	return HW_OK;
+}
+
+/* ---- check ------------------------------------------------------------- */
+
+static bool count_only(void *cookie, const struct hw_chunk *ch)
+{
+	(void)ch;
+	(*(uint64_t *)cookie)++;
+	return true;
+}
+
+static int finding_cmp(const void *a, const void *b)
+{
+	const struct hw_finding *x = a, *y = b;
+	return x->addr < y->addr ? -1 : x->addr > y->addr;
+}
+
+static enum hw_status cmd_check(struct cmd_ctx *c)
+{
+	struct hw_session *s = c->s;
+	struct hw_emitter *e = c->e;
+	uint64_t n = 0;
+	s->alloc->chunks(s->alloc_state, count_only, &n);
+	if (s->alloc->check)
+		s->alloc->check(s->alloc_state);
+	qsort(s->findings, s->nfindings, sizeof *s->findings, finding_cmp);
+	if (e->json) {
+		em_obj_begin(e, NULL);
+		em_arr_begin(e, "findings");
+	}
+	for (size_t i = 0; i < s->nfindings; i++) {
+		const struct hw_finding *f = &s->findings[i];
+		if (e->json) {
+			em_obj_begin(e, NULL);
+			em_hex(e, "addr", f->addr);
+			em_str(e, "problem", f->problem);
+			if (f->note)
+				em_str(e, "severity", "note");
+			em_obj_end(e);
+		} else {
+			em_printf(e, "0x%016llx: %s%s\n",
+				  (unsigned long long)f->addr,
+				  f->note ? "note: " : "", f->problem);
+		}
+	}
+	if (e->json) {
+		em_arr_end(e);
+		em_u64(e, "chunks", n);
+		em_u64(e, "corruptions", s->findings_total);
+		em_obj_end(e);
+		em_jsonl_end(e);
+	} else {
+		if (s->nfindings < s->findings_total)
+			em_printf(e, "(%llu more findings not kept)\n",
+				  (unsigned long long)(s->findings_total -
+						       s->nfindings));
+		em_printf(e, "%llu chunks checked, %llu problems found\n",
+			  (unsigned long long)n,
+			  (unsigned long long)s->findings_total);
+	}
+	return s->findings_total ? HW_CORRUPT : HW_OK;
+}
+
+/* ---- not yet ----------------------------------------------------------- */
+
+static enum hw_status cmd_later(struct cmd_ctx *c)
+{
+	return hw_error(c->s, HW_USAGE, "'%s' is not implemented yet",
+			c->argv[0]);
+}
+
+/* ---- the table --------------------------------------------------------- */
+
+struct command {
+	const char *name;
+	enum hw_status (*run)(struct cmd_ctx *c);
+	const char *help;
+};
+
+static const struct command commands[] = {
+	{ "summary", cmd_summary, "allocator, arenas, totals in use / free / overhead" },
+	{ "arenas", cmd_arenas, "each arena with its heaps and totals" },
+	{ "bins", cmd_bins, "free lists: [tcache|fast|unsorted|small|large]" },
+	{ "chunks", cmd_chunks, "every chunk [--used|--free]" },
+	{ "sizes", cmd_sizes, "per size class: count and bytes in use and free" },
+	{ "chunk", cmd_chunk, "ADDR: the chunk containing ADDR and its neighbours" },
+	{ "check", cmd_check, "heap consistency: every problem with its address" },
+	{ "frag", cmd_later, "fragmentation per arena (not yet)" },
+	{ "leaks", cmd_later, "unreachable allocations (not yet)" },
+	{ "diff", cmd_later, "BASE: growth since an earlier core (not yet)" },
+};
+
+#define NCOMMANDS (sizeof commands / sizeof commands[0])
+
+const char *hw_command_name(size_t i)
+{
+	return i < NCOMMANDS ? commands[i].name : NULL;
+}
+
+const char *hw_command_help(size_t i)
+{
+	return i < NCOMMANDS ? commands[i].help : NULL;
+}
+
+enum hw_status hw_session_run(hw_session *s, int argc, char *const argv[],
+			      const struct hw_output *out)
+{
+	const char *name = argc > 0 ? argv[0] : "summary";
+	const struct command *cmd = NULL;
+	for (size_t i = 0; i < NCOMMANDS; i++)
+		if (!strcmp(commands[i].name, name))
+			cmd = &commands[i];
+	if (!cmd)
+		return hw_error(s, HW_USAGE, "unknown command '%s'", name);
+	if (!s->alloc)
+		return hw_error(s, HW_NO_ALLOCATOR, "no allocator was found");
+	/* The emitter's buffer is big; keep it off the caller's stack.  */
+	struct hw_emitter *e = malloc(sizeof *e);
+	if (!e)
+		return hw_error(s, HW_BAD_TARGET, "out of memory");
+	em_init(e, out);
+	char *const dflt[] = { (char *)"summary", NULL };
+	struct cmd_ctx c = { s, e, argc > 0 ? argc : 1, argc > 0 ? argv : dflt };
+	enum hw_status st = cmd->run(&c);
+	if (!em_flush(e) && st == HW_OK)
+		st = hw_error(s, HW_USAGE, "write error on output");
+	free(e);
+	return st;
+}

@@ -1,0 +1,170 @@
+/* session.c - open a target, report its modules, find its allocator.  */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "alloc/alloc.h"
+#include "internal.h"
+#include "sym/sym.h"
+#include "target/core.h"
+
+enum hw_status hw_error(struct hw_session *s, enum hw_status st,
+			const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(s->err, sizeof s->err, fmt, ap);
+	va_end(ap);
+	return st;
+}
+
+static void add_finding(struct hw_session *s, uint64_t addr, bool note,
+			const char *fmt, va_list ap)
+{
+	if (!note)
+		s->findings_total++;
+	if (s->nfindings >= HW_MAX_FINDINGS)
+		return;
+	if (s->nfindings == s->findings_cap) {
+		size_t cap = s->findings_cap ? 2 * s->findings_cap : 64;
+		struct hw_finding *n = realloc(s->findings, cap * sizeof *n);
+		if (!n)
+			return;
+		s->findings = n;
+		s->findings_cap = cap;
+	}
+	struct hw_finding *f = &s->findings[s->nfindings++];
+	f->addr = addr;
+	f->note = note;
+	vsnprintf(f->problem, sizeof f->problem, fmt, ap);
+}
+
+void hw_finding(struct hw_session *s, uint64_t addr, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	add_finding(s, addr, false, fmt, ap);
+	va_end(ap);
+}
+
+void hw_note(struct hw_session *s, uint64_t addr, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	add_finding(s, addr, true, fmt, ap);
+	va_end(ap);
+}
+
+static char *dup_or_null(const char *s)
+{
+	return s ? strdup(s) : NULL;
+}
+
+/* The walkers --allocator may name, in auto-detection order.  */
+static const struct hw_allocator_ops *const allocators[] = {
+	&hw_ptmalloc_ops,
+};
+
+static enum hw_status find_allocator(struct hw_session *s)
+{
+	const char *want = s->opts.allocator;
+	bool any = !want || !strcmp(want, "auto");
+	enum hw_status st = HW_NO_ALLOCATOR;
+	bool known = any;
+	for (size_t i = 0; i < sizeof allocators / sizeof allocators[0]; i++) {
+		if (!any && strcmp(want, allocators[i]->name) != 0)
+			continue;
+		known = true;
+		void *state = NULL;
+		st = allocators[i]->open(s, &state);
+		if (st == HW_OK) {
+			s->alloc = allocators[i];
+			s->alloc_state = state;
+			return HW_OK;
+		}
+		if (st != HW_NO_ALLOCATOR)
+			return st;
+	}
+	if (!known) {
+		if (!strcmp(want, "jemalloc"))
+			return hw_error(s, HW_NO_ALLOCATOR, "jemalloc is not "
+					"supported yet");
+		return hw_error(s, HW_USAGE, "unknown allocator '%s' (auto, "
+				"ptmalloc, jemalloc)", want);
+	}
+	if (!s->err[0])
+		hw_error(s, HW_NO_ALLOCATOR, "'%s': no supported allocator found",
+			 s->core_path ? s->core_path : "target");
+	return st;
+}
+
+enum hw_status hw_session_open(const struct hw_open_opts *opts,
+			       hw_session **out)
+{
+	struct hw_session *s = calloc(1, sizeof *s);
+	*out = s;
+	if (!s)
+		return HW_BAD_TARGET;
+	/* Copy only the fields this caller's struct has.  */
+	size_t sz = opts->sz < sizeof s->opts ? opts->sz : sizeof s->opts;
+	memcpy(&s->opts, opts, sz);
+	s->core_path = dup_or_null(s->opts.core);
+	s->exe = dup_or_null(s->opts.exe);
+	s->sysroot = dup_or_null(s->opts.sysroot);
+	if (s->opts.n_debug_dirs) {
+		s->debug_dirs = calloc(s->opts.n_debug_dirs, sizeof(char *));
+		if (!s->debug_dirs)
+			return hw_error(s, HW_BAD_TARGET, "out of memory");
+		for (size_t i = 0; i < s->opts.n_debug_dirs; i++)
+			s->debug_dirs[i] = dup_or_null(s->opts.debug_dirs[i]);
+	}
+	s->opts.core = s->core_path;
+	s->opts.exe = s->exe;
+	s->opts.sysroot = s->sysroot;
+	s->opts.debug_dirs = (const char *const *)s->debug_dirs;
+	if (s->opts.pid)
+		return hw_error(s, HW_BAD_TARGET, "--pid: live processes are "
+				"not supported yet; use gcore to make a core");
+	if (!s->core_path)
+		return hw_error(s, HW_USAGE, "no target given");
+	elf_version(EV_CURRENT);
+	enum hw_status st = hw_core_open(s->core_path, s->sysroot, &s->target,
+					 &s->core_elf, s->err, sizeof s->err);
+	if (st != HW_OK)
+		return st;
+	struct hw_syms_opts so = {
+		.exe = s->exe,
+		.sysroot = s->sysroot,
+		.debug_dirs = s->opts.debug_dirs,
+		.n_debug_dirs = s->opts.n_debug_dirs,
+		.no_debuginfo = s->opts.no_debuginfo,
+	};
+	char err[256] = "";
+	/* Without libdwfl's view the walkers fall back on heuristics.  */
+	s->syms = hw_syms_open_core(s->core_elf, &so, err, sizeof err);
+	return find_allocator(s);
+}
+
+const char *hw_session_errmsg(const hw_session *s)
+{
+	return s ? s->err : "out of memory";
+}
+
+void hw_session_close(hw_session *s)
+{
+	if (!s)
+		return;
+	if (s->alloc)
+		s->alloc->close(s->alloc_state);
+	if (s->syms)
+		hw_syms_close(s->syms);
+	hw_target_close(s->target);
+	for (size_t i = 0; i < s->opts.n_debug_dirs && s->debug_dirs; i++)
+		free(s->debug_dirs[i]);
+	free(s->debug_dirs);
+	free(s->core_path);
+	free(s->exe);
+	free(s->sysroot);
+	free(s->findings);
+	free(s);
+}

@@ -1,0 +1,79 @@
+/* sym.h - modules, symbols and type layouts of the target, through libdwfl.
+ *
+ * libdwfl does the real work: it reports the modules of a core (NT_FILE and
+ * the dynamic linker's link_map), finds their files and separate debug info
+ * (build-id under the debug directories, .gnu_debuglink, debuginfod when
+ * DEBUGINFOD_URLS is set) and reads their symbol tables.  This layer only
+ * adds what heapwalk needs on top: a sysroot prefix for cross analysis,
+ * "find the module that looks like libc", local-symbol lookup by name, and
+ * struct member offsets read from DWARF.
+ */
+#ifndef HW_SYM_H
+#define HW_SYM_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <gelf.h>
+
+struct hw_syms;
+
+struct hw_syms_opts {
+	const char *exe;               /* executable, NULL = let libdwfl find it */
+	const char *sysroot;           /* NULL or prefix for absolute file names */
+	const char *const *debug_dirs; /* extra debug dirs, searched first */
+	size_t n_debug_dirs;
+	bool no_debuginfo;             /* never load separate debug info */
+};
+
+/* Report the modules of the core `core` (an ELF_K_ELF handle of an ET_CORE
+   file, owned by the caller, which must outlive the hw_syms).  Returns NULL
+   and writes a one-line reason into err when libdwfl cannot start at all;
+   a core with no findable modules is not an error (nmodules() is then 0). */
+struct hw_syms *hw_syms_open_core(Elf *core, const struct hw_syms_opts *opts,
+				  char *err, size_t errlen);
+void hw_syms_close(struct hw_syms *s);
+
+/* What is known about one module.  Strings stay valid until close.  */
+struct hw_module {
+	const char *name;       /* as reported (usually the mapped path) */
+	const char *file;       /* main ELF file found on disk, or NULL */
+	const char *debug_file; /* separate debug file, or NULL */
+	uint64_t low, high;     /* address range in the target */
+	uint64_t bias;          /* load bias */
+	const uint8_t *build_id;
+	int build_id_len;       /* 0 when unknown */
+	bool has_dwarf;         /* DWARF found (main or separate file) */
+	void *handle;           /* the Dwfl_Module, for the calls below */
+};
+
+size_t hw_syms_nmodules(const struct hw_syms *s);
+bool hw_syms_module(const struct hw_syms *s, size_t i, struct hw_module *m);
+
+/* The first module whose file name's last component starts with `prefix`
+   (e.g. "libc.so", "libc-2.", "libjemalloc.so").  */
+bool hw_syms_find_module(const struct hw_syms *s, const char *prefix,
+			 struct hw_module *m);
+
+/* Address (already relocated) and size of the symbol `name` in module m,
+   local symbols included (from .symtab of the file or of its debug file).
+   For STT_TLS symbols the value is the offset in the module's TLS block and
+   *is_tls is set.  is_tls may be NULL.  */
+bool hw_syms_lookup(const struct hw_syms *s, const struct hw_module *m,
+		    const char *name, uint64_t *addr, uint64_t *size,
+		    bool *is_tls);
+
+/* Offsets of `members` of `struct tag` (or typedef `tag`) from the DWARF of
+   module m.  `near_addr`, when not 0, is an address in the compile unit
+   that defines the type (e.g. &main_arena for malloc.c's types), which makes
+   the search cheap; with 0 every CU is searched.  offsets[i] is set to -1
+   for a member that is not there.  Returns false when the type is not
+   found (no DWARF, or no such type).  A member name may be dotted
+   ("mutex.__data") is not supported; plain names only.  */
+bool hw_syms_struct_layout(const struct hw_syms *s, const struct hw_module *m,
+			   uint64_t near_addr, const char *tag,
+			   const char *const *members, size_t nmembers,
+			   int64_t *offsets, uint64_t *sizeof_out);
+
+#endif /* HW_SYM_H */

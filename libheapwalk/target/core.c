@@ -1,0 +1,426 @@
+/* core.c - the ELF core file backend.
+ *
+ * The core is mmapped once; regions point straight into the mapping, so a
+ * walk copies nothing.  What the kernel did not dump (read-only pages of
+ * file mappings: code, .rodata) is served from the file on disk, but only
+ * after the bytes the core does hold of that file were compared with it:
+ * a library updated since the crash must not be read as if it were the one
+ * that ran.
+ *
+ * Everything in the file is untrusted: each header, note and offset is
+ * checked against the file size before use.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "../arch/arch.h"
+#include "core.h"
+
+#ifndef NT_FILE
+#define NT_FILE 0x46494c45
+#endif
+
+/* An on-disk file that backs some mappings.  */
+struct backing_file {
+	const char *path;     /* as named by the core (not the sysroot one) */
+	const uint8_t *map;
+	size_t size;
+	int state;            /* 0 unchecked, 1 usable, -1 not usable */
+};
+
+struct core_priv {
+	uint8_t *map;
+	size_t size;
+	Elf *elf;
+	char *strings;        /* NT_FILE path copies, one block */
+	struct backing_file *backing;
+	size_t nbacking;
+};
+
+static void core_close(struct hw_target *t)
+{
+	struct core_priv *p = t->priv;
+	if (p) {
+		if (p->elf)
+			elf_end(p->elf);
+		for (size_t i = 0; i < p->nbacking; i++)
+			if (p->backing[i].map)
+				munmap((void *)p->backing[i].map,
+				       p->backing[i].size);
+		free(p->backing);
+		free(p->strings);
+		if (p->map)
+			munmap(p->map, p->size);
+		free(p);
+	}
+	free(t->regions);
+	free(t->threads);
+	free(t->files);
+	free(t);
+}
+
+static const struct hw_target_ops core_ops = {
+	.name = "core",
+	.close = core_close,
+};
+
+static enum hw_status fail(char *err, size_t errlen, enum hw_status st,
+			   const char *fmt, const char *path, const char *why)
+{
+	snprintf(err, errlen, fmt, path, why);
+	return st;
+}
+
+static int region_cmp(const void *a, const void *b)
+{
+	const struct hw_region *x = a, *y = b;
+	return x->start < y->start ? -1 : x->start > y->start;
+}
+
+/* Collect PT_LOAD segments into sorted, disjoint regions.  */
+static bool load_regions(struct hw_target *t, struct core_priv *p,
+			 size_t phnum)
+{
+	t->regions = calloc(phnum ? phnum : 1, sizeof *t->regions);
+	if (!t->regions)
+		return false;
+	size_t n = 0;
+	for (size_t i = 0; i < phnum; i++) {
+		GElf_Phdr ph;
+		if (!gelf_getphdr(p->elf, (int)i, &ph) || ph.p_type != PT_LOAD)
+			continue;
+		if (ph.p_memsz == 0 || ph.p_vaddr + ph.p_memsz < ph.p_vaddr)
+			continue;
+		struct hw_region *r = &t->regions[n++];
+		r->start = ph.p_vaddr;
+		r->end = ph.p_vaddr + ph.p_memsz;
+		r->prot = (ph.p_flags & PF_R ? HW_PROT_R : 0) |
+			  (ph.p_flags & PF_W ? HW_PROT_W : 0) |
+			  (ph.p_flags & PF_X ? HW_PROT_X : 0);
+		r->file = -1;
+		uint64_t filesz = ph.p_filesz < ph.p_memsz ? ph.p_filesz
+							   : ph.p_memsz;
+		if (ph.p_offset >= p->size) {
+			if (filesz)
+				t->truncated = true;
+			filesz = 0;
+		} else if (filesz > p->size - ph.p_offset) {
+			filesz = p->size - ph.p_offset;
+			t->truncated = true;
+		}
+		r->data = filesz ? p->map + ph.p_offset : NULL;
+		r->avail = filesz;
+	}
+	qsort(t->regions, n, sizeof *t->regions, region_cmp);
+	/* A malformed core may overlap segments; keep the first claim.  */
+	size_t out = 0;
+	for (size_t i = 0; i < n; i++) {
+		struct hw_region r = t->regions[i];
+		if (out && r.start < t->regions[out - 1].end) {
+			uint64_t cut = t->regions[out - 1].end - r.start;
+			if (cut >= r.end - r.start)
+				continue;
+			r.start += cut;
+			r.data = r.avail > cut ? r.data + cut : NULL;
+			r.avail = r.avail > cut ? r.avail - cut : 0;
+		}
+		t->regions[out++] = r;
+	}
+	t->nregions = out;
+	return true;
+}
+
+static bool add_thread(struct hw_target *t, size_t *cap)
+{
+	if (t->nthreads == *cap) {
+		size_t ncap = *cap ? *cap * 2 : 8;
+		struct hw_thread *nt = realloc(t->threads, ncap * sizeof *nt);
+		if (!nt)
+			return false;
+		t->threads = nt;
+		*cap = ncap;
+	}
+	memset(&t->threads[t->nthreads++], 0, sizeof(struct hw_thread));
+	return true;
+}
+
+static void read_prstatus(struct hw_target *t, const uint8_t *desc,
+			  size_t len)
+{
+	const struct hw_arch *a = t->arch;
+	struct hw_thread *th = &t->threads[t->nthreads - 1];
+	int32_t pid;
+	int16_t cursig;
+	if (len < 36)
+		return;
+	memcpy(&cursig, desc + 12, 2);
+	memcpy(&pid, desc + 32, 4);
+	th->tid = pid;
+	th->signo = cursig;
+	size_t avail = len > a->pr_reg_off ? (len - a->pr_reg_off) / 8 : 0;
+	th->nregs = a->nregs < avail ? a->nregs : (uint32_t)avail;
+	if (th->nregs > HW_MAX_REGS)
+		th->nregs = HW_MAX_REGS;
+	memcpy(th->regs, desc + a->pr_reg_off, th->nregs * 8u);
+	if ((unsigned)a->sp_reg < th->nregs)
+		th->sp = th->regs[a->sp_reg];
+	if ((unsigned)a->pc_reg < th->nregs)
+		th->pc = th->regs[a->pc_reg];
+	if (a->tp_reg >= 0 && (unsigned)a->tp_reg < th->nregs) {
+		th->tp = th->regs[a->tp_reg];
+		th->has_tp = true;
+	}
+}
+
+/* NT_FILE: count, page size, count x {start, end, page offset}, names.  */
+static bool read_nt_file(struct hw_target *t, struct core_priv *p,
+			 const uint8_t *desc, size_t len)
+{
+	uint64_t count, pagesz;
+	if (len < 16 || t->files)
+		return true;
+	memcpy(&count, desc, 8);
+	memcpy(&pagesz, desc + 8, 8);
+	if (count > (len - 16) / 24)
+		return true;
+	const char *names = (const char *)desc + 16 + count * 24;
+	size_t names_len = len - 16 - count * 24;
+	p->strings = malloc(names_len + 1);
+	t->files = calloc(count ? count : 1, sizeof *t->files);
+	if (!p->strings || !t->files)
+		return false;
+	memcpy(p->strings, names, names_len);
+	p->strings[names_len] = '\0';
+	size_t pos = 0;
+	for (uint64_t i = 0; i < count && pos < names_len; i++) {
+		struct hw_mapped_file *f = &t->files[t->nfiles++];
+		memcpy(&f->start, desc + 16 + i * 24, 8);
+		memcpy(&f->end, desc + 16 + i * 24 + 8, 8);
+		memcpy(&f->offset, desc + 16 + i * 24 + 16, 8);
+		f->offset *= pagesz;
+		f->path = p->strings + pos;
+		pos += strlen(p->strings + pos) + 1;
+	}
+	return true;
+}
+
+static bool read_notes(struct hw_target *t, struct core_priv *p,
+		       size_t phnum)
+{
+	size_t cap = 0;
+	for (size_t i = 0; i < phnum; i++) {
+		GElf_Phdr ph;
+		if (!gelf_getphdr(p->elf, (int)i, &ph) || ph.p_type != PT_NOTE)
+			continue;
+		if (ph.p_offset >= p->size)
+			continue;
+		size_t sz = ph.p_filesz;
+		if (sz > p->size - ph.p_offset)
+			sz = p->size - ph.p_offset;
+		Elf_Data *d = elf_getdata_rawchunk(p->elf, (int64_t)ph.p_offset,
+						   sz, ELF_T_NHDR);
+		if (!d)
+			continue;
+		size_t off = 0, name_off, desc_off;
+		GElf_Nhdr nh;
+		while ((off = gelf_getnote(d, off, &nh, &name_off, &desc_off))
+		       > 0) {
+			const uint8_t *desc = (const uint8_t *)d->d_buf + desc_off;
+			const char *name = (const char *)d->d_buf + name_off;
+			size_t len = nh.n_descsz;
+			bool core_name = nh.n_namesz == 5 &&
+					 memcmp(name, "CORE", 5) == 0;
+			if (nh.n_type == NT_PRSTATUS && core_name) {
+				if (!add_thread(t, &cap))
+					return false;
+				read_prstatus(t, desc, len);
+			} else if (nh.n_type == NT_AUXV && core_name) {
+				t->auxv = desc;
+				t->auxv_len = len;
+			} else if (nh.n_type == NT_FILE && core_name) {
+				if (!read_nt_file(t, p, desc, len))
+					return false;
+			} else if (t->arch->tp_note &&
+				   nh.n_type == t->arch->tp_note &&
+				   t->nthreads > 0 && len >= 8) {
+				struct hw_thread *th =
+					&t->threads[t->nthreads - 1];
+				memcpy(&th->tp, desc, 8);
+				th->has_tp = true;
+			}
+		}
+	}
+	return true;
+}
+
+/* Map `path` (under sysroot) if its first bytes equal what the core holds
+   of the mapping at file offset 0.  */
+static void check_backing(struct hw_target *t, struct backing_file *b,
+			  const char *sysroot)
+{
+	char full[PATH_MAX];
+	b->state = -1;
+	if (snprintf(full, sizeof full, "%s%s", sysroot ? sysroot : "",
+		     b->path) >= (int)sizeof full)
+		return;
+	int fd = open(full, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return;
+	struct stat st;
+	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0) {
+		void *m = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE,
+			       fd, 0);
+		if (m != MAP_FAILED) {
+			b->map = m;
+			b->size = (size_t)st.st_size;
+		}
+	}
+	close(fd);
+	if (!b->map)
+		return;
+	/* Find the dumped header page of this file in the core.  */
+	for (size_t i = 0; i < t->nfiles; i++) {
+		const struct hw_mapped_file *f = &t->files[i];
+		if (f->offset != 0 || strcmp(f->path, b->path) != 0)
+			continue;
+		const uint8_t *core_bytes;
+		uint64_t run = hw_readable_run(t, f->start, &core_bytes);
+		uint64_t n = run < 4096 ? run : 4096;
+		if (n > b->size)
+			n = b->size;
+		if (n >= 64 && memcmp(core_bytes, b->map, n) == 0) {
+			b->state = 1;
+			return;
+		}
+	}
+}
+
+static bool attach_backing(struct hw_target *t, struct core_priv *p,
+			   const char *sysroot)
+{
+	p->backing = calloc(t->nfiles ? t->nfiles : 1, sizeof *p->backing);
+	if (!p->backing)
+		return false;
+	for (size_t i = 0; i < t->nfiles; i++) {
+		const struct hw_mapped_file *f = &t->files[i];
+		struct backing_file *b = NULL;
+		for (size_t j = 0; j < p->nbacking && !b; j++)
+			if (strcmp(p->backing[j].path, f->path) == 0)
+				b = &p->backing[j];
+		if (!b) {
+			b = &p->backing[p->nbacking++];
+			b->path = f->path;
+		}
+		for (size_t r = 0; r < t->nregions; r++) {
+			struct hw_region *reg = &t->regions[r];
+			if (reg->start < f->start || reg->start >= f->end)
+				continue;
+			reg->file = (int32_t)i;
+			if (reg->avail >= reg->end - reg->start)
+				continue;
+			if (b->state == 0)
+				check_backing(t, b, sysroot);
+			if (b->state != 1)
+				continue;
+			uint64_t off = f->offset + (reg->start - f->start);
+			if (off >= b->size)
+				continue;
+			reg->backing = b->map + off;
+			reg->backing_len = b->size - off;
+			if (reg->backing_len > reg->end - reg->start)
+				reg->backing_len = reg->end - reg->start;
+		}
+	}
+	return true;
+}
+
+enum hw_status hw_core_open(const char *path, const char *sysroot,
+			    struct hw_target **out, Elf **elf_out,
+			    char *err, size_t errlen)
+{
+	*out = NULL;
+	*elf_out = NULL;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return fail(err, errlen, HW_BAD_TARGET, "'%s': %s", path,
+			    strerror(errno));
+	struct stat st;
+	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+		close(fd);
+		return fail(err, errlen, HW_BAD_TARGET, "'%s': %s", path,
+			    "not a regular file");
+	}
+	if (st.st_size < (off_t)sizeof(Elf64_Ehdr)) {
+		close(fd);
+		return fail(err, errlen, HW_BAD_TARGET, "'%s': %s", path,
+			    st.st_size ? "not an ELF file" : "empty file");
+	}
+	struct hw_target *t = calloc(1, sizeof *t);
+	struct core_priv *p = calloc(1, sizeof *p);
+	if (!t || !p) {
+		free(t);
+		free(p);
+		close(fd);
+		return fail(err, errlen, HW_BAD_TARGET, "'%s': %s", path,
+			    "out of memory");
+	}
+	t->ops = &core_ops;
+	t->priv = p;
+	t->path = path;
+	p->size = (size_t)st.st_size;
+	/* Private and writable so libelf may use it in place; nothing
+	   writes to it, so no page is ever copied.  */
+	p->map = mmap(NULL, p->size, PROT_READ | PROT_WRITE, MAP_PRIVATE, fd,
+		      0);
+	close(fd);
+	if (p->map == MAP_FAILED) {
+		p->map = NULL;
+		core_close(t);
+		return fail(err, errlen, HW_BAD_TARGET, "'%s': mmap: %s", path,
+			    strerror(errno));
+	}
+	madvise(p->map, p->size, MADV_RANDOM);
+	p->elf = elf_memory((char *)p->map, p->size);
+	enum hw_status st_out = HW_BAD_TARGET;
+	const char *why = NULL;
+	GElf_Ehdr eh;
+	size_t phnum = 0;
+	if (!p->elf || elf_kind(p->elf) != ELF_K_ELF)
+		why = "not an ELF file";
+	else if (!gelf_getehdr(p->elf, &eh))
+		why = "bad ELF header";
+	else if (eh.e_type != ET_CORE)
+		why = "not a core file (ELF, but not ET_CORE)";
+	else if (gelf_getclass(p->elf) != ELFCLASS64)
+		why = "32-bit cores are not supported";
+	else if (eh.e_ident[EI_DATA] != ELFDATA2LSB)
+		why = "big-endian cores are not supported";
+	else if (!(t->arch = hw_arch_by_machine(eh.e_machine)))
+		why = "unsupported architecture (e_machine)";
+	else if (elf_getphdrnum(p->elf, &phnum) != 0 ||
+		 eh.e_phoff >= p->size ||
+		 phnum > (p->size - eh.e_phoff) / sizeof(Elf64_Phdr))
+		why = "program headers cut off or corrupt";
+	else if (!load_regions(t, p, phnum) || !read_notes(t, p, phnum) ||
+		 !attach_backing(t, p, sysroot))
+		why = "out of memory";
+	else if (t->nthreads == 0)
+		why = "no NT_PRSTATUS note (not a process core?)";
+	if (why) {
+		core_close(t);
+		return fail(err, errlen, st_out, "'%s': %s", path, why);
+	}
+	if (t->nfiles > 0)
+		t->exe = t->files[0].path;
+	*elf_out = p->elf;
+	*out = t;
+	return HW_OK;
+}

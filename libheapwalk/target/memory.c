@@ -1,0 +1,121 @@
+/* memory.c - bounds-checked reads over a target's regions.
+ *
+ * Every walker read goes through here.  The region of the previous read is
+ * remembered on the target: walks are local (chunk after chunk, list after
+ * list), so the binary search is rarely needed.
+ */
+#include <string.h>
+
+#include "target.h"
+
+const struct hw_region *hw_region_of(struct hw_target *t, uint64_t addr)
+{
+	if (t->nregions == 0)
+		return NULL;
+	const struct hw_region *r = &t->regions[t->last];
+	if (addr >= r->start && addr < r->end)
+		return r;
+	size_t lo = 0, hi = t->nregions;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (addr < t->regions[mid].start)
+			hi = mid;
+		else if (addr >= t->regions[mid].end)
+			lo = mid + 1;
+		else {
+			t->last = mid;
+			return &t->regions[mid];
+		}
+	}
+	return NULL;
+}
+
+uint64_t hw_readable_run(struct hw_target *t, uint64_t addr,
+			 const uint8_t **p)
+{
+	const struct hw_region *r = hw_region_of(t, addr);
+	if (!r)
+		return 0;
+	uint64_t off = addr - r->start;
+	if (off < r->avail) {
+		*p = r->data + off;
+		return r->avail - off;
+	}
+	if (r->backing && off < r->backing_len) {
+		*p = r->backing + off;
+		return r->backing_len - off;
+	}
+	return 0;
+}
+
+const uint8_t *hw_peek(struct hw_target *t, uint64_t addr, size_t len)
+{
+	const uint8_t *p = NULL;
+	uint64_t run = hw_readable_run(t, addr, &p);
+	return run >= len ? p : NULL;
+}
+
+bool hw_read(struct hw_target *t, uint64_t addr, void *buf, size_t len)
+{
+	uint8_t *out = buf;
+	while (len > 0) {
+		const uint8_t *p = NULL;
+		uint64_t run = hw_readable_run(t, addr, &p);
+		if (run == 0)
+			return false;
+		size_t n = run < len ? (size_t)run : len;
+		memcpy(out, p, n);
+		out += n;
+		len -= n;
+		if (addr + n < addr)
+			return len == 0;
+		addr += n;
+	}
+	return true;
+}
+
+bool hw_read_u64(struct hw_target *t, uint64_t addr, uint64_t *v)
+{
+	const uint8_t *p = hw_peek(t, addr, 8);
+	if (p) {
+		memcpy(v, p, 8);
+		return true;
+	}
+	return hw_read(t, addr, v, 8);
+}
+
+bool hw_read_u32(struct hw_target *t, uint64_t addr, uint32_t *v)
+{
+	return hw_read(t, addr, v, 4);
+}
+
+const struct hw_mapped_file *hw_file_of(const struct hw_target *t,
+					uint64_t addr)
+{
+	for (size_t i = 0; i < t->nfiles; i++)
+		if (addr >= t->files[i].start && addr < t->files[i].end)
+			return &t->files[i];
+	return NULL;
+}
+
+bool hw_auxv_get(const struct hw_target *t, uint64_t type, uint64_t *val)
+{
+	for (size_t off = 0; off + 16 <= t->auxv_len; off += 16) {
+		uint64_t k, v;
+		memcpy(&k, t->auxv + off, 8);
+		memcpy(&v, t->auxv + off + 8, 8);
+		if (k == 0)
+			break;
+		if (k == type) {
+			*val = v;
+			return true;
+		}
+	}
+	return false;
+}
+
+void hw_target_close(struct hw_target *t)
+{
+	if (t && t->ops)
+		t->ops->close(t);
+}

@@ -1,0 +1,109 @@
+/* target.h - the memory, threads and files of the process being analysed.
+ *
+ * A target is a read-only snapshot: an ELF core today, a ptrace'd live
+ * process or gdb's memory later.  Each backend fills the same struct
+ * hw_target (regions sorted by address, threads, auxv, mapped files) and
+ * provides hw_target_ops; the walkers only ever see this header, so a new
+ * backend never touches them.
+ *
+ * Reads are all-or-nothing and bounds-checked: a core is untrusted input,
+ * and any address a walker computes from it may be garbage.
+ */
+#ifndef HW_TARGET_H
+#define HW_TARGET_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct hw_arch;
+
+enum hw_prot { HW_PROT_R = 1, HW_PROT_W = 2, HW_PROT_X = 4 };
+
+/* One mapping of the target: [start, end).  The first `avail` bytes are
+   readable at `data` (the dumped part of a core segment).  Past that, a
+   file-backed mapping may be served from its file on disk (`backing`,
+   `backing_len` bytes from `start`), once the file was checked against
+   what the core holds of it.  */
+struct hw_region {
+	uint64_t start, end;
+	const uint8_t *data;
+	uint64_t avail;
+	const uint8_t *backing;
+	uint64_t backing_len;
+	uint32_t prot;
+	int32_t file;      /* index into hw_target.files, or -1 (anonymous) */
+};
+
+/* A file mapped into the target (NT_FILE or /proc/PID/maps).  */
+struct hw_mapped_file {
+	uint64_t start, end;
+	uint64_t offset;   /* in bytes */
+	const char *path;  /* owned by the target */
+};
+
+#define HW_MAX_REGS 40
+
+struct hw_thread {
+	int tid;
+	int signo;          /* pending signal (cursig), 0 if none */
+	uint64_t sp, pc;
+	uint64_t tp;        /* thread pointer: fs_base, TPIDR_EL0 */
+	bool has_tp;
+	uint32_t nregs;
+	uint64_t regs[HW_MAX_REGS]; /* general registers, arch order */
+};
+
+struct hw_target;
+
+struct hw_target_ops {
+	const char *name;  /* "core", "ptrace", "gdb" */
+	/* Release everything the backend owns; must not be NULL.  */
+	void (*close)(struct hw_target *t);
+};
+
+struct hw_target {
+	const struct hw_target_ops *ops;
+	const struct hw_arch *arch;
+	const char *path;              /* the core file, or NULL */
+	struct hw_region *regions;     /* sorted by start, disjoint */
+	size_t nregions;
+	struct hw_thread *threads;     /* the crashing thread first */
+	size_t nthreads;
+	struct hw_mapped_file *files;
+	size_t nfiles;
+	const uint8_t *auxv;
+	size_t auxv_len;
+	const char *exe;               /* from NT_FILE / the user, or NULL */
+	bool truncated;                /* some segment is cut short */
+	size_t last;                   /* region cache for hw_region_of */
+	void *priv;                    /* backend state */
+};
+
+/* The region containing addr, or NULL.  */
+const struct hw_region *hw_region_of(struct hw_target *t, uint64_t addr);
+
+/* Copy len bytes at addr; false (and nothing promised in buf) unless every
+   byte is readable.  */
+bool hw_read(struct hw_target *t, uint64_t addr, void *buf, size_t len);
+bool hw_read_u64(struct hw_target *t, uint64_t addr, uint64_t *v);
+bool hw_read_u32(struct hw_target *t, uint64_t addr, uint32_t *v);
+
+/* A pointer to len readable bytes at addr, without copying, or NULL when
+   they are not all in one place.  Valid until the target is closed.  */
+const uint8_t *hw_peek(struct hw_target *t, uint64_t addr, size_t len);
+
+/* How many bytes from addr on are readable in one piece (0 if none).  */
+uint64_t hw_readable_run(struct hw_target *t, uint64_t addr,
+			 const uint8_t **p);
+
+/* The mapped file that contains addr, or NULL.  */
+const struct hw_mapped_file *hw_file_of(const struct hw_target *t,
+					uint64_t addr);
+
+/* Value of auxv entry `type`, or false.  */
+bool hw_auxv_get(const struct hw_target *t, uint64_t type, uint64_t *val);
+
+void hw_target_close(struct hw_target *t);
+
+#endif /* HW_TARGET_H */
