@@ -35,11 +35,13 @@ deps:
 
 $(BUILD)/obj/%.o: %.c $(HDRS) | deps
 	@mkdir -p $(dir $@)
-	$(CC) $(STD) $(WARN) $(CFLAGS) $(PKG_CFLAGS) -c -o $@ $<
+	@echo "  CC      $<"
+	@$(CC) $(STD) $(WARN) $(CFLAGS) $(PKG_CFLAGS) -c -o $@ $<
 
 $(BUILD)/asan/obj/%.o: %.c $(HDRS) | deps
 	@mkdir -p $(dir $@)
-	$(CC) $(STD) $(WARN) -O1 -g $(SAN) $(PKG_CFLAGS) -c -o $@ $<
+	@echo "  CC/SAN  $<"
+	@$(CC) $(STD) $(WARN) -O1 -g $(SAN) $(PKG_CFLAGS) -c -o $@ $<
 
 $(BUILD)/libheapwalk.a: $(LIB_OBJ)
 	rm -f $@ && ar rcs $@ $^

@@ -34,7 +34,12 @@ struct size_class {
 	uint64_t size, used, used_bytes, free, free_bytes;
 };
 
+/* Usable sizes below this are counted in a direct array (most chunks),
+   the rest in an open-addressing table.  */
+#define SMALL_SIZES 8192
+
 struct size_table {
+	struct size_class *small;  /* [SMALL_SIZES], indexed by size */
 	struct size_class *slots;  /* open addressing on size; size 0 = empty */
 	size_t cap, n;
 	bool oom;
@@ -42,6 +47,8 @@ struct size_table {
 
 static struct size_class *size_slot(struct size_table *t, uint64_t size)
 {
+	if (size < SMALL_SIZES && t->small)
+		return &t->small[size];
 	if ((t->n + 1) * 2 > t->cap) {
 		size_t cap = t->cap ? 2 * t->cap : 256;
 		struct size_class *s = calloc(cap, sizeof *s);
@@ -118,7 +125,29 @@ static int class_cmp(const void *a, const void *b)
 static enum hw_status gather(struct hw_session *s, struct totals *t)
 {
 	memset(t, 0, sizeof *t);
-	s->alloc->chunks(s->alloc_state, add_total, t);
+	t->sizes.small = calloc(SMALL_SIZES, sizeof *t->sizes.small);
+	if (!t->sizes.small)
+		t->sizes.oom = true;
+	else
+		s->alloc->chunks(s->alloc_state, add_total, t);
+	/* Move the small classes that occurred into the table.  */
+	for (size_t i = 0; i < SMALL_SIZES && t->sizes.small && !t->sizes.oom; i++) {
+		struct size_class *sc = &t->sizes.small[i];
+		if (!sc->used && !sc->free)
+			continue;
+		struct size_class tmp = *sc;
+		struct size_table *tab = &t->sizes;
+		struct size_class *saved = tab->small;
+		tab->small = NULL;
+		struct size_class *d = size_slot(tab, i);
+		tab->small = saved;
+		if (d) {
+			tmp.size = d->size;
+			*d = tmp;
+		}
+	}
+	free(t->sizes.small);
+	t->sizes.small = NULL;
 	if (t->sizes.oom) {
 		free(t->sizes.slots);
 		return hw_error(s, HW_BAD_TARGET, "out of memory");

@@ -387,7 +387,6 @@ enum hw_status hw_core_open(const char *path, const char *sysroot,
 		return fail(err, errlen, HW_BAD_TARGET, "'%s': mmap: %s", path,
 			    strerror(errno));
 	}
-	madvise(p->map, p->size, MADV_RANDOM);
 	p->elf = elf_memory((char *)p->map, p->size);
 	enum hw_status st_out = HW_BAD_TARGET;
 	const char *why = NULL;

@@ -84,7 +84,8 @@ static void classify(struct pm_state *p, struct pm_heap *h,
 		     struct hw_chunk *c, bool next_p, bool report)
 {
 	enum pm_tag tag = pm_tag_get(h, c->chunk);
-	bool tcached = pm_addrset_has(&p->tcached, c->addr);
+	bool tcached = c->chunk_size <= p->tcache_max_chunk &&
+		       pm_addrset_has(&p->tcached, c->addr);
 	if (next_p) {
 		c->used = !(tag == PM_TAG_FAST || tcached);
 		c->where = tcached ? HW_WHERE_TCACHE
@@ -121,8 +122,15 @@ static bool walk_heap(struct pm_state *p, struct pm_heap *h, hw_chunk_fn *fn,
 	uint64_t run = hw_readable_run(p->t, h->start, &base);
 	uint64_t end = h->end, c = h->start;
 	struct hw_chunk out = { .arena = h->arena };
+	uint64_t prefetched = c;
 	while (c < end) {
 		uint64_t field;
+		/* The next address depends on this load, so the hardware
+		   cannot run ahead; the heap is read front to back anyway.  */
+		while (prefetched < c + 1024 && prefetched < h->start + run) {
+			__builtin_prefetch(base + (prefetched - h->start));
+			prefetched += 64;
+		}
 		if (c + 16 <= h->start + run)
 			memcpy(&field, base + (c - h->start) + 8, 8);
 		else if (!hw_read_u64(p->t, c + 8, &field)) {

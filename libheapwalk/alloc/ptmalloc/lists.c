@@ -52,14 +52,17 @@ static bool addrset_add(struct pm_addrset *set, uint64_t addr)
 	}
 	set->slots[j] = addr;
 	set->n++;
+	uint64_t f = mix(addr) >> 48;
+	set->filter[f >> 6 & 1023] |= (uint64_t)1 << (f & 63);
 	return true;
 }
 
 bool pm_addrset_has(const struct pm_addrset *set, uint64_t addr)
 {
-	if (!set->cap)
+	uint64_t h = mix(addr), f = h >> 48;
+	if (!(set->filter[f >> 6 & 1023] & ((uint64_t)1 << (f & 63))))
 		return false;
-	size_t j = mix(addr) & (set->cap - 1);
+	size_t j = h & (set->cap - 1);
 	while (set->slots[j]) {
 		if (set->slots[j] == addr)
 			return true;
@@ -262,6 +265,8 @@ static void walk_tcache(struct pm_state *p, struct pm_tcache *tc)
 					   (unsigned long long)want);
 				break;
 			}
+			if (sz > p->tcache_max_chunk)
+				p->tcache_max_chunk = sz;
 			if (!addrset_add(&p->tcached, e)) {
 				hw_finding(p->s, e, "tcache bin %u of thread %d: "
 					   "chunk listed twice (free(): double "
@@ -285,88 +290,138 @@ static void walk_tcache(struct pm_state *p, struct pm_tcache *tc)
 
 /* ---- fastbins and bins ------------------------------------------------- */
 
-static void walk_fastbins(struct pm_state *p, struct pm_arena *ar, int idx)
+/* One list being walked.  All fastbin and bin lists of all arenas are
+   walked in lock step, one node of each per round, with the next node of
+   each prefetched: a single list is a chain of dependent cache misses,
+   hundreds of them side by side keep the memory system busy.  */
+struct cursor {
+	uint64_t cur, prev, head, n;
+	struct pm_arena *ar;
+	int16_t arena, index;
+	bool fast;
+};
+
+static void prefetch_node(struct pm_state *p, uint64_t c)
 {
-	for (int i = 0; i < PM_NFASTBINS; i++) {
-		uint64_t c;
-		if (!hw_read_u64(p->t, ar->addr + (uint64_t)p->l.ms_fastbins +
-				 8 * (uint64_t)i, &c))
-			continue;
-		uint64_t want = (uint64_t)(i + 2) * 16, n = 0;
-		while (c && n <= p->list_limit) {
-			uint64_t sz, next;
-			if ((c + PM_HDR) & 15) {
-				hw_finding(p->s, c, "fastbin %d of arena %d: "
-					   "unaligned fastbin chunk detected", i,
-					   idx);
-				break;
-			}
-			if (!chunk_size_of(p, c, &sz) || sz != want) {
-				hw_finding(p->s, c, "fastbin %d of arena %d: "
-					   "malloc(): memory corruption (fast): "
-					   "chunk size does not match the bin",
-					   i, idx);
-				break;
-			}
-			if (!tag_chunk(p, c, PM_TAG_FAST, "fastbin"))
-				break;
-			ar->fast[i].count++;
-			ar->fast[i].bytes += sz;
-			n++;
-			if (!hw_read_u64(p->t, c + PM_HDR, &next))
-				break;
-			c = pm_reveal(p, c + PM_HDR, next);
-		}
+	const uint8_t *q = hw_peek(p->t, c, 32);
+	if (q) {
+		__builtin_prefetch(q);
+		__builtin_prefetch(q + 31);
 	}
+	const struct pm_heap *h = pm_heap_of(p, c);
+	if (h)
+		__builtin_prefetch(&h->tags[(c - h->start) >> 6], 1);
 }
 
-static void walk_bins(struct pm_state *p, struct pm_arena *ar, int idx)
+/* Read size, fd and bk of the node at c.  */
+static bool read_node(struct pm_state *p, uint64_t c, uint64_t w[4])
 {
-	for (int i = 1; i < PM_NBINS - 1; i++) {
-		uint64_t bin = pm_bin_at(p, ar->addr, i), c, prev = bin, n = 0;
-		const char *list = i == 1 ? "unsorted bin"
-				 : i < 64 ? "small bin" : "large bin";
-		if (!hw_read_u64(p->t, bin + 16, &c))
-			continue;
-		while (c != bin && n <= p->list_limit) {
-			uint64_t sz, bk, next;
-			if (!chunk_size_of(p, c, &sz) ||
-			    !hw_read_u64(p->t, c + 24, &bk)) {
-				hw_finding(p->s, c, "%s %d of arena %d: entry "
-					   "not readable", list, i, idx);
-				break;
-			}
-			if (bk != prev)
-				hw_finding(p->s, c, "%s %d of arena %d: "
-					   "corrupted double-linked list "
-					   "(bk 0x%llx, expected 0x%llx)", list,
-					   i, idx, (unsigned long long)bk,
-					   (unsigned long long)prev);
-			if (i > 1 && pm_bin_index(sz) != i)
-				hw_finding(p->s, c, "%s %d of arena %d: chunk "
-					   "size 0x%llx belongs in bin %d", list,
-					   i, idx, (unsigned long long)sz,
-					   pm_bin_index(sz));
-			if (!tag_chunk(p, c, i == 1 ? PM_TAG_UNSORTED
-						     : PM_TAG_BINNED, list))
-				break;
-			ar->bins[i].count++;
-			ar->bins[i].bytes += sz;
-			n++;
-			if (!hw_read_u64(p->t, c + 16, &next))
-				break;
-			prev = c;
-			c = next;
+	const uint8_t *q = hw_peek(p->t, c, 32);
+	if (q) {
+		memcpy(w, q, 32);
+		return true;
+	}
+	return hw_read(p->t, c, w, 32);
+}
+
+/* Process the current node; false when this list is done.  */
+static bool fast_step(struct pm_state *p, struct cursor *k)
+{
+	uint64_t c = k->cur, w[4];
+	uint64_t want = (uint64_t)(k->index + 2) * 16;
+	if ((c + PM_HDR) & 15) {
+		hw_finding(p->s, c, "fastbin %d of arena %d: unaligned fastbin "
+			   "chunk detected", k->index, k->arena);
+		return false;
+	}
+	if (!read_node(p, c, w) || (w[1] & ~(uint64_t)PM_SIZE_BITS) != want) {
+		hw_finding(p->s, c, "fastbin %d of arena %d: malloc(): memory "
+			   "corruption (fast): chunk size does not match the "
+			   "bin", k->index, k->arena);
+		return false;
+	}
+	if (!tag_chunk(p, c, PM_TAG_FAST, "fastbin"))
+		return false;
+	k->ar->fast[k->index].count++;
+	k->ar->fast[k->index].bytes += want;
+	k->cur = pm_reveal(p, c + PM_HDR, w[2]);
+	return k->cur != 0 && ++k->n <= p->list_limit;
+}
+
+static bool bin_step(struct pm_state *p, struct cursor *k)
+{
+	uint64_t c = k->cur, w[4];
+	int i = k->index;
+	const char *list = i == 1 ? "unsorted bin"
+			 : i < 64 ? "small bin" : "large bin";
+	if (!read_node(p, c, w)) {
+		hw_finding(p->s, c, "%s %d of arena %d: entry not readable",
+			   list, i, k->arena);
+		return false;
+	}
+	uint64_t sz = w[1] & ~(uint64_t)PM_SIZE_BITS;
+	if (w[3] != k->prev)
+		hw_finding(p->s, c, "%s %d of arena %d: corrupted double-linked "
+			   "list (bk 0x%llx, expected 0x%llx)", list, i,
+			   k->arena, (unsigned long long)w[3],
+			   (unsigned long long)k->prev);
+	if (i > 1 && pm_bin_index(sz) != i)
+		hw_finding(p->s, c, "%s %d of arena %d: chunk size 0x%llx "
+			   "belongs in bin %d", list, i, k->arena,
+			   (unsigned long long)sz, pm_bin_index(sz));
+	if (!tag_chunk(p, c, i == 1 ? PM_TAG_UNSORTED : PM_TAG_BINNED, list))
+		return false;
+	k->ar->bins[i].count++;
+	k->ar->bins[i].bytes += sz;
+	k->prev = c;
+	k->cur = w[2];
+	return k->cur != k->head && ++k->n <= p->list_limit;
+}
+
+static void walk_arena_lists(struct pm_state *p)
+{
+	size_t n = 0, cap = p->narenas * (PM_NFASTBINS + PM_NBINS);
+	struct cursor *ks = calloc(cap ? cap : 1, sizeof *ks);
+	if (!ks)
+		return;
+	for (size_t a = 0; a < p->narenas; a++) {
+		struct pm_arena *ar = &p->arenas[a];
+		for (int i = 0; i < PM_NFASTBINS; i++) {
+			uint64_t c;
+			if (hw_read_u64(p->t, ar->addr + (uint64_t)p->l.ms_fastbins +
+					8 * (uint64_t)i, &c) && c)
+				ks[n++] = (struct cursor){ .cur = c, .ar = ar,
+					.arena = (int16_t)a, .index = (int16_t)i,
+					.fast = true };
+		}
+		for (int i = 1; i < PM_NBINS - 1; i++) {
+			uint64_t bin = pm_bin_at(p, ar->addr, i), c;
+			if (hw_read_u64(p->t, bin + 16, &c) && c != bin)
+				ks[n++] = (struct cursor){ .cur = c, .prev = bin,
+					.head = bin, .ar = ar,
+					.arena = (int16_t)a, .index = (int16_t)i };
 		}
 	}
+	while (n > 0) {
+		for (size_t i = 0; i < n;) {
+			struct cursor *k = &ks[i];
+			bool more = k->fast ? fast_step(p, k) : bin_step(p, k);
+			if (more && k->n > p->list_limit)
+				more = false;
+			if (!more) {
+				ks[i] = ks[--n];
+				continue;
+			}
+			prefetch_node(p, k->cur);
+			i++;
+		}
+	}
+	free(ks);
 }
 
 void pm_walk_lists(struct pm_state *p)
 {
 	for (size_t i = 0; i < p->ntcaches; i++)
 		walk_tcache(p, &p->tcaches[i]);
-	for (size_t i = 0; i < p->narenas; i++) {
-		walk_fastbins(p, &p->arenas[i], (int)i);
-		walk_bins(p, &p->arenas[i], (int)i);
-	}
+	walk_arena_lists(p);
 }

@@ -116,6 +116,7 @@ struct pm_tcache {
 struct pm_addrset {
 	uint64_t *slots;
 	size_t cap, n;
+	uint64_t filter[1024];   /* one bit per hash: most lookups miss */
 };
 
 struct pm_mmapped {
@@ -144,6 +145,7 @@ struct pm_state {
 	int64_t tcache_tp_off;            /* &tcache - thread pointer */
 	bool tcache_tp_known;
 	struct pm_addrset tcached;
+	uint64_t tcache_max_chunk;        /* largest chunk in any tcache */
 	struct pm_mmapped *mmapped;
 	size_t nmmapped;
 	uint64_t list_limit;              /* bound on any list walk */

@@ -1,0 +1,228 @@
+#!/usr/bin/env bash
+# Benchmark heapwalk on a big core (>= 1 GiB heap, >= 10 million chunks).
+#
+# usage: scripts/bench.sh [BUILD_DIR]        (default BUILD_DIR: build)
+#
+# Builds scripts/bench/bigheap.c and memprobe.c into BUILD_DIR/bench/, makes the
+# core BUILD_DIR/bench/core once (kept while it is newer than bigheap's source
+# and binary), then times, with memprobe (wall time, peak RSS, peak RssAnon):
+#   cat core > /dev/null                      (the I/O floor; page cache warmed first)
+#   heapwalk core summary
+#   heapwalk --json core chunks > /dev/null
+# and reports whether `summary` stays within 2x of `cat`.
+#
+# Environment:
+#   HEAPWALK     command to benchmark (default BUILD_DIR/heapwalk); may be a stand-in
+#   BENCH_RUNS   runs per command, best wall time is reported (default 3)
+#   BIGHEAP_ARGS arguments for bigheap (default: "4 2850000", 4 threads x 2.85M allocations)
+#   CC           C compiler (default gcc)
+#   BENCH_CORE_METHOD=gcore  take the core with gdb even when the kernel could write it
+set -euo pipefail
+
+die() { printf 'bench: %s\n' "$*" >&2; exit 1; }
+
+top=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+build=${1:-build}
+mkdir -p "$build/bench"
+build=$(cd "$build" && pwd)
+out=$build/bench
+src=$top/scripts/bench
+hw=${HEAPWALK:-$build/heapwalk}
+runs=${BENCH_RUNS:-3}
+read -r -a bigheap_args <<<"${BIGHEAP_ARGS:-4 2850000}"
+cc=${CC:-gcc}
+cflags=(-std=c11 -O2 -g -pthread -Wall -Wextra -Werror)
+
+[[ $runs =~ ^[1-9][0-9]*$ ]] || die "BENCH_RUNS must be a positive integer"
+# HEAPWALK may be a path or a command name; it must at least be runnable.
+command -v "$hw" >/dev/null 2>&1 || die "heapwalk not found: $hw (run make first, or set HEAPWALK)"
+
+# ---- build the helpers (only when the source is newer) ----
+for prog in bigheap memprobe; do
+    if [[ ! -x $out/$prog || $src/$prog.c -nt $out/$prog ]]; then
+        "$cc" "${cflags[@]}" -o "$out/$prog.tmp" "$src/$prog.c" || die "cannot build $prog"
+        mv -f "$out/$prog.tmp" "$out/$prog"
+    fi
+done
+
+# ---- make the core (once) ----
+core=$out/core
+info=$out/bigheap.out        # bigheap's own counts
+gen_time_file=$out/core.gen-time
+
+# gcore_fallback: run bigheap in wait mode and take the core with gdb.
+gcore_fallback() {
+    command -v gdb >/dev/null 2>&1 || die "no kernel core and gdb is missing (scripts/setup-deps.sh)"
+    local run=$1 pid i
+    (cd "$run" && exec "$out/bigheap" -w "${bigheap_args[@]}") >"$run/bigheap.out" 2>&1 &
+    pid=$!
+    for ((i = 0; i < 6000; i++)); do    # up to 10 minutes to build the heap
+        grep -qx ready "$run/bigheap.out" 2>/dev/null && break
+        kill -0 "$pid" 2>/dev/null || die "bigheap exited early: $(tail -n 1 "$run/bigheap.out")"
+        sleep 0.1
+    done
+    grep -qx ready "$run/bigheap.out" || { kill -KILL "$pid"; die "bigheap did not get ready"; }
+    if ! gdb -q -nx -batch -p "$pid" -ex "gcore $run/core" -ex detach >"$run/gdb.log" 2>&1 ||
+        [[ ! -s $run/core ]]; then
+        kill -KILL "$pid" 2>/dev/null || true
+        wait "$pid" 2>/dev/null || true
+        die "gdb gcore failed (see $run/gdb.log; ptrace may be restricted)"
+    fi
+    kill -KILL "$pid" 2>/dev/null || true
+    wait "$pid" 2>/dev/null || true
+}
+
+make_core() {
+    local run=$out/run pattern t0 t1 found=
+    local -a cores
+    rm -rf "$run" "$core" "$info" "$gen_time_file"
+    mkdir -p "$run"
+    local avail_kib
+    avail_kib=$(df -Pk "$out" | awk 'NR == 2 { print $4 }')
+    ((avail_kib > 6 * 1024 * 1024)) || die "need ~6 GiB free under $out to make the core"
+
+    pattern=$(cat /proc/sys/kernel/core_pattern 2>/dev/null || echo core)
+    t0=$(date +%s.%N)
+    # The kernel writes the core into bigheap's cwd only when core_pattern is a
+    # plain file name; a pipe (systemd-coredump, apport) or a path elsewhere
+    # is not ours to dig through, so gdb takes the core instead.
+    if [[ ${BENCH_CORE_METHOD:-} != gcore && $pattern != \|* && $pattern != */* ]] &&
+        (ulimit -c unlimited) 2>/dev/null; then
+        # bigheap is not exec'd: this subshell waits for it, so bash's
+        # "Aborted (core dumped)" notice goes to the subshell's stderr (/dev/null).
+        (
+            ulimit -c unlimited
+            cd "$run"
+            "$out/bigheap" "${bigheap_args[@]}" >"$run/bigheap.out" 2>&1 || exit $?
+        ) 2>/dev/null && die "bigheap did not abort"
+        shopt -s nullglob
+        cores=("$run"/core*)
+        shopt -u nullglob
+        if ((${#cores[@]} == 1)) && [[ -s ${cores[0]} ]]; then
+            [[ ${cores[0]} == "$run/core" ]] || mv -f "${cores[0]}" "$run/core"
+            found=kernel
+        fi
+    fi
+    if [[ -z $found ]]; then
+        rm -f "$run"/core*
+        gcore_fallback "$run"
+        found=gcore
+    fi
+    t1=$(date +%s.%N)
+    grep -q '^allocs=' "$run/bigheap.out" || die "bigheap printed no counts (see $run/bigheap.out)"
+    mv -f "$run/bigheap.out" "$info"
+    mv -f "$run/core" "$core"
+    rm -rf "$run"
+    awk -v a="$t0" -v b="$t1" -v how="$found" 'BEGIN { printf "%.1f %s\n", b - a, how }' >"$gen_time_file"
+}
+
+if [[ -s $core && -s $info && -s $gen_time_file && $core -nt $src/bigheap.c && $core -nt $out/bigheap ]]; then
+    core_note="reused"
+else
+    make_core
+    core_note="made now"
+fi
+
+# ---- measurements ----
+core_bytes=$(stat -c %s "$core")
+core_alloc_bytes=$(($(stat -c %b "$core") * $(stat -c %B "$core")))
+field() { sed -n "s/^$1=//p" "$info" | head -n 1; }
+allocs=$(field allocs)
+live=$(field live)
+freed=$(field freed)
+heap_bytes=$(field heap_bytes)
+read -r gen_s gen_how <"$gen_time_file"
+
+cat "$core" >/dev/null   # warm the page cache
+
+# measure NAME OUTFILE CMD...: best wall time over $runs runs, largest memory.
+# Sets m_wall m_rss m_anon m_status.
+measure() {
+    local outfile=$1 rep line w r a s
+    shift
+    m_wall='' m_rss=0 m_anon=0 m_status=0
+    for ((rep = 0; rep < runs; rep++)); do
+        s=0
+        "$out/memprobe" -o "$out/probe.txt" -- "$@" >"$outfile" 2>"$out/probe.err" || s=$?
+        line=$(cat "$out/probe.txt")
+        w=$(sed -n 's/.*wall_s=\([0-9.]*\).*/\1/p' <<<"$line")
+        r=$(sed -n 's/.*maxrss_kib=\([0-9-]*\).*/\1/p' <<<"$line")
+        a=$(sed -n 's/.*rss_anon_peak_kib=\([0-9-]*\).*/\1/p' <<<"$line")
+        if [[ -z $m_wall ]] || awk -v x="$w" -v y="$m_wall" 'BEGIN { exit !(x < y) }'; then
+            m_wall=$w
+        fi
+        ((r > m_rss)) && m_rss=$r
+        ((a > m_anon)) && m_anon=$a
+        ((s != 0)) && m_status=$s
+    done
+    rm -f "$out/probe.txt"
+}
+
+mib() { awk -v k="$1" 'BEGIN { printf "%.1f", k / 1024 }'; }
+gib() { awk -v b="$1" 'BEGIN { printf "%.2f GiB", b / 1073741824 }'; }
+
+failed=0
+rows=()
+row() {  # row LABEL
+    local st=
+    if ((m_status != 0)); then
+        st="  FAILED (exit $m_status: $(head -c 200 "$out/probe.err" | head -n 1))"
+        failed=1
+    fi
+    rows+=("$(printf '%-42s %9s %14s %17s%s' "$1" "$m_wall" "$(mib "$m_rss")" "$(mib "$m_anon")" "$st")")
+}
+
+measure /dev/null cat "$core"
+cat_wall=$m_wall
+row "cat core > /dev/null"
+
+measure "$out/summary.txt" "$hw" "$core" summary
+sum_wall=$m_wall
+sum_status=$m_status
+row "heapwalk core summary"
+
+measure /dev/null "$hw" --json "$core" chunks
+row "heapwalk --json core chunks > /dev/null"
+rm -f "$out/probe.err"
+
+# ---- report ----
+echo "heapwalk bench: $hw"
+printf '%-22s %s (%d bytes; %s on disk)\n' "core" "$(gib "$core_bytes")" "$core_bytes" "$(gib "$core_alloc_bytes")"
+printf '%-22s %s s (%s, %s)\n' "core generation" "$gen_s" "$gen_how" "$core_note"
+printf '%-22s %s (%d bytes, mallinfo2 arena+hblkhd)\n' "heap size" "$(gib "$heap_bytes")" "$heap_bytes"
+printf '%-22s %d (%d live, %d freed; bigheap %s)\n' "chunks allocated" "$allocs" "$live" "$freed" "${bigheap_args[*]}"
+echo
+printf '%-42s %9s %14s %17s\n' "command" "wall(s)" "peak RSS(MiB)" "peak anon(MiB)"
+printf '%s\n' "${rows[@]}"
+echo
+if ((sum_status == 0)) && awk -v c="$cat_wall" 'BEGIN { exit !(c > 0) }'; then
+    awk -v s="$sum_wall" -v c="$cat_wall" 'BEGIN {
+        r = s / c
+        printf "summary/cat time ratio  %.2fx   target <= 2x   %s\n", r, (r <= 2 ? "MET" : "NOT MET")
+    }'
+else
+    echo "summary/cat time ratio  n/a (summary failed or cat took no time)"
+fi
+
+# Cross-check: heapwalk's mallinfo must equal the program's own mallinfo2().
+mi_line=$(sed -n 's/^mallinfo //p' "$info")
+if json=$("$hw" --json "$core" summary 2>/dev/null) && [[ $json == *'"mallinfo"'* ]]; then
+    mi_json=$(grep -o '"mallinfo":{[^}]*}' <<<"$json" || true)
+    mismatch=()
+    for kv in $mi_line; do
+        k=${kv%%=*} v=${kv#*=}
+        got=$(grep -o "\"$k\":[0-9]*" <<<"$mi_json" | head -n 1 | cut -d: -f2 || true)
+        [[ $got == "$v" ]] || mismatch+=("$k: program $v, heapwalk ${got:-missing}")
+    done
+    used_n=$(grep -o '"used":{"count":[0-9]*' <<<"$json" | head -n 1 | grep -o '[0-9]*$' || true)
+    free_n=$(grep -o '"free":{"count":[0-9]*' <<<"$json" | head -n 1 | grep -o '[0-9]*$' || true)
+    if [[ -n $used_n && -n $free_n ]]; then
+        printf 'heapwalk chunks walked  %d (%d used, %d free)\n' $((used_n + free_n)) "$used_n" "$free_n"
+    fi
+    if ((${#mismatch[@]} == 0)); then
+        echo "mallinfo vs program     equal"
+    else
+        printf 'mallinfo vs program     DIFFERENT: %s\n' "$(printf '%s; ' "${mismatch[@]}")"
+    fi
+fi
+exit "$failed"

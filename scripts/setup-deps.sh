@@ -1,0 +1,55 @@
+#!/usr/bin/env bash
+# Make a Debian 12 (bookworm) machine ready to build, test and benchmark heapwalk.
+# Installs only the Debian packages that are missing; prints nothing when all are present.
+set -euo pipefail
+
+die() { printf 'setup-deps: %s\n' "$*" >&2; exit 1; }
+
+# Packages heapwalk needs. build-essential is satisfied by gcc + make + libc6-dev as well.
+needed=(pkg-config libelf-dev libdw-dev elfutils gdb libc6-dbg binutils file time)
+
+command -v dpkg-query >/dev/null 2>&1 ||
+    die "dpkg-query not found: this script supports Debian/Ubuntu only"
+
+# is_installed PKG: true when dpkg records PKG as installed (status "ii").
+is_installed() {
+    local st
+    st=$(dpkg-query -W -f='${db:Status-Abbrev}' "$1" 2>/dev/null) || return 1
+    [[ $st == ii* ]]
+}
+
+missing=()
+if ! is_installed build-essential; then
+    if ! { is_installed gcc && is_installed make && is_installed libc6-dev; }; then
+        missing+=(build-essential)
+    fi
+fi
+for p in "${needed[@]}"; do
+    is_installed "$p" || missing+=("$p")
+done
+
+((${#missing[@]} == 0)) && exit 0
+
+sudo_cmd=()
+if [[ $(id -u) -ne 0 ]]; then
+    command -v sudo >/dev/null 2>&1 ||
+        die "not root and sudo is not available; install as root: ${missing[*]}"
+    sudo_cmd=(sudo)
+fi
+command -v apt-get >/dev/null 2>&1 || die "apt-get not found; install by hand: ${missing[*]}"
+
+echo "setup-deps: installing ${missing[*]}" >&2
+export DEBIAN_FRONTEND=noninteractive
+"${sudo_cmd[@]}" env DEBIAN_FRONTEND=noninteractive apt-get update -qq ||
+    die "apt-get update failed"
+"${sudo_cmd[@]}" env DEBIAN_FRONTEND=noninteractive \
+    apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null ||
+    die "apt-get install failed for: ${missing[*]}"
+
+# Verify: a package that apt could not provide (e.g. libc6-dbg without the main
+# component, or a held package) must not pass silently.
+still=()
+for p in "${missing[@]}"; do
+    is_installed "$p" || still+=("$p")
+done
+((${#still[@]} == 0)) || die "still missing after apt-get install: ${still[*]}"
