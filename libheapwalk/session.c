@@ -95,6 +95,13 @@ static enum hw_status find_allocator(struct hw_session *s)
 	if (!s->err[0])
 		hw_error(s, HW_NO_ALLOCATOR, "'%s': no supported allocator found",
 			 s->core_path ? s->core_path : "target");
+	/* What is missing may be exactly what a cut core lost.  */
+	if (st == HW_NO_ALLOCATOR && s->target->truncated) {
+		char why[sizeof s->err];
+		snprintf(why, sizeof why, "%s", s->err);
+		return hw_error(s, HW_BAD_TARGET, "'%s': core file is truncated; "
+				"%s", s->core_path, why);
+	}
 	return st;
 }
 

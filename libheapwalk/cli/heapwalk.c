@@ -135,9 +135,8 @@ int main(int argc, char **argv)
 			   one already.  */
 			if (ncmd == 0) {
 				free(cmd);
-				fail(HW_USAGE, "unknown option '%s'", a);
-				fputs("heapwalk: try 'heapwalk --help'\n", stderr);
-				return HW_USAGE;
+				return fail(HW_USAGE, "unknown option '%s' (try "
+					    "'heapwalk --help')", a);
 			}
 			cmd[ncmd++] = argv[i];
 			continue;

@@ -312,22 +312,22 @@ struct chunks_walk {
 static void chunk_json(struct hw_emitter *e, const struct hw_chunk *ch)
 {
 	/* Hand-rolled: this is the hot loop for millions of chunks.  */
-	em_raw(e, "{\"addr\":\"", 9);
+	EM_LIT(e, "{\"addr\":\"");
 	em_hexnum(e, ch->addr);
-	em_raw(e, "\",\"size\":", 9);
+	EM_LIT(e, "\",\"size\":");
 	em_dec(e, ch->size);
 	if (ch->used)
-		em_raw(e, ",\"state\":\"used\",\"where\":\"", 26);
+		EM_LIT(e, ",\"state\":\"used\",\"where\":\"");
 	else
-		em_raw(e, ",\"state\":\"free\",\"where\":\"", 26);
+		EM_LIT(e, ",\"state\":\"free\",\"where\":\"");
 	em_str_raw(e, hw_where_name((enum hw_where)ch->where));
-	em_raw(e, "\",\"arena\":", 10);
+	EM_LIT(e, "\",\"arena\":");
 	em_dec(e, (uint64_t)(ch->arena < 0 ? 0 : ch->arena));
-	em_raw(e, ",\"chunk\":\"", 10);
+	EM_LIT(e, ",\"chunk\":\"");
 	em_hexnum(e, ch->chunk);
-	em_raw(e, "\",\"chunk_size\":", 15);
+	EM_LIT(e, "\",\"chunk_size\":");
 	em_dec(e, ch->chunk_size);
-	em_raw(e, "}", 1);
+	EM_LIT(e, "}");
 }
 
 static void chunk_text(struct hw_emitter *e, const struct hw_chunk *ch)
@@ -469,10 +469,17 @@ static enum hw_status cmd_chunk(struct cmd_ctx *c)
 			  (unsigned long long)l.addr);
 		return HW_OK;
 	}
-	em_printf(e, "0x%llx is %llu bytes into the %s chunk at user address "
-		  "0x%llx\n", (unsigned long long)l.addr,
-		  (unsigned long long)(l.addr - l.hit.addr),
-		  l.hit.used ? "used" : "free", (unsigned long long)l.hit.addr);
+	if (l.addr < l.hit.addr)
+		em_printf(e, "0x%llx is in the header of the %s chunk at user "
+			  "address 0x%llx\n", (unsigned long long)l.addr,
+			  l.hit.used ? "used" : "free",
+			  (unsigned long long)l.hit.addr);
+	else
+		em_printf(e, "0x%llx is %llu bytes into the %s chunk at user "
+			  "address 0x%llx\n", (unsigned long long)l.addr,
+			  (unsigned long long)(l.addr - l.hit.addr),
+			  l.hit.used ? "used" : "free",
+			  (unsigned long long)l.hit.addr);
 	em_printf(e, "%-6s %-18s %12s  %-4s  %-9s %5s  %s\n", "", "address",
 		  "size", "state", "where", "arena", "chunk size");
 	lookup_emit(e, "prev", &l.prev, l.have_prev);

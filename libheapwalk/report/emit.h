@@ -32,6 +32,8 @@ void em_init(struct hw_emitter *e, const struct hw_output *out);
 bool em_flush(struct hw_emitter *e);
 
 void em_raw(struct hw_emitter *e, const char *s, size_t n);
+/* A string literal, its length known at compile time.  */
+#define EM_LIT(e, lit) em_raw((e), "" lit, sizeof(lit) - 1)
 void em_str_raw(struct hw_emitter *e, const char *s);
 void em_printf(struct hw_emitter *e, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));

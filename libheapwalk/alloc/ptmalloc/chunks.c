@@ -177,6 +177,14 @@ static bool walk_heap(struct pm_state *p, struct pm_heap *h, hw_chunk_fn *fn,
 			memcpy(&nfield, base + (n - h->start) + 8, 8);
 		else if (n < end)
 			hw_read_u64(p->t, n + 8, &nfield);
+		/* When a thread arena moves on to a new heap, an old top too
+		   small to free is left as a chunk without the A bit before
+		   the final fencepost: heap overhead, never handed out.  */
+		if (h->arena != 0 && !(field & PM_NON_MAIN_ARENA) &&
+		    (nfield & ~(uint64_t)PM_SIZE_BITS) == 0 && n + PM_HDR >= end) {
+			c = n;
+			continue;
+		}
 		out.chunk = c;
 		out.chunk_size = sz;
 		out.addr = c + PM_HDR;

@@ -95,7 +95,26 @@ static bool plausible_arena(struct pm_state *p, uint64_t m)
 		if (!readable_rw(p->t, v[0]) || !readable_rw(p->t, v[1]))
 			return false;
 	}
-	return true;
+	/* A window shifted by one bin also looks like empty bins; the
+	   header words and the arena ring tell them apart.  */
+	uint32_t mutex, flags;
+	uint64_t sys, max_sys;
+	if (!hw_read_u32(p->t, m + (uint64_t)p->l.ms_mutex, &mutex) ||
+	    !hw_read_u32(p->t, m + (uint64_t)p->l.ms_flags, &flags) ||
+	    !hw_read_u64(p->t, m + (uint64_t)p->l.ms_system_mem, &sys) ||
+	    !hw_read_u64(p->t, m + (uint64_t)p->l.ms_max_system_mem, &max_sys))
+		return false;
+	if (mutex > 2 || flags > 7 || sys > max_sys)
+		return false;
+	uint64_t a = m;
+	for (int n = 0; n < PM_MAX_ARENAS; n++) {
+		if (!hw_read_u64(p->t, a + (uint64_t)p->l.ms_next, &a) ||
+		    !readable_rw(p->t, a))
+			return false;
+		if (a == m)
+			return true;
+	}
+	return false;
 }
 
 static uint64_t scan_main_arena(struct pm_state *p, int libc)

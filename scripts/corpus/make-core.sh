@@ -1,0 +1,139 @@
+#!/bin/bash
+# make-core.sh CASE OUTDIR - build corpora/ptmalloc/CASE.c and make it dump
+# a core: leaves OUTDIR/prog, OUTDIR/core and OUTDIR/truth.txt.
+#
+# The kernel writes the core when core_pattern names a plain file (e.g.
+# "core", "core.%p", core_uses_pid=1, or an absolute pattern); when it is
+# a pipe (systemd-coredump, apport) or no usable core appears, the program
+# is run under gdb and dumped with `gcore` instead (OUTDIR/core.how says
+# which).  Exit 0 on success, 77 when this machine cannot produce a core
+# at all (no usable kernel core and no working gdb), 1 otherwise.
+# Idempotent: nothing is redone while OUTDIR/.stamp is newer than
+# the sources and this script.  Quiet on success.
+set -euo pipefail
+
+me=make-core.sh
+die() { echo "$me: $*" >&2; exit 1; }
+cannot() { echo "$me: $*" >&2; exit 77; }
+
+[ $# -eq 2 ] || die "usage: $me CASE OUTDIR"
+case_name=$1
+outdir=$2
+top=$(cd "$(dirname "$0")/../.." && pwd)
+srcdir=$top/corpora/ptmalloc
+src=$srcdir/$case_name.c
+[ -f "$src" ] || die "no such corpus case: $src"
+
+mkdir -p "$outdir"
+outdir=$(cd "$outdir" && pwd)
+
+# One builder at a time per OUTDIR.
+if command -v flock >/dev/null 2>&1; then
+	exec 9>"$outdir/.lock"
+	flock 9
+fi
+
+stamp=$outdir/.stamp
+if [ -f "$stamp" ] && [ -s "$outdir/core" ] && [ -x "$outdir/prog" ] &&
+	[ -s "$outdir/truth.txt" ]; then
+	fresh=1
+	for f in "$src" "$srcdir"/*.h "$0"; do
+		[ -e "$f" ] || continue
+		if [ "$f" -nt "$stamp" ]; then fresh=0; fi
+	done
+	if [ $fresh = 1 ]; then exit 0; fi
+fi
+rm -f "$stamp" "$outdir/core" "$outdir/truth.txt" "$outdir/core.how" \
+	"$outdir/prog"
+
+log=$outdir/build.log
+: >"$log"
+${CC:-gcc} -O0 -g -pthread -o "$outdir/prog" "$src" >>"$log" 2>&1 ||
+	die "compiling $src failed (see $log)"
+
+# Is the kernel going to write a file we can find?
+# (MAKE_CORE_PATTERN overrides what we believe, to exercise the fallback.)
+pattern=${MAKE_CORE_PATTERN:-$(cat /proc/sys/kernel/core_pattern 2>/dev/null || echo core)}
+uses_pid=$(cat /proc/sys/kernel/core_uses_pid 2>/dev/null || echo 0)
+
+# Does every PT_LOAD of a core fit in the file (RLIMIT_CORE can cut it)?
+core_complete() {
+	local f=$1 size type off fsz max=0
+	size=$(stat -c %s "$f")
+	while read -r type off _ _ fsz _; do
+		[ "$type" = LOAD ] || continue
+		if ((off + fsz > max)); then max=$((off + fsz)); fi
+	done < <(readelf -lW "$f" 2>/dev/null)
+	[ "$max" -gt 0 ] && [ "$max" -le "$size" ]
+}
+
+how=
+if [ "${pattern:0:1}" != "|" ]; then
+	marker=$outdir/.marker
+	: >"$marker"
+	set +e
+	(
+		cd "$outdir"
+		ulimit -c unlimited 2>/dev/null || ulimit -c "$(ulimit -H -c)"
+		exec ./prog truth.txt
+	) >>"$log" 2>&1 &
+	pid=$!
+	{ wait $pid; } 2>/dev/null # no "Aborted (core dumped)" chatter
+	rc=$?
+	set -e
+	if [ $rc -eq 2 ]; then die "$case_name refused its own plan (see $log)"; fi
+	[ $rc -eq 134 ] || die "$case_name exited with status $rc, not SIGABRT (see $log)"
+	# Where did it go?  Expand what we know of the pattern, glob the rest
+	# (%P, %t, %h, ... and namespaces make exact expansion guesswork).
+	glob=$pattern
+	[ "${glob:0:1}" = / ] || glob=$outdir/$glob
+	glob=${glob//%%/@PERCENT@}
+	glob=${glob//%p/$pid}
+	glob=${glob//%e/prog}
+	glob=${glob//%s/6}
+	glob=$(printf '%s' "$glob" | sed 's/%./*/g')
+	glob=${glob//@PERCENT@/%}
+	if [ "$uses_pid" = 1 ] && [[ "$pattern" != *%p* ]]; then
+		glob="$glob.$pid"
+	fi
+	found=
+	shopt -s nullglob
+	IFS= # no word splitting of the glob, only pathname expansion
+	for f in $glob; do
+		if [ -f "$f" ] && ! [ "$marker" -nt "$f" ]; then found=$f; fi
+	done
+	unset IFS
+	shopt -u nullglob
+	rm -f "$marker"
+	if [ -n "$found" ] && core_complete "$found"; then
+		[ "$found" -ef "$outdir/core" ] || mv -f "$found" "$outdir/core"
+		how="kernel (core_pattern '$pattern')"
+	elif [ -n "$found" ]; then
+		how_note="kernel core $found was truncated"
+		rm -f "$found"
+	else
+		how_note="no kernel core found for core_pattern '$pattern'"
+	fi
+else
+	how_note="core_pattern is a pipe: '$pattern'"
+fi
+
+if [ -z "$how" ]; then
+	command -v gdb >/dev/null 2>&1 ||
+		cannot "${how_note}, and gdb is not installed for the gcore fallback"
+	rm -f "$outdir/truth.txt"
+	(
+		cd "$outdir"
+		ulimit -c 0
+		gdb -batch -nx -ex run -ex "gcore $outdir/core" --args ./prog truth.txt
+	) >>"$log" 2>&1 || true
+	[ -s "$outdir/core" ] ||
+		cannot "${how_note}; gdb gcore fallback wrote no core either (see $log)"
+	how="gdb gcore (${how_note})"
+fi
+
+if ! [ -s "$outdir/truth.txt" ] || [ "$(tail -n1 "$outdir/truth.txt")" != end ]; then
+	die "$case_name wrote no complete truth file (see $log)"
+fi
+echo "$how" >"$outdir/core.how"
+: >"$stamp"

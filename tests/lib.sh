@@ -1,0 +1,134 @@
+# shellcheck shell=bash
+# tests/lib.sh - sourced by every tests/tNNNN-*.sh (bash, set -euo pipefail).
+#
+# Environment (tests/run.sh sets it; the defaults let a test run alone):
+#   TOP       the repository top
+#   HEAPWALK  the heapwalk binary under test   (default $TOP/build/heapwalk)
+#   TOOLS     the built tests/tools/*.c         (default $TOP/build/tools)
+#   CORPUS    where corpus cores are kept       (default $TOP/build/corpus)
+# A test exits 0 = pass, 77 = skip, anything else = fail.
+set -euo pipefail
+set -o errtrace
+# Say where a test died of set -e (77 is a skip passing through $(...)).
+# shellcheck disable=SC2154 # rc_ is set inside the trap
+trap 'rc_=$?; [ $rc_ = 77 ] ||
+	echo "FAIL: ${BASH_SOURCE[0]##*/}:$LINENO: \"$BASH_COMMAND\" failed (exit $rc_)" >&2' ERR
+
+TOP=${TOP:-$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)}
+HEAPWALK=${HEAPWALK:-$TOP/build/heapwalk}
+TOOLS=${TOOLS:-$TOP/build/tools}
+CORPUS=${CORPUS:-$TOP/build/corpus}
+export TOP HEAPWALK TOOLS CORPUS
+
+# Sanitizer reports must be told apart from heapwalk's own exit statuses
+# (ASan exits 1 by default, which is also "check found corruption").
+export ASAN_OPTIONS=${ASAN_OPTIONS:-exitcode=99}
+export UBSAN_OPTIONS=${UBSAN_OPTIONS:-halt_on_error=1:print_stacktrace=1:exitcode=98}
+
+TEST_NAME=$(basename "$0" .sh)
+
+# A fresh scratch directory per test, removed at exit unless KEEP=1.
+T=$(mktemp -d "${TMPDIR:-/tmp}/heapwalk-$TEST_NAME.XXXXXX")
+if [ "${KEEP:-0}" = 1 ]; then
+	trap 'echo "kept $T" >&2' EXIT
+else
+	trap 'rm -rf "$T"' EXIT
+fi
+
+# Messages go to stderr, so that they survive being called in $(...).
+skip() {
+	echo "skip: $*" >&2
+	exit 77
+}
+
+fail() {
+	echo "FAIL: $*" >&2
+	exit 1
+}
+
+say() {
+	echo "$TEST_NAME: $*" >&2
+}
+
+need_heapwalk() {
+	[ -x "$HEAPWALK" ] || skip "no heapwalk binary at $HEAPWALK"
+}
+
+need_cmd() {
+	local c
+	for c; do
+		command -v "$c" >/dev/null 2>&1 || skip "$c is not installed"
+	done
+}
+
+# tool NAME: the path of a tests/tools program.  The Makefile builds them;
+# when a test runs alone they are compiled here on demand.
+tool() {
+	local name=$1 bin=$TOOLS/$1 src=$TOP/tests/tools/$1.c
+	if [ ! -x "$bin" ] || { [ -f "$src" ] && [ "$src" -nt "$bin" ]; }; then
+		[ -f "$src" ] || fail "no tool $name"
+		mkdir -p "$TOOLS"
+		${CC:-cc} -std=c11 -O2 -Wall -Wextra -Werror -o "$bin.tmp$$" "$src" ||
+			fail "cannot build $src"
+		mv -f "$bin.tmp$$" "$bin"
+	fi
+	echo "$bin"
+}
+
+# corpus_core CASE: build corpora/ptmalloc/CASE.c into $CORPUS/CASE once
+# (prog, core, truth.txt) and print that directory.
+corpus_core() {
+	local dir=$CORPUS/$1 rc=0
+	"$TOP/scripts/corpus/make-core.sh" "$1" "$dir" >&2 || rc=$?
+	case $rc in
+	0) echo "$dir" ;;
+	77) skip "cannot produce a core for $1 here" ;;
+	*) fail "make-core.sh $1 failed" ;;
+	esac
+}
+
+# hw OUT ERR ARGS...: run heapwalk (60 s at most) with stdout to OUT and
+# stderr to ERR; sets HW_RC.  Fails the test on a crash, a hang or any
+# sanitizer report, whatever the exit status.
+HW_RC=0
+HW_ERR=
+HW_ARGS=
+hw() {
+	local out=$1 err=$2
+	shift 2
+	HW_RC=0
+	HW_ERR=$err
+	HW_ARGS="$*"
+	timeout -k 5 60 "$HEAPWALK" "$@" >"$out" 2>"$err" || HW_RC=$?
+	if [ "$HW_RC" = 124 ] || [ "$HW_RC" = 137 ]; then
+		fail "heapwalk $* hung (killed after 60 s)"
+	fi
+	if [ "$HW_RC" -ge 128 ] || [ "$HW_RC" = 99 ] || [ "$HW_RC" = 98 ] ||
+		grep -qE 'AddressSanitizer|LeakSanitizer|UndefinedBehaviorSanitizer|runtime error:' "$err"; then
+		tail -n 30 "$err"
+		fail "heapwalk $* crashed or tripped a sanitizer (exit $HW_RC)"
+	fi
+	return 0
+}
+
+# expect_rc WANT... (after hw): the exit status was one of WANT.
+expect_rc() {
+	local w all="$*"
+	for w; do
+		[ "$HW_RC" = "$w" ] && return 0
+	done
+	echo "--- stderr:" >&2
+	tail -n 20 "$HW_ERR" >&2
+	fail "heapwalk $HW_ARGS exited $HW_RC, expected ${all// / or }"
+}
+
+# one_error_line ERR WHAT: ERR holds exactly one line, starting "heapwalk: ".
+one_error_line() {
+	local err=$1 what=$2 n
+	n=$(wc -l <"$err")
+	if [ "$n" != 1 ] || ! head -n1 "$err" | grep -q '^heapwalk: '; then
+		echo "--- stderr of $what:"
+		head -n 10 "$err"
+		fail "$what: expected exactly one stderr line starting 'heapwalk: ', got $n"
+	fi
+}

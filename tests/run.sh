@@ -1,0 +1,71 @@
+#!/bin/bash
+# tests/run.sh [TEST...] - run the heapwalk tests, one after the other.
+#
+# Runs every tests/t[0-9]*.sh (or only the named ones: a path, a file name
+# or a prefix such as t0200) with HEAPWALK, TOOLS, CORPUS and TOP in the
+# environment.  A test passes with exit 0, is skipped with 77, fails
+# otherwise.  Prints "ok NAME", "FAIL NAME" (followed by the last 30 lines
+# of its output) or "skip NAME: reason", then "N passed, N failed, N
+# skipped"; exits 0 iff nothing failed.  Each test's full output is kept in
+# build/tests/NAME.log.
+set -euo pipefail
+
+TOP=${TOP:-$(cd "$(dirname "$0")/.." && pwd)}
+HEAPWALK=${HEAPWALK:-$TOP/build/heapwalk}
+TOOLS=${TOOLS:-$TOP/build/tools}
+CORPUS=${CORPUS:-$TOP/build/corpus}
+# Make relative paths survive the tests' own cd's.
+abs() { case $1 in /*) echo "$1" ;; *) echo "$PWD/$1" ;; esac; }
+HEAPWALK=$(abs "$HEAPWALK")
+TOOLS=$(abs "$TOOLS")
+CORPUS=$(abs "$CORPUS")
+export TOP HEAPWALK TOOLS CORPUS
+
+logdir=$TOP/build/tests
+mkdir -p "$logdir" "$CORPUS"
+
+tests=()
+if [ $# -eq 0 ]; then
+	for t in "$TOP"/tests/t[0-9]*.sh; do
+		[ -e "$t" ] && tests+=("$t")
+	done
+else
+	for a; do
+		matched=0
+		for t in "$a" "$TOP/tests/$a" "$TOP/tests/$a".sh "$TOP/tests/$a"*.sh; do
+			if [ -f "$t" ]; then
+				tests+=("$t")
+				matched=1
+				break
+			fi
+		done
+		[ $matched = 1 ] || { echo "run.sh: no test matches '$a'" >&2; exit 2; }
+	done
+fi
+
+pass=0 failed=0 skipped=0
+for t in "${tests[@]}"; do
+	name=$(basename "$t" .sh)
+	log=$logdir/$name.log
+	rc=0
+	(cd "$TOP" && bash "$t") >"$log" 2>&1 </dev/null || rc=$?
+	case $rc in
+	0)
+		echo "ok $name"
+		pass=$((pass + 1))
+		;;
+	77)
+		why=$(grep -i -m1 '^skip: ' "$log" | sed 's/^[sS][kK][iI][pP]: *//' || true)
+		echo "skip $name${why:+: $why}"
+		skipped=$((skipped + 1))
+		;;
+	*)
+		echo "FAIL $name (exit $rc)"
+		tail -n 30 "$log" | sed 's/^/    /'
+		failed=$((failed + 1))
+		;;
+	esac
+done
+
+echo "$pass passed, $failed failed, $skipped skipped"
+[ $failed -eq 0 ]

@@ -1,0 +1,690 @@
+/* truthcmp - compare heapwalk's output with a corpus program's ground truth.
+ *
+ *   truthcmp TRUTH CHUNKS SUMMARY
+ *       TRUTH    truth.txt written by a corpora/ptmalloc program
+ *       CHUNKS   `heapwalk --json CORE chunks` (JSON Lines)
+ *       SUMMARY  `heapwalk --json CORE summary` (one JSON object)
+ *   truthcmp --sizes SIZES SUMMARY CHUNKS
+ *       cross-checks `heapwalk --json CORE sizes` against summary and chunks
+ *
+ * Prints each mismatch (the first 20, then how many more), then
+ * "truthcmp: N allocations, M mismatches" (or "truthcmp: sizes: N classes,
+ * M mismatches"); exits 0 when M is 0, 1 when not, 2 on unusable input.
+ *
+ * Truth format (corpora/ptmalloc/truth.h writes it): text, one record per
+ * line, fields separated by blanks, '#' lines are comments.
+ *   prog NAME
+ *   thread IDX TID ARENA NHEAPS
+ *       IDX: 0.. (0 = main); ARENA: "main" or the malloc_state address
+ *       (0x...); NHEAPS: heaps the thread's chunks lie in
+ *   alloc 0xUSER REQ USABLE WHERE IDX
+ *       USER: pointer malloc returned; REQ: requested size; USABLE:
+ *       malloc_usable_size() while live; WHERE: heap | mmapped (live) or
+ *       tcache | fastbin | unsorted | smallbin | largebin (freed, in that
+ *       list) or merged (freed and coalesced: not checked); IDX: thread
+ *   mallinfo2 KEY VALUE
+ *       KEY: arena ordblks smblks hblks hblkhd usmblks fsmblks uordblks
+ *       fordblks keepcost; the program's own mallinfo2() just before abort
+ *   end
+ *
+ * Checks: every recorded allocation except "merged" is a chunk line with
+ * that addr, size == USABLE, where == WHERE, state "used" for heap and
+ * mmapped and "free" otherwise; allocations of one arena share heapwalk's
+ * arena index, main_arena's is 0, different arenas get different ones;
+ * no two chunk lines overlap ([chunk, chunk + chunk_size)), addr == chunk
+ * + 16; summary "mallinfo" equals the recorded mallinfo2 field by field,
+ * "threads" the thread count and "arenas" the number of arenas.
+ *
+ * JSON is read by key, whatever the order of keys, with a small validating
+ * reader for the shapes heapwalk prints (objects, arrays, strings, integers,
+ * true/false/null).
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MAX_SHOWN 20
+
+static unsigned long mismatches;
+
+static void mismatch(const char *fmt, ...)
+{
+	va_list ap;
+	if (mismatches++ >= MAX_SHOWN)
+		return;
+	va_start(ap, fmt);
+	fputs("truthcmp: ", stdout);
+	vprintf(fmt, ap);
+	putchar('\n');
+	va_end(ap);
+}
+
+static void fatal(const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	fputs("truthcmp: ", stderr);
+	vfprintf(stderr, fmt, ap);
+	fputc('\n', stderr);
+	va_end(ap);
+	exit(2);
+}
+
+static void *xmalloc(size_t n)
+{
+	void *p = malloc(n ? n : 1);
+	if (!p)
+		fatal("out of memory");
+	return p;
+}
+
+static char *slurp(const char *path, size_t *len)
+{
+	FILE *f = fopen(path, "rb");
+	if (!f)
+		fatal("%s: %s", path, strerror(errno));
+	size_t cap = 1 << 16, n = 0;
+	char *buf = xmalloc(cap);
+	for (;;) {
+		if (n + 1 >= cap) {
+			cap *= 2;
+			char *nb = realloc(buf, cap);
+			if (!nb)
+				fatal("out of memory");
+			buf = nb;
+		}
+		size_t got = fread(buf + n, 1, cap - n - 1, f);
+		n += got;
+		if (got == 0)
+			break;
+	}
+	if (ferror(f))
+		fatal("%s: read error", path);
+	fclose(f);
+	buf[n] = 0;
+	if (len)
+		*len = n;
+	return buf;
+}
+
+/* ---- JSON reader ---------------------------------------------------- */
+/* Values are addressed by a pointer to their first character inside a
+   NUL-terminated buffer.  jskip() returns the first character after a
+   value, or NULL when the text is not valid JSON there.  */
+
+static const char *jws(const char *p)
+{
+	while (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r')
+		p++;
+	return p;
+}
+
+static const char *jskip_string(const char *p)
+{
+	if (*p != '"')
+		return NULL;
+	for (p++; *p != '"'; p++) {
+		if (*p == 0 || (unsigned char)*p < 0x20)
+			return NULL;
+		if (*p == '\\') {
+			p++;
+			if (*p == 'u') {
+				for (int i = 1; i <= 4; i++)
+					if (!p[i] || !strchr("0123456789abcdefABCDEF", p[i]))
+						return NULL;
+				p += 4;
+			} else if (!*p || !strchr("\"\\/bfnrt", *p)) {
+				return NULL;
+			}
+		}
+	}
+	return p + 1;
+}
+
+static const char *jskip(const char *p, int depth)
+{
+	if (depth > 64)
+		return NULL;
+	p = jws(p);
+	switch (*p) {
+	case '"':
+		return jskip_string(p);
+	case '{':
+	case '[': {
+		char close = *p == '{' ? '}' : ']';
+		bool obj = *p == '{';
+		p = jws(p + 1);
+		if (*p == close)
+			return p + 1;
+		for (;;) {
+			if (obj) {
+				p = jskip_string(jws(p));
+				if (!p)
+					return NULL;
+				p = jws(p);
+				if (*p++ != ':')
+					return NULL;
+			}
+			p = jskip(p, depth + 1);
+			if (!p)
+				return NULL;
+			p = jws(p);
+			if (*p == close)
+				return p + 1;
+			if (*p++ != ',')
+				return NULL;
+		}
+	}
+	case 't':
+		return strncmp(p, "true", 4) ? NULL : p + 4;
+	case 'f':
+		return strncmp(p, "false", 5) ? NULL : p + 5;
+	case 'n':
+		return strncmp(p, "null", 4) ? NULL : p + 4;
+	default:
+		if (*p == '-' || (*p >= '0' && *p <= '9')) {
+			if (*p == '-')
+				p++;
+			if (!(*p >= '0' && *p <= '9'))
+				return NULL;
+			while ((*p >= '0' && *p <= '9') || *p == '.' || *p == 'e' ||
+			       *p == 'E' || *p == '+' || *p == '-')
+				p++;
+			return p;
+		}
+		return NULL;
+	}
+}
+
+/* The value of member `key` of the object at `obj`, or NULL.  */
+static const char *jget(const char *obj, const char *key)
+{
+	const char *p = jws(obj);
+	size_t klen = strlen(key);
+	if (*p != '{')
+		return NULL;
+	p = jws(p + 1);
+	if (*p == '}')
+		return NULL;
+	for (;;) {
+		const char *k = jws(p);
+		const char *ke = jskip_string(k);
+		if (!ke)
+			return NULL;
+		p = jws(ke);
+		if (*p++ != ':')
+			return NULL;
+		p = jws(p);
+		if ((size_t)(ke - k - 2) == klen && !memcmp(k + 1, key, klen))
+			return p;
+		p = jskip(p, 1);
+		if (!p)
+			return NULL;
+		p = jws(p);
+		if (*p++ != ',')
+			return NULL;
+	}
+}
+
+/* A path of keys separated by '.', e.g. "mallinfo.arena".  */
+static const char *jpath(const char *obj, const char *path)
+{
+	char key[64];
+	while (obj && *path) {
+		size_t n = strcspn(path, ".");
+		if (n >= sizeof key)
+			return NULL;
+		memcpy(key, path, n);
+		key[n] = 0;
+		obj = jget(obj, key);
+		path += n + (path[n] == '.');
+	}
+	return obj;
+}
+
+static bool jnum(const char *v, unsigned long long *out)
+{
+	if (!v)
+		return false;
+	v = jws(v);
+	if (!(*v >= '0' && *v <= '9'))
+		return false;
+	char *end;
+	errno = 0;
+	*out = strtoull(v, &end, 10);
+	if (errno || *end == '.' || *end == 'e' || *end == 'E')
+		return false;
+	return true;
+}
+
+/* Copy a string value (escapes other than \" and \\ are kept raw).  */
+static bool jstr(const char *v, char *buf, size_t n)
+{
+	if (!v)
+		return false;
+	v = jws(v);
+	const char *e = jskip_string(v);
+	if (!e || n == 0)
+		return false;
+	size_t k = 0;
+	for (v++; v < e - 1; v++) {
+		if (*v == '\\' && (v[1] == '"' || v[1] == '\\'))
+			v++;
+		if (k + 1 >= n)
+			return false;
+		buf[k++] = *v;
+	}
+	buf[k] = 0;
+	return true;
+}
+
+/* A "0x..." string value.  */
+static bool jhex(const char *v, unsigned long long *out)
+{
+	char buf[40];
+	if (!jstr(v, buf, sizeof buf))
+		return false;
+	if (buf[0] != '0' || (buf[1] != 'x' && buf[1] != 'X') || !buf[2])
+		return false;
+	char *end;
+	errno = 0;
+	*out = strtoull(buf + 2, &end, 16);
+	return !errno && !*end;
+}
+
+/* First element of the array at `arr` (NULL if empty or not an array);
+   jnext() the element after `el`.  */
+static const char *jfirst(const char *arr)
+{
+	const char *p = jws(arr);
+	if (*p != '[')
+		return NULL;
+	p = jws(p + 1);
+	return *p == ']' ? NULL : p;
+}
+
+static const char *jnext(const char *el, bool *bad)
+{
+	const char *p = jskip(el, 1);
+	if (!p) {
+		*bad = true;
+		return NULL;
+	}
+	p = jws(p);
+	if (*p == ',')
+		return jws(p + 1);
+	if (*p != ']')
+		*bad = true;
+	return NULL;
+}
+
+/* A whole document: one value and nothing after it.  */
+static bool jvalid(const char *doc)
+{
+	const char *e = jskip(doc, 0);
+	return e && !*jws(e);
+}
+
+/* ---- chunks.jsonl ------------------------------------------------- */
+
+struct chunk {
+	unsigned long long addr, size, chunk, chunk_size;
+	long long arena;   /* -1: not given */
+	bool used;
+	char where[16];
+	unsigned long line;
+};
+
+static struct chunk *chunks;
+static size_t nchunks;
+
+static void read_chunks(const char *path)
+{
+	size_t len;
+	char *buf = slurp(path, &len);
+	char *end = buf + len;
+	size_t cap = 1024;
+	unsigned long lineno = 0;
+	chunks = xmalloc(cap * sizeof *chunks);
+	for (char *line = buf; line && line < end;) {
+		char *nl = memchr(line, '\n', (size_t)(end - line));
+		size_t llen = nl ? (size_t)(nl - line) : (size_t)(end - line);
+		if (nl)
+			*nl = 0;
+		lineno++;
+		if (strlen(line) != llen) {
+			mismatch("%s:%lu: NUL byte at column %zu", path, lineno,
+				 strlen(line) + 1);
+		} else if (*jws(line)) {
+			struct chunk c = { .arena = -1, .line = lineno };
+			char state[16];
+			unsigned long long a;
+			if (!jvalid(line) || *jws(line) != '{') {
+				mismatch("%s:%lu: not a JSON object", path, lineno);
+				goto next;
+			}
+			if (!jhex(jget(line, "addr"), &c.addr) ||
+			    !jnum(jget(line, "size"), &c.size) ||
+			    !jstr(jget(line, "state"), state, sizeof state) ||
+			    !jstr(jget(line, "where"), c.where, sizeof c.where)) {
+				mismatch("%s:%lu: addr/size/state/where missing or malformed",
+					 path, lineno);
+				goto next;
+			}
+			if (!strcmp(state, "used"))
+				c.used = true;
+			else if (strcmp(state, "free"))
+				mismatch("%s:%lu: state \"%s\"", path, lineno, state);
+			if (jnum(jget(line, "arena"), &a))
+				c.arena = (long long)a;
+			if (!jhex(jget(line, "chunk"), &c.chunk))
+				c.chunk = c.addr - 16;
+			if (!jnum(jget(line, "chunk_size"), &c.chunk_size))
+				c.chunk_size = c.size +
+					(!strcmp(c.where, "mmapped") ? 16 : 8);
+			if (nchunks == cap) {
+				cap *= 2;
+				struct chunk *n = realloc(chunks, cap * sizeof *chunks);
+				if (!n)
+					fatal("out of memory");
+				chunks = n;
+			}
+			chunks[nchunks++] = c;
+		}
+next:
+		line = nl ? nl + 1 : NULL;
+	}
+	free(buf);
+}
+
+static int by_addr(const void *a, const void *b)
+{
+	const struct chunk *x = a, *y = b;
+	return x->addr < y->addr ? -1 : x->addr > y->addr;
+}
+
+static int by_chunk(const void *a, const void *b)
+{
+	const struct chunk *x = *(const struct chunk *const *)a;
+	const struct chunk *y = *(const struct chunk *const *)b;
+	return x->chunk < y->chunk ? -1 : x->chunk > y->chunk;
+}
+
+static struct chunk *find_chunk(unsigned long long addr)
+{
+	struct chunk key = { .addr = addr };
+	return bsearch(&key, chunks, nchunks, sizeof *chunks, by_addr);
+}
+
+static void check_overlaps(void)
+{
+	struct chunk **v = xmalloc(nchunks * sizeof *v);
+	for (size_t i = 0; i < nchunks; i++)
+		v[i] = &chunks[i];
+	qsort(v, nchunks, sizeof *v, by_chunk);
+	unsigned long long end = 0;
+	const struct chunk *prev = NULL;
+	for (size_t i = 0; i < nchunks; i++) {
+		const struct chunk *c = v[i];
+		if (c->addr != c->chunk + 16)
+			mismatch("line %lu: addr 0x%llx is not chunk 0x%llx + 16",
+				 c->line, c->addr, c->chunk);
+		if (prev && c->chunk < end)
+			mismatch("chunk 0x%llx (line %lu) overlaps chunk 0x%llx "
+				 "(line %lu, size %llu)", c->chunk, c->line,
+				 prev->chunk, prev->line, prev->chunk_size);
+		if (!prev || c->chunk + c->chunk_size > end) {
+			end = c->chunk + c->chunk_size;
+			prev = c;
+		}
+	}
+	free(v);
+}
+
+/* ---- truth -------------------------------------------------------- */
+
+static const char *const mi_keys[10] = {
+	"arena", "ordblks", "smblks", "hblks", "hblkhd", "usmblks",
+	"fsmblks", "uordblks", "fordblks", "keepcost"
+};
+
+#define MAX_THREADS 256
+
+struct tarena {
+	unsigned long long arena;   /* 0 = main_arena */
+	long long hw;               /* heapwalk's index, -1 = not seen */
+};
+
+static int truth_mode(const char *tpath, const char *cpath, const char *spath)
+{
+	FILE *f = fopen(tpath, "r");
+	if (!f)
+		fatal("%s: %s", tpath, strerror(errno));
+	read_chunks(cpath);
+	qsort(chunks, nchunks, sizeof *chunks, by_addr);
+	char *summary = slurp(spath, NULL);
+	if (!jvalid(summary) || *jws(summary) != '{')
+		fatal("%s: not a JSON object", spath);
+
+	unsigned long long th_arena[MAX_THREADS];
+	bool th_seen[MAX_THREADS] = { false };
+	struct tarena ar[MAX_THREADS];
+	size_t nar = 0, nthreads = 0;
+	unsigned long nalloc = 0, lineno = 0;
+	bool have_mi[10] = { false }, ended = false;
+	char line[512];
+
+	while (fgets(line, sizeof line, f)) {
+		char kw[16], a1[64], a2[64], a3[64], a4[64], a5[64];
+		lineno++;
+		int n = sscanf(line, "%15s %63s %63s %63s %63s %63s", kw, a1, a2,
+			       a3, a4, a5);
+		if (n <= 0 || kw[0] == '#' || !strcmp(kw, "prog"))
+			continue;
+		if (!strcmp(kw, "end")) {
+			ended = true;
+		} else if (!strcmp(kw, "thread") && n >= 4) {
+			unsigned long idx = strtoul(a1, NULL, 10);
+			if (idx >= MAX_THREADS || th_seen[idx])
+				fatal("%s:%lu: bad thread index", tpath, lineno);
+			unsigned long long a =
+				strcmp(a3, "main") ? strtoull(a3, NULL, 16) : 0;
+			th_seen[idx] = true;
+			th_arena[idx] = a;
+			nthreads++;
+			size_t k;
+			for (k = 0; k < nar && ar[k].arena != a; k++)
+				;
+			if (k == nar) {
+				ar[nar].arena = a;
+				ar[nar++].hw = a ? -1 : 0;
+			}
+		} else if (!strcmp(kw, "alloc") && n == 6) {
+			unsigned long long addr = strtoull(a1, NULL, 16);
+			unsigned long long usable = strtoull(a3, NULL, 10);
+			unsigned long t = strtoul(a5, NULL, 10);
+			const char *w = a4;
+			nalloc++;
+			if (t >= MAX_THREADS || !th_seen[t])
+				fatal("%s:%lu: unknown thread %s", tpath, lineno, a5);
+			if (!strcmp(w, "merged"))
+				continue;
+			bool live = !strcmp(w, "heap") || !strcmp(w, "mmapped");
+			struct chunk *c = find_chunk(addr);
+			if (!c) {
+				mismatch("0x%llx (%s, %llu bytes): no chunk line",
+					 addr, w, usable);
+				continue;
+			}
+			if (c->used != live)
+				mismatch("0x%llx: state %s, expected %s", addr,
+					 c->used ? "used" : "free",
+					 live ? "used" : "free");
+			if (strcmp(c->where, w))
+				mismatch("0x%llx: where %s, expected %s", addr,
+					 c->where, w);
+			if (c->size != usable)
+				mismatch("0x%llx (%s): size %llu, expected %llu",
+					 addr, w, c->size, usable);
+			if (!strcmp(w, "mmapped"))
+				continue;
+			/* Arena numbering must agree with the truth.  */
+			size_t k;
+			for (k = 0; k < nar && ar[k].arena != th_arena[t]; k++)
+				;
+			if (c->arena < 0) {
+				mismatch("0x%llx: no arena", addr);
+			} else if (ar[k].hw < 0) {
+				for (size_t j = 0; j < nar; j++)
+					if (ar[j].hw == c->arena)
+						mismatch("0x%llx: arena %lld is also "
+							 "another arena's index",
+							 addr, c->arena);
+				ar[k].hw = c->arena;
+			} else if (ar[k].hw != c->arena) {
+				mismatch("0x%llx: arena %lld, expected %lld (%s)",
+					 addr, c->arena, ar[k].hw,
+					 ar[k].arena ? "thread arena" : "main arena");
+			}
+		} else if (!strcmp(kw, "mallinfo2") && n == 3) {
+			int k;
+			for (k = 0; k < 10 && strcmp(a1, mi_keys[k]); k++)
+				;
+			if (k == 10)
+				fatal("%s:%lu: unknown mallinfo2 field %s", tpath,
+				      lineno, a1);
+			have_mi[k] = true;
+			unsigned long long want = strtoull(a2, NULL, 10), got;
+			char path[80];
+			snprintf(path, sizeof path, "mallinfo.%s", a1);
+			if (!jnum(jpath(summary, path), &got))
+				mismatch("summary: %s missing", path);
+			else if (got != want)
+				mismatch("summary: %s %llu, mallinfo2 said %llu",
+					 path, got, want);
+		} else {
+			fatal("%s:%lu: cannot parse", tpath, lineno);
+		}
+	}
+	fclose(f);
+	if (!ended)
+		fatal("%s: no \"end\" line: the program did not finish", tpath);
+	for (int k = 0; k < 10; k++)
+		if (!have_mi[k])
+			fatal("%s: mallinfo2 %s not recorded", tpath, mi_keys[k]);
+
+	unsigned long long v;
+	if (!jnum(jget(summary, "threads"), &v))
+		mismatch("summary: threads missing");
+	else if (v != nthreads)
+		mismatch("summary: threads %llu, expected %zu", v, nthreads);
+	if (!jnum(jget(summary, "arenas"), &v))
+		mismatch("summary: arenas missing");
+	else if (v != nar)
+		mismatch("summary: arenas %llu, expected %zu", v, nar);
+
+	check_overlaps();
+	if (mismatches > MAX_SHOWN)
+		printf("truthcmp: ... and %lu more\n", mismatches - MAX_SHOWN);
+	printf("truthcmp: %lu allocations, %lu mismatches\n", nalloc, mismatches);
+	free(summary);
+	free(chunks);
+	return mismatches ? 1 : 0;
+}
+
+/* ---- --sizes ------------------------------------------------------ */
+
+static int sizes_mode(const char *zpath, const char *spath, const char *cpath)
+{
+	char *sizes = slurp(zpath, NULL), *summary = slurp(spath, NULL);
+	if (!jvalid(sizes) || !jvalid(summary))
+		fatal("%s or %s is not valid JSON", zpath, spath);
+	read_chunks(cpath);
+
+	unsigned long long cu = 0, cub = 0, cf = 0, cfb = 0;
+	for (size_t i = 0; i < nchunks; i++) {
+		if (chunks[i].used) {
+			cu++;
+			cub += chunks[i].size;
+		} else {
+			cf++;
+			cfb += chunks[i].size;
+		}
+	}
+
+	const char *classes = jget(sizes, "classes");
+	if (!classes || *jws(classes) != '[')
+		fatal("%s: no \"classes\" array", zpath);
+	unsigned long long su = 0, sub = 0, sf = 0, sfb = 0, prev = 0;
+	unsigned long ncls = 0;
+	bool bad = false;
+	for (const char *el = jfirst(classes); el; el = jnext(el, &bad)) {
+		unsigned long long size, u, ub, fr, fb;
+		ncls++;
+		if (!jnum(jget(el, "size"), &size) ||
+		    !jnum(jget(el, "used"), &u) ||
+		    !jnum(jget(el, "used_bytes"), &ub) ||
+		    !jnum(jget(el, "free"), &fr) ||
+		    !jnum(jget(el, "free_bytes"), &fb)) {
+			mismatch("sizes: class %lu lacks a field", ncls);
+			continue;
+		}
+		if (ub != size * u || fb != size * fr)
+			mismatch("sizes: class %llu: %llu used in %llu bytes, "
+				 "%llu free in %llu bytes", size, u, ub, fr, fb);
+		if (ncls > 1 && size <= prev)
+			mismatch("sizes: class %llu after %llu (not ascending "
+				 "or repeated)", size, prev);
+		prev = size;
+		su += u;
+		sub += ub;
+		sf += fr;
+		sfb += fb;
+	}
+	if (bad)
+		fatal("%s: malformed classes array", zpath);
+
+	struct {
+		const char *what;
+		unsigned long long sizes, chunks;
+		const char *path;
+	} t[4] = {
+		{ "used count", su, cu, "used.count" },
+		{ "used bytes", sub, cub, "used.bytes" },
+		{ "free count", sf, cf, "free.count" },
+		{ "free bytes", sfb, cfb, "free.bytes" },
+	};
+	for (int i = 0; i < 4; i++) {
+		unsigned long long s;
+		if (t[i].sizes != t[i].chunks)
+			mismatch("%s: sizes total %llu, chunk lines %llu",
+				 t[i].what, t[i].sizes, t[i].chunks);
+		if (!jnum(jpath(summary, t[i].path), &s))
+			mismatch("summary: %s missing", t[i].path);
+		else if (s != t[i].sizes)
+			mismatch("%s: summary %s %llu, sizes total %llu",
+				 t[i].what, t[i].path, s, t[i].sizes);
+	}
+	if (mismatches > MAX_SHOWN)
+		printf("truthcmp: ... and %lu more\n", mismatches - MAX_SHOWN);
+	printf("truthcmp: sizes: %lu classes, %lu mismatches\n", ncls, mismatches);
+	free(sizes);
+	free(summary);
+	free(chunks);
+	return mismatches ? 1 : 0;
+}
+
+int main(int argc, char **argv)
+{
+	if (argc == 5 && !strcmp(argv[1], "--sizes"))
+		return sizes_mode(argv[2], argv[3], argv[4]);
+	if (argc == 4 && argv[1][0] != '-')
+		return truth_mode(argv[1], argv[2], argv[3]);
+	fprintf(stderr, "usage: truthcmp TRUTH CHUNKS.jsonl SUMMARY.json\n"
+			"       truthcmp --sizes SIZES.json SUMMARY.json CHUNKS.jsonl\n");
+	return 2;
+}
