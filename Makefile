@@ -15,7 +15,7 @@ PKG_LIBS   = $(shell pkg-config --libs $(PKGS))
 WARN    := -Wall -Wextra -Werror -Wshadow -Wformat=2 -Wstrict-prototypes \
            -Wold-style-definition -Wvla -Wpointer-arith -Wundef \
            -Wmissing-prototypes -Wno-format-nonliteral
-STD     := -std=c11 -D_GNU_SOURCE -Ilibheapwalk
+STD     := -std=c11 -D_GNU_SOURCE -Ilibheapwalk -pthread
 CFLAGS  ?= -O2 -g
 SAN     := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
 
@@ -50,10 +50,10 @@ $(BUILD)/asan/libheapwalk.a: $(LIB_OBJ_ASAN)
 	rm -f $@ && ar rcs $@ $^
 
 $(BUILD)/heapwalk: $(BUILD)/obj/$(CLI_SRC:.c=.o) $(BUILD)/libheapwalk.a
-	$(CC) $(CFLAGS) -o $@ $^ $(PKG_LIBS)
+	$(CC) $(CFLAGS) -pthread -o $@ $^ $(PKG_LIBS)
 
 $(BUILD)/asan/heapwalk: $(BUILD)/asan/obj/$(CLI_SRC:.c=.o) $(BUILD)/asan/libheapwalk.a
-	$(CC) -g $(SAN) -o $@ $^ $(PKG_LIBS)
+	$(CC) -g $(SAN) -pthread -o $@ $^ $(PKG_LIBS)
 
 $(BUILD)/tools/%: tests/tools/%.c | deps
 	@mkdir -p $(dir $@)

@@ -7,6 +7,7 @@
 #ifndef HW_INTERNAL_H
 #define HW_INTERNAL_H
 
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -41,6 +42,7 @@ struct hw_session {
 	struct hw_syms *syms;
 	const struct hw_allocator_ops *alloc;
 	void *alloc_state;
+	pthread_mutex_t findings_lock;    /* walkers may run in threads */
 	struct hw_finding *findings;
 	size_t nfindings, findings_cap;
 	uint64_t findings_total;

@@ -21,15 +21,20 @@ enum hw_status hw_error(struct hw_session *s, enum hw_status st,
 static void add_finding(struct hw_session *s, uint64_t addr, bool note,
 			const char *fmt, va_list ap)
 {
+	pthread_mutex_lock(&s->findings_lock);
 	if (!note)
 		s->findings_total++;
-	if (s->nfindings >= HW_MAX_FINDINGS)
+	if (s->nfindings >= HW_MAX_FINDINGS) {
+		pthread_mutex_unlock(&s->findings_lock);
 		return;
+	}
 	if (s->nfindings == s->findings_cap) {
 		size_t cap = s->findings_cap ? 2 * s->findings_cap : 64;
 		struct hw_finding *n = realloc(s->findings, cap * sizeof *n);
-		if (!n)
+		if (!n) {
+			pthread_mutex_unlock(&s->findings_lock);
 			return;
+		}
 		s->findings = n;
 		s->findings_cap = cap;
 	}
@@ -37,6 +42,7 @@ static void add_finding(struct hw_session *s, uint64_t addr, bool note,
 	f->addr = addr;
 	f->note = note;
 	vsnprintf(f->problem, sizeof f->problem, fmt, ap);
+	pthread_mutex_unlock(&s->findings_lock);
 }
 
 void hw_finding(struct hw_session *s, uint64_t addr, const char *fmt, ...)
@@ -112,6 +118,7 @@ enum hw_status hw_session_open(const struct hw_open_opts *opts,
 	*out = s;
 	if (!s)
 		return HW_BAD_TARGET;
+	pthread_mutex_init(&s->findings_lock, NULL);
 	/* Copy only the fields this caller's struct has.  */
 	size_t sz = opts->sz < sizeof s->opts ? opts->sz : sizeof s->opts;
 	memcpy(&s->opts, opts, sz);
@@ -173,5 +180,6 @@ void hw_session_close(hw_session *s)
 	free(s->exe);
 	free(s->sysroot);
 	free(s->findings);
+	pthread_mutex_destroy(&s->findings_lock);
 	free(s);
 }

@@ -57,6 +57,11 @@ struct hw_allocator_ops {
 	/* Every block, in address order within each heap; returns false if
 	   fn stopped it.  Findings go to the session as they are met.  */
 	bool (*chunks)(void *state, hw_chunk_fn *fn, void *cookie);
+	/* The same blocks, in no particular order, split over nparts
+	   threads: fn runs concurrently, with cookies[part] in part's
+	   thread.  May be NULL (then callers use chunks).  */
+	bool (*chunks_parallel)(void *state, unsigned nparts, hw_chunk_fn *fn,
+				void *const cookies[]);
 	/* Allocator-specific members of the summary (JSON object members or
 	   text lines).  */
 	void (*summary)(void *state, struct hw_emitter *e);

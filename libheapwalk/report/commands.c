@@ -121,15 +121,69 @@ static int class_cmp(const void *a, const void *b)
 	return sx < sy ? -1 : sx > sy;
 }
 
-/* Walk everything once; the classes end up sorted and packed.  */
+#define GATHER_THREADS 2
+
+/* Add u's counts into t (both still in their walk form).  */
+static void merge_totals(struct totals *t, struct totals *u)
+{
+	t->used += u->used;
+	t->used_bytes += u->used_bytes;
+	t->free += u->free;
+	t->free_bytes += u->free_bytes;
+	t->overhead += u->overhead;
+	t->top_bytes += u->top_bytes;
+	if (u->largest_free > t->largest_free)
+		t->largest_free = u->largest_free;
+	t->sizes.oom |= u->sizes.oom;
+	for (size_t i = 0; i < SMALL_SIZES && t->sizes.small && u->sizes.small; i++) {
+		struct size_class *a = &t->sizes.small[i], *b = &u->sizes.small[i];
+		a->used += b->used;
+		a->used_bytes += b->used_bytes;
+		a->free += b->free;
+		a->free_bytes += b->free_bytes;
+	}
+	for (size_t i = 0; i < u->sizes.cap && !t->sizes.oom; i++) {
+		const struct size_class *b = &u->sizes.slots[i];
+		if (!b->size)
+			continue;
+		struct size_class *a = size_slot(&t->sizes,
+				b->size == ~(uint64_t)0 ? 0 : b->size);
+		if (!a)
+			break;
+		a->used += b->used;
+		a->used_bytes += b->used_bytes;
+		a->free += b->free;
+		a->free_bytes += b->free_bytes;
+	}
+	free(u->sizes.small);
+	free(u->sizes.slots);
+}
+
+/* Walk everything once (in threads when the walker can); the classes end
+   up sorted and packed.  */
 static enum hw_status gather(struct hw_session *s, struct totals *t)
 {
+	struct totals extra[GATHER_THREADS - 1];
+	void *cookies[GATHER_THREADS] = { t };
 	memset(t, 0, sizeof *t);
+	memset(extra, 0, sizeof extra);
 	t->sizes.small = calloc(SMALL_SIZES, sizeof *t->sizes.small);
-	if (!t->sizes.small)
+	bool oom = !t->sizes.small;
+	for (unsigned k = 1; k < GATHER_THREADS; k++) {
+		extra[k - 1].sizes.small = calloc(SMALL_SIZES,
+						  sizeof *t->sizes.small);
+		oom |= !extra[k - 1].sizes.small;
+		cookies[k] = &extra[k - 1];
+	}
+	if (oom)
 		t->sizes.oom = true;
+	else if (s->alloc->chunks_parallel)
+		s->alloc->chunks_parallel(s->alloc_state, GATHER_THREADS,
+					  add_total, cookies);
 	else
 		s->alloc->chunks(s->alloc_state, add_total, t);
+	for (unsigned k = 1; k < GATHER_THREADS; k++)
+		merge_totals(t, &extra[k - 1]);
 	/* Move the small classes that occurred into the table.  */
 	for (size_t i = 0; i < SMALL_SIZES && t->sizes.small && !t->sizes.oom; i++) {
 		struct size_class *sc = &t->sizes.small[i];

@@ -1,20 +1,16 @@
 /* memory.c - bounds-checked reads over a target's regions.
  *
- * Every walker read goes through here.  The region of the previous read is
- * remembered on the target: walks are local (chunk after chunk, list after
- * list), so the binary search is rarely needed.
+ * Every walker read goes through here.  There is deliberately no "last
+ * region" cache: walkers read from several threads, and a shared cache
+ * line written by both costs more than the binary search it saves (hot
+ * loops take a pointer to a whole readable run instead).
  */
 #include <string.h>
 
 #include "target.h"
 
-const struct hw_region *hw_region_of(struct hw_target *t, uint64_t addr)
+const struct hw_region *hw_region_of(const struct hw_target *t, uint64_t addr)
 {
-	if (t->nregions == 0)
-		return NULL;
-	const struct hw_region *r = &t->regions[t->last];
-	if (addr >= r->start && addr < r->end)
-		return r;
 	size_t lo = 0, hi = t->nregions;
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
@@ -22,10 +18,8 @@ const struct hw_region *hw_region_of(struct hw_target *t, uint64_t addr)
 			hi = mid;
 		else if (addr >= t->regions[mid].end)
 			lo = mid + 1;
-		else {
-			t->last = mid;
+		else
 			return &t->regions[mid];
-		}
 	}
 	return NULL;
 }

@@ -76,12 +76,11 @@ struct hw_target {
 	size_t auxv_len;
 	const char *exe;               /* from NT_FILE / the user, or NULL */
 	bool truncated;                /* some segment is cut short */
-	size_t last;                   /* region cache for hw_region_of */
 	void *priv;                    /* backend state */
 };
 
 /* The region containing addr, or NULL.  */
-const struct hw_region *hw_region_of(struct hw_target *t, uint64_t addr);
+const struct hw_region *hw_region_of(const struct hw_target *t, uint64_t addr);
 
 /* Copy len bytes at addr; false (and nothing promised in buf) unless every
    byte is readable.  */

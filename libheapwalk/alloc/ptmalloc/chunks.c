@@ -11,6 +11,7 @@
  * prev_size + size a whole number of pages that fits in the mapping (the
  * kernel may have merged the mapping with its neighbours).
  */
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -201,6 +202,88 @@ static bool walk_heap(struct pm_state *p, struct pm_heap *h, hw_chunk_fn *fn,
 		c = n;
 	}
 	return true;
+}
+
+/* Units of work: heaps first, then mmapped chunks.  */
+static uint64_t unit_bytes(const struct pm_state *p, size_t u)
+{
+	return u < p->nheaps ? p->heaps[u].end - p->heaps[u].start
+			     : p->mmapped[u - p->nheaps].size;
+}
+
+struct part_job {
+	struct pm_state *p;
+	size_t first, last;       /* units [first, last) */
+	hw_chunk_fn *fn;
+	void *cookie;
+	bool report, ok;
+};
+
+static void *walk_part(void *arg)
+{
+	struct part_job *j = arg;
+	j->ok = true;
+	for (size_t u = j->first; u < j->last && j->ok; u++) {
+		struct pm_state *p = j->p;
+		if (u < p->nheaps) {
+			j->ok = walk_heap(p, &p->heaps[u], j->fn, j->cookie,
+					  j->report);
+			continue;
+		}
+		const struct pm_mmapped *m = &p->mmapped[u - p->nheaps];
+		struct hw_chunk c = {
+			.addr = m->chunk + PM_HDR, .size = m->size - PM_HDR,
+			.chunk = m->chunk, .chunk_size = m->size, .arena = 0,
+			.where = HW_WHERE_MMAPPED, .used = true,
+		};
+		j->ok = j->fn(j->cookie, &c);
+	}
+	return NULL;
+}
+
+#define PM_MAX_PARTS 16
+
+bool pm_walk_chunks_parallel(struct pm_state *p, unsigned nparts,
+			     hw_chunk_fn *fn, void *const cookies[])
+{
+	struct part_job jobs[PM_MAX_PARTS];
+	pthread_t tids[PM_MAX_PARTS];
+	bool started[PM_MAX_PARTS] = { false };
+	size_t units = p->nheaps + p->nmmapped;
+	uint64_t total = 0, acc = 0;
+	if (nparts > PM_MAX_PARTS)
+		nparts = PM_MAX_PARTS;
+	if (nparts == 0)
+		nparts = 1;
+	for (size_t u = 0; u < units; u++)
+		total += unit_bytes(p, u);
+	bool report = !p->walked;
+	p->walked = true;
+	/* Split by bytes: part k takes the units that start in its share.  */
+	size_t u = 0;
+	for (unsigned k = 0; k < nparts; k++) {
+		jobs[k] = (struct part_job){ .p = p, .first = u, .fn = fn,
+					     .cookie = cookies[k],
+					     .report = report };
+		uint64_t limit = total / nparts * (k + 1);
+		while (u < units && (k == nparts - 1 || acc < limit))
+			acc += unit_bytes(p, u++);
+		jobs[k].last = u;
+	}
+	for (unsigned k = 1; k < nparts; k++)
+		started[k] = pthread_create(&tids[k], NULL, walk_part,
+					    &jobs[k]) == 0;
+	walk_part(&jobs[0]);
+	/* A thread that could not start is run here instead.  */
+	bool ok = jobs[0].ok;
+	for (unsigned k = 1; k < nparts; k++) {
+		if (started[k])
+			pthread_join(tids[k], NULL);
+		else
+			walk_part(&jobs[k]);
+		ok &= jobs[k].ok;
+	}
+	return ok;
 }
 
 bool pm_walk_chunks(struct pm_state *p, hw_chunk_fn *fn, void *cookie)

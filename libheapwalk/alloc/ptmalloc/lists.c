@@ -8,6 +8,7 @@
  * find it cheaply: a 2-bit tag per 16 bytes of heap for fastbins and bins,
  * a hash set for the (few) tcache entries.
  */
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -82,11 +83,18 @@ enum pm_tag pm_tag_get(const struct pm_heap *h, uint64_t chunk)
 /* Tag `chunk` as being on a list; false (with a finding) if it cannot be
    on one.  */
 static bool tag_chunk(struct pm_state *p, uint64_t chunk, enum pm_tag tag,
-		      const char *list)
+		      const char *list, int arena)
 {
 	struct pm_heap *h = pm_heap_of(p, chunk);
 	if (!h || chunk + PM_MINSIZE > h->end) {
 		hw_finding(p->s, chunk, "%s: entry outside every heap", list);
+		return false;
+	}
+	/* glibc frees a chunk into its own arena's lists only.  (This also
+	   keeps the threads of the list walk on disjoint tag maps.)  */
+	if (h->arena != arena) {
+		hw_finding(p->s, chunk, "%s of arena %d: entry in a heap of "
+			   "arena %d", list, arena, h->arena);
 		return false;
 	}
 	if ((chunk - h->start) & 15) {
@@ -340,7 +348,7 @@ static bool fast_step(struct pm_state *p, struct cursor *k)
 			   "bin", k->index, k->arena);
 		return false;
 	}
-	if (!tag_chunk(p, c, PM_TAG_FAST, "fastbin"))
+	if (!tag_chunk(p, c, PM_TAG_FAST, "fastbin", k->arena))
 		return false;
 	k->ar->fast[k->index].count++;
 	k->ar->fast[k->index].bytes += want;
@@ -369,7 +377,8 @@ static bool bin_step(struct pm_state *p, struct cursor *k)
 		hw_finding(p->s, c, "%s %d of arena %d: chunk size 0x%llx "
 			   "belongs in bin %d", list, i, k->arena,
 			   (unsigned long long)sz, pm_bin_index(sz));
-	if (!tag_chunk(p, c, i == 1 ? PM_TAG_UNSORTED : PM_TAG_BINNED, list))
+	if (!tag_chunk(p, c, i == 1 ? PM_TAG_UNSORTED : PM_TAG_BINNED, list,
+		       k->arena))
 		return false;
 	k->ar->bins[i].count++;
 	k->ar->bins[i].bytes += sz;
@@ -378,14 +387,24 @@ static bool bin_step(struct pm_state *p, struct cursor *k)
 	return k->cur != k->head && ++k->n <= p->list_limit;
 }
 
-static void walk_arena_lists(struct pm_state *p)
+struct lists_job {
+	struct pm_state *p;
+	unsigned part, nparts;
+};
+
+/* Walk the lists of the arenas given to this part.  */
+static void *walk_arena_lists(void *arg)
 {
+	struct lists_job *j = arg;
+	struct pm_state *p = j->p;
 	size_t n = 0, cap = p->narenas * (PM_NFASTBINS + PM_NBINS);
 	struct cursor *ks = calloc(cap ? cap : 1, sizeof *ks);
 	if (!ks)
-		return;
+		return NULL;
 	for (size_t a = 0; a < p->narenas; a++) {
 		struct pm_arena *ar = &p->arenas[a];
+		if (ar->part != j->part)
+			continue;
 		for (int i = 0; i < PM_NFASTBINS; i++) {
 			uint64_t c;
 			if (hw_read_u64(p->t, ar->addr + (uint64_t)p->l.ms_fastbins +
@@ -417,11 +436,44 @@ static void walk_arena_lists(struct pm_state *p)
 		}
 	}
 	free(ks);
+	return NULL;
+}
+
+#define PM_LIST_THREADS 2
+
+/* Arenas are independent: their lists are walked by PM_LIST_THREADS
+   threads, the arenas dealt out by size so the threads finish together.  */
+static void walk_all_arena_lists(struct pm_state *p)
+{
+	uint64_t load[PM_LIST_THREADS] = { 0 };
+	for (size_t a = 0; a < p->narenas; a++) {
+		unsigned best = 0;
+		for (unsigned k = 1; k < PM_LIST_THREADS; k++)
+			if (load[k] < load[best])
+				best = k;
+		p->arenas[a].part = best;
+		load[best] += p->arenas[a].system_mem;
+	}
+	struct lists_job jobs[PM_LIST_THREADS];
+	pthread_t tids[PM_LIST_THREADS];
+	bool started[PM_LIST_THREADS] = { false };
+	for (unsigned k = 0; k < PM_LIST_THREADS; k++)
+		jobs[k] = (struct lists_job){ p, k, PM_LIST_THREADS };
+	for (unsigned k = 1; k < PM_LIST_THREADS; k++)
+		started[k] = pthread_create(&tids[k], NULL, walk_arena_lists,
+					    &jobs[k]) == 0;
+	walk_arena_lists(&jobs[0]);
+	for (unsigned k = 1; k < PM_LIST_THREADS; k++) {
+		if (started[k])
+			pthread_join(tids[k], NULL);
+		else
+			walk_arena_lists(&jobs[k]);
+	}
 }
 
 void pm_walk_lists(struct pm_state *p)
 {
 	for (size_t i = 0; i < p->ntcaches; i++)
 		walk_tcache(p, &p->tcaches[i]);
-	walk_arena_lists(p);
+	walk_all_arena_lists(p);
 }

@@ -64,6 +64,12 @@ static bool pm_chunks(void *state, hw_chunk_fn *fn, void *cookie)
 	return pm_walk_chunks(state, fn, cookie);
 }
 
+static bool pm_chunks_parallel(void *state, unsigned nparts, hw_chunk_fn *fn,
+			       void *const cookies[])
+{
+	return pm_walk_chunks_parallel(state, nparts, fn, cookies);
+}
+
 const struct hw_allocator_ops hw_ptmalloc_ops = {
 	.name = "ptmalloc",
 	.open = pm_open,
@@ -71,6 +77,7 @@ const struct hw_allocator_ops hw_ptmalloc_ops = {
 	.version = pm_version,
 	.narenas = pm_narenas,
 	.chunks = pm_chunks,
+	.chunks_parallel = pm_chunks_parallel,
 	.summary = pm_report_summary,
 	.arenas = pm_report_arenas,
 	.bins = pm_report_bins,

@@ -99,6 +99,7 @@ struct pm_arena {
 	uint64_t attached_threads;
 	uint32_t mutex, flags;
 	size_t first_heap, nheaps;        /* into pm_state.heaps */
+	unsigned part;                    /* list-walk thread */
 	struct pm_bin_stat fast[PM_NFASTBINS];
 	struct pm_bin_stat bins[PM_NBINS]; /* 1 unsorted, 2..63 small, 64.. large */
 };
@@ -167,6 +168,8 @@ enum pm_tag pm_tag_get(const struct pm_heap *h, uint64_t chunk);
 /* chunks.c */
 void pm_find_mmapped(struct pm_state *p);
 bool pm_walk_chunks(struct pm_state *p, hw_chunk_fn *fn, void *cookie);
+bool pm_walk_chunks_parallel(struct pm_state *p, unsigned nparts,
+			     hw_chunk_fn *fn, void *const cookies[]);
 /* report.c */
 void pm_report_summary(void *state, struct hw_emitter *e);
 void pm_report_arenas(void *state, struct hw_emitter *e);
