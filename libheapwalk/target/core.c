@@ -303,9 +303,67 @@ static void check_backing(struct hw_target *t, struct backing_file *b,
 	}
 }
 
+/* gdb's gcore leaves out the file mappings it did not dump (no PT_LOAD at
+   all, where the kernel writes one with p_filesz 0).  Give each uncovered
+   part of an NT_FILE mapping a region with nothing dumped, so that it can
+   be served from the file like the kernel's empty segments.  */
+static bool add_file_gaps(struct hw_target *t)
+{
+	size_t extra = 0;
+	for (int pass = 0; pass < 2; pass++) {
+		size_t n = t->nregions;
+		for (size_t i = 0; i < t->nfiles; i++) {
+			uint64_t a = t->files[i].start, end = t->files[i].end;
+			while (a < end) {
+				/* first region ending after a (regions are
+				   sorted and disjoint, so their ends are
+				   sorted too) */
+				size_t lo = 0, hi = t->nregions;
+				while (lo < hi) {
+					size_t mid = lo + (hi - lo) / 2;
+					if (t->regions[mid].end > a)
+						hi = mid;
+					else
+						lo = mid + 1;
+				}
+				const struct hw_region *r =
+					lo < t->nregions ? &t->regions[lo] : NULL;
+				uint64_t gap_end = r && r->start < end ? r->start
+								       : end;
+				if (r && r->start <= a) {
+					a = r->end;
+					continue;
+				}
+				if (pass == 0)
+					extra++;
+				else
+					t->regions[n++] = (struct hw_region){
+						.start = a, .end = gap_end,
+						.prot = HW_PROT_R, .file = -1 };
+				a = gap_end;
+			}
+		}
+		if (pass == 0) {
+			if (!extra)
+				return true;
+			struct hw_region *nr = realloc(t->regions,
+				(t->nregions + extra) * sizeof *nr);
+			if (!nr)
+				return false;
+			t->regions = nr;
+		} else {
+			t->nregions = n;
+		}
+	}
+	qsort(t->regions, t->nregions, sizeof *t->regions, region_cmp);
+	return true;
+}
+
 static bool attach_backing(struct hw_target *t, struct core_priv *p,
 			   const char *sysroot)
 {
+	if (!add_file_gaps(t))
+		return false;
 	p->backing = calloc(t->nfiles ? t->nfiles : 1, sizeof *p->backing);
 	if (!p->backing)
 		return false;
