@@ -386,7 +386,7 @@ static void chunk_json(struct hw_emitter *e, const struct hw_chunk *ch)
 
 static void chunk_text(struct hw_emitter *e, const struct hw_chunk *ch)
 {
-	em_printf(e, "0x%016llx %12llu  %-4s  %-9s %5d  0x%llx %llu\n",
+	em_printf(e, "0x%016llx %12llu  %-5s %-9s %5d  0x%016llx %10llu\n",
 		  (unsigned long long)ch->addr, (unsigned long long)ch->size,
 		  ch->used ? "used" : "free",
 		  hw_where_name((enum hw_where)ch->where), ch->arena,
@@ -422,8 +422,9 @@ static enum hw_status cmd_chunks(struct cmd_ctx *c)
 					c->argv[i]);
 	}
 	if (!c->e->json)
-		em_printf(c->e, "%-18s %12s  %-4s  %-9s %5s  %s\n", "address",
-			  "size", "state", "where", "arena", "chunk size");
+		em_printf(c->e, "%-18s %12s  %-5s %-9s %5s  %-18s %10s\n",
+			  "address", "size", "state", "where", "arena", "chunk",
+			  "chunk size");
 	c->s->alloc->chunks(c->s->alloc_state, print_chunk, &w);
 	return HW_OK;
 }
@@ -534,8 +535,9 @@ static enum hw_status cmd_chunk(struct cmd_ctx *c)
 			  (unsigned long long)(l.addr - l.hit.addr),
 			  l.hit.used ? "used" : "free",
 			  (unsigned long long)l.hit.addr);
-	em_printf(e, "%-6s %-18s %12s  %-4s  %-9s %5s  %s\n", "", "address",
-		  "size", "state", "where", "arena", "chunk size");
+	em_printf(e, "%-6s %-18s %12s  %-5s %-9s %5s  %-18s %10s\n", "",
+		  "address", "size", "state", "where", "arena", "chunk",
+		  "chunk size");
 	lookup_emit(e, "prev", &l.prev, l.have_prev);
 	lookup_emit(e, "chunk", &l.hit, true);
 	lookup_emit(e, "next", &l.next, l.have_next);

@@ -45,8 +45,17 @@ static void main_heap(struct pm_state *p, struct pm_arena *ar)
 {
 	uint64_t top_size;
 	/* Before the first malloc top is the unsorted bin's fake chunk.  */
-	if (ar->top == pm_bin_at(p, ar->addr, 1) || !p->sbrk_base)
+	if (ar->top == pm_bin_at(p, ar->addr, 1))
 		return;
+	if (!p->sbrk_base) {
+		/* No mp_: the brk heap is the mapping that holds top.  */
+		const struct hw_region *r = hw_region_of(p->t, ar->top);
+		if (!r)
+			return;
+		p->sbrk_base = r->start;
+		hw_note(p->s, r->start, "mp_ not found: main heap assumed to "
+			"start at its mapping");
+	}
 	if (!hw_read_u64(p->t, ar->top + 8, &top_size)) {
 		hw_finding(p->s, ar->top, "main arena top chunk is not "
 			   "readable");

@@ -174,11 +174,21 @@ void pm_find_tcaches(struct pm_state *p)
 		}
 		break;
 	}
+	/* A thread's first malloc allocates its tcache, so it is normally
+	   the first chunk of a heap; look a little further in case the
+	   first call was calloc or memalign, which do not set it up.  */
 	uint64_t cand[64];
 	size_t ncand = 0;
-	for (size_t i = 0; i < p->nheaps && ncand < 64; i++)
-		if (looks_like_tcache(p, p->heaps[i].start + PM_HDR))
-			cand[ncand++] = p->heaps[i].start + PM_HDR;
+	for (size_t i = 0; i < p->nheaps && ncand < 64; i++) {
+		uint64_t c = p->heaps[i].start, sz;
+		for (int k = 0; k < 16 && ncand < 64; k++, c += sz) {
+			if (!chunk_size_of(p, c, &sz) || sz < PM_MINSIZE ||
+			    sz > p->heaps[i].end - c)
+				break;
+			if (looks_like_tcache(p, c + PM_HDR))
+				cand[ncand++] = c + PM_HDR;
+		}
+	}
 	/* Vote for the offset from tp.  */
 	int64_t best = 0;
 	unsigned best_votes = 0;
