@@ -11,6 +11,9 @@
  * glibc 2.36 (tcache first while fewer than 7 entries, then fastbins for
  * chunk sizes <= 0x80, else the unsorted bin; the unsorted bin is sorted
  * into small/large bins by a large malloc that nothing free can satisfy).
+ * Also right for 2.31 (checked with gdb); from 2.41 on, free() puts a
+ * small (< 0x400) chunk straight into its small bin instead of the
+ * unsorted bin (the running glibc's version decides).
  * The model refuses plans that would make glibc do something else
  * (consolidation, reuse of a freed chunk, merging with a free neighbour),
  * and the program then exits with status 2 instead of dumping a core.
@@ -24,6 +27,11 @@
  *        coalesced into top or a neighbour: no longer a chunk)
  *   mallinfo2 KEY VALUE           (the ten fields, recorded last)
  *   end
+ * Comment lines: "# glibc VERSION" (gnu_get_libc_version() at run time)
+ * and, when built against a glibc older than 2.33 (no mallinfo2) or with
+ * -DHW_NO_MALLINFO2, "# mallinfo2 from mallinfo(): int fields" -- the
+ * values then come from mallinfo(), whose fields are int: exact while
+ * every total is below 2 GiB (the corpus heaps are far smaller).
  * See tests/tools/truthcmp.c for the consumer.
  */
 #ifndef CORPUS_TRUTH_H
@@ -33,11 +41,18 @@
 #define _GNU_SOURCE
 #endif
 #include <fcntl.h>
+#include <gnu/libc-version.h>
 #include <malloc.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+
+/* mallinfo2() is glibc 2.33+; older ones only have int mallinfo().  */
+#if !defined(HW_NO_MALLINFO2) && defined(__GLIBC__) && \
+	(__GLIBC__ < 2 || (__GLIBC__ == 2 && __GLIBC_MINOR__ < 33))
+#define HW_NO_MALLINFO2 1
+#endif
 
 #define MAX_THREADS 16
 #define MAX_RECS 1024
@@ -215,6 +230,18 @@ static int free_neighbour(int t, const struct rec *r)
 	return 0;
 }
 
+/* The running glibc's minor version (2.NN), without malloc.  */
+static int glibc_minor(void)
+{
+	const char *v = gnu_get_libc_version();
+	int minor = 0;
+	if (v[0] != '2' || v[1] != '.')
+		die("not a glibc 2.x");
+	for (v += 2; *v >= '0' && *v <= '9'; v++)
+		minor = minor * 10 + (*v - '0');
+	return minor;
+}
+
 /* free(p) where glibc's choice follows from the model; `into_top` says
    the caller knows p is the chunk just below top (it merges).  */
 static void tf_(int t, void *p, int into_top)
@@ -248,7 +275,10 @@ static void tf_(int t, void *p, int into_top)
 					ok = 1;
 			if (!ok)
 				die("plan error: no live guard after a freed chunk");
-			w = W_UNSORTED;
+			/* 2.41+: small chunks skip the unsorted bin.  */
+			w = (glibc_minor() >= 41 && cs < MIN_LARGE_CHUNK)
+				    ? W_SMALLBIN
+				    : W_UNSORTED;
 		}
 	}
 	r->w = w;
@@ -368,6 +398,9 @@ static void truth_open(const char *path, const char *prog)
 	if (out_fd < 0)
 		die("cannot open the truth file");
 	out_str("# heapwalk corpus ground truth, see tests/tools/truthcmp.c\n");
+	out_str("# glibc ");
+	out_str(gnu_get_libc_version());
+	out_str("\n");
 	out_str("prog ");
 	out_str(prog);
 	out_str("\n");
@@ -434,7 +467,15 @@ static void truth_threads_and_allocs(void)
    and writing it out needs no malloc.  */
 static void truth_mallinfo_and_abort(void)
 {
+#ifdef HW_NO_MALLINFO2
+	/* int fields: a total of 2 GiB or more would wrap.  */
+	struct mallinfo m = mallinfo();
+	if (m.arena < 0 || m.hblkhd < 0 || m.uordblks < 0 || m.fordblks < 0)
+		die("mallinfo() overflowed its int fields");
+	out_str("# mallinfo2 from mallinfo(): int fields\n");
+#else
 	struct mallinfo2 m = mallinfo2();
+#endif
 	const char *k[10] = { "arena", "ordblks", "smblks", "hblks", "hblkhd",
 			      "usmblks", "fsmblks", "uordblks", "fordblks",
 			      "keepcost" };

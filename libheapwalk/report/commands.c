@@ -567,7 +567,9 @@ static enum hw_status cmd_check(struct cmd_ctx *c)
 	s->alloc->chunks(s->alloc_state, count_only, &n);
 	if (s->alloc->check)
 		s->alloc->check(s->alloc_state);
-	qsort(s->findings, s->nfindings, sizeof *s->findings, finding_cmp);
+	if (s->nfindings)
+		qsort(s->findings, s->nfindings, sizeof *s->findings,
+		      finding_cmp);
 	if (e->json) {
 		em_obj_begin(e, NULL);
 		em_arr_begin(e, "findings");

@@ -11,6 +11,14 @@
 # Prints mismatches and "oracle: N allocations, M mismatches"; also prints
 # a per-list census.  Used by scripts/corpus/verify-gdb.sh.
 #
+# Other glibc versions and targets (scripts/corpus/verify-gdb-variant.sh):
+# `python SAFE_LINKING=False` for glibc < 2.32 (default True).  When gdb
+# cannot read the `tcache` TLS variable (qemu-user cores have no TLS
+# register; gdb 13 cannot load a newer glibc's libthread_db), the tcaches
+# are taken to be the first chunk of each arena (the corpus programs give
+# every thread its own arena, and a thread's first malloc allocates its
+# tcache there), confirmed by that chunk's size.
+#
 # With `python EMIT="DIR"` it also writes what heapwalk should print, as
 # gdb sees it, to DIR/chunks.jsonl, DIR/summary.json and DIR/sizes.json
 # (mmapped chunks: only those the truth file names).  That is a reference
@@ -20,6 +28,11 @@ import gdb
 inf = gdb.selected_inferior()
 ulong = gdb.lookup_type("unsigned long")
 HEAP_MAX = 64 << 20
+SAFE = globals().get("SAFE_LINKING", True)
+
+
+def reveal(pos, v):
+    return (pos >> 12) ^ v if SAFE else v
 
 
 def rd(addr):
@@ -80,7 +93,7 @@ for ai, ar in enumerate(arenas):
             put(p + 16, "fastbin", ai)
             nfast += 1
             fastavail += csize(p)
-            p = ((p + 16) >> 12) ^ rd(p + 16)   # safe-linking reveal
+            p = reveal(p + 16, rd(p + 16))     # safe-linking reveal
             n += 1
     avail += fastavail
     for i in range(1, 128):
@@ -106,27 +119,47 @@ for ai, ar in enumerate(arenas):
         mi["hblkhd"] = val("mp_.mmapped_mem")
         mi["keepcost"] = csize(top)
 
+def first_chunk(ar):
+    if ar == main_arena:
+        return val("mp_.sbrk_base")
+    return ((ar + SZ_STATE + 16 + 15) & ~15) - 16
+
+
 # Per-thread tcache.
 tids = {}
+tcaches = []   # (whose, address of the tcache_perthread_struct)
+tls_ok = True
 for th in inf.threads():
     th.switch()
     tids[th.ptid[1]] = th.num
-    tc = val("tcache")
-    if tc == 0:
+    if not tls_ok:
         continue
+    try:
+        tc = val("tcache")
+    except gdb.error:
+        tls_ok = False
+        continue
+    if tc:
+        tcaches.append(("LWP %d" % th.ptid[1], tc))
+if not tls_ok:
+    TC_CHUNK = (int(gdb.parse_and_eval("sizeof(tcache_perthread_struct)")) + 8 + 15) & ~15
+    tcaches = [("arena %d" % ai, first_chunk(ar) + 16)
+               for ai, ar in enumerate(arenas) if csize(first_chunk(ar)) == TC_CHUNK]
+    print("oracle: no TLS: %d tcaches taken from the arenas' first chunks" % len(tcaches))
+for whose, tc in tcaches:
     for i in range(64):
-        cnt = val("tcache->counts[%d]" % i)
-        e = val("tcache->entries[%d]" % i)
+        cnt = val("((tcache_perthread_struct *)%d)->counts[%d]" % (tc, i))
+        e = val("((tcache_perthread_struct *)%d)->entries[%d]" % (tc, i))
         n = 0
         while e and n < 1000:
             c = e - 16
             ai = arenas.index(rd(c & ~(HEAP_MAX - 1))) if rd(c + 8) & 4 else 0
             put(e, "tcache", ai)
-            e = (e >> 12) ^ rd(e)
+            e = reveal(e, rd(e))
             n += 1
         if n != cnt:
-            problems.append("tcache bin %d of LWP %d: %d entries, count %d"
-                            % (i, th.ptid[1], n, cnt))
+            problems.append("tcache bin %d of %s: %d entries, count %d"
+                            % (i, whose, n, cnt))
 
 # Heap walks: every chunk start with its size, and in-use state.
 chunks = {}   # chunk address -> (size, inuse, arena index)
@@ -240,7 +273,8 @@ if "EMIT" in globals():
                                       where=w, arena=ai, chunk="0x%x" % c,
                                       chunk_size=sz), separators=(",", ":")) + "\n")
     with open(EMIT + "/summary.json", "w") as out:  # noqa: F821
-        json.dump(dict(allocator="ptmalloc", version="2.36", arch="x86_64",
+        json.dump(dict(allocator="ptmalloc", version=globals().get("VERSION", "2.36"),
+                       arch=globals().get("ARCH", "x86_64"),
                        arenas=len(arenas), threads=len(tids),
                        used=dict(count=used[0], bytes=used[1]),
                        free=dict(count=free[0], bytes=free[1]), mallinfo=mi), out)

@@ -1,6 +1,18 @@
 #!/bin/bash
-# make-core.sh CASE OUTDIR - build corpora/ptmalloc/CASE.c and make it dump
-# a core: leaves OUTDIR/prog, OUTDIR/core and OUTDIR/truth.txt.
+# make-core.sh CASE OUTDIR [VARIANT] - build corpora/ptmalloc/CASE.c and
+# make it dump a core: leaves OUTDIR/prog, OUTDIR/core and OUTDIR/truth.txt.
+#
+# VARIANT (default "host": the host's gcc and glibc) names another glibc,
+# one of scripts/corpus/sysroot.sh's: glibc-2.31-amd64, glibc-2.36-amd64,
+# glibc-2.41-amd64, glibc-2.36-arm64.  Its sysroot is made (once) in
+# $HEAPWALK_SYSROOTS/VARIANT (default build/sysroot/VARIANT) and
+# OUTDIR/sysroot links to it.  The program is compiled against that
+# glibc's own headers and libraries; amd64 programs get the sysroot's
+# ld.so as their interpreter and its library directory as RUNPATH, so
+# the core's NT_FILE names the sysroot's libc; arm64 programs are built
+# -no-pie with aarch64-linux-gnu-gcc and run under qemu-aarch64 -L
+# SYSROOT, whose own core (no NT_FILE, no NT_ARM_TLS) becomes OUTDIR/core
+# (any core the host writes of qemu itself is thrown away).
 #
 # The kernel writes the core when core_pattern names a plain file (e.g.
 # "core", "core.%p", core_uses_pid=1, or an absolute pattern); when it is
@@ -16,9 +28,10 @@ me=make-core.sh
 die() { echo "$me: $*" >&2; exit 1; }
 cannot() { echo "$me: $*" >&2; exit 77; }
 
-[ $# -eq 2 ] || die "usage: $me CASE OUTDIR"
+[ $# -eq 2 ] || [ $# -eq 3 ] || die "usage: $me CASE OUTDIR [VARIANT]"
 case_name=$1
 outdir=$2
+variant=${3:-host}
 top=$(cd "$(dirname "$0")/../.." && pwd)
 srcdir=$top/corpora/ptmalloc
 src=$srcdir/$case_name.c
@@ -26,6 +39,23 @@ src=$srcdir/$case_name.c
 
 mkdir -p "$outdir"
 outdir=$(cd "$outdir" && pwd)
+
+sysroot=
+sysroot_stamp=
+case $variant in
+host) ;;
+glibc-*-amd64 | glibc-*-arm64)
+	sysroots=${HEAPWALK_SYSROOTS:-$top/build/sysroot}
+	mkdir -p "$sysroots"
+	sysroot=$(cd "$sysroots" && pwd)/$variant
+	rc=0
+	"$top/scripts/corpus/sysroot.sh" "$variant" "$sysroot" || rc=$?
+	if [ $rc = 77 ]; then cannot "cannot make a sysroot for $variant here"; fi
+	[ $rc = 0 ] || die "no sysroot for $variant"
+	sysroot_stamp=$sysroot/.sysroot
+	;;
+*) die "unknown variant '$variant'" ;;
+esac
 
 # One builder at a time per OUTDIR.
 if command -v flock >/dev/null 2>&1; then
@@ -37,19 +67,40 @@ stamp=$outdir/.stamp
 if [ -f "$stamp" ] && [ -s "$outdir/core" ] && [ -x "$outdir/prog" ] &&
 	[ -s "$outdir/truth.txt" ]; then
 	fresh=1
-	for f in "$src" "$srcdir"/*.h "$0"; do
+	for f in "$src" "$srcdir"/*.h "$0" ${sysroot_stamp:+"$sysroot_stamp"}; do
 		[ -e "$f" ] || continue
 		if [ "$f" -nt "$stamp" ]; then fresh=0; fi
 	done
 	if [ $fresh = 1 ]; then exit 0; fi
 fi
 rm -f "$stamp" "$outdir/core" "$outdir/truth.txt" "$outdir/core.how" \
-	"$outdir/prog"
+	"$outdir/prog" "$outdir/sysroot"
 
 log=$outdir/build.log
 : >"$log"
-${CC:-gcc} -O0 -g -pthread -o "$outdir/prog" "$src" >>"$log" 2>&1 ||
-	die "compiling $src failed (see $log)"
+case $variant in
+host)
+	${CC:-gcc} -O0 -g -pthread -o "$outdir/prog" "$src" >>"$log" 2>&1 ||
+		die "compiling $src failed (see $log)"
+	;;
+*)
+	ln -s "$sysroot" "$outdir/sysroot"
+	triple=$(sed -n 's/^triple //p' "$sysroot_stamp")
+	ldso=$(sed -n 's/^ldso //p' "$sysroot_stamp")
+	libdir=$sysroot/usr/lib/$triple
+	case $variant in
+	*-arm64) cc=aarch64-linux-gnu-gcc link=(-no-pie) ;;
+	*) cc=gcc link=("-Wl,--dynamic-linker=$sysroot/$ldso" "-Wl,-rpath=$libdir") ;;
+	esac
+	# Only that glibc's headers, crt files and libraries (plus the
+	# compiler's own stddef.h, crtbegin.o and libgcc).
+	$cc -nostdinc -isystem "$($cc -print-file-name=include)" \
+		-isystem "$sysroot/usr/include/$triple" -isystem "$sysroot/usr/include" \
+		--sysroot="$sysroot" -B"$libdir/" -L"$libdir" \
+		-O0 -g -pthread -o "$outdir/prog" "$src" "${link[@]}" >>"$log" 2>&1 ||
+		die "compiling $src for $variant failed (see $log)"
+	;;
+esac
 
 # Is the kernel going to write a file we can find?
 # (MAKE_CORE_PATTERN overrides what we believe, to exercise the fallback.)
@@ -68,7 +119,39 @@ core_complete() {
 }
 
 how=
-if [ "${pattern:0:1}" != "|" ]; then
+if [ "${variant%-arm64}" != "$variant" ]; then
+	# qemu-aarch64 writes qemu_prog_<date>-<time>_<pid>.core into its cwd,
+	# whatever core_pattern says.  Run it in a scratch directory where a
+	# directory named like a plain relative core_pattern stops the host
+	# kernel from writing a core of qemu itself (when it does write one,
+	# it is deleted with the directory).
+	command -v qemu-aarch64 >/dev/null 2>&1 || cannot "qemu-aarch64 is not installed"
+	run=$outdir/.run
+	rm -rf "$run"
+	mkdir -p "$run"
+	if [ "${pattern:0:1}" != "|" ] && [ "${pattern:0:1}" != / ] &&
+		[[ "$pattern" != *%* ]] && [[ "$pattern" != */* ]]; then
+		mkdir -p "$run/$pattern" 2>/dev/null || true
+	fi
+	set +e
+	(
+		cd "$run"
+		ulimit -c unlimited 2>/dev/null || ulimit -c "$(ulimit -H -c)"
+		exec qemu-aarch64 -L "$sysroot" "$outdir/prog" "$outdir/truth.txt"
+	) >>"$log" 2>&1 &
+	pid=$!
+	{ wait $pid; } 2>/dev/null
+	rc=$?
+	set -e
+	if [ $rc -eq 2 ]; then die "$case_name refused its own plan (see $log)"; fi
+	[ $rc -eq 134 ] || die "$case_name under qemu-aarch64 exited with status $rc, not SIGABRT (see $log)"
+	found=$(find "$run" -maxdepth 1 -type f -name 'qemu_prog_*.core' | head -n1)
+	[ -n "$found" ] || die "qemu-aarch64 wrote no qemu_prog_*.core (see $log)"
+	core_complete "$found" || die "qemu-aarch64's core $found is truncated"
+	mv -f "$found" "$outdir/core"
+	rm -rf "$run"
+	how="qemu-aarch64 (qemu-user core)"
+elif [ "${pattern:0:1}" != "|" ]; then
 	marker=$outdir/.marker
 	: >"$marker"
 	set +e

@@ -160,7 +160,8 @@ enum hw_status pm_find_heaps(struct pm_state *p)
 	}
 	/* Heaps in address order; overlapping ones (a corrupt heap_info)
 	   are dropped so that no chunk is reported twice.  */
-	qsort(p->heaps, p->nheaps, sizeof *p->heaps, heap_cmp);
+	if (p->nheaps)
+		qsort(p->heaps, p->nheaps, sizeof *p->heaps, heap_cmp);
 	size_t out = 0;
 	for (size_t i = 0; i < p->nheaps; i++) {
 		if (out && p->heaps[i].start < p->heaps[out - 1].end) {

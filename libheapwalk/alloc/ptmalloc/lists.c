@@ -261,19 +261,24 @@ static void walk_tcache(struct pm_state *p, struct pm_tcache *tc)
 		if (!hw_read_u64(p->t, head, &e))
 			continue;
 		uint64_t want = (uint64_t)i * 16 + PM_MINSIZE, n = 0;
+		/* Where the pointer being followed was read: a pointer to
+		   nowhere is damage at its holder, not at the nowhere.  */
+		uint64_t holder = head;
 		while (e && n <= p->list_limit) {
 			uint64_t sz, next;
 			if (e & 15) {
-				hw_finding(p->s, e, "tcache bin %u of thread %d: "
-					   "unaligned tcache chunk detected", i,
-					   tc->tid);
+				hw_finding(p->s, holder, "tcache bin %u of thread "
+					   "%d: next pointer 0x%llx: unaligned "
+					   "tcache chunk detected", i, tc->tid,
+					   (unsigned long long)e);
 				break;
 			}
 			struct pm_heap *h = pm_heap_of(p, e - PM_HDR);
 			if (!h || !chunk_size_of(p, e - PM_HDR, &sz)) {
-				hw_finding(p->s, e, "tcache bin %u of thread %d: "
-					   "entry outside every heap", i,
-					   tc->tid);
+				hw_finding(p->s, holder, "tcache bin %u of thread "
+					   "%d: next pointer 0x%llx is outside "
+					   "every heap", i, tc->tid,
+					   (unsigned long long)e);
 				break;
 			}
 			if (sz != want) {
@@ -295,6 +300,7 @@ static void walk_tcache(struct pm_state *p, struct pm_tcache *tc)
 			n++;
 			if (!hw_read_u64(p->t, e, &next))
 				break;
+			holder = e;
 			e = pm_reveal(p, e, next);
 		}
 		tc->walked[i] = (uint16_t)(n > 0xffff ? 0xffff : n);
@@ -348,20 +354,30 @@ static bool fast_step(struct pm_state *p, struct cursor *k)
 	uint64_t c = k->cur, w[4];
 	uint64_t want = (uint64_t)(k->index + 2) * 16;
 	if ((c + PM_HDR) & 15) {
-		hw_finding(p->s, c, "fastbin %d of arena %d: unaligned fastbin "
-			   "chunk detected", k->index, k->arena);
+		hw_finding(p->s, k->prev, "fastbin %d of arena %d: fd 0x%llx: "
+			   "unaligned fastbin chunk detected", k->index,
+			   k->arena, (unsigned long long)c);
 		return false;
 	}
-	if (!read_node(p, c, w) || (w[1] & ~(uint64_t)PM_SIZE_BITS) != want) {
+	if (!read_node(p, c, w)) {
+		hw_finding(p->s, k->prev, "fastbin %d of arena %d: fd 0x%llx "
+			   "is not in the core", k->index, k->arena,
+			   (unsigned long long)c);
+		return false;
+	}
+	if ((w[1] & ~(uint64_t)PM_SIZE_BITS) != want) {
 		hw_finding(p->s, c, "fastbin %d of arena %d: malloc(): memory "
-			   "corruption (fast): chunk size does not match the "
-			   "bin", k->index, k->arena);
+			   "corruption (fast): chunk size 0x%llx does not match "
+			   "the bin (reached from 0x%llx)", k->index, k->arena,
+			   (unsigned long long)(w[1] & ~(uint64_t)PM_SIZE_BITS),
+			   (unsigned long long)k->prev);
 		return false;
 	}
 	if (!tag_chunk(p, c, PM_TAG_FAST, "fastbin", k->arena))
 		return false;
 	k->ar->fast[k->index].count++;
 	k->ar->fast[k->index].bytes += want;
+	k->prev = c;
 	k->cur = pm_reveal(p, c + PM_HDR, w[2]);
 	return k->cur != 0 && ++k->n <= p->list_limit;
 }
@@ -373,8 +389,9 @@ static bool bin_step(struct pm_state *p, struct cursor *k)
 	const char *list = i == 1 ? "unsorted bin"
 			 : i < 64 ? "small bin" : "large bin";
 	if (!read_node(p, c, w)) {
-		hw_finding(p->s, c, "%s %d of arena %d: entry not readable",
-			   list, i, k->arena);
+		hw_finding(p->s, k->prev, "%s %d of arena %d: fd 0x%llx is not "
+			   "in the core", list, i, k->arena,
+			   (unsigned long long)c);
 		return false;
 	}
 	uint64_t sz = w[1] & ~(uint64_t)PM_SIZE_BITS;
@@ -420,6 +437,8 @@ static void *walk_arena_lists(void *arg)
 			if (hw_read_u64(p->t, ar->addr + (uint64_t)p->l.ms_fastbins +
 					8 * (uint64_t)i, &c) && c)
 				ks[n++] = (struct cursor){ .cur = c, .ar = ar,
+					.prev = ar->addr +
+						(uint64_t)p->l.ms_fastbins + 8 * (uint64_t)i,
 					.arena = (int16_t)a, .index = (int16_t)i,
 					.fast = true };
 		}

@@ -1,0 +1,65 @@
+#!/bin/bash
+# --no-debuginfo: without symbols or DWARF, heapwalk finds main_arena by
+# scanning libc's data and still gets bins1 and threads8 exactly right:
+# its chunks pass truthcmp against the program's own truth, are byte for
+# byte the chunks of the run with debug info, and summary "roots" says the
+# main arena came from a scan, not from a symbol.
+# shellcheck source=tests/lib.sh
+. "$(dirname "$0")/lib.sh"
+need_heapwalk
+truthcmp=$(tool truthcmp)
+
+# main_arena_from JSON: the value of roots.main_arena_from ("" if none).
+main_arena_from() {
+	sed -n 's/.*"roots":{[^}]*"main_arena_from":"\([^"]*\)".*/\1/p' "$1"
+}
+
+for case_name in bins1 threads8; do
+	dir=$(corpus_core $case_name)
+	# A private copy: make-core.sh may rebuild the corpus meanwhile (it
+	# holds $dir/.lock while it does).
+	mkdir -p "$T/$case_name"
+	c=$T/$case_name
+	if command -v flock >/dev/null 2>&1; then
+		flock "$dir/.lock" cp "$dir/core" "$dir/truth.txt" "$c/"
+	else
+		cp "$dir/core" "$dir/truth.txt" "$c/"
+	fi
+
+	for mode in dbg nodbg; do
+		opt=()
+		[ $mode = dbg ] || opt=(--no-debuginfo)
+		hw "$c/$mode.chunks" "$c/$mode.chunks.err" "${opt[@]}" --json "$c/core" chunks
+		expect_rc 0
+		hw "$c/$mode.summary" "$c/$mode.summary.err" "${opt[@]}" --json "$c/core" summary
+		expect_rc 0
+		"$truthcmp" "$c/truth.txt" "$c/$mode.chunks" "$c/$mode.summary" ||
+			fail "$case_name ${opt[*]:-(with debug info)}: heapwalk disagrees with the truth"
+	done
+
+	if ! cmp -s "$c/dbg.chunks" "$c/nodbg.chunks"; then
+		diff "$c/dbg.chunks" "$c/nodbg.chunks" | head -n 20
+		fail "$case_name: chunks differ with --no-debuginfo"
+	fi
+
+	from=$(main_arena_from "$c/dbg.summary")
+	nfrom=$(main_arena_from "$c/nodbg.summary")
+	say "$case_name: main_arena from '$from'; with --no-debuginfo from '$nfrom'"
+	[ -n "$nfrom" ] ||
+		fail "$case_name --no-debuginfo: summary has no roots.main_arena_from: $(cat "$c/nodbg.summary")"
+	case $nfrom in
+	*symbol*) fail "$case_name --no-debuginfo: main_arena still found by '$nfrom'" ;;
+	*scan*) ;;
+	*) fail "$case_name --no-debuginfo: main_arena_from '$nfrom' does not say it was a scan" ;;
+	esac
+	# No DWARF layouts either.
+	nlayout=$(sed -n 's/.*"roots":{[^}]*"layout":"\([^"]*\)".*/\1/p' "$c/nodbg.summary")
+	case $nlayout in
+	*DWARF* | *dwarf*) fail "$case_name --no-debuginfo: structure layout from '$nlayout'" ;;
+	esac
+	# Same arena either way.
+	ma=$(sed -n 's/.*"roots":{[^}]*"main_arena":"\([^"]*\)".*/\1/p' "$c/dbg.summary")
+	nma=$(sed -n 's/.*"roots":{[^}]*"main_arena":"\([^"]*\)".*/\1/p' "$c/nodbg.summary")
+	[ "$ma" = "$nma" ] ||
+		fail "$case_name: main_arena $ma with debug info, $nma without"
+done

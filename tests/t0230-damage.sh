@@ -1,0 +1,330 @@
+#!/bin/bash
+# Targeted damage to copies of the bins1 core, every target and every
+# expectation taken from the program's own truth.txt (and the core's raw
+# bytes), never from heapwalk's output:
+#   a      a live chunk's size field = 0x4141414141414141: `check` exits 1
+#          with a finding at that chunk's header; every command exits 0 or
+#          1; the chunks below the damaged one are reported as in the truth
+#   b      a tcache entry's next = 0x4141414141414141: a finding at that
+#          entry, the rest of the heap still walked
+#   c1/c2  a fastbin made to cycle (tail -> head; head -> itself), with
+#          glibc's safe-linking: a finding, no hang
+#   d1/d2  a smallbin chunk's bk pointing at a live chunk, a largebin
+#          chunk's bk = 0x4141414141414141: "corrupted double-linked list"
+#          at that chunk
+# Every run is under a 60 s timeout; a crash, a hang or a sanitizer report
+# fails the test.
+# shellcheck source=tests/lib.sh
+. "$(dirname "$0")/lib.sh"
+need_heapwalk
+need_cmd timeout
+corepatch=$(tool corepatch)
+dir=$(corpus_core bins1)
+
+# Work on a private copy of core and truth (another make-core.sh may be
+# rebuilding the corpus meanwhile; it holds $dir/.lock while it does).
+copy_corpus() {
+	cp "$dir/core" "$T/orig.core"
+	cp "$dir/truth.txt" "$T/truth.txt"
+}
+if command -v flock >/dev/null 2>&1; then
+	exec 8>>"$dir/.lock"
+	flock 8
+	copy_corpus
+	flock -u 8
+	exec 8>&-
+else
+	copy_corpus
+fi
+truth=$T/truth.txt
+
+# ---- helpers -----------------------------------------------------------
+
+hex() { printf '0x%x' "$1"; }
+
+# le64 VALUE: the 8 bytes of VALUE, little-endian, as hex digits.
+le64() {
+	local h out= i
+	h=$(printf '%016x' "$1")
+	for ((i = 14; i >= 0; i -= 2)); do out+=${h:i:2}; done
+	echo "$out"
+}
+
+# word ADDR: the 64-bit word at ADDR in the original core.
+word() {
+	"$corepatch" -r "$T/orig.core" "$1" 1
+}
+
+# allocs WHERE [USABLE]: the truth's user addresses of main-thread
+# allocations left in WHERE (of that usable size), in the program's order.
+allocs() {
+	awk -v w="$1" -v u="${2:-}" '$1 == "alloc" && $5 == w && $6 == "0" &&
+		(u == "" || $4 == u) { print $2 }' "$truth"
+}
+
+# chunk_rows JSONL: "addr size where" of each chunk heapwalk printed.
+chunk_rows() {
+	sed -n 's/.*"addr":"\(0x[0-9a-fA-F]*\)".*"size":\([0-9]*\).*"where":"\([a-z]*\)".*/\1 \2 \3/p' "$1" |
+		tr 'A-F' 'a-f' | sed 's/^0x0*\([0-9a-f]\)/0x\1/'
+}
+
+# expect_rows WANT GOT WHAT: every "addr usable where" line of WANT is a
+# line of GOT.
+expect_rows() {
+	local missing
+	missing=$(awk 'NR == FNR { have[$0] = 1; next } !($0 in have)' "$2" "$1")
+	if [ -n "$missing" ]; then
+		echo "--- expected (from the truth) but not reported as such:"
+		head -n 20 <<<"$missing"
+		echo "--- heapwalk's lines for those addresses:"
+		local a
+		for a in $(head -n 20 <<<"$missing" | awk '{ print $1 }'); do
+			grep -F "$a " "$2" || echo "$a: (none)"
+		done
+		fail "$3: $(wc -l <<<"$missing") truth allocation(s) not reported as in the truth"
+	fi
+}
+
+# findings JSON: "addr problem" per finding of `heapwalk --json check`.
+findings() {
+	grep -o '{"addr":"0x[0-9a-fA-F]*","problem":"\([^"\\]\|\\.\)*"' "$1" |
+		sed 's/^{"addr":"\(0x[0-9a-fA-F]*\)","problem":"\(.*\)"$/\1 \2/' |
+		tr 'A-F' 'a-f' | sed 's/^0x0*\([0-9a-f]\)/0x\1/' || true
+}
+
+# expect_finding CASE CORE PATTERN ADDR...: `check` exits 1 and reports a
+# finding at one of ADDR (first = preferred) whose problem matches the
+# extended regex PATTERN ("" = any problem).
+expect_finding() {
+	local name=$1 core=$2 pat=$3 a hit=
+	shift 3
+	hw "$T/$name.check" "$T/$name.check.err" --json "$core" check
+	expect_rc 1
+	findings "$T/$name.check" >"$T/$name.findings"
+	for a; do
+		a=$(hex "$a")
+		if grep -E "^$a ${pat:+.*($pat)}" "$T/$name.findings" >/dev/null; then
+			hit=$a
+			break
+		fi
+	done
+	if [ -z "$hit" ]; then
+		echo "--- findings of $name (wanted at: $(for a; do hex "$a"; printf ' '; done)${pat:+problem /$pat/}):"
+		head -n 20 "$T/$name.findings"
+		fail "$name: no finding at the damaged address"
+	fi
+	say "$name: finding $(grep -m1 -E "^$hit " "$T/$name.findings")"
+}
+
+# all_commands CASE CORE: every reporting command, plain and --json,
+# exits 0 or 1 and neither crashes nor hangs.
+all_commands() {
+	local cmd json
+	for cmd in summary chunks bins sizes arenas check; do
+		for json in "" --json; do
+			hw "$T/$1.out" "$T/$1.err" $json "$2" $cmd
+			expect_rc 0 1
+		done
+	done
+}
+
+# damaged CASE: a fresh copy of the core to damage.
+damaged() {
+	cp "$T/orig.core" "$T/$1.core"
+	echo "$T/$1.core"
+}
+
+patch() {
+	local core=$1 addr=$2 bytes=$3 out
+	out=$("$corepatch" "$core" "$addr" "$bytes") ||
+		fail "corepatch $core $(hex "$addr") $bytes failed"
+	say "$(basename "$core" .core): $out"
+}
+
+# The truth's heap-chunk allocations of the main thread (live or in a
+# free list): "addr usable where".
+awk '$1 == "alloc" && $6 == "0" && $5 != "merged" && $5 != "mmapped" {
+	print $2, $4, $5 }' "$truth" >"$T/truth.rows"
+[ -s "$T/truth.rows" ] || fail "no heap allocations in bins1's truth"
+
+# Safe-linking (glibc >= 2.32): a single-linked free-list pointer stored
+# at FIELD is (FIELD >> 12) ^ target.  Learn whether this core uses it
+# from the tail of a fastbin (target NULL), from the raw core bytes.
+mapfile -t fa < <(allocs fastbin 40)
+[ ${#fa[@]} -ge 3 ] || fail "bins1's truth has fewer than 3 fastbin chunks of 40 bytes"
+tail_fd=$(word "${fa[0]}")
+if ((tail_fd == fa[0] >> 12)); then
+	safe=1
+elif ((tail_fd == 0)); then
+	safe=0
+else
+	fail "the fastbin tail $(hex "${fa[0]}") holds fd $tail_fd: neither NULL nor safe-linked NULL"
+fi
+say "safe-linking: $safe"
+protect() { # protect FIELD TARGET
+	if [ $safe = 1 ]; then echo $((($1 >> 12) ^ $2)); else echo $(($2)); fi
+}
+
+# The fastbin list, head first: freed in the truth's order, LIFO.  Check it
+# against the core: each chunk's fd names the one freed before it.
+for ((i = 1; i < ${#fa[@]}; i++)); do
+	want=$(protect "${fa[i]}" $((fa[i - 1] - 16)))
+	got=$(word "${fa[i]}")
+	((got == want)) || fail "fastbin model: fd at $(hex "${fa[i]}") is $got, expected $(hex "$want")"
+done
+
+# ---- the cases ---------------------------------------------------------
+# Each runs in a subshell, so that one failing case does not hide the
+# others; the test fails at the end if any did.
+
+# a: a live chunk's size field clobbered.  The live chunk in the middle of
+# the main heap (by address).
+case_a() {
+	local victim core a u w
+	mapfile -t live < <(allocs heap)
+	[ ${#live[@]} -ge 3 ] || fail "bins1's truth has fewer than 3 live heap chunks"
+	victim=$(for a in "${live[@]}"; do printf '%d\n' "$a"; done | sort -n |
+		sed -n "$(((${#live[@]} + 1) / 2))p")
+	core=$(damaged a)
+	patch "$core" $((victim - 8)) 4141414141414141
+	expect_finding a "$core" "" $((victim - 16))
+	all_commands a "$core"
+	hw "$T/a.chunks" "$T/a.chunks.err" --json "$core" chunks
+	expect_rc 0 1
+	chunk_rows "$T/a.chunks" >"$T/a.rows"
+	while read -r a u w; do
+		if ((a < victim)); then echo "$a $u $w"; fi
+	done <"$T/truth.rows" >"$T/a.want"
+	[ -s "$T/a.want" ] || fail "a: no truth allocation below the victim"
+	say "a: checking the $(wc -l <"$T/a.want") truth allocations below $(hex "$victim")"
+	expect_rows "$T/a.want" "$T/a.rows" a
+}
+
+# b: a tcache entry's next pointer = garbage.  The 40-byte tcache bin: 7
+# entries, head = the last freed.  Damage the middle one; the entries from
+# the head down to it stay listed, everything outside that bin too.
+case_b() {
+	local i want got mid entry core
+	mapfile -t tc < <(allocs tcache 40)
+	[ ${#tc[@]} -ge 3 ] || fail "bins1's truth has fewer than 3 tcache chunks of 40 bytes"
+	for ((i = 1; i < ${#tc[@]}; i++)); do
+		want=$(protect "${tc[i]}" "${tc[i - 1]}")
+		got=$(word "${tc[i]}")
+		((got == want)) || fail "tcache model: next at $(hex "${tc[i]}") is $got, expected $(hex "$want")"
+	done
+	mid=$((${#tc[@]} / 2))
+	entry=${tc[mid]}
+	core=$(damaged b)
+	patch "$core" "$entry" 4141414141414141
+	all_commands b "$core"
+	hw "$T/b.chunks" "$T/b.chunks.err" --json "$core" chunks
+	expect_rc 0 1
+	chunk_rows "$T/b.chunks" >"$T/b.rows"
+	{
+		for ((i = ${#tc[@]} - 1; i >= mid; i--)); do
+			printf '%s 40 tcache\n' "${tc[i]}"
+		done
+		awk '!($3 == "tcache" && $2 == 40)' "$T/truth.rows"
+	} >"$T/b.want"
+	expect_rows "$T/b.want" "$T/b.rows" b
+	expect_finding b "$core" "" "$entry" $((entry - 16))
+}
+
+# c1: the 40-byte fastbin's tail fd -> its head chunk (the whole list
+# becomes a ring).
+case_c1() {
+	local head core a
+	head=${fa[${#fa[@]} - 1]}
+	core=$(damaged c1)
+	patch "$core" "${fa[0]}" "$(le64 "$(protect "${fa[0]}" $((head - 16)))")"
+	all_commands c1 "$core"
+	hw "$T/c1.chunks" "$T/c1.chunks.err" --json "$core" chunks
+	expect_rc 0 1
+	chunk_rows "$T/c1.chunks" >"$T/c1.rows"
+	awk '!($3 == "fastbin" && $2 == 40)' "$T/truth.rows" >"$T/c1.want"
+	expect_rows "$T/c1.want" "$T/c1.rows" c1
+	args=()
+	for a in "${fa[@]}"; do args+=($((a - 16)) "$a"); done
+	expect_finding c1 "$core" "" "${args[@]}"
+}
+
+# c2: the head of the 24-byte fastbin points at itself.
+case_c2() {
+	local head core
+	mapfile -t fb < <(allocs fastbin 24)
+	[ ${#fb[@]} -ge 1 ] || fail "bins1's truth has no 24-byte fastbin chunk"
+	head=${fb[${#fb[@]} - 1]}
+	core=$(damaged c2)
+	patch "$core" "$head" "$(le64 "$(protect "$head" $((head - 16)))")"
+	all_commands c2 "$core"
+	expect_finding c2 "$core" "" $((head - 16)) "$head"
+}
+
+# d1: a smallbin chunk's bk -> the live chunk right after it (readable,
+# but that chunk's fd is not this chunk).
+case_d1() {
+	local victim next_live core a u w
+	mapfile -t sm < <(allocs smallbin)
+	[ ${#sm[@]} -ge 1 ] || fail "bins1's truth has no smallbin chunk"
+	victim=${sm[0]}
+	next_live=
+	while read -r a u w; do
+		if [ "$w" = heap ] && ((a > victim)) &&
+			{ [ -z "$next_live" ] || ((a < next_live)); }; then
+			next_live=$a
+		fi
+	done <"$T/truth.rows"
+	[ -n "$next_live" ] || fail "no live chunk above the smallbin chunk $victim"
+	core=$(damaged d1)
+	patch "$core" $((victim + 8)) "$(le64 $((next_live - 16)))"
+	all_commands d1 "$core"
+	hw "$T/d1.chunks" "$T/d1.chunks.err" --json "$core" chunks
+	expect_rc 0 1
+	chunk_rows "$T/d1.chunks" >"$T/d1.rows"
+	u=$(awk -v a="$victim" '$1 == a { print $2 }' "$T/truth.rows")
+	awk -v u="$u" '!($3 == "smallbin" && $2 == u)' "$T/truth.rows" >"$T/d1.want"
+	expect_rows "$T/d1.want" "$T/d1.rows" d1
+	expect_finding d1 "$core" "corrupted double-linked list" $((victim - 16)) "$victim"
+}
+
+# d2: a largebin chunk's bk = garbage.
+case_d2() {
+	local victim core
+	mapfile -t lb < <(allocs largebin)
+	[ ${#lb[@]} -ge 1 ] || fail "bins1's truth has no largebin chunk"
+	victim=${lb[0]}
+	core=$(damaged d2)
+	patch "$core" $((victim + 8)) 4141414141414141
+	all_commands d2 "$core"
+	hw "$T/d2.chunks" "$T/d2.chunks.err" --json "$core" chunks
+	expect_rc 0 1
+	chunk_rows "$T/d2.chunks" >"$T/d2.rows"
+	awk '$3 != "largebin"' "$T/truth.rows" >"$T/d2.want"
+	expect_rows "$T/d2.want" "$T/d2.rows" d2
+	expect_finding d2 "$core" "corrupted double-linked list" $((victim - 16)) "$victim"
+}
+
+failed=()
+errtrap=$(trap -p ERR)
+for c in a b c1 c2 d1 d2; do
+	# Not `( ... ) || rc=$?`: set -e would be off inside.  The ERR trap is
+	# lib.sh's "where did it die", wanted inside the case only.
+	set +e
+	trap - ERR
+	(
+		set -e
+		eval "$errtrap"
+		"case_$c"
+	)
+	rc=$?
+	eval "$errtrap"
+	set -e
+	if [ $rc = 0 ]; then
+		say "case $c: ok"
+	else
+		say "case $c: FAILED"
+		failed+=("$c")
+	fi
+done
+[ ${#failed[@]} = 0 ] || fail "damage case(s) failed: ${failed[*]}"
+say "all damage cases behaved"
