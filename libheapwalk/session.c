@@ -142,8 +142,9 @@ enum hw_status hw_session_open(const struct hw_open_opts *opts,
 	if (!s->core_path)
 		return hw_error(s, HW_USAGE, "no target given");
 	elf_version(EV_CURRENT);
-	enum hw_status st = hw_core_open(s->core_path, s->sysroot, &s->target,
-					 &s->core_elf, s->err, sizeof s->err);
+	enum hw_status st = hw_core_open(s->core_path, s->exe, s->sysroot,
+					 &s->target, &s->core_elf, s->err,
+					 sizeof s->err);
 	if (st != HW_OK)
 		return st;
 	struct hw_syms_opts so = {

@@ -29,14 +29,14 @@ fi
 # or free heap chunk (the truth's) up to a page past its highest one.
 addrs=$(awk '$1 == "alloc" && $6 == "0" && $5 != "mmapped" &&
 	$5 != "merged" { print $2 }' "$T/truth.txt")
-lo= hi=
+lo='' hi=''
 for a in $addrs; do
 	if [ -z "$lo" ] || ((a < lo)); then lo=$a; fi
 	if [ -z "$hi" ] || ((a > hi)); then hi=$a; fi
 done
 [ -n "$lo" ] || fail "no main-arena heap allocations in bins1's truth"
 heap=
-while read -r va msz _ fsz _ _; do
+while read -r va _ _ fsz _ _; do
 	if ((va <= lo && lo < va + fsz)); then
 		end=$((hi + 4096 < va + fsz ? hi + 4096 : va + fsz))
 		heap=$(printf '0x%x:0x%x' "$va" "$end")
@@ -51,7 +51,7 @@ while read -r va _ _ fsz flags name; do
 	libc.so.6 | libc-2.*.so) ;;
 	*) continue ;;
 	esac
-	[ "$flags" = rw- ] && ((fsz > 0)) || continue
+	if [ "$flags" != rw- ] || ((fsz == 0)); then continue; fi
 	ranges+=("$(printf '0x%x:0x%x' "$va" $((va + fsz)))")
 done <"$T/loads"
 if [ ${#ranges[@]} = 1 ]; then

@@ -1,5 +1,5 @@
 # shellcheck shell=bash
-# tests/pending/variant-lib.sh - sourced by the glibc-variant tests
+# tests/variant-lib.sh - sourced by the glibc-variant tests
 # (t03NN-*.sh): heapwalk on cores of another glibc or architecture, made
 # by scripts/corpus/make-core.sh CASE DIR VARIANT from Debian packages
 # (scripts/corpus/sysroot.sh downloads them the first time: network).

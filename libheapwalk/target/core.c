@@ -23,6 +23,7 @@
 
 #include "../arch/arch.h"
 #include "core.h"
+#include "linkmap.h"
 
 #ifndef NT_FILE
 #define NT_FILE 0x46494c45
@@ -41,6 +42,8 @@ struct core_priv {
 	size_t size;
 	Elf *elf;
 	char *strings;        /* NT_FILE path copies, one block */
+	char **paths;         /* or link_map paths, one each */
+	size_t npaths;
 	struct backing_file *backing;
 	size_t nbacking;
 };
@@ -57,6 +60,9 @@ static void core_close(struct hw_target *t)
 				       p->backing[i].size);
 		free(p->backing);
 		free(p->strings);
+		for (size_t i = 0; i < p->npaths; i++)
+			free(p->paths[i]);
+		free(p->paths);
 		if (p->map)
 			munmap(p->map, p->size);
 		free(p);
@@ -286,6 +292,11 @@ static void check_backing(struct hw_target *t, struct backing_file *b,
 	close(fd);
 	if (!b->map)
 		return;
+	for (size_t i = 0; i < t->nfiles; i++)
+		if (t->files[i].verified && !strcmp(t->files[i].path, b->path)) {
+			b->state = 1;
+			return;
+		}
 	/* Find the dumped header page of this file in the core.  */
 	for (size_t i = 0; i < t->nfiles; i++) {
 		const struct hw_mapped_file *f = &t->files[i];
@@ -400,9 +411,9 @@ static bool attach_backing(struct hw_target *t, struct core_priv *p,
 	return true;
 }
 
-enum hw_status hw_core_open(const char *path, const char *sysroot,
-			    struct hw_target **out, Elf **elf_out,
-			    char *err, size_t errlen)
+enum hw_status hw_core_open(const char *path, const char *exe,
+			    const char *sysroot, struct hw_target **out,
+			    Elf **elf_out, char *err, size_t errlen)
 {
 	*out = NULL;
 	*elf_out = NULL;
@@ -467,6 +478,8 @@ enum hw_status hw_core_open(const char *path, const char *sysroot,
 		 phnum > (p->size - eh.e_phoff) / sizeof(Elf64_Phdr))
 		why = "program headers cut off or corrupt";
 	else if (!load_regions(t, p, phnum) || !read_notes(t, p, phnum) ||
+		 (!t->files && !hw_link_map_files(t, exe, sysroot, &p->paths,
+						  &p->npaths)) ||
 		 !attach_backing(t, p, sysroot))
 		why = "out of memory";
 	else if (t->nthreads == 0)

@@ -40,6 +40,7 @@ struct hw_mapped_file {
 	uint64_t start, end;
 	uint64_t offset;   /* in bytes */
 	const char *path;  /* owned by the target */
+	bool verified;     /* checked against the core already */
 };
 
 #define HW_MAX_REGS 40

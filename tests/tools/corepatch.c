@@ -3,6 +3,10 @@
  *   corepatch CORE ADDR HEXBYTES    overwrite memory at ADDR with HEXBYTES
  *   corepatch -r CORE ADDR [N]      print N (default 1) 64-bit little-endian
  *                                   words read at ADDR, "0x%016x" a line
+ *   corepatch -s CORE LO HI VALUE   print the address ("0x%x" a line) of
+ *                                   every 8-aligned 64-bit word in [LO, HI)
+ *                                   that equals VALUE (LO..HI must be in
+ *                                   the file data of one PT_LOAD)
  *
  * ADDR is a number (0x... for hex).  HEXBYTES are the new bytes in memory
  * order, two hex digits each ("4141414141414141"; blanks, ':' and '_' are
@@ -29,7 +33,8 @@
 static void usage(void)
 {
 	fprintf(stderr, "usage: corepatch CORE ADDR HEXBYTES\n"
-			"       corepatch -r CORE ADDR [NWORDS]\n");
+			"       corepatch -r CORE ADDR [NWORDS]\n"
+			"       corepatch -s CORE LO HI VALUE\n");
 	exit(2);
 }
 
@@ -93,8 +98,55 @@ static off_t locate(FILE *f, const char *path, uint64_t addr, uint64_t len)
 	return -1;
 }
 
+static uint64_t le64(const unsigned char *p)
+{
+	uint64_t w = 0;
+	for (int k = 7; k >= 0; k--)
+		w = w << 8 | p[k];
+	return w;
+}
+
+/* corepatch -s CORE LO HI VALUE */
+static int search(char **argv)
+{
+	uint64_t lo, hi, value;
+	if (!parse_u64(argv[3], &lo) || !parse_u64(argv[4], &hi) ||
+	    !parse_u64(argv[5], &value) || hi <= lo)
+		usage();
+	lo = (lo + 7) & ~7ull;
+	if (hi <= lo)
+		return 0;
+	const char *path = argv[2];
+	FILE *f = fopen(path, "rb");
+	if (!f)
+		die(path, strerror(errno));
+	off_t off = locate(f, path, lo, hi - lo);
+	if (off < 0) {
+		fprintf(stderr, "corepatch: %s: 0x%llx..0x%llx is not in the file "
+			"data of one PT_LOAD\n", path, (unsigned long long)lo,
+			(unsigned long long)hi);
+		return 1;
+	}
+	if (fseeko(f, off, SEEK_SET))
+		die(path, "seek error");
+	unsigned char w[8];
+	for (uint64_t a = lo; a + 8 <= hi; a += 8) {
+		if (fread(w, 1, 8, f) != 8)
+			die(path, "read error");
+		if (le64(w) == value)
+			printf("0x%llx\n", (unsigned long long)a);
+	}
+	fclose(f);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
+	if (argc > 1 && !strcmp(argv[1], "-s")) {
+		if (argc != 6)
+			usage();
+		return search(argv);
+	}
 	int readmode = argc > 1 && !strcmp(argv[1], "-r");
 	uint64_t addr, nwords = 1;
 	unsigned char buf[MAX_BYTES], old[MAX_BYTES];
@@ -143,12 +195,8 @@ int main(int argc, char **argv)
 	if (fseeko(f, off, SEEK_SET) || fread(old, 1, len, f) != len)
 		die(path, "read error at the target");
 	if (readmode) {
-		for (size_t i = 0; i < len; i += 8) {
-			uint64_t w = 0;
-			for (int k = 7; k >= 0; k--)
-				w = w << 8 | old[i + (size_t)k];
-			printf("0x%016llx\n", (unsigned long long)w);
-		}
+		for (size_t i = 0; i < len; i += 8)
+			printf("0x%016llx\n", (unsigned long long)le64(old + i));
 		return fclose(f) ? 1 : 0;
 	}
 	if (fseeko(f, off, SEEK_SET) || fwrite(buf, 1, len, f) != len ||

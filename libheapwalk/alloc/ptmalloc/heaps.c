@@ -62,6 +62,23 @@ static void main_heap(struct pm_state *p, struct pm_arena *ar)
 		return;
 	}
 	ar->top_size = top_size & ~(uint64_t)PM_SIZE_BITS;
+	/* A contiguous main heap lies in one mapping (the kernel merges brk
+	   growth); a damaged sbrk_base must not make it span the world.  */
+	const struct hw_region *r = hw_region_of(p->t, ar->top);
+	if (r && (p->sbrk_base < r->start || p->sbrk_base > ar->top)) {
+		hw_finding(p->s, p->mp ? p->mp + (uint64_t)p->l.mp_sbrk_base : 0,
+			   "mp_.sbrk_base 0x%llx is not in the mapping of the "
+			   "main arena's top 0x%llx; using the mapping's start",
+			   (unsigned long long)p->sbrk_base,
+			   (unsigned long long)ar->top);
+		p->sbrk_base = r->start;
+	}
+	if (r && ar->top_size > r->end - ar->top) {
+		hw_finding(p->s, ar->top, "main arena top size 0x%llx runs past "
+			   "its mapping (malloc(): corrupted top size)",
+			   (unsigned long long)ar->top_size);
+		ar->top_size = r->end - ar->top;
+	}
 	uint64_t start = first_chunk(p->sbrk_base);
 	uint64_t end = ar->top + ar->top_size;
 	if (ar->flags & 2 /* NONCONTIGUOUS_BIT */)

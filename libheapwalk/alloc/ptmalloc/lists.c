@@ -149,6 +149,63 @@ static bool looks_like_tcache(struct pm_state *p, uint64_t user)
 	       sz == ((p->l.tc_sizeof + PM_SIZE_SZ + 15) & ~(uint64_t)15);
 }
 
+/* Does the tcache at `user` hold up: every bin's list as long as its
+   count says, each entry a chunk of that bin's size?  */
+static bool tcache_consistent(struct pm_state *p, uint64_t user)
+{
+	struct pm_tcache tc = { .addr = user };
+	if (!read_tcache(p, &tc))
+		return false;
+	for (unsigned i = 0; i < PM_TCACHE_MAX_BINS; i++) {
+		uint64_t e, n = 0, sz, want = (uint64_t)i * 16 + PM_MINSIZE;
+		if (!hw_read_u64(p->t, user + (uint64_t)p->l.tc_entries + 8 * i,
+				 &e))
+			return false;
+		if (tc.counts[i] > p->tcache_count && p->tcache_count)
+			return false;
+		while (e && n <= tc.counts[i]) {
+			uint64_t stored;
+			if ((e & 15) || !pm_heap_of(p, e - PM_HDR) ||
+			    !chunk_size_of(p, e - PM_HDR, &sz) || sz != want ||
+			    !hw_read_u64(p->t, e, &stored))
+				return false;
+			e = pm_reveal(p, e, stored);
+			n++;
+		}
+		if (n != tc.counts[i])
+			return false;
+	}
+	return true;
+}
+
+/* No thread pointer to go by (qemu-user cores have none): take the
+   candidates that are in use and hold up on their own, owner unknown.  */
+static void orphan_tcaches(struct pm_state *p, const uint64_t *cand,
+			   size_t ncand)
+{
+	p->how_tcache = ncand ? "not found (no thread points at a tcache)"
+			      : "not found (no tcache chunk)";
+	p->tcaches = calloc(ncand ? ncand : 1, sizeof *p->tcaches);
+	if (!p->tcaches)
+		return;
+	for (size_t c = 0; c < ncand; c++) {
+		uint64_t sz, next;
+		if (!chunk_size_of(p, cand[c] - PM_HDR, &sz) ||
+		    !hw_read_u64(p->t, cand[c] - PM_HDR + sz + 8, &next) ||
+		    !(next & PM_PREV_INUSE) || !tcache_consistent(p, cand[c]))
+			continue;
+		struct pm_tcache *tc = &p->tcaches[p->ntcaches];
+		tc->tid = -1;
+		tc->addr = cand[c];
+		struct pm_heap *h = pm_heap_of(p, cand[c]);
+		tc->arena = h ? h->arena : -1;
+		if (read_tcache(p, tc))
+			p->ntcaches++;
+	}
+	if (p->ntcaches)
+		p->how_tcache = "heap scan (no thread pointer: owners unknown)";
+}
+
 /* The tcache pointer is a TLS variable of libc; its distance from the
    thread pointer is the same in every thread.  Learn it from threads whose
    tcache is the first chunk of an arena heap (where glibc allocates it on
@@ -220,8 +277,7 @@ void pm_find_tcaches(struct pm_state *p)
 		}
 	}
 	if (!best_votes) {
-		p->how_tcache = ncand ? "not found (no thread points at a "
-					"tcache)" : "not found (no tcache chunk)";
+		orphan_tcaches(p, cand, ncand);
 		return;
 	}
 	p->tcache_tp_off = best;

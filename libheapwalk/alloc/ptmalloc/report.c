@@ -225,7 +225,9 @@ static void bin_row(struct hw_emitter *e, const char *kind, int arena,
 		return;
 	}
 	char b[32], where[32];
-	if (tid >= 0)
+	if (tid == -1 && strcmp(kind, "tcache") == 0)
+		snprintf(where, sizeof where, "thread ?");
+	else if (tid >= 0)
 		snprintf(where, sizeof where, "thread %d", tid);
 	else
 		snprintf(where, sizeof where, "arena %d", arena);

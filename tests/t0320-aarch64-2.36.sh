@@ -5,6 +5,6 @@
 # read with --sysroot: bins1 and threads8 match their truth with the arm64
 # libc6-dbg and with --no-debuginfo, and both chunk lists are identical.
 # shellcheck source=tests/variant-lib.sh
-. "$(dirname "$0")/../variant-lib.sh"
+. "$(dirname "$0")/variant-lib.sh"
 need_heapwalk
 variant_check glibc-2.36-arm64 2.36 aarch64 bins1 threads8

@@ -1,0 +1,247 @@
+/* linkmap.c - the mapped files of a core that has no NT_FILE note.
+ *
+ * qemu-user cores (and some other dumpers) carry no NT_FILE.  The dynamic
+ * linker's own list says the same: the executable's DT_DEBUG entry points
+ * at r_debug, whose r_map starts the chain of link_maps, each with its
+ * load bias and file name.  Each file's PT_LOADs then give the mappings.
+ * Such a file can only be trusted if what the core holds of it agrees:
+ * its .dynamic, which these cores do dump, must equal the file's (but for
+ * DT_DEBUG, which ld.so fills in).
+ */
+#include <fcntl.h>
+#include <gelf.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "linkmap.h"
+
+#define LM_MAX_OBJECTS 4096
+#define LM_MAX_DYN 1024
+#define AT_PHDR_TYPE 3
+#define AT_EXECFN_TYPE 31
+
+struct lm_files {
+	struct hw_mapped_file *files;
+	size_t n, cap;
+	char **paths;
+	size_t npaths;
+};
+
+static bool add_file(struct lm_files *f, uint64_t start, uint64_t end,
+		     uint64_t offset, const char *path, bool verified)
+{
+	if (f->n == f->cap) {
+		size_t cap = f->cap ? 2 * f->cap : 32;
+		struct hw_mapped_file *n = realloc(f->files, cap * sizeof *n);
+		if (!n)
+			return false;
+		f->files = n;
+		f->cap = cap;
+	}
+	f->files[f->n++] = (struct hw_mapped_file){
+		.start = start, .end = end, .offset = offset, .path = path,
+		.verified = verified,
+	};
+	return true;
+}
+
+static int open_in(const char *sysroot, const char *path)
+{
+	char full[PATH_MAX];
+	if (sysroot && path[0] == '/' &&
+	    snprintf(full, sizeof full, "%s%s", sysroot, path) < (int)sizeof full) {
+		int fd = open(full, O_RDONLY | O_CLOEXEC);
+		if (fd >= 0)
+			return fd;
+	}
+	return open(path, O_RDONLY | O_CLOEXEC);
+}
+
+/* Read a NUL-terminated string of the target into buf.  */
+static bool read_string(struct hw_target *t, uint64_t addr, char *buf,
+			size_t len)
+{
+	for (size_t i = 0; i + 1 < len; i++) {
+		if (!hw_read(t, addr + i, &buf[i], 1))
+			return false;
+		if (!buf[i])
+			return true;
+	}
+	buf[len - 1] = '\0';
+	return false;
+}
+
+/* Does the target's .dynamic at `ld` equal the file's?  ld.so fills in
+   DT_DEBUG, and relocates the address entries in place (by the load bias)
+   on architectures whose .dynamic is writable.  */
+static bool dynamic_matches(struct hw_target *t, Elf *elf, uint64_t ld,
+			    uint64_t bias)
+{
+	size_t phnum;
+	if (elf_getphdrnum(elf, &phnum) != 0)
+		return false;
+	for (size_t i = 0; i < phnum; i++) {
+		GElf_Phdr ph;
+		if (!gelf_getphdr(elf, (int)i, &ph) || ph.p_type != PT_DYNAMIC)
+			continue;
+		Elf_Data *d = elf_getdata_rawchunk(elf, (int64_t)ph.p_offset,
+						   ph.p_filesz, ELF_T_BYTE);
+		if (!d || d->d_size < 16)
+			return false;
+		size_t n = d->d_size / 16;
+		for (size_t k = 0; k < n && k < LM_MAX_DYN; k++) {
+			uint64_t fw[2], mw[2];
+			memcpy(fw, (const uint8_t *)d->d_buf + 16 * k, 16);
+			if (!hw_read(t, ld + 16 * k, mw, 16))
+				return false;
+			if (fw[0] != mw[0])
+				return false;
+			if (fw[0] == DT_NULL)
+				return true;
+			if (fw[0] != DT_DEBUG && fw[1] != mw[1] &&
+			    fw[1] + bias != mw[1])
+				return false;
+		}
+		return true;
+	}
+	return false;
+}
+
+/* Add the PT_LOAD mappings of `path`, loaded with bias `bias`.  */
+static bool add_object(struct hw_target *t, struct lm_files *f,
+		       const char *sysroot, const char *path, uint64_t bias,
+		       uint64_t ld, uint64_t pagesz, Elf **exe_elf)
+{
+	int fd = open_in(sysroot, path);
+	if (fd < 0)
+		return true;
+	Elf *elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	bool ok = true;
+	size_t phnum;
+	if (elf && elf_kind(elf) == ELF_K_ELF &&
+	    elf_getphdrnum(elf, &phnum) == 0) {
+		char *copy = strdup(path);
+		char **np = realloc(f->paths, (f->npaths + 1) * sizeof *np);
+		if (!copy || !np) {
+			free(copy);
+			if (np)
+				f->paths = np;
+			ok = false;
+		} else {
+			f->paths = np;
+			f->paths[f->npaths++] = copy;
+			bool verified = ld && dynamic_matches(t, elf, ld, bias);
+			for (size_t i = 0; i < phnum && ok; i++) {
+				GElf_Phdr ph;
+				if (!gelf_getphdr(elf, (int)i, &ph) ||
+				    ph.p_type != PT_LOAD)
+					continue;
+				uint64_t start = (bias + ph.p_vaddr) & ~(pagesz - 1);
+				uint64_t end = (bias + ph.p_vaddr + ph.p_memsz +
+						pagesz - 1) & ~(pagesz - 1);
+				ok = add_file(f, start, end,
+					      ph.p_offset & ~(pagesz - 1), copy,
+					      verified);
+			}
+		}
+	}
+	if (exe_elf && elf) {
+		*exe_elf = elf;   /* the caller reads the exe's phdrs next */
+		return ok;
+	}
+	if (elf)
+		elf_end(elf);
+	close(fd);
+	return ok;
+}
+
+bool hw_link_map_files(struct hw_target *t, const char *exe,
+		       const char *sysroot, char ***paths, size_t *npaths)
+{
+	char exe_buf[PATH_MAX];
+	uint64_t phdr = 0, pagesz = 4096, v;
+	*paths = NULL;
+	*npaths = 0;
+	if (hw_auxv_get(t, 6 /* AT_PAGESZ */, &v) && v >= 4096 && !(v & (v - 1)))
+		pagesz = v;
+	if (!exe) {
+		if (!hw_auxv_get(t, AT_EXECFN_TYPE, &v) ||
+		    !read_string(t, v, exe_buf, sizeof exe_buf))
+			return true;
+		exe = exe_buf;
+	}
+	if (!hw_auxv_get(t, AT_PHDR_TYPE, &phdr))
+		return true;
+	int fd = open_in(sysroot, exe);
+	if (fd < 0)
+		return true;
+	Elf *elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	size_t phnum;
+	uint64_t bias = 0, dyn = 0;
+	bool have_bias = false;
+	if (elf && elf_kind(elf) == ELF_K_ELF && elf_getphdrnum(elf, &phnum) == 0) {
+		for (size_t i = 0; i < phnum; i++) {
+			GElf_Phdr ph;
+			if (!gelf_getphdr(elf, (int)i, &ph))
+				continue;
+			if (ph.p_type == PT_PHDR) {
+				bias = phdr - ph.p_vaddr;
+				have_bias = true;
+			} else if (ph.p_type == PT_DYNAMIC) {
+				dyn = ph.p_vaddr;
+			}
+		}
+		if (!have_bias) {
+			GElf_Ehdr eh;
+			/* no PT_PHDR: the headers sit in the first PT_LOAD */
+			for (size_t i = 0; i < phnum && gelf_getehdr(elf, &eh); i++) {
+				GElf_Phdr ph;
+				if (gelf_getphdr(elf, (int)i, &ph) &&
+				    ph.p_type == PT_LOAD && ph.p_offset == 0) {
+					bias = phdr - (ph.p_vaddr + eh.e_phoff);
+					have_bias = true;
+					break;
+				}
+			}
+		}
+	}
+	if (elf)
+		elf_end(elf);
+	close(fd);
+	if (!have_bias || !dyn)
+		return true;
+	/* DT_DEBUG in the executable's .dynamic gives r_debug.  */
+	uint64_t r_debug = 0;
+	for (unsigned k = 0; k < LM_MAX_DYN; k++) {
+		uint64_t w[2];
+		if (!hw_read(t, bias + dyn + 16 * k, w, 16) || w[0] == DT_NULL)
+			break;
+		if (w[0] == DT_DEBUG)
+			r_debug = w[1];
+	}
+	uint64_t lm;
+	if (!r_debug || !hw_read_u64(t, r_debug + 8, &lm))
+		return true;
+	struct lm_files f = { 0 };
+	bool ok = add_object(t, &f, sysroot, exe, bias, bias + dyn, pagesz,
+			     NULL);
+	for (unsigned n = 0; lm && n < LM_MAX_OBJECTS && ok; n++) {
+		uint64_t w[4];
+		char name[PATH_MAX];
+		if (!hw_read(t, lm, w, sizeof w))
+			break;
+		/* l_addr, l_name, l_ld, l_next; the executable's name is "" */
+		if (w[1] && read_string(t, w[1], name, sizeof name) && name[0])
+			ok = add_object(t, &f, sysroot, name, w[0], w[2], pagesz,
+					NULL);
+		lm = w[3];
+	}
+	t->files = f.files;
+	t->nfiles = f.n;
+	*paths = f.paths;
+	*npaths = f.npaths;
+	return ok;
+}
