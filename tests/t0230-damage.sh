@@ -15,6 +15,10 @@
 #   e1/e2  mp_.sbrk_base (found as the one word of libc's writable data
 #          holding the heap's start) = a small number / garbage: `check`
 #          exits 1, nothing crashes
+#   e3/e4  main_arena.top (the one word of libc's writable data holding the
+#          top chunk's address: bins1's last big chunk was freed into top,
+#          so top starts at that chunk's header) = an address in libc's
+#          data / garbage: likewise
 # Every run is under a 60 s timeout; a crash, a hang or a sanitizer report
 # fails the test.
 # shellcheck source=tests/lib.sh
@@ -302,32 +306,30 @@ case_d2() {
 	expect_finding d2 "$core" "corrupted double-linked list" $((victim - 16)) "$victim"
 }
 
-# e: mp_.sbrk_base = VALUE.  Where it is: the only aligned word of libc's
-# writable data (NT_FILE) equal to the start of the heap's PT_LOAD.
-case_e() {
-	local name=$1 value=$2 lo va fsz flags fname sb='' cand core cmd json heap_start
-	lo=$(awk '$1 == "alloc" && $6 == "0" && $5 != "mmapped" &&
-		$5 != "merged" { print $2 }' "$truth" | head -n1)
+# libc_word VALUE: the addresses of the aligned words of libc's writable
+# data (the rw PT_LOADs NT_FILE says map libc) that hold VALUE.
+libc_word() {
+	local va fsz flags fname
 	"$coreloads" "$T/orig.core" >"$T/loads"
-	heap_start=
-	while read -r va _ _ fsz flags fname; do
-		if ((va <= lo && lo < va + fsz)); then heap_start=$va; fi
-	done <"$T/loads"
-	[ -n "$heap_start" ] || fail "no PT_LOAD holds heap address $lo"
 	while read -r va _ _ fsz flags fname; do
 		case ${fname##*/} in libc.so.6 | libc-2.*.so) ;; *) continue ;; esac
 		if [ "$flags" != rw- ] || ((fsz == 0)); then continue; fi
-		cand=$("$corepatch" -s "$T/orig.core" "$va" $((va + fsz)) "$heap_start")
-		sb+=${cand:+$cand }
+		"$corepatch" -s "$T/orig.core" "$va" $((va + fsz)) "$1"
 	done <"$T/loads"
-	# shellcheck disable=SC2086 # one word per address
-	set -- $sb
-	if [ $# != 1 ]; then
-		say "$name: note: $# words of libc's data hold the heap start $heap_start ($sb); case skipped"
+}
+
+# e: the libc word holding WHAT (the value OLD) = NEW; `check` exits 1,
+# every command 0 or 1 (3 or 4 with one error line), nothing crashes.
+case_e() {
+	local name=$1 what=$2 old=$3 new=$4 at core cmd json
+	at=$(libc_word "$old")
+	if [ "$(wc -w <<<"$at")" != 1 ]; then
+		say "$name: note: not exactly one word of libc's data holds $what ($(hex "$old")): ${at:-none}; case skipped"
 		return 0
 	fi
+	say "$name: $what is at $at"
 	core=$(damaged "$name")
-	patch "$core" "$1" "$value"
+	patch "$core" "$at" "$new"
 	for cmd in summary chunks bins sizes arenas check; do
 		for json in "" --json; do
 			hw "$T/$name.out" "$T/$name.err" $json "$core" $cmd
@@ -337,13 +339,39 @@ case_e() {
 	done
 	hw "$T/$name.out" "$T/$name.err" --json "$core" check
 	expect_rc 1
+	say "$name: first finding: $(findings "$T/$name.out" | head -n1)"
 }
-case_e1() { case_e e1 "$(le64 0x4c90)"; }
-case_e2() { case_e e2 4141414141414141; }
+
+# The heap's start: the PT_LOAD holding the truth's lowest heap chunk.
+heap_start() {
+	local lo va fsz
+	lo=$(awk '$1 == "alloc" && $6 == "0" && $5 != "mmapped" &&
+		$5 != "merged" { print $2 }' "$truth" | sort | head -n1)
+	"$coreloads" "$T/orig.core" >"$T/loads"
+	while read -r va _ _ fsz _ _; do
+		if ((va <= lo && lo < va + fsz)); then echo $((va)); fi
+	done <"$T/loads"
+}
+# The top chunk: where the truth's one "merged" allocation's chunk was.
+top_chunk() {
+	local m
+	m=$(awk '$1 == "alloc" && $6 == "0" && $5 == "merged" { print $2 }' "$truth")
+	[ "$(wc -w <<<"$m")" = 1 ] || fail "bins1's truth has not exactly one merged chunk"
+	echo $((m - 16))
+}
+case_e1() { case_e e1 mp_.sbrk_base "$(heap_start)" "$(le64 0x4c90)"; }
+case_e2() { case_e e2 mp_.sbrk_base "$(heap_start)" 4141414141414141; }
+case_e3() {
+	local top at
+	top=$(top_chunk)
+	at=$(libc_word "$top")
+	case_e e3 main_arena.top "$top" "$(le64 $((${at:-0} & ~4095)))"
+}
+case_e4() { case_e e4 main_arena.top "$(top_chunk)" 4141414141414141; }
 
 failed=()
 errtrap=$(trap -p ERR)
-for c in a b c1 c2 d1 d2 e1 e2; do
+for c in a b c1 c2 d1 d2 e1 e2 e3 e4; do
 	# Not `( ... ) || rc=$?`: set -e would be off inside.  The ERR trap is
 	# lib.sh's "where did it die", wanted inside the case only.
 	set +e

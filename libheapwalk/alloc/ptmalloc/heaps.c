@@ -31,14 +31,20 @@ static bool add_heap(struct pm_state *p, uint64_t start, uint64_t end,
 		p->heaps = n;
 		p->heaps_cap = cap;
 	}
-	struct pm_heap *h = &p->heaps[p->nheaps++];
-	h->start = start;
-	h->end = end;
-	h->info = info;
-	h->arena = arena;
-	/* 2 bits per 16-byte granule */
-	h->tags = calloc((end - start) / 64 + 1, 1);
-	return h->tags != NULL;
+	/* 2 bits per 16-byte granule; a heap is only listed with its tags,
+	   since every walk reads them.  */
+	uint8_t *tags = calloc((end - start) / 64 + 1, 1);
+	if (!tags) {
+		hw_finding(p->s, start, "heap 0x%llx-0x%llx: no memory for its "
+			   "index; skipped", (unsigned long long)start,
+			   (unsigned long long)end);
+		return false;
+	}
+	p->heaps[p->nheaps++] = (struct pm_heap){
+		.start = start, .end = end, .info = info, .arena = arena,
+		.tags = tags,
+	};
+	return true;
 }
 
 static void main_heap(struct pm_state *p, struct pm_arena *ar)
