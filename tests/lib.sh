@@ -132,3 +132,16 @@ one_error_line() {
 		fail "$what: expected exactly one stderr line starting 'heapwalk: ', got $n"
 	fi
 }
+
+# check_truth CASE: heapwalk's chunks and summary of CASE's core agree
+# with the program's own truth file (tests/tools/truthcmp).
+check_truth() {
+	local case_name=$1 dir
+	dir=$(corpus_core "$case_name")
+	hw "$T/chunks.jsonl" "$T/chunks.err" --json "$dir/core" chunks
+	expect_rc 0
+	hw "$T/summary.json" "$T/summary.err" --json "$dir/core" summary
+	expect_rc 0
+	"$(tool truthcmp)" "$dir/truth.txt" "$T/chunks.jsonl" "$T/summary.json" ||
+		fail "heapwalk disagrees with $case_name's truth (core in $dir)"
+}

@@ -5,12 +5,4 @@
 # shellcheck source=tests/lib.sh
 . "$(dirname "$0")/lib.sh"
 need_heapwalk
-truthcmp=$(tool truthcmp)
-dir=$(corpus_core bins1)
-
-hw "$T/chunks.jsonl" "$T/chunks.err" --json "$dir/core" chunks
-expect_rc 0
-hw "$T/summary.json" "$T/summary.err" --json "$dir/core" summary
-expect_rc 0
-"$truthcmp" "$dir/truth.txt" "$T/chunks.jsonl" "$T/summary.json" ||
-	fail "heapwalk disagrees with bins1's truth (core in $dir)"
+check_truth bins1

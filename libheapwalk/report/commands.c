@@ -45,10 +45,9 @@ struct size_table {
 	bool oom;
 };
 
-static struct size_class *size_slot(struct size_table *t, uint64_t size)
+/* The class of `size` in the open-addressing table, made if new.  */
+static struct size_class *hashed_slot(struct size_table *t, uint64_t size)
 {
-	if (size < SMALL_SIZES && t->small)
-		return &t->small[size];
 	if ((t->n + 1) * 2 > t->cap) {
 		size_t cap = t->cap ? 2 * t->cap : 256;
 		struct size_class *s = calloc(cap, sizeof *s);
@@ -78,6 +77,21 @@ static struct size_class *size_slot(struct size_table *t, uint64_t size)
 		t->n++;
 	}
 	return &t->slots[j];
+}
+
+static struct size_class *size_slot(struct size_table *t, uint64_t size)
+{
+	if (size < SMALL_SIZES && t->small)
+		return &t->small[size];
+	return hashed_slot(t, size);
+}
+
+static void class_add(struct size_class *a, const struct size_class *b)
+{
+	a->used += b->used;
+	a->used_bytes += b->used_bytes;
+	a->free += b->free;
+	a->free_bytes += b->free_bytes;
 }
 
 struct totals {
@@ -135,13 +149,8 @@ static void merge_totals(struct totals *t, struct totals *u)
 	if (u->largest_free > t->largest_free)
 		t->largest_free = u->largest_free;
 	t->sizes.oom |= u->sizes.oom;
-	for (size_t i = 0; i < SMALL_SIZES && t->sizes.small && u->sizes.small; i++) {
-		struct size_class *a = &t->sizes.small[i], *b = &u->sizes.small[i];
-		a->used += b->used;
-		a->used_bytes += b->used_bytes;
-		a->free += b->free;
-		a->free_bytes += b->free_bytes;
-	}
+	for (size_t i = 0; i < SMALL_SIZES && t->sizes.small && u->sizes.small; i++)
+		class_add(&t->sizes.small[i], &u->sizes.small[i]);
 	for (size_t i = 0; i < u->sizes.cap && !t->sizes.oom; i++) {
 		const struct size_class *b = &u->sizes.slots[i];
 		if (!b->size)
@@ -150,10 +159,7 @@ static void merge_totals(struct totals *t, struct totals *u)
 				b->size == ~(uint64_t)0 ? 0 : b->size);
 		if (!a)
 			break;
-		a->used += b->used;
-		a->used_bytes += b->used_bytes;
-		a->free += b->free;
-		a->free_bytes += b->free_bytes;
+		class_add(a, b);
 	}
 	free(u->sizes.small);
 	free(u->sizes.slots);
@@ -189,16 +195,9 @@ static enum hw_status gather(struct hw_session *s, struct totals *t)
 		struct size_class *sc = &t->sizes.small[i];
 		if (!sc->used && !sc->free)
 			continue;
-		struct size_class tmp = *sc;
-		struct size_table *tab = &t->sizes;
-		struct size_class *saved = tab->small;
-		tab->small = NULL;
-		struct size_class *d = size_slot(tab, i);
-		tab->small = saved;
-		if (d) {
-			tmp.size = d->size;
-			*d = tmp;
-		}
+		struct size_class *d = hashed_slot(&t->sizes, i);
+		if (d)
+			class_add(d, sc);
 	}
 	free(t->sizes.small);
 	t->sizes.small = NULL;

@@ -83,15 +83,6 @@ bool hw_read_u32(struct hw_target *t, uint64_t addr, uint32_t *v)
 	return hw_read(t, addr, v, 4);
 }
 
-const struct hw_mapped_file *hw_file_of(const struct hw_target *t,
-					uint64_t addr)
-{
-	for (size_t i = 0; i < t->nfiles; i++)
-		if (addr >= t->files[i].start && addr < t->files[i].end)
-			return &t->files[i];
-	return NULL;
-}
-
 bool hw_auxv_get(const struct hw_target *t, uint64_t type, uint64_t *val)
 {
 	for (size_t off = 0; off + 16 <= t->auxv_len; off += 16) {

@@ -97,10 +97,6 @@ const uint8_t *hw_peek(struct hw_target *t, uint64_t addr, size_t len);
 uint64_t hw_readable_run(struct hw_target *t, uint64_t addr,
 			 const uint8_t **p);
 
-/* The mapped file that contains addr, or NULL.  */
-const struct hw_mapped_file *hw_file_of(const struct hw_target *t,
-					uint64_t addr);
-
 /* Value of auxv entry `type`, or false.  */
 bool hw_auxv_get(const struct hw_target *t, uint64_t type, uint64_t *val);
 

@@ -204,6 +204,15 @@ static bool walk_heap(struct pm_state *p, struct pm_heap *h, hw_chunk_fn *fn,
 	return true;
 }
 
+static struct hw_chunk mmapped_chunk(const struct pm_mmapped *m)
+{
+	return (struct hw_chunk){
+		.addr = m->chunk + PM_HDR, .size = m->size - PM_HDR,
+		.chunk = m->chunk, .chunk_size = m->size, .arena = 0,
+		.where = HW_WHERE_MMAPPED, .used = true,
+	};
+}
+
 /* Units of work: heaps first, then mmapped chunks.  */
 static uint64_t unit_bytes(const struct pm_state *p, size_t u)
 {
@@ -230,12 +239,7 @@ static void *walk_part(void *arg)
 					  j->report);
 			continue;
 		}
-		const struct pm_mmapped *m = &p->mmapped[u - p->nheaps];
-		struct hw_chunk c = {
-			.addr = m->chunk + PM_HDR, .size = m->size - PM_HDR,
-			.chunk = m->chunk, .chunk_size = m->size, .arena = 0,
-			.where = HW_WHERE_MMAPPED, .used = true,
-		};
+		struct hw_chunk c = mmapped_chunk(&p->mmapped[u - p->nheaps]);
 		j->ok = j->fn(j->cookie, &c);
 	}
 	return NULL;
@@ -300,16 +304,7 @@ bool pm_walk_chunks(struct pm_state *p, hw_chunk_fn *fn, void *cookie)
 				return false;
 			continue;
 		}
-		const struct pm_mmapped *m = &p->mmapped[mi++];
-		struct hw_chunk c = {
-			.addr = m->chunk + PM_HDR,
-			.size = m->size - PM_HDR,
-			.chunk = m->chunk,
-			.chunk_size = m->size,
-			.arena = 0,
-			.where = HW_WHERE_MMAPPED,
-			.used = true,
-		};
+		struct hw_chunk c = mmapped_chunk(&p->mmapped[mi++]);
 		if (!fn(cookie, &c))
 			return false;
 	}

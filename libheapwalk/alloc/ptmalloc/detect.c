@@ -65,6 +65,17 @@ static void find_version(struct pm_state *p, int libc)
 	}
 }
 
+/* Is region i libc's writable data, or the anonymous .bss tail that
+   directly follows it?  That is where main_arena and mp_ live.  */
+static bool libc_data_region(const struct hw_target *t, size_t i, int libc)
+{
+	const struct hw_region *r = &t->regions[i];
+	bool ours = same_file(t, r->file, libc) ||
+		    (r->file < 0 && i > 0 &&
+		     same_file(t, t->regions[i - 1].file, libc));
+	return ours && (r->prot & HW_PROT_W);
+}
+
 static bool readable_rw(struct hw_target *t, uint64_t addr)
 {
 	const struct hw_region *r = hw_region_of(t, addr);
@@ -122,11 +133,7 @@ static uint64_t scan_main_arena(struct pm_state *p, int libc)
 	struct hw_target *t = p->t;
 	for (size_t i = 0; i < t->nregions; i++) {
 		const struct hw_region *r = &t->regions[i];
-		/* libc's writable data, and the anonymous .bss tail after it */
-		bool ours = same_file(t, r->file, libc) ||
-			    (r->file < 0 && i > 0 &&
-			     same_file(t, t->regions[i - 1].file, libc));
-		if (!ours || !(r->prot & HW_PROT_W))
+		if (!libc_data_region(t, i, libc))
 			continue;
 		const uint8_t *data;
 		uint64_t len = hw_readable_run(t, r->start, &data);
@@ -158,10 +165,7 @@ static uint64_t scan_mp(struct pm_state *p, int libc)
 		return 0;
 	for (size_t i = 0; i < t->nregions; i++) {
 		const struct hw_region *r = &t->regions[i];
-		bool ours = same_file(t, r->file, libc) ||
-			    (r->file < 0 && i > 0 &&
-			     same_file(t, t->regions[i - 1].file, libc));
-		if (!ours || !(r->prot & HW_PROT_W))
+		if (!libc_data_region(t, i, libc))
 			continue;
 		const uint8_t *data;
 		uint64_t len = hw_readable_run(t, r->start, &data);

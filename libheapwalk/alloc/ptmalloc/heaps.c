@@ -101,9 +101,7 @@ static void main_heap(struct pm_state *p, struct pm_arena *ar)
 			   "system_mem 0x%llx",
 			   (unsigned long long)end,
 			   (unsigned long long)(p->sbrk_base + ar->system_mem));
-	ar->first_heap = p->nheaps;
-	if (add_heap(p, start, end, 0, 0))
-		ar->nheaps = 1;
+	add_heap(p, start, end, 0, 0);
 }
 
 static void thread_heaps(struct pm_state *p, struct pm_arena *ar, int32_t idx)
@@ -115,7 +113,7 @@ static void thread_heaps(struct pm_state *p, struct pm_arena *ar, int32_t idx)
 		return;
 	}
 	ar->top_size = top_size & ~(uint64_t)PM_SIZE_BITS;
-	ar->first_heap = p->nheaps;
+	size_t first = p->nheaps;
 	uint64_t h = ar->top & ~(p->l.heap_max - 1);
 	uint64_t total = 0;
 	for (unsigned n = 0; h && n < PM_MAX_HEAPS_PER_ARENA; n++) {
@@ -143,7 +141,6 @@ static void thread_heaps(struct pm_state *p, struct pm_arena *ar, int32_t idx)
 			: first_chunk(h + p->l.hi_sizeof);
 		if (!add_heap(p, start, h + size, h, idx))
 			return;
-		ar->nheaps++;
 		total += size;
 		if (prev == 0)
 			break;
@@ -153,7 +150,7 @@ static void thread_heaps(struct pm_state *p, struct pm_arena *ar, int32_t idx)
 			break;
 		}
 		/* A heap list that comes back to a heap already seen.  */
-		for (size_t i = ar->first_heap; i < p->nheaps; i++)
+		for (size_t i = first; i < p->nheaps; i++)
 			if (p->heaps[i].info == prev) {
 				hw_finding(p->s, h, "heap_info.prev loops");
 				return;
@@ -196,10 +193,7 @@ enum hw_status pm_find_heaps(struct pm_state *p)
 		p->heaps[out++] = p->heaps[i];
 	}
 	p->nheaps = out;
-	/* first_heap/nheaps of arenas are not kept valid across the sort;
-	   recount by arena.  */
-	for (size_t i = 0; i < p->narenas; i++)
-		p->arenas[i].nheaps = 0;
+	/* Each arena's heap count, from what survived.  */
 	for (size_t i = 0; i < p->nheaps; i++)
 		if (p->heaps[i].arena >= 0 &&
 		    (size_t)p->heaps[i].arena < p->narenas)

@@ -98,7 +98,7 @@ struct pm_arena {
 	uint64_t system_mem, max_system_mem;
 	uint64_t attached_threads;
 	uint32_t mutex, flags;
-	size_t first_heap, nheaps;        /* into pm_state.heaps */
+	size_t nheaps;                    /* of pm_state.heaps */
 	unsigned part;                    /* list-walk thread */
 	struct pm_bin_stat fast[PM_NFASTBINS];
 	struct pm_bin_stat bins[PM_NBINS]; /* 1 unsorted, 2..63 small, 64.. large */
@@ -162,8 +162,6 @@ struct pm_heap *pm_heap_of(struct pm_state *p, uint64_t addr);
 void pm_walk_lists(struct pm_state *p);
 void pm_find_tcaches(struct pm_state *p);
 bool pm_addrset_has(const struct pm_addrset *set, uint64_t addr);
-void pm_tag_set(struct pm_state *p, uint64_t chunk, enum pm_tag tag,
-		const char *list);
 enum pm_tag pm_tag_get(const struct pm_heap *h, uint64_t chunk);
 /* chunks.c */
 void pm_find_mmapped(struct pm_state *p);
