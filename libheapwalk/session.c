@@ -67,7 +67,10 @@ static char *dup_or_null(const char *s)
 }
 
 /* The walkers --allocator may name, in auto-detection order.  */
+/* jemalloc first: a process that links it has glibc's malloc too, mostly
+   idle.  */
 static const struct hw_allocator_ops *const allocators[] = {
+	&hw_jemalloc_ops,
 	&hw_ptmalloc_ops,
 };
 
@@ -92,9 +95,6 @@ static enum hw_status find_allocator(struct hw_session *s)
 			return st;
 	}
 	if (!known) {
-		if (!strcmp(want, "jemalloc"))
-			return hw_error(s, HW_NO_ALLOCATOR, "jemalloc is not "
-					"supported yet");
 		return hw_error(s, HW_USAGE, "unknown allocator '%s' (auto, "
 				"ptmalloc, jemalloc)", want);
 	}

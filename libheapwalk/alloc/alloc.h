@@ -27,6 +27,13 @@ enum hw_where {
 	HW_WHERE_LARGEBIN,
 	HW_WHERE_TOP,
 	HW_WHERE_UNBINNED,  /* free by its header, but in no free list */
+	/* jemalloc */
+	HW_WHERE_SLAB,      /* used small region */
+	HW_WHERE_LARGE,     /* used large extent */
+	HW_WHERE_SLAB_FREE, /* free region of a slab */
+	HW_WHERE_DIRTY,     /* free extents, by decay state */
+	HW_WHERE_MUZZY,
+	HW_WHERE_RETAINED,
 	HW_WHERE_COUNT
 };
 
@@ -37,7 +44,9 @@ struct hw_chunk {
 	uint64_t size;        /* usable bytes */
 	uint64_t chunk;       /* start of the allocator's block (header) */
 	uint64_t chunk_size;  /* bytes the block takes, header included */
+	uint64_t extent;      /* jemalloc: its extent_t/edata_t; 0 otherwise */
 	int32_t arena;
+	uint16_t szind;       /* jemalloc: size index */
 	uint8_t where;        /* enum hw_where */
 	bool used;
 };
@@ -75,5 +84,6 @@ struct hw_allocator_ops {
 };
 
 extern const struct hw_allocator_ops hw_ptmalloc_ops;
+extern const struct hw_allocator_ops hw_jemalloc_ops;
 
 #endif /* HW_ALLOC_H */

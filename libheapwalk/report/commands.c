@@ -13,6 +13,7 @@
 #include "../alloc/alloc.h"
 #include "../target/target.h"
 #include "../arch/arch.h"
+#include "commands.h"
 #include "emit.h"
 
 static const char *const where_names[HW_WHERE_COUNT] = {
@@ -20,7 +21,10 @@ static const char *const where_names[HW_WHERE_COUNT] = {
 	[HW_WHERE_TCACHE] = "tcache",     [HW_WHERE_FASTBIN] = "fastbin",
 	[HW_WHERE_UNSORTED] = "unsorted", [HW_WHERE_SMALLBIN] = "smallbin",
 	[HW_WHERE_LARGEBIN] = "largebin", [HW_WHERE_TOP] = "top",
-	[HW_WHERE_UNBINNED] = "unbinned",
+	[HW_WHERE_UNBINNED] = "unbinned", [HW_WHERE_SLAB] = "slab",
+	[HW_WHERE_LARGE] = "large",       [HW_WHERE_SLAB_FREE] = "slab-free",
+	[HW_WHERE_DIRTY] = "dirty",       [HW_WHERE_MUZZY] = "muzzy",
+	[HW_WHERE_RETAINED] = "retained",
 };
 
 const char *hw_where_name(enum hw_where w)
@@ -31,7 +35,7 @@ const char *hw_where_name(enum hw_where w)
 /* ---- per-size-class totals (sizes, summary) ---------------------------- */
 
 struct size_class {
-	uint64_t size, used, used_bytes, free, free_bytes;
+	uint64_t size, used, used_bytes, free, free_bytes, cached, cached_bytes;
 };
 
 /* Usable sizes below this are counted in a direct array (most chunks),
@@ -92,6 +96,8 @@ static void class_add(struct size_class *a, const struct size_class *b)
 	a->used_bytes += b->used_bytes;
 	a->free += b->free;
 	a->free_bytes += b->free_bytes;
+	a->cached += b->cached;
+	a->cached_bytes += b->cached_bytes;
 }
 
 struct totals {
@@ -121,6 +127,10 @@ static bool add_total(void *cookie, const struct hw_chunk *c)
 		if (sc) {
 			sc->free++;
 			sc->free_bytes += c->size;
+			if (c->where == HW_WHERE_TCACHE) {
+				sc->cached++;
+				sc->cached_bytes += c->size;
+			}
 		}
 	}
 	t->overhead += c->chunk_size - c->size;
@@ -332,6 +342,8 @@ static enum hw_status cmd_sizes(struct cmd_ctx *c)
 			em_u64(e, "used_bytes", sc->used_bytes);
 			em_u64(e, "free", sc->free);
 			em_u64(e, "free_bytes", sc->free_bytes);
+			em_u64(e, "cached", sc->cached);
+			em_u64(e, "cached_bytes", sc->cached_bytes);
 			em_obj_end(e);
 		} else {
 			em_printf(e, "%12llu %10llu %14llu %10llu %14llu\n",
@@ -376,6 +388,14 @@ static void chunk_json(struct hw_emitter *e, const struct hw_chunk *ch)
 	em_str_raw(e, hw_where_name((enum hw_where)ch->where));
 	EM_LIT(e, "\",\"arena\":");
 	em_dec(e, (uint64_t)(ch->arena < 0 ? 0 : ch->arena));
+	if (ch->extent) {
+		EM_LIT(e, ",\"extent\":\"");
+		em_hexnum(e, ch->extent);
+		EM_LIT(e, "\",\"szind\":");
+		em_dec(e, ch->szind);
+		EM_LIT(e, "}");
+		return;
+	}
 	EM_LIT(e, ",\"chunk\":\"");
 	em_hexnum(e, ch->chunk);
 	EM_LIT(e, "\",\"chunk_size\":");
@@ -606,6 +626,13 @@ static enum hw_status cmd_check(struct cmd_ctx *c)
 	return s->findings_total ? HW_CORRUPT : HW_OK;
 }
 
+static enum hw_status cmd_frag(struct cmd_ctx *c)
+{
+	if (c->argc != 1)
+		return hw_error(c->s, HW_USAGE, "frag: no arguments expected");
+	return hw_report_frag(c->s, c->e);
+}
+
 /* ---- not yet ----------------------------------------------------------- */
 
 static enum hw_status cmd_later(struct cmd_ctx *c)
@@ -630,7 +657,7 @@ static const struct command commands[] = {
 	{ "sizes", cmd_sizes, "per size class: count and bytes in use and free" },
 	{ "chunk", cmd_chunk, "ADDR: the chunk containing ADDR and its neighbours" },
 	{ "check", cmd_check, "heap consistency: every problem with its address" },
-	{ "frag", cmd_later, "fragmentation per arena (not yet)" },
+	{ "frag", cmd_frag, "free memory and fragmentation per arena" },
 	{ "leaks", cmd_later, "unreachable allocations (not yet)" },
 	{ "diff", cmd_later, "BASE: growth since an earlier core (not yet)" },
 };

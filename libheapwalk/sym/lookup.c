@@ -63,3 +63,42 @@ bool hw_syms_lookup(const struct hw_syms *s, const struct hw_module *m,
 		*is_tls = tls;
 	return true;
 }
+
+bool hw_syms_lookup_suffix(const struct hw_syms *s, const struct hw_module *m,
+			   const char *suffix, char *name, size_t namelen,
+			   uint64_t *addr, uint64_t *size)
+{
+	if (s == NULL || m == NULL || m->handle == NULL || suffix == NULL ||
+	    suffix[0] == '\0')
+		return false;
+	Dwfl_Module *mod = m->handle;
+	int n = dwfl_module_getsymtab(mod);
+	size_t slen = strlen(suffix);
+	for (int i = 1; i < n; i++) {
+		GElf_Sym sym;
+		GElf_Addr a = 0;
+		GElf_Word shndx;
+		const char *sname = dwfl_module_getsym_info(mod, i, &sym, &a,
+							    &shndx, NULL,
+							    NULL);
+		if (sname == NULL || sym.st_shndx == SHN_UNDEF)
+			continue;
+		size_t len = strcspn(sname, "@");
+		if (len < slen || memcmp(sname + len - slen, suffix, slen) != 0)
+			continue;
+		/* Only whole words: "je_arenas" must not match "xje_arenas".  */
+		if (len > slen && sname[len - slen - 1] != '_')
+			continue;
+		if (name != NULL && namelen > 0) {
+			size_t k = len < namelen - 1 ? len : namelen - 1;
+			memcpy(name, sname, k);
+			name[k] = '\0';
+		}
+		if (addr != NULL)
+			*addr = a;
+		if (size != NULL)
+			*size = sym.st_size;
+		return true;
+	}
+	return false;
+}

@@ -96,6 +96,14 @@ bool hw_syms_lookup(const struct hw_syms *s, const struct hw_module *m,
 		    const char *name, uint64_t *addr, uint64_t *size,
 		    bool *is_tls);
 
+/* Like hw_syms_lookup, for the first symbol whose name ends in `suffix`
+   at a word boundary ("je_arenas" finds je_arenas and _rjem_je_arenas, not
+   xje_arenas); its full name (without @VERSION) goes to name.  For
+   allocators built with a symbol prefix.  */
+bool hw_syms_lookup_suffix(const struct hw_syms *s, const struct hw_module *m,
+			   const char *suffix, char *name, size_t namelen,
+			   uint64_t *addr, uint64_t *size);
+
 /* Offsets of `members` of `struct tag` (or typedef `tag`) from the DWARF of
    module m.  `near_addr`, when not 0, is an address in the compile unit
    that defines the type (e.g. &main_arena for malloc.c's types), which makes

@@ -1,0 +1,100 @@
+/* arenas.c - find je_arenas, the array of arena_t pointers.
+ *
+ * By symbol when there is one.  Otherwise it is a 64-byte-aligned run of
+ * 4095 slots in jemalloc's data, non-NULL for the arenas created so far,
+ * where each arena_t holds, at one offset common to all of them, its
+ * base_t pointer, and that base_t starts with the arena's own index (its
+ * ehooks' ind).  The arena_t itself lives in its base's first block, just
+ * after the base_t.  Only addresses come from here: everything counted
+ * comes from the extents.
+ */
+#include <string.h>
+
+#include "../../sym/sym.h"
+#include "jemalloc.h"
+
+#define ARENA_SLOTS 4095
+#define MAX_BASE_OFFSET (128u << 10)   /* arena_t is < 80 KiB in 5.x */
+#define MAX_ARENA_FROM_BASE (4u << 20)
+
+static bool slot_fits(uint64_t arena, uint64_t base)
+{
+	return base && !(base & 7) && arena > base &&
+	       arena - base < MAX_ARENA_FROM_BASE;
+}
+
+/* The offset of arena_t.base that fits every non-NULL slot, or 0.  */
+static uint64_t base_offset(struct je_state *j, const uint64_t *slots)
+{
+	for (uint64_t off = 64; off < MAX_BASE_OFFSET; off += 8) {
+		bool all = true, any = false;
+		for (unsigned k = 0; k < ARENA_SLOTS && all; k++) {
+			if (!slots[k])
+				continue;
+			uint64_t b;
+			uint32_t ind;
+			all = hw_read_u64(j->t, slots[k] + off, &b) &&
+			      slot_fits(slots[k], b) &&
+			      hw_read_u32(j->t, b, &ind) && ind == k;
+			any = true;
+		}
+		if (all && any)
+			return off;
+	}
+	return 0;
+}
+
+static bool try_array(struct je_state *j, uint64_t at)
+{
+	/* Kept in the state: 32 KiB is a lot for a thread's stack.  */
+	uint64_t *slots = j->scratch;
+	if (!je_in_data(j, at, ARENA_SLOTS * 8) ||
+	    !hw_read(j->t, at, slots, ARENA_SLOTS * 8) || !slots[0])
+		return false;
+	for (unsigned k = 0; k < ARENA_SLOTS; k++)
+		if (slots[k] && ((slots[k] & 63) || slots[k] >> j->p.lg_vaddr))
+			return false;
+	/* Every arena an extent names must be there.  */
+	for (size_t i = 0; i < j->next; i++)
+		if (j->ext[i].arena >= ARENA_SLOTS || !slots[j->ext[i].arena])
+			return false;
+	if (!base_offset(j, slots))
+		return false;
+	for (unsigned k = 0; k < ARENA_SLOTS; k++) {
+		j->arena_addr[k] = slots[k];
+		if (slots[k])
+			j->narena_slots = k + 1;
+	}
+	j->arenas_array = at;
+	return true;
+}
+
+void je_find_arenas(struct je_state *j)
+{
+	struct hw_module m;
+	uint64_t addr = 0, size = 0;
+	const char *name = strrchr(j->module, '/');
+	name = name ? name + 1 : j->module;
+	if (j->s->syms && hw_syms_find_module(j->s->syms, name, &m) &&
+	    hw_syms_lookup_suffix(j->s->syms, &m, "je_arenas", NULL, 0, &addr,
+				  &size) && try_array(j, addr)) {
+		j->how_arenas = "symbol je_arenas";
+		return;
+	}
+	for (size_t i = 0; i < j->ndata; i++) {
+		uint64_t start = (j->data[i].start + 63) & ~(uint64_t)63;
+		for (uint64_t at = start; at + ARENA_SLOTS * 8 <= j->data[i].end;
+		     at += 64) {
+			uint64_t w, last;
+			/* Cheap filter: slot 0 set, the last slot NULL.  */
+			if (!hw_read_u64(j->t, at, &w) || !w || (w & 63) ||
+			    !hw_read_u64(j->t, at + (ARENA_SLOTS - 1) * 8, &last) ||
+			    last || !try_array(j, at))
+				continue;
+			j->how_arenas = "scan of jemalloc's data for the arena "
+					"pointer array";
+			return;
+		}
+	}
+	j->how_arenas = "not found (arena indexes taken from the extents)";
+}

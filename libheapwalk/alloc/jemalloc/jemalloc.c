@@ -1,0 +1,86 @@
+/* jemalloc.c - jemalloc 5.x behind the allocator interface.
+ *
+ * Opening reads all metadata once: the radix tree's extents (with each
+ * slab's bitmap counted) and every thread cache's items.  Walks after that
+ * are linear passes over the extents that allocate nothing.
+ */
+#include <stdlib.h>
+
+#include "jemalloc.h"
+
+static void je_close(void *state)
+{
+	struct je_state *j = state;
+	if (!j)
+		return;
+	free(j->ext);
+	free(j->cached);
+	free(j->tcaches);
+	free(j);
+}
+
+static enum hw_status je_open(struct hw_session *s, void **state)
+{
+	struct je_state *j = calloc(1, sizeof *j);
+	if (!j)
+		return hw_error(s, HW_NO_ALLOCATOR, "out of memory");
+	j->s = s;
+	j->t = s->target;
+	enum hw_status st = je_find_module(j);
+	if (st == HW_OK)
+		st = je_find_rtree(j);
+	if (st == HW_OK) {
+		je_find_size_classes(j);
+		st = je_read_extents(j);
+	}
+	if (st != HW_OK) {
+		je_close(j);
+		return st;
+	}
+	je_find_arenas(j);
+	je_find_tcaches(j);
+	*state = j;
+	return HW_OK;
+}
+
+static const char *je_version(void *state)
+{
+	return ((struct je_state *)state)->version;
+}
+
+static size_t je_narenas(void *state)
+{
+	struct je_state *j = state;
+	size_t n = 0;
+	if (j->arenas_array) {
+		for (unsigned a = 0; a < j->narena_slots; a++)
+			n += j->arena_addr[a] != 0;
+		return n;
+	}
+	return je_count_arenas(j);
+}
+
+static bool je_chunks(void *state, hw_chunk_fn *fn, void *cookie)
+{
+	return je_walk(state, fn, cookie);
+}
+
+static bool je_chunks_parallel(void *state, unsigned nparts, hw_chunk_fn *fn,
+			       void *const cookies[])
+{
+	return je_walk_parallel(state, nparts, fn, cookies);
+}
+
+const struct hw_allocator_ops hw_jemalloc_ops = {
+	.name = "jemalloc",
+	.open = je_open,
+	.close = je_close,
+	.version = je_version,
+	.narenas = je_narenas,
+	.chunks = je_chunks,
+	.chunks_parallel = je_chunks_parallel,
+	.summary = je_report_summary,
+	.arenas = je_report_arenas,
+	.bins = je_report_bins,
+	.check = NULL,
+};

@@ -1,0 +1,144 @@
+/* jemalloc.h - jemalloc 5.x as seen from outside the process.
+ *
+ * Every page jemalloc hands out belongs to an extent (extent_t up to 5.2,
+ * edata_t from 5.3), and every extent is registered in one global radix
+ * tree keyed by page address (extents_rtree / arena_emap_global).  For
+ * automatic arenas that tree is the only place where full slabs and large
+ * allocations are linked at all, so the walk starts there:
+ *
+ *   rtree root (jemalloc's .bss) -> [interior nodes] -> leaves
+ *     leaf element = edata pointer | szind << LG_VADDR | state | slab
+ *   edata: e_bits (arena, slab, state, szind, nfree), e_addr, e_size
+ *   slab:  regions of sz_index2size(szind) bytes, a bitmap at edata+64
+ *          (bit set = region free)
+ *
+ * Regions the bitmap calls allocated may still be free: parked in a
+ * thread's tcache (cache bins in the thread's TSD).  Those are found by
+ * their shape (runs of cache bins whose stacks are contiguous) and checked
+ * against the extents, so none of this needs a symbol or a struct layout
+ * beyond the three edata words, which have not moved since 5.0.
+ */
+#ifndef HW_JEMALLOC_H
+#define HW_JEMALLOC_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "../../target/target.h"
+#include "../alloc.h"
+
+#define JE_MAX_SIZES 256          /* szind fits in 8 bits */
+#define JE_MAX_ARENAS 4096        /* MALLOCX_ARENA_BITS 12 */
+#define JE_EDATA_BITMAP 64        /* e_slab_data.bitmap, 5.0 to 5.3 */
+
+/* How e_bits, leaves and cache bins are encoded.  */
+enum je_era {
+	JE_ERA_52,      /* 5.0-5.2: extent_t; state 2 bits at 16; leaf edata & ~1 */
+	JE_ERA_53,      /* 5.3+: edata_t; state 3 bits at 17; leaf edata & ~127 */
+};
+
+enum je_ext_state {
+	JE_ACTIVE, JE_DIRTY, JE_MUZZY, JE_RETAINED, JE_TRANSITION, JE_MERGING
+};
+
+/* Build parameters learned from the core.  */
+struct je_params {
+	int lg_vaddr, lg_page, lg_quantum;
+	int height;                       /* rtree levels, 1-3 */
+	int bits[3];                      /* key bits per level, root first */
+};
+
+struct je_extent {
+	uint64_t edata;
+	uint64_t base, size;              /* page-aligned start, bytes */
+	uint64_t addr;                    /* e_addr: the pointer for large */
+	uint32_t arena;
+	uint32_t nregs, reg_size;         /* slabs */
+	uint32_t used;                    /* regions the bitmap allocates */
+	uint32_t ncached;                 /* of those, parked in a tcache */
+	uint16_t szind;
+	uint8_t state;                    /* enum je_ext_state */
+	bool slab;
+};
+
+struct je_tcache {
+	uint64_t addr;                    /* its first cache bin */
+	uint32_t nbins;
+	uint64_t cached, bytes;
+};
+
+/* A jemalloc module's writable memory (.data, .bss).  */
+struct je_range {
+	uint64_t start, end;
+};
+
+#define JE_MAX_RANGES 16
+
+struct je_state {
+	struct hw_session *s;
+	struct hw_target *t;
+	char version[64];                 /* "5.3.0" */
+	char git[96];                     /* "5.3.0-0-g54eaed1d..." */
+	char module[128];                 /* file the allocator lives in */
+	char prefix[32];                  /* symbol prefix: "", "je_", "_rjem_" */
+	int major, minor;
+	enum je_era era;
+	struct je_params p;
+	struct je_range data[JE_MAX_RANGES];
+	size_t ndata;
+	const char *how_module, *how_rtree, *how_sizes, *how_bins,
+		*how_arenas, *how_tcache;
+	uint64_t rtree_root;
+	uint64_t sizes[JE_MAX_SIZES];     /* sz_index2size */
+	unsigned nsizes, nbins;
+	uint64_t size_table;              /* where sz_index2size_tab was read */
+	uint64_t bin_infos;               /* je_bin_infos, 0 if not found */
+	unsigned bin_info_stride;
+	uint32_t bin_nregs[JE_MAX_SIZES]; /* from bin_infos, 0 = unknown */
+	uint64_t arenas_array;            /* je_arenas, 0 if not found */
+	uint64_t arena_addr[JE_MAX_ARENAS];
+	uint64_t scratch[JE_MAX_ARENAS];  /* arenas.c's candidate array */
+	unsigned narena_slots;            /* highest used arena index + 1 */
+	struct je_extent *ext;            /* sorted by base, disjoint */
+	size_t next;
+	uint64_t *cached;                 /* every tcache item, sorted */
+	size_t ncached;
+	struct je_tcache *tcaches;
+	size_t ntcaches;
+	bool walked;                      /* findings of the walk taken */
+};
+
+/* detect.c */
+enum hw_status je_find_module(struct je_state *j);
+void je_find_size_classes(struct je_state *j);
+/* rtree.c */
+enum hw_status je_find_rtree(struct je_state *j);
+enum hw_status je_read_extents(struct je_state *j);
+const struct je_extent *je_extent_of(const struct je_state *j, uint64_t addr);
+/* tcache.c */
+void je_find_tcaches(struct je_state *j);
+/* walk.c */
+bool je_walk(struct je_state *j, hw_chunk_fn *fn, void *cookie);
+bool je_walk_parallel(struct je_state *j, unsigned nparts, hw_chunk_fn *fn,
+		      void *const cookies[]);
+/* arenas.c */
+void je_find_arenas(struct je_state *j);
+/* report.c */
+size_t je_count_arenas(const struct je_state *j);
+void je_report_summary(void *state, struct hw_emitter *e);
+void je_report_arenas(void *state, struct hw_emitter *e);
+enum hw_status je_report_bins(void *state, struct hw_emitter *e,
+			      const char *kind);
+
+/* Is [addr, addr+len) inside the module's writable memory?  */
+static inline bool je_in_data(const struct je_state *j, uint64_t addr,
+			      uint64_t len)
+{
+	for (size_t i = 0; i < j->ndata; i++)
+		if (addr >= j->data[i].start && addr + len <= j->data[i].end &&
+		    addr + len >= addr)
+			return true;
+	return false;
+}
+
+#endif /* HW_JEMALLOC_H */

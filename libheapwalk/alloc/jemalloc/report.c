@@ -1,0 +1,420 @@
+/* report.c - the jemalloc-specific reports: summary members, arenas and
+ * bins, in the terms of jemalloc's own malloc_stats_print (curregs,
+ * curslabs, curlextents, utilisation, dirty/muzzy/retained).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../../report/emit.h"
+#include "jemalloc.h"
+
+struct je_totals {
+	uint64_t allocated, active, dirty, muzzy, retained;
+	uint64_t slabs, large, cached, cached_bytes;
+	unsigned narenas;
+};
+
+static void totals(const struct je_state *j, struct je_totals *t)
+{
+	memset(t, 0, sizeof *t);
+	bool seen[JE_MAX_ARENAS] = { false };
+	for (size_t i = 0; i < j->next; i++) {
+		const struct je_extent *x = &j->ext[i];
+		if (x->arena < JE_MAX_ARENAS && !seen[x->arena]) {
+			seen[x->arena] = true;
+			t->narenas++;
+		}
+		switch (x->state) {
+		case JE_ACTIVE:
+			t->active += x->size;
+			if (x->slab) {
+				t->slabs++;
+				t->allocated += (uint64_t)x->used * x->reg_size;
+			} else {
+				t->large++;
+				t->allocated += j->sizes[x->szind];
+			}
+			break;
+		case JE_DIRTY: t->dirty += x->size; break;
+		case JE_MUZZY: t->muzzy += x->size; break;
+		case JE_RETAINED: t->retained += x->size; break;
+		default: break;
+		}
+	}
+	for (size_t i = 0; i < j->ntcaches; i++) {
+		t->cached += j->tcaches[i].cached;
+		t->cached_bytes += j->tcaches[i].bytes;
+	}
+}
+
+size_t je_count_arenas(const struct je_state *j)
+{
+	struct je_totals t;
+	totals(j, &t);
+	return t.narenas;
+}
+
+void je_report_summary(void *state, struct hw_emitter *e)
+{
+	struct je_state *j = state;
+	struct je_totals t;
+	totals(j, &t);
+	if (e->json) {
+		em_str(e, "module", j->module);
+		em_str(e, "build", j->git[0] ? j->git : "unknown");
+		em_u64(e, "page", (uint64_t)1 << j->p.lg_page);
+		em_u64(e, "quantum", (uint64_t)1 << j->p.lg_quantum);
+		em_u64(e, "lg_vaddr", (uint64_t)j->p.lg_vaddr);
+		em_u64(e, "nbins", j->nbins);
+		em_u64(e, "extents", j->next);
+		em_u64(e, "slabs", t.slabs);
+		em_u64(e, "large", t.large);
+		em_u64(e, "tcaches", j->ntcaches);
+		em_obj_begin(e, "stats");
+		em_u64(e, "allocated", t.allocated);
+		em_u64(e, "active", t.active);
+		em_u64(e, "dirty", t.dirty);
+		em_u64(e, "muzzy", t.muzzy);
+		em_u64(e, "retained", t.retained);
+		em_u64(e, "tcache_bytes", t.cached_bytes);
+		em_obj_end(e);
+		em_obj_begin(e, "roots");
+		em_str(e, "module_from", j->how_module);
+		em_hex(e, "rtree_root", j->rtree_root);
+		em_str(e, "rtree_from", j->how_rtree);
+		if (j->size_table)
+			em_hex(e, "size_classes", j->size_table);
+		else
+			em_null(e, "size_classes");
+		em_str(e, "size_classes_from", j->how_sizes);
+		if (j->bin_infos)
+			em_hex(e, "bin_infos", j->bin_infos);
+		else
+			em_null(e, "bin_infos");
+		em_str(e, "bin_infos_from", j->how_bins);
+		if (j->arenas_array)
+			em_hex(e, "arenas", j->arenas_array);
+		else
+			em_null(e, "arenas");
+		em_str(e, "arenas_from", j->how_arenas);
+		em_str(e, "tcaches_from", j->how_tcache);
+		em_obj_end(e);
+		return;
+	}
+	char a[32], b[32], c[32];
+	em_printf(e, "  %-22s %s\n", "module:", j->module);
+	em_printf(e, "  %-22s %s; page %llu, quantum %llu, %d-bit addresses\n",
+		  "build:", j->git[0] ? j->git : "unknown version",
+		  (unsigned long long)1 << j->p.lg_page,
+		  (unsigned long long)1 << j->p.lg_quantum, j->p.lg_vaddr);
+	em_printf(e, "  %-22s %12s allocated, %12s active\n", "stats:",
+		  hw_human(a, sizeof a, t.allocated),
+		  hw_human(b, sizeof b, t.active));
+	em_printf(e, "  %-22s %12s dirty, %12s muzzy, %12s retained\n",
+		  "unused extents:", hw_human(a, sizeof a, t.dirty),
+		  hw_human(b, sizeof b, t.muzzy),
+		  hw_human(c, sizeof c, t.retained));
+	em_printf(e, "  %-22s %zu extents: %llu slabs, %llu large\n",
+		  "extents:", j->next, (unsigned long long)t.slabs,
+		  (unsigned long long)t.large);
+	em_printf(e, "  %-22s %zu, holding %llu regions (%s)\n",
+		  "thread caches:", j->ntcaches, (unsigned long long)t.cached,
+		  hw_human(a, sizeof a, t.cached_bytes));
+	em_printf(e, "  roots:\n");
+	em_printf(e, "    %-20s %s\n", "module", j->how_module);
+	em_printf(e, "    %-20s 0x%llx, %s\n", "radix tree",
+		  (unsigned long long)j->rtree_root, j->how_rtree);
+	em_printf(e, "    %-20s %s\n", "size classes", j->how_sizes);
+	em_printf(e, "    %-20s %s\n", "bin infos", j->how_bins);
+	em_printf(e, "    %-20s %s\n", "arenas", j->how_arenas);
+	em_printf(e, "    %-20s %s\n", "thread caches", j->how_tcache);
+}
+
+/* ---- per arena --------------------------------------------------------- */
+
+struct arena_row {
+	uint64_t slabs, regs_used, small_bytes, large, large_bytes;
+	uint64_t active, dirty, muzzy, retained, cached;
+	bool any;
+};
+
+void je_report_arenas(void *state, struct hw_emitter *e)
+{
+	struct je_state *j = state;
+	struct arena_row *rows = calloc(JE_MAX_ARENAS, sizeof *rows);
+	if (!rows)
+		return;
+	for (size_t i = 0; i < j->next; i++) {
+		const struct je_extent *x = &j->ext[i];
+		struct arena_row *r = &rows[x->arena % JE_MAX_ARENAS];
+		r->any = true;
+		switch (x->state) {
+		case JE_ACTIVE:
+			r->active += x->size;
+			r->cached += x->ncached;
+			if (x->slab) {
+				r->slabs++;
+				r->regs_used += x->used;
+				r->small_bytes += (uint64_t)x->used * x->reg_size;
+			} else {
+				r->large++;
+				r->large_bytes += j->sizes[x->szind];
+			}
+			break;
+		case JE_DIRTY: r->dirty += x->size; break;
+		case JE_MUZZY: r->muzzy += x->size; break;
+		case JE_RETAINED: r->retained += x->size; break;
+		default: break;
+		}
+	}
+	for (unsigned a = 0; a < JE_MAX_ARENAS; a++)
+		if (j->arena_addr[a])
+			rows[a].any = true;
+	if (e->json) {
+		em_obj_begin(e, NULL);
+		em_arr_begin(e, "arenas");
+	} else {
+		em_printf(e, "%5s %-18s %8s %12s %12s %7s %12s %12s %12s %12s\n",
+			  "arena", "address", "slabs", "small used", "small bytes",
+			  "large", "large bytes", "active", "dirty", "retained");
+	}
+	for (unsigned a = 0; a < JE_MAX_ARENAS; a++) {
+		const struct arena_row *r = &rows[a];
+		if (!r->any)
+			continue;
+		if (e->json) {
+			em_obj_begin(e, NULL);
+			em_u64(e, "index", a);
+			if (j->arena_addr[a])
+				em_hex(e, "addr", j->arena_addr[a]);
+			else
+				em_null(e, "addr");
+			em_u64(e, "slabs", r->slabs);
+			em_u64(e, "regions_used", r->regs_used);
+			em_u64(e, "small_bytes", r->small_bytes);
+			em_u64(e, "large", r->large);
+			em_u64(e, "large_bytes", r->large_bytes);
+			em_u64(e, "tcached", r->cached);
+			em_u64(e, "active", r->active);
+			em_u64(e, "dirty", r->dirty);
+			em_u64(e, "muzzy", r->muzzy);
+			em_u64(e, "retained", r->retained);
+			em_obj_end(e);
+		} else {
+			char addr[24] = "-";
+			if (j->arena_addr[a])
+				snprintf(addr, sizeof addr, "0x%llx",
+					 (unsigned long long)j->arena_addr[a]);
+			char b1[32], b2[32], b3[32], b4[32], b5[32];
+			em_printf(e, "%5u %-18s %8llu %12llu %12s %7llu %12s "
+				  "%12s %12s %12s\n", a, addr,
+				  (unsigned long long)r->slabs,
+				  (unsigned long long)r->regs_used,
+				  hw_human(b1, sizeof b1, r->small_bytes),
+				  (unsigned long long)r->large,
+				  hw_human(b2, sizeof b2, r->large_bytes),
+				  hw_human(b3, sizeof b3, r->active),
+				  hw_human(b4, sizeof b4, r->dirty),
+				  hw_human(b5, sizeof b5, r->retained));
+		}
+	}
+	if (e->json) {
+		em_arr_end(e);
+		em_obj_end(e);
+		em_jsonl_end(e);
+	}
+	free(rows);
+}
+
+/* ---- bins: per (arena, size class) ------------------------------------- */
+
+struct bin_row {
+	uint32_t arena, szind;
+	uint64_t slabs, nregs_total, curregs, cached, large;
+};
+
+static int bin_row_cmp(const void *a, const void *b)
+{
+	const struct bin_row *x = a, *y = b;
+	if (x->szind != y->szind)
+		return x->szind < y->szind ? -1 : 1;
+	return x->arena < y->arena ? -1 : x->arena > y->arena;
+}
+
+static int by_key(const void *a, const void *b)
+{
+	const struct bin_row *x = a, *y = b;
+	if (x->arena != y->arena)
+		return x->arena < y->arena ? -1 : 1;
+	return x->szind < y->szind ? -1 : x->szind > y->szind;
+}
+
+/* One row per (arena, szind) with active extents, sorted by size class.  */
+static struct bin_row *bin_rows(const struct je_state *j, size_t *nrows)
+{
+	struct bin_row *v = calloc(j->next ? j->next : 1, sizeof *v);
+	if (!v)
+		return NULL;
+	size_t n = 0;
+	for (size_t i = 0; i < j->next; i++) {
+		const struct je_extent *x = &j->ext[i];
+		if (x->state != JE_ACTIVE)
+			continue;
+		struct bin_row *r = &v[n++];
+		r->arena = x->arena;
+		r->szind = x->szind;
+		r->slabs = x->slab;
+		r->nregs_total = x->slab ? x->nregs : 0;
+		r->curregs = x->slab ? x->used : 0;
+		r->large = !x->slab;
+		r->cached = x->ncached;
+	}
+	if (n)
+		qsort(v, n, sizeof *v, by_key);
+	size_t k = 0;
+	for (size_t i = 0; i < n; i++) {
+		if (k && v[k - 1].arena == v[i].arena &&
+		    v[k - 1].szind == v[i].szind) {
+			v[k - 1].slabs += v[i].slabs;
+			v[k - 1].nregs_total += v[i].nregs_total;
+			v[k - 1].curregs += v[i].curregs;
+			v[k - 1].cached += v[i].cached;
+			v[k - 1].large += v[i].large;
+			continue;
+		}
+		v[k++] = v[i];
+	}
+	if (k)
+		qsort(v, k, sizeof *v, bin_row_cmp);
+	*nrows = k;
+	return v;
+}
+
+enum hw_status je_report_bins(void *state, struct hw_emitter *e,
+			      const char *kind)
+{
+	struct je_state *j = state;
+	bool small = true, large = true, tcache = true;
+	if (kind) {
+		small = !strcmp(kind, "small") || !strcmp(kind, "slabs");
+		large = !strcmp(kind, "large");
+		tcache = !strcmp(kind, "tcache");
+		if (!small && !large && !tcache)
+			return hw_error(j->s, HW_USAGE, "bins: unknown kind '%s' "
+					"(small, large, tcache)", kind);
+	}
+	size_t n = 0;
+	struct bin_row *rows = bin_rows(j, &n);
+	if (!rows)
+		return hw_error(j->s, HW_BAD_TARGET, "out of memory");
+	if (e->json)
+		em_obj_begin(e, NULL);
+	if (small) {
+		if (e->json)
+			em_arr_begin(e, "bins");
+		else
+			em_printf(e, "%5s %4s %8s %6s %9s %8s %10s %10s %10s %6s\n",
+				  "arena", "bin", "size", "nregs", "slab_size",
+				  "slabs", "curregs", "tcached", "free", "util");
+		for (size_t i = 0; i < n; i++) {
+			const struct bin_row *r = &rows[i];
+			if (!r->slabs)
+				continue;
+			uint64_t nregs = r->nregs_total / r->slabs;
+			uint64_t freeregs = r->nregs_total - r->curregs;
+			double util = r->nregs_total ?
+				(double)r->curregs / (double)r->nregs_total : 0;
+			if (e->json) {
+				em_obj_begin(e, NULL);
+				em_u64(e, "arena", r->arena);
+				em_u64(e, "bin", r->szind);
+				em_u64(e, "size", j->sizes[r->szind]);
+				em_u64(e, "nregs", nregs);
+				em_u64(e, "slab_size", nregs * j->sizes[r->szind]);
+				em_u64(e, "slabs", r->slabs);
+				em_u64(e, "curregs", r->curregs);
+				em_u64(e, "cached", r->cached);
+				em_u64(e, "free", freeregs);
+				em_fixed(e, "util", util, 3);
+				em_obj_end(e);
+			} else {
+				em_printf(e, "%5u %4u %8llu %6llu %9llu %8llu %10llu "
+					  "%10llu %10llu %6.3f\n", r->arena,
+					  r->szind,
+					  (unsigned long long)j->sizes[r->szind],
+					  (unsigned long long)nregs,
+					  (unsigned long long)(nregs * j->sizes[r->szind]),
+					  (unsigned long long)r->slabs,
+					  (unsigned long long)r->curregs,
+					  (unsigned long long)r->cached,
+					  (unsigned long long)freeregs, util);
+			}
+		}
+		if (e->json)
+			em_arr_end(e);
+	}
+	if (large) {
+		if (e->json)
+			em_arr_begin(e, "large");
+		else
+			em_printf(e, "%s%5s %6s %12s %12s %10s\n",
+				  small ? "\n" : "", "arena", "szind", "size",
+				  "curlextents", "tcached");
+		for (size_t i = 0; i < n; i++) {
+			const struct bin_row *r = &rows[i];
+			if (!r->large)
+				continue;
+			if (e->json) {
+				em_obj_begin(e, NULL);
+				em_u64(e, "arena", r->arena);
+				em_u64(e, "szind", r->szind);
+				em_u64(e, "size", j->sizes[r->szind]);
+				em_u64(e, "curlextents", r->large);
+				em_u64(e, "cached", r->cached);
+				em_obj_end(e);
+			} else {
+				em_printf(e, "%5u %6u %12llu %12llu %10llu\n",
+					  r->arena, r->szind,
+					  (unsigned long long)j->sizes[r->szind],
+					  (unsigned long long)r->large,
+					  (unsigned long long)r->cached);
+			}
+		}
+		if (e->json)
+			em_arr_end(e);
+	}
+	if (tcache) {
+		if (e->json)
+			em_arr_begin(e, "tcaches");
+		else
+			em_printf(e, "%s%-18s %6s %10s %12s\n",
+				  small || large ? "\n" : "", "tcache", "bins",
+				  "cached", "bytes");
+		for (size_t i = 0; i < j->ntcaches; i++) {
+			const struct je_tcache *tc = &j->tcaches[i];
+			if (e->json) {
+				em_obj_begin(e, NULL);
+				em_hex(e, "addr", tc->addr);
+				em_u64(e, "bins", tc->nbins);
+				em_u64(e, "cached", tc->cached);
+				em_u64(e, "bytes", tc->bytes);
+				em_obj_end(e);
+			} else {
+				char b[32];
+				em_printf(e, "0x%016llx %6u %10llu %12s\n",
+					  (unsigned long long)tc->addr, tc->nbins,
+					  (unsigned long long)tc->cached,
+					  hw_human(b, sizeof b, tc->bytes));
+			}
+		}
+		if (e->json)
+			em_arr_end(e);
+	}
+	if (e->json) {
+		em_obj_end(e);
+		em_jsonl_end(e);
+	}
+	free(rows);
+	return HW_OK;
+}
