@@ -154,9 +154,19 @@ enum hw_status hw_session_open(const struct hw_open_opts *opts,
 		.n_debug_dirs = s->opts.n_debug_dirs,
 		.no_debuginfo = s->opts.no_debuginfo,
 	};
+	/* Every file's offset-0 mapping, for cores without NT_FILE.  */
+	struct hw_syms_file *files = calloc(s->target->nfiles + 1, sizeof *files);
+	size_t nfiles = 0;
+	for (size_t i = 0; files && i < s->target->nfiles; i++)
+		if (s->target->files[i].offset == 0)
+			files[nfiles++] = (struct hw_syms_file){
+				s->target->files[i].path, s->target->files[i].start };
+	so.files = files;
+	so.nfiles = nfiles;
 	char err[256] = "";
 	/* Without libdwfl's view the walkers fall back on heuristics.  */
 	s->syms = hw_syms_open_core(s->core_elf, &so, err, sizeof err);
+	free(files);
 	return find_allocator(s);
 }
 

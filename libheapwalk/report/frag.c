@@ -89,7 +89,7 @@ static void emit_row(struct hw_emitter *e, const char *name, long arena,
 		return;
 	}
 	char a[32], b[32], c[32], d[32], f[32], g[32];
-	char label[16];
+	char label[24];
 	if (arena >= 0)
 		snprintf(label, sizeof label, "%ld", arena);
 	else

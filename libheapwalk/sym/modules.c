@@ -336,6 +336,24 @@ static int collect_module(Dwfl_Module *mod, void **userdata,
 	return DWARF_CB_OK;
 }
 
+/* Files the core's notes left out (see hw_syms_opts.files), reported as
+   ELF files loaded at their mapping: found under the sysroot first.  */
+static void report_files(struct hw_syms *s, const struct hw_syms_opts *opts)
+{
+	for (size_t i = 0; i < opts->nfiles; i++) {
+		const struct hw_syms_file *f = &opts->files[i];
+		if (!f->path || f->path[0] != '/' ||
+		    dwfl_addrmodule(s->dwfl, f->base) != NULL)
+			continue;
+		char *path = s->sysroot ? sysroot_path(s->sysroot, f->path) : NULL;
+		const char *use = path ? path : f->path;
+		if (access(use, R_OK) == 0)
+			(void)dwfl_report_elf(s->dwfl, f->path, use, -1, f->base,
+					      false);
+		free(path);
+	}
+}
+
 /* Modules come from libdwfl sorted by address (dwfl_report_end sorts
    them); keep that order, it is stable for a given core.  */
 static int cmp_module_low(const void *a, const void *b)
@@ -411,6 +429,7 @@ struct hw_syms *hw_syms_open_core(Elf *core, const struct hw_syms_opts *opts,
 			dwfl_errmsg(-1));
 		goto fail;
 	}
+	report_files(s, opts);
 	if (dwfl_report_end(s->dwfl, NULL, NULL) != 0) {
 		set_err(err, errlen, "libdwfl: %s", dwfl_errmsg(-1));
 		goto fail;

@@ -25,6 +25,17 @@ struct hw_syms_opts {
 	const char *const *debug_dirs; /* extra debug dirs, searched first */
 	size_t n_debug_dirs;
 	bool no_debuginfo;             /* never load separate debug info */
+	/* Files mapped in the target that the core's notes may not name
+	   (qemu-user cores have no NT_FILE; the target rebuilt them from the
+	   dynamic linker's link_map): reported to libdwfl when no module
+	   covers their load address yet.  */
+	const struct hw_syms_file *files;
+	size_t nfiles;
+};
+
+struct hw_syms_file {
+	const char *path;              /* as the target names it */
+	uint64_t base;                 /* address of its offset-0 mapping */
 };
 /* Debug directories are roots like /usr/lib/debug: .build-id/xx/yyyy.debug
    and .gnu_debuglink names are looked for under them.  Order: debug_dirs

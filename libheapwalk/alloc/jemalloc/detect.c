@@ -8,9 +8,13 @@
  * module's data) and, when neither works, computed the way sc.c does from
  * the quantum and the page size.
  */
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "../../sym/sym.h"
 #include "jemalloc.h"
@@ -58,6 +62,42 @@ static bool version_at(struct je_state *j, const uint8_t *data, size_t len,
 	return true;
 }
 
+static bool version_in(struct je_state *j, const uint8_t *data, size_t len)
+{
+	const uint8_t *p = data, *end = data + len;
+	while (p && p < end) {
+		p = memmem(p, (size_t)(end - p), "-g", 2);
+		if (!p)
+			break;
+		if (version_at(j, data, len, (size_t)(p - data)))
+			return true;
+		p += 2;
+	}
+	return false;
+}
+
+/* In the module's file on disk, for cores that lack its read-only pages
+   (qemu-user's).  The file is the one libdwfl matched to the core.  */
+static bool version_from_file(struct je_state *j, const char *path)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return false;
+	struct stat st;
+	bool found = false;
+	if (fstat(fd, &st) == 0 && st.st_size > 0 &&
+	    (uint64_t)st.st_size < ((uint64_t)1 << 32)) {
+		void *m = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE,
+			       fd, 0);
+		if (m != MAP_FAILED) {
+			found = version_in(j, m, (size_t)st.st_size);
+			munmap(m, (size_t)st.st_size);
+		}
+	}
+	close(fd);
+	return found;
+}
+
 static bool find_version(struct je_state *j, uint64_t lo, uint64_t hi)
 {
 	struct hw_target *t = j->t;
@@ -67,15 +107,8 @@ static bool find_version(struct je_state *j, uint64_t lo, uint64_t hi)
 			continue;
 		const uint8_t *data;
 		uint64_t len = hw_readable_run(t, r->start, &data);
-		const uint8_t *p = data, *end = data + len;
-		while (p && p < end) {
-			p = memmem(p, (size_t)(end - p), "-g", 2);
-			if (!p)
-				break;
-			if (version_at(j, data, len, (size_t)(p - data)))
-				return true;
-			p += 2;
-		}
+		if (len && version_in(j, data, len))
+			return true;
 	}
 	return false;
 }
@@ -176,7 +209,8 @@ enum hw_status je_find_module(struct je_state *j)
 		hi = m.high;
 	}
 	collect_data(j, lo, hi);
-	if (!find_version(j, lo, hi)) {
+	if (!find_version(j, lo, hi) &&
+	    !(have_mod && m.file && version_from_file(j, m.file))) {
 		/* Not a jemalloc 5 we can name; the data decide below.  */
 		snprintf(j->version, sizeof j->version, "unknown");
 	}
@@ -235,10 +269,16 @@ static uint64_t scan_size_table(struct je_state *j, int lg_quantum)
 	compute_sizes(want, 8, lg_quantum);
 	for (size_t i = 0; i < j->ndata; i++) {
 		const uint8_t *data;
-		uint64_t len = hw_readable_run(j->t, j->data[i].start, &data);
-		for (uint64_t off = 0; off + sizeof want <= len; off += 8)
-			if (!memcmp(data + off, want, sizeof want))
-				return j->data[i].start + off;
+		uint64_t len;
+		for (uint64_t at = j->data[i].start; at < j->data[i].end;
+		     at += len ? len : 4096) {
+			len = hw_readable_run(j->t, at, &data);
+			if (len > j->data[i].end - at)
+				len = j->data[i].end - at;
+			for (uint64_t off = 0; off + sizeof want <= len; off += 8)
+				if (!memcmp(data + off, want, sizeof want))
+					return at + off;
+		}
 	}
 	return 0;
 }
@@ -262,12 +302,17 @@ static void find_bin_infos(struct je_state *j, struct hw_module *m,
 	bool sym = have_mod && hw_syms_lookup_suffix(j->s->syms, m,
 				"je_bin_infos", NULL, 0, &addr, &size);
 	for (size_t i = 0; i < j->ndata && !addr; i++) {
-		const uint8_t *data;
-		uint64_t len = hw_readable_run(j->t, j->data[i].start, &data);
+	    const uint8_t *data;
+	    uint64_t len;
+	    for (uint64_t run = j->data[i].start; run < j->data[i].end && !addr;
+		 run += len ? len : 4096) {
+		len = hw_readable_run(j->t, run, &data);
+		if (len > j->data[i].end - run)
+			len = j->data[i].end - run;
 		for (uint64_t off = 0; off + 24 <= len; off += 8) {
 			uint64_t v;
 			memcpy(&v, data + off, 8);
-			uint64_t at = j->data[i].start + off;
+			uint64_t at = run + off;
 			if (v != j->sizes[0] || !bin_info_ok(j, at, 0))
 				continue;
 			for (unsigned st = 24; st <= 256 && !addr; st += 8)
@@ -279,6 +324,7 @@ static void find_bin_infos(struct je_state *j, struct hw_module *m,
 			if (addr)
 				break;
 		}
+	    }
 	}
 	if (!addr)
 		return;
