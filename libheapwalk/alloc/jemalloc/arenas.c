@@ -69,6 +69,17 @@ static bool try_array(struct je_state *j, uint64_t at)
 	return true;
 }
 
+static bool arenas_at(struct je_state *j, uint64_t at, uint64_t w,
+		      void *cookie)
+{
+	(void)cookie;
+	uint64_t last;
+	/* Cheap filter first: slot 0 set, the last slot NULL.  */
+	return !(at & 63) && w && !(w & 63) &&
+	       hw_read_u64(j->t, at + (ARENA_SLOTS - 1) * 8, &last) && !last &&
+	       try_array(j, at);
+}
+
 void je_find_arenas(struct je_state *j)
 {
 	struct hw_module m;
@@ -81,20 +92,10 @@ void je_find_arenas(struct je_state *j)
 		j->how_arenas = "symbol je_arenas";
 		return;
 	}
-	for (size_t i = 0; i < j->ndata; i++) {
-		uint64_t start = (j->data[i].start + 63) & ~(uint64_t)63;
-		for (uint64_t at = start; at + ARENA_SLOTS * 8 <= j->data[i].end;
-		     at += 64) {
-			uint64_t w, last;
-			/* Cheap filter: slot 0 set, the last slot NULL.  */
-			if (!hw_read_u64(j->t, at, &w) || !w || (w & 63) ||
-			    !hw_read_u64(j->t, at + (ARENA_SLOTS - 1) * 8, &last) ||
-			    last || !try_array(j, at))
-				continue;
-			j->how_arenas = "scan of jemalloc's data for the arena "
-					"pointer array";
-			return;
-		}
+	if (je_data_find(j, arenas_at, NULL)) {
+		j->how_arenas = "scan of jemalloc's data for the arena pointer "
+				"array";
+		return;
 	}
 	j->how_arenas = "not found (arena indexes taken from the extents)";
 }

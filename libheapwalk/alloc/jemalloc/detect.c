@@ -263,24 +263,41 @@ static unsigned read_size_table(struct je_state *j, uint64_t addr,
 	return n;
 }
 
+uint64_t je_data_find(struct je_state *j, je_match_fn *match, void *cookie)
+{
+	for (size_t i = 0; i < j->ndata; i++) {
+		const uint8_t *d;
+		uint64_t len;
+		for (uint64_t run = j->data[i].start; run < j->data[i].end;
+		     run += len ? len : 4096) {
+			len = hw_readable_run(j->t, run, &d);
+			if (len > j->data[i].end - run)
+				len = j->data[i].end - run;
+			for (uint64_t off = 0; off + 8 <= len; off += 8) {
+				uint64_t w;
+				memcpy(&w, d + off, 8);
+				if (match(j, run + off, w, cookie))
+					return run + off;
+			}
+		}
+	}
+	return 0;
+}
+
+static bool size_table_at(struct je_state *j, uint64_t at, uint64_t w,
+			  void *cookie)
+{
+	const uint64_t *want = cookie;
+	uint64_t have[8];
+	return w == want[0] && hw_read(j->t, at, have, sizeof have) &&
+	       !memcmp(have, want, sizeof have);
+}
+
 static uint64_t scan_size_table(struct je_state *j, int lg_quantum)
 {
 	uint64_t want[8];
 	compute_sizes(want, 8, lg_quantum);
-	for (size_t i = 0; i < j->ndata; i++) {
-		const uint8_t *data;
-		uint64_t len;
-		for (uint64_t at = j->data[i].start; at < j->data[i].end;
-		     at += len ? len : 4096) {
-			len = hw_readable_run(j->t, at, &data);
-			if (len > j->data[i].end - at)
-				len = j->data[i].end - at;
-			for (uint64_t off = 0; off + sizeof want <= len; off += 8)
-				if (!memcmp(data + off, want, sizeof want))
-					return at + off;
-		}
-	}
-	return 0;
+	return je_data_find(j, size_table_at, want);
 }
 
 /* bin_infos: records {size_t reg_size; size_t slab_size; uint32_t nregs;
@@ -295,37 +312,29 @@ static bool bin_info_ok(struct je_state *j, uint64_t at, unsigned k)
 	       hw_read_u32(j->t, at + 16, &nregs) && nregs == slab / reg;
 }
 
+/* A bin info table starts here: records for classes 0, 1 and 2 at some
+   stride (40 bytes up to 5.3 with 4 KiB pages, 88 with 64 KiB).  */
+static bool bin_infos_at(struct je_state *j, uint64_t at, uint64_t w,
+			 void *cookie)
+{
+	if (w != j->sizes[0] || !bin_info_ok(j, at, 0))
+		return false;
+	for (unsigned st = 24; st <= 256; st += 8)
+		if (bin_info_ok(j, at + st, 1) && bin_info_ok(j, at + 2ull * st, 2)) {
+			*(unsigned *)cookie = st;
+			return true;
+		}
+	return false;
+}
+
 static void find_bin_infos(struct je_state *j, struct hw_module *m,
 			   bool have_mod)
 {
 	uint64_t addr = 0, size = 0;
 	bool sym = have_mod && hw_syms_lookup_suffix(j->s->syms, m,
 				"je_bin_infos", NULL, 0, &addr, &size);
-	for (size_t i = 0; i < j->ndata && !addr; i++) {
-	    const uint8_t *data;
-	    uint64_t len;
-	    for (uint64_t run = j->data[i].start; run < j->data[i].end && !addr;
-		 run += len ? len : 4096) {
-		len = hw_readable_run(j->t, run, &data);
-		if (len > j->data[i].end - run)
-			len = j->data[i].end - run;
-		for (uint64_t off = 0; off + 24 <= len; off += 8) {
-			uint64_t v;
-			memcpy(&v, data + off, 8);
-			uint64_t at = run + off;
-			if (v != j->sizes[0] || !bin_info_ok(j, at, 0))
-				continue;
-			for (unsigned st = 24; st <= 256 && !addr; st += 8)
-				if (bin_info_ok(j, at + st, 1) &&
-				    bin_info_ok(j, at + 2ull * st, 2)) {
-					addr = at;
-					j->bin_info_stride = st;
-				}
-			if (addr)
-				break;
-		}
-	    }
-	}
+	if (!addr)
+		addr = je_data_find(j, bin_infos_at, &j->bin_info_stride);
 	if (!addr)
 		return;
 	if (sym) {

@@ -110,6 +110,11 @@ struct je_state {
 
 /* detect.c */
 enum hw_status je_find_module(struct je_state *j);
+/* The first 8-aligned address in the module's data where match() holds
+   (w: the word there), or 0.  */
+typedef bool je_match_fn(struct je_state *j, uint64_t at, uint64_t w,
+			 void *cookie);
+uint64_t je_data_find(struct je_state *j, je_match_fn *match, void *cookie);
 void je_find_size_classes(struct je_state *j);
 /* rtree.c */
 enum hw_status je_find_rtree(struct je_state *j);
