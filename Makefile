@@ -69,6 +69,8 @@ demo: $(BUILD)/heapwalk
 
 bench: $(BUILD)/heapwalk
 	@scripts/bench.sh $(BUILD)
+	@echo
+	@BENCH_ALLOCATOR=jemalloc BIGHEAP_ARGS="4 5000000" scripts/bench.sh $(BUILD)
 
 clean:
 	rm -rf $(BUILD)

@@ -17,15 +17,32 @@
 #   BIGHEAP_ARGS arguments for bigheap (default: "4 2850000", 4 threads x 2.85M allocations)
 #   CC           C compiler (default gcc)
 #   BENCH_CORE_METHOD=gcore  take the core with gdb even when the kernel could write it
+#   BENCH_ALLOCATOR=jemalloc run bigheap with Debian bookworm's libjemalloc2
+#                (LD_PRELOAD from scripts/corpus/sysroot.sh jemalloc-5.3.0-amd64);
+#                the core then goes to BUILD_DIR/bench-jemalloc/
 set -euo pipefail
 
 die() { printf 'bench: %s\n' "$*" >&2; exit 1; }
 
 top=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 build=${1:-build}
-mkdir -p "$build/bench"
+mkdir -p "$build"
 build=$(cd "$build" && pwd)
-out=$build/bench
+allocator=${BENCH_ALLOCATOR:-ptmalloc}
+preload=
+case $allocator in
+ptmalloc) out=$build/bench ;;
+jemalloc)
+    out=$build/bench-jemalloc
+    sysroot=$build/sysroot/jemalloc-5.3.0-amd64
+    "$top/scripts/corpus/sysroot.sh" jemalloc-5.3.0-amd64 "$sysroot" ||
+        die "no jemalloc sysroot (scripts/corpus/sysroot.sh jemalloc-5.3.0-amd64)"
+    preload=$sysroot/usr/lib/x86_64-linux-gnu/libjemalloc.so.2
+    [[ -f $preload ]] || die "no $preload"
+    ;;
+*) die "BENCH_ALLOCATOR must be ptmalloc or jemalloc" ;;
+esac
+mkdir -p "$out"
 src=$top/scripts/bench
 hw=${HEAPWALK:-$build/heapwalk}
 runs=${BENCH_RUNS:-3}
@@ -54,7 +71,7 @@ gen_time_file=$out/core.gen-time
 gcore_fallback() {
     command -v gdb >/dev/null 2>&1 || die "no kernel core and gdb is missing (scripts/setup-deps.sh)"
     local run=$1 pid i
-    (cd "$run" && exec "$out/bigheap" -w "${bigheap_args[@]}") >"$run/bigheap.out" 2>&1 &
+    (cd "$run" && exec env ${preload:+LD_PRELOAD=$preload} "$out/bigheap" -w "${bigheap_args[@]}") >"$run/bigheap.out" 2>&1 &
     pid=$!
     for ((i = 0; i < 6000; i++)); do    # up to 10 minutes to build the heap
         grep -qx ready "$run/bigheap.out" 2>/dev/null && break
@@ -93,7 +110,7 @@ make_core() {
         (
             ulimit -c unlimited
             cd "$run"
-            "$out/bigheap" "${bigheap_args[@]}" >"$run/bigheap.out" 2>&1 || exit $?
+            env ${preload:+LD_PRELOAD=$preload} "$out/bigheap" "${bigheap_args[@]}" >"$run/bigheap.out" 2>&1 || exit $?
         ) 2>/dev/null && die "bigheap did not abort"
         shopt -s nullglob
         cores=("$run"/core*)
@@ -186,7 +203,7 @@ row "heapwalk --json core chunks > /dev/null"
 rm -f "$out/probe.err"
 
 # ---- report ----
-echo "heapwalk bench: $hw"
+echo "heapwalk bench: $hw (bigheap on $allocator${preload:+, $preload})"
 printf '%-22s %s (%d bytes; %s on disk)\n' "core" "$(gib "$core_bytes")" "$core_bytes" "$(gib "$core_alloc_bytes")"
 printf '%-22s %s s (%s, %s)\n' "core generation" "$gen_s" "$gen_how" "$core_note"
 printf '%-22s %s (%d bytes, mallinfo2 arena+hblkhd)\n' "heap size" "$(gib "$heap_bytes")" "$heap_bytes"
