@@ -42,6 +42,8 @@ struct hw_session {
 	struct hw_syms *syms;
 	const struct hw_allocator_ops *alloc;
 	void *alloc_state;
+	bool alloc_present;               /* set by an open() that found its
+					     allocator, even if it fails */
 	pthread_mutex_t findings_lock;    /* walkers may run in threads */
 	struct hw_finding *findings;
 	size_t nfindings, findings_cap;

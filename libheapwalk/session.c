@@ -80,11 +80,13 @@ static enum hw_status find_allocator(struct hw_session *s)
 	bool any = !want || !strcmp(want, "auto");
 	enum hw_status st = HW_NO_ALLOCATOR;
 	bool known = any;
+	char first[sizeof s->err] = "";
 	for (size_t i = 0; i < sizeof allocators / sizeof allocators[0]; i++) {
 		if (!any && strcmp(want, allocators[i]->name) != 0)
 			continue;
 		known = true;
 		void *state = NULL;
+		s->alloc_present = false;
 		st = allocators[i]->open(s, &state);
 		if (st == HW_OK) {
 			s->alloc = allocators[i];
@@ -93,7 +95,13 @@ static enum hw_status find_allocator(struct hw_session *s)
 		}
 		if (st != HW_NO_ALLOCATOR)
 			return st;
+		/* The first allocator that is there but could not be walked
+		   says the most useful thing.  */
+		if (s->alloc_present && !first[0])
+			snprintf(first, sizeof first, "%s", s->err);
 	}
+	if (first[0])
+		snprintf(s->err, sizeof s->err, "%s", first);
 	if (!known) {
 		return hw_error(s, HW_USAGE, "unknown allocator '%s' (auto, "
 				"ptmalloc, jemalloc)", want);

@@ -204,6 +204,7 @@ enum hw_status je_find_module(struct je_state *j)
 	if (!j->module[0])
 		return hw_error(s, HW_NO_ALLOCATOR, "'%s': no jemalloc in the "
 				"target", t->path ? t->path : "target");
+	s->alloc_present = true;
 	if (have_mod && (!lo || !hi)) {
 		lo = m.low;
 		hi = m.high;

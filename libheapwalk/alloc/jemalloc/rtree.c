@@ -124,7 +124,8 @@ static int64_t probe_array(struct je_state *j, uint64_t node, int level,
 	for (size_t i = 0; i < n && seen < PROBE_ELEMENTS; i++) {
 		uint64_t v;
 		memcpy(&v, a + 8 * i, 8);
-		if (!v)
+		/* Cleared leaf elements keep szind SC_NSIZES: skip them.  */
+		if (!v || (level == j->p.height - 1 && !leaf_edata(j, v)))
 			continue;
 		seen++;
 		uint64_t key = key_low | ((uint64_t)i << shift_of(&j->p, level));

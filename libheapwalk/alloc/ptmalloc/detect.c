@@ -308,6 +308,7 @@ enum hw_status pm_find_roots(struct pm_state *p)
 		return hw_error(s, HW_NO_ALLOCATOR,
 				"'%s': no glibc (libc.so) mapped in the target",
 				t->path ? t->path : "target");
+	s->alloc_present = true;
 	if (libc >= 0)
 		p->libc_base = t->files[libc].start;
 	else
