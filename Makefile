@@ -55,7 +55,7 @@ $(BUILD)/heapwalk: $(BUILD)/obj/$(CLI_SRC:.c=.o) $(BUILD)/libheapwalk.a
 $(BUILD)/asan/heapwalk: $(BUILD)/asan/obj/$(CLI_SRC:.c=.o) $(BUILD)/asan/libheapwalk.a
 	$(CC) -g $(SAN) -pthread -o $@ $^ $(PKG_LIBS)
 
-$(BUILD)/tools/%: tests/tools/%.c | deps
+$(BUILD)/tools/%: tests/tools/%.c $(wildcard tests/tools/*.h) | deps
 	@mkdir -p $(dir $@)
 	$(CC) $(STD) $(WARN) -O2 -g -o $@ $<
 

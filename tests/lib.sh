@@ -62,10 +62,17 @@ need_cmd() {
 }
 
 # tool NAME: the path of a tests/tools program.  The Makefile builds them;
-# when a test runs alone they are compiled here on demand.
+# when a test runs alone they are compiled here on demand (also when
+# its source or a tests/tools/*.h header is newer than the binary).
 tool() {
-	local name=$1 bin=$TOOLS/$1 src=$TOP/tests/tools/$1.c
+	local name=$1 bin=$TOOLS/$1 src=$TOP/tests/tools/$1.c h stale=0
 	if [ ! -x "$bin" ] || { [ -f "$src" ] && [ "$src" -nt "$bin" ]; }; then
+		stale=1
+	fi
+	for h in "$TOP"/tests/tools/*.h; do
+		if [ -f "$h" ] && [ -f "$src" ] && [ "$h" -nt "$bin" ]; then stale=1; fi
+	done
+	if [ $stale = 1 ]; then
 		[ -f "$src" ] || fail "no tool $name"
 		mkdir -p "$TOOLS"
 		${CC:-cc} -std=c11 -O2 -Wall -Wextra -Werror -o "$bin.tmp$$" "$src" ||

@@ -1,6 +1,7 @@
 #!/bin/bash
-# make-core.sh CASE OUTDIR [VARIANT] - build corpora/ptmalloc/CASE.c and
-# make it dump a core: leaves OUTDIR/prog, OUTDIR/core and OUTDIR/truth.txt.
+# make-core.sh CASE OUTDIR [VARIANT] - build corpora/ptmalloc/CASE.c (or
+# corpora/jemalloc/CASE.c for the jemalloc-* variants) and make it dump a
+# core: leaves OUTDIR/prog, OUTDIR/core and OUTDIR/truth.txt.
 #
 # VARIANT (default "host": the host's gcc and glibc) names another glibc,
 # one of scripts/corpus/sysroot.sh's: glibc-2.31-amd64, glibc-2.36-amd64,
@@ -13,6 +14,14 @@
 # -no-pie with aarch64-linux-gnu-gcc and run under qemu-aarch64 -L
 # SYSROOT, whose own core (no NT_FILE, no NT_ARM_TLS) becomes OUTDIR/core
 # (any core the host writes of qemu itself is thrown away).
+#
+# jemalloc-5.2.1-amd64, jemalloc-5.3.0-amd64 and jemalloc-5.3.0-arm64 take
+# the case from corpora/jemalloc/ and link it with -ljemalloc against
+# Debian's libjemalloc2/libjemalloc-dev of that release (sysroot.sh).  The
+# amd64 ones use the host's gcc and glibc, with the sysroot's jemalloc.h
+# and libjemalloc.so.2 (RUNPATH), so the core's NT_FILE names the
+# sysroot's (stripped) libjemalloc.so.2; the arm64 one is built and run
+# like glibc-2.36-arm64, against that sysroot's glibc and jemalloc.
 #
 # The kernel writes the core when core_pattern names a plain file (e.g.
 # "core", "core.%p", core_uses_pid=1, or an absolute pattern); when it is
@@ -33,7 +42,10 @@ case_name=$1
 outdir=$2
 variant=${3:-host}
 top=$(cd "$(dirname "$0")/../.." && pwd)
-srcdir=$top/corpora/ptmalloc
+case $variant in
+jemalloc-*) srcdir=$top/corpora/jemalloc ;;
+*) srcdir=$top/corpora/ptmalloc ;;
+esac
 src=$srcdir/$case_name.c
 [ -f "$src" ] || die "no such corpus case: $src"
 
@@ -44,7 +56,7 @@ sysroot=
 sysroot_stamp=
 case $variant in
 host) ;;
-glibc-*-amd64 | glibc-*-arm64)
+glibc-*-amd64 | glibc-*-arm64 | jemalloc-*-amd64 | jemalloc-*-arm64)
 	sysroots=${HEAPWALK_SYSROOTS:-$top/build/sysroot}
 	mkdir -p "$sysroots"
 	sysroot=$(cd "$sysroots" && pwd)/$variant
@@ -83,6 +95,14 @@ host)
 	${CC:-gcc} -O0 -g -pthread -o "$outdir/prog" "$src" >>"$log" 2>&1 ||
 		die "compiling $src failed (see $log)"
 	;;
+jemalloc-*-amd64)
+	ln -s "$sysroot" "$outdir/sysroot"
+	triple=$(sed -n 's/^triple //p' "$sysroot_stamp")
+	libdir=$sysroot/usr/lib/$triple
+	${CC:-gcc} -isystem "$sysroot/usr/include" -L"$libdir" "-Wl,-rpath=$libdir" \
+		-O0 -g -pthread -o "$outdir/prog" "$src" -ljemalloc >>"$log" 2>&1 ||
+		die "compiling $src for $variant failed (see $log)"
+	;;
 *)
 	ln -s "$sysroot" "$outdir/sysroot"
 	triple=$(sed -n 's/^triple //p' "$sysroot_stamp")
@@ -91,6 +111,9 @@ host)
 	case $variant in
 	*-arm64) cc=aarch64-linux-gnu-gcc link=(-no-pie) ;;
 	*) cc=gcc link=("-Wl,--dynamic-linker=$sysroot/$ldso" "-Wl,-rpath=$libdir") ;;
+	esac
+	case $variant in
+	jemalloc-*) link+=("-Wl,-rpath-link=$libdir" -ljemalloc) ;;
 	esac
 	# Only that glibc's headers, crt files and libraries (plus the
 	# compiler's own stddef.h, crtbegin.o and libgcc).

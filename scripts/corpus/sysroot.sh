@@ -1,35 +1,45 @@
 #!/bin/bash
-# sysroot.sh VARIANT OUTDIR - unpack one Debian release's glibc into OUTDIR
-# (a sysroot), for corpus cores of other glibc versions and architectures.
+# sysroot.sh VARIANT OUTDIR - unpack one Debian release's glibc (or
+# jemalloc) into OUTDIR (a sysroot), for corpus cores of other glibc
+# versions, of jemalloc, and of other architectures.
 #
-#   VARIANT              release    arch   glibc
+#   VARIANT              release    arch   glibc  jemalloc
 #   glibc-2.31-amd64     bullseye   amd64  2.31
 #   glibc-2.36-amd64     bookworm   amd64  2.36
 #   glibc-2.41-amd64     trixie     amd64  2.41
 #   glibc-2.36-arm64     bookworm   arm64  2.36
+#   jemalloc-5.2.1-amd64 bullseye   amd64  (host)  5.2.1
+#   jemalloc-5.3.0-amd64 bookworm   amd64  (host)  5.3.0
+#   jemalloc-5.3.0-arm64 bookworm   arm64  2.36    5.3.0
 #
-# Downloads libc6, libc6-dev, libc6-dbg, libgcc-s1 and linux-libc-dev (the
-# headers libc6-dev's need) of that release and architecture with a private
-# apt configuration (its own lists, cache and sources.list; the host's
-# package state is not touched) and extracts them with dpkg-deb -x.  The
-# Debian mirror is the one the host's apt already uses: the first URI of
-# /etc/apt/sources.list.d/*.sources (deb822) or /etc/apt/sources.list that
-# serves a plain release suite (not -security), unless HEAPWALK_DEBIAN_MIRROR
-# names one.  The archive keys are the host's
+# glibc variants: downloads libc6, libc6-dev, libc6-dbg, libgcc-s1 and
+# linux-libc-dev (the headers libc6-dev's need).  amd64 jemalloc variants:
+# only libjemalloc2 and libjemalloc-dev (the program runs on the host's
+# glibc, linked against the sysroot's libjemalloc.so.2).  The arm64
+# jemalloc variant: the glibc packages plus libjemalloc2, libjemalloc-dev
+# and libstdc++6 (libjemalloc2 needs it), enough to run under
+# qemu-aarch64 -L OUTDIR.  Packages of that release and architecture come
+# through a private apt configuration (scripts/lib/debian-apt.sh: its own
+# lists, cache and sources.list; the host's package state is not touched)
+# and are extracted with dpkg-deb -x.  The Debian mirror is the one the
+# host's apt already uses (see debian_mirror there), unless
+# HEAPWALK_DEBIAN_MIRROR names one.  The archive keys are the host's
 # /usr/share/keyrings/debian-archive-keyring.gpg.
 #
 # The sysroot is then made merged-/usr (lib -> usr/lib, lib64 ->
 # usr/lib64, as on the Debian systems that run these releases), so the
 # loader and libc are at their usual paths under OUTDIR, e.g.
 # OUTDIR/lib64/ld-linux-x86-64.so.2 or OUTDIR/lib/ld-linux-aarch64.so.1,
-# and debug info under OUTDIR/usr/lib/debug.  OUTDIR/.sysroot records the
-# variant and the package versions.
+# and debug info under OUTDIR/usr/lib/debug (libjemalloc.so.2 at
+# OUTDIR/usr/lib/TRIPLE/).  OUTDIR/.sysroot records the variant, its
+# "triple", "ldso" (none for the amd64 jemalloc variants), "jemalloc"
+# version and every package's version ("package NAME VERSION").
 #
 # For arm64 it also installs the host tools the corpus needs when missing
 # (qemu-user, gcc-aarch64-linux-gnu) with apt-get.
 #
 # Idempotent (nothing is redone while OUTDIR/.sysroot is newer than this
-# script), quiet on success; on failure one "sysroot.sh: ..." line (plus
+# script and scripts/lib/debian-apt.sh), quiet on success; on failure one "sysroot.sh: ..." line (plus
 # the tail of the apt log) and exit 1; exit 77 when this machine cannot
 # do it (no mirror reachable, tools missing and not root); exit 2 on bad
 # usage.
@@ -52,13 +62,19 @@ fi
 variant=$1
 outdir=$2
 
+# ver: the glibc version to check (empty: the host's glibc is used);
+# jever: the jemalloc version (empty: no jemalloc).
+jever=
 case $variant in
 glibc-2.31-amd64) suite=bullseye arch=amd64 ver=2.31 ;;
 glibc-2.36-amd64) suite=bookworm arch=amd64 ver=2.36 ;;
 glibc-2.41-amd64) suite=trixie arch=amd64 ver=2.41 ;;
 glibc-2.36-arm64) suite=bookworm arch=arm64 ver=2.36 ;;
+jemalloc-5.2.1-amd64) suite=bullseye arch=amd64 ver='' jever=5.2.1 ;;
+jemalloc-5.3.0-amd64) suite=bookworm arch=amd64 ver='' jever=5.3.0 ;;
+jemalloc-5.3.0-arm64) suite=bookworm arch=arm64 ver=2.36 jever=5.3.0 ;;
 *)
-	echo "$me: unknown variant '$variant' (glibc-2.31-amd64, glibc-2.36-amd64, glibc-2.41-amd64, glibc-2.36-arm64)" >&2
+	echo "$me: unknown variant '$variant' (glibc-2.31-amd64, glibc-2.36-amd64, glibc-2.41-amd64, glibc-2.36-arm64, jemalloc-5.2.1-amd64, jemalloc-5.3.0-amd64, jemalloc-5.3.0-arm64)" >&2
 	exit 2
 	;;
 esac
@@ -73,7 +89,8 @@ if command -v flock >/dev/null 2>&1; then
 fi
 
 stamp=$outdir/.sysroot
-if [ -f "$stamp" ] && ! [ "$0" -nt "$stamp" ] &&
+lib=$(dirname "$0")/../lib/debian-apt.sh
+if [ -f "$stamp" ] && ! [ "$0" -nt "$stamp" ] && ! [ "$lib" -nt "$stamp" ] &&
 	[ "$(head -n1 "$stamp")" = "variant $variant" ]; then
 	exit 0
 fi
@@ -98,115 +115,56 @@ if [ ${#need_tools[@]} -gt 0 ]; then
 	rm -f "$log"
 fi
 
-# ---- the mirror the host uses -------------------------------------------
+# ---- private apt (scripts/lib/debian-apt.sh) ---------------------------
 
-# Print the first URI of an enabled deb822 stanza of type deb that serves
-# a plain suite (no "-security"/"-updates"/"-backports"/"/updates").
-mirror_deb822() {
-	awk '
-	function flush() {
-		if (types ~ /(^| )deb( |$)/ && enabled != "no" && uri != "" && plain)
-			{ print uri; found = 1; exit }
-		types = ""; uri = ""; plain = 0; enabled = ""
-	}
-	/^[ \t]*#/ { next }
-	/^[ \t]*$/ { flush(); next }
-	{
-		key = tolower($1); sub(/:$/, "", key)
-		if (key == "types") { $1 = ""; types = $0 " " }
-		else if (key == "uris") uri = $2
-		else if (key == "enabled") enabled = tolower($2)
-		else if (key == "suites") {
-			for (i = 2; i <= NF; i++)
-				if ($i !~ /[-\/]/) plain = 1
-		}
-	}
-	END { if (!found) flush() }
-	' "$@" 2>/dev/null | head -n1
-}
-
-# Same for one-line style: deb [options] URI SUITE COMPONENTS...
-mirror_oneline() {
-	awk '
-	$1 == "deb" {
-		i = 2
-		if ($i ~ /^\[/) { while (i <= NF && $i !~ /\]$/) i++; i++ }
-		uri = $i; s = $(i + 1)
-		if (uri != "" && s !~ /[-\/]/) { print uri; exit }
-	}' "$@" 2>/dev/null | head -n1
-}
-
-mirror=${HEAPWALK_DEBIAN_MIRROR:-}
-if [ -z "$mirror" ]; then
-	shopt -s nullglob
-	d822=(/etc/apt/sources.list.d/*.sources)
-	lists=(/etc/apt/sources.list /etc/apt/sources.list.d/*.list)
-	shopt -u nullglob
-	if [ ${#d822[@]} -gt 0 ]; then mirror=$(mirror_deb822 "${d822[@]}"); fi
-	if [ -z "$mirror" ]; then
-		for f in "${lists[@]}"; do
-			[ -f "$f" ] || continue
-			mirror=$(mirror_oneline "$f")
-			[ -n "$mirror" ] && break
-		done
-	fi
-fi
-[ -n "$mirror" ] || cannot "no Debian mirror found in /etc/apt/sources.list{,.d/*.sources,.d/*.list} (set HEAPWALK_DEBIAN_MIRROR)"
-mirror=${mirror%/}
-keyring=/usr/share/keyrings/debian-archive-keyring.gpg
-[ -r "$keyring" ] || die "no $keyring (install debian-archive-keyring)"
-
-# ---- private apt --------------------------------------------------------
-
+# shellcheck source=scripts/lib/debian-apt.sh
+. "$lib"
 work=$(mktemp -d "${TMPDIR:-/tmp}/heapwalk-sysroot.XXXXXX")
 trap 'rm -rf "$work"' EXIT
-mkdir -p "$work"/{lists/partial,archives/partial,etc/sources.list.d,etc/preferences.d,debs}
-: >"$work/status"
-echo "deb [arch=$arch signed-by=$keyring] $mirror $suite main" >"$work/etc/sources.list"
-cat >"$work/apt.conf" <<EOF
-Dir::State "$work";
-Dir::State::lists "$work/lists";
-Dir::State::status "$work/status";
-Dir::Cache "$work";
-Dir::Cache::archives "$work/archives";
-Dir::Cache::pkgcache "";
-Dir::Cache::srcpkgcache "";
-Dir::Etc::sourcelist "$work/etc/sources.list";
-Dir::Etc::sourceparts "$work/etc/sources.list.d";
-Dir::Etc::preferences "$work/etc/preferences";
-Dir::Etc::preferencesparts "$work/etc/preferences.d";
-APT::Architecture "$arch";
-APT::Architectures { "$arch"; };
-Acquire::Languages "none";
-Acquire::IndexTargets::deb::Contents-deb::DefaultEnabled "false";
-APT::Sandbox::User "root";
-EOF
-apt_log=$work/apt.log
-aptc() { apt-get -c "$work/apt.conf" -q "$@" >>"$apt_log" 2>&1; }
+rc=0
+apt_private_init "$work" "$suite" "$arch" || rc=$?
+case $rc in
+0) ;;
+1) exit 77 ;;
+*) exit 1 ;;
+esac
+mirror=$APT_MIRROR
 apt_fail() {
-	tail -n 8 "$apt_log" | sed 's/^/  /' >&2
+	apt_log_tail 8
 	die "$*"
 }
 
-if ! aptc update || grep -qE '^(W|E): Failed to fetch' "$apt_log"; then
-	tail -n 8 "$apt_log" | sed 's/^/  /' >&2
+if ! apt_update; then
+	apt_log_tail 8
 	cannot "apt-get update of $suite/$arch from $mirror failed"
 fi
-pkgs=(libc6 libc6-dev libc6-dbg libgcc-s1 linux-libc-dev)
-(cd "$work/debs" && aptc download "${pkgs[@]}") ||
+pkgs=()
+if [ -n "$ver" ]; then pkgs+=(libc6 libc6-dev libc6-dbg libgcc-s1 linux-libc-dev); fi
+if [ -n "$jever" ]; then pkgs+=(libjemalloc2 libjemalloc-dev); fi
+if [ -n "$jever" ] && [ -n "$ver" ]; then pkgs+=(libstdc++6); fi
+(cd "$APT_WORK/debs" && aptc download "${pkgs[@]}") ||
 	apt_fail "apt-get download ${pkgs[*]} ($suite/$arch) failed"
 
-libc_ver=
+libc_ver='' je_ver=''
 for p in "${pkgs[@]}"; do
 	deb=$(find "$work/debs" -name "${p}_*.deb" | head -n1)
 	[ -n "$deb" ] || die "apt-get download left no $p deb"
 	v=$(dpkg-deb -f "$deb" Version)
 	if [ "$p" = libc6 ]; then libc_ver=$v; fi
+	if [ "$p" = libjemalloc2 ]; then je_ver=$v; fi
 done
-case $libc_ver in
-"$ver"-*) ;;
-*) die "$suite/$arch has libc6 $libc_ver, not glibc $ver" ;;
-esac
+if [ -n "$ver" ]; then
+	case $libc_ver in
+	"$ver"-*) ;;
+	*) die "$suite/$arch has libc6 $libc_ver, not glibc $ver" ;;
+	esac
+fi
+if [ -n "$jever" ]; then
+	case $je_ver in
+	"$jever"-*) ;;
+	*) die "$suite/$arch has libjemalloc2 $je_ver, not jemalloc $jever" ;;
+	esac
+fi
 
 # ---- unpack -------------------------------------------------------------
 
@@ -247,9 +205,18 @@ case $arch in
 amd64) ldso=lib64/ld-linux-x86-64.so.2 triple=x86_64-linux-gnu ;;
 arm64) ldso=lib/ld-linux-aarch64.so.1 triple=aarch64-linux-gnu ;;
 esac
-[ -e "$outdir/$ldso" ] || die "no $ldso in the unpacked $suite/$arch libc6"
-[ -e "$outdir/usr/lib/$triple/libc.so.6" ] || die "no usr/lib/$triple/libc.so.6 in the unpacked libc6"
-[ -d "$outdir/usr/lib/debug" ] || die "libc6-dbg of $suite/$arch has no usr/lib/debug"
+if [ -n "$ver" ]; then
+	[ -e "$outdir/$ldso" ] || die "no $ldso in the unpacked $suite/$arch libc6"
+	[ -e "$outdir/usr/lib/$triple/libc.so.6" ] || die "no usr/lib/$triple/libc.so.6 in the unpacked libc6"
+	[ -d "$outdir/usr/lib/debug" ] || die "libc6-dbg of $suite/$arch has no usr/lib/debug"
+else
+	ldso=none
+fi
+if [ -n "$jever" ]; then
+	[ -e "$outdir/usr/lib/$triple/libjemalloc.so.2" ] || die "no usr/lib/$triple/libjemalloc.so.2 in the unpacked libjemalloc2"
+	[ -e "$outdir/usr/lib/$triple/libjemalloc.so" ] || die "no usr/lib/$triple/libjemalloc.so in the unpacked libjemalloc-dev"
+	[ -e "$outdir/usr/include/jemalloc/jemalloc.h" ] || die "no usr/include/jemalloc/jemalloc.h in the unpacked libjemalloc-dev"
+fi
 
 {
 	echo "variant $variant"
@@ -257,6 +224,7 @@ esac
 	echo "arch $arch"
 	echo "triple $triple"
 	echo "ldso $ldso"
+	if [ -n "$jever" ]; then echo "jemalloc $jever"; fi
 	echo "mirror $mirror"
 	for deb in "$work"/debs/*.deb; do
 		echo "package $(dpkg-deb -f "$deb" Package) $(dpkg-deb -f "$deb" Version)"

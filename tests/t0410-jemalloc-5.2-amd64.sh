@@ -1,0 +1,15 @@
+#!/bin/bash
+# heapwalk on jemalloc 5.2.1 cores: Debian bullseye's libjemalloc2
+# 5.2.1-3 (amd64, 4 KiB pages), linked into programs on the host's glibc.
+# basic1 and threads8 (corpora/jemalloc) match their own truth: chunks,
+# bins, sizes and summary (tests/tools/jetruthcmp), with --no-debuginfo
+# (Debian's libjemalloc.so.2 is stripped).
+# Pending until heapwalk reads jemalloc; runs from tests/pending/ or tests/.
+# shellcheck source=tests/jemalloc-lib.sh
+if [ -f "$(dirname "$0")/jemalloc-lib.sh" ]; then
+	. "$(dirname "$0")/jemalloc-lib.sh"
+else
+	. "$(dirname "$0")/../jemalloc-lib.sh"
+fi
+need_heapwalk
+jemalloc_check jemalloc-5.2.1-amd64 5.2.1 x86_64 basic1 threads8
