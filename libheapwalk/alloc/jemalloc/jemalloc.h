@@ -63,6 +63,7 @@ struct je_extent {
 
 struct je_tcache {
 	uint64_t addr;                    /* its first cache bin */
+	int tid;                          /* owning thread, 0 if unknown */
 	uint32_t nbins;
 	uint64_t cached, bytes;
 };

@@ -388,22 +388,28 @@ enum hw_status je_report_bins(void *state, struct hw_emitter *e,
 		if (e->json)
 			em_arr_begin(e, "tcaches");
 		else
-			em_printf(e, "%s%-18s %6s %10s %12s\n",
-				  small || large ? "\n" : "", "tcache", "bins",
-				  "cached", "bytes");
+			em_printf(e, "%s%-18s %8s %6s %10s %12s\n",
+				  small || large ? "\n" : "", "tcache", "thread",
+				  "bins", "cached", "bytes");
 		for (size_t i = 0; i < j->ntcaches; i++) {
 			const struct je_tcache *tc = &j->tcaches[i];
 			if (e->json) {
 				em_obj_begin(e, NULL);
 				em_hex(e, "addr", tc->addr);
+				if (tc->tid)
+					em_u64(e, "thread", (uint64_t)tc->tid);
+				else
+					em_null(e, "thread");
 				em_u64(e, "bins", tc->nbins);
 				em_u64(e, "cached", tc->cached);
 				em_u64(e, "bytes", tc->bytes);
 				em_obj_end(e);
 			} else {
-				char b[32];
-				em_printf(e, "0x%016llx %6u %10llu %12s\n",
-					  (unsigned long long)tc->addr, tc->nbins,
+				char b[32], tid[16] = "?";
+				if (tc->tid)
+					snprintf(tid, sizeof tid, "%d", tc->tid);
+				em_printf(e, "0x%016llx %8s %6u %10llu %12s\n",
+					  (unsigned long long)tc->addr, tid, tc->nbins,
 					  (unsigned long long)tc->cached,
 					  hw_human(b, sizeof b, tc->bytes));
 			}

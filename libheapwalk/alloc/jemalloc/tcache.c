@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../../arch/arch.h"
 #include "jemalloc.h"
 
 #define BIN_SIZE 24            /* sizeof(cache_bin_t), 5.0 to 5.3 */
@@ -166,6 +167,27 @@ static bool add_tcache(struct je_state *j, const struct je_tcache *tc,
 	return true;
 }
 
+/* The thread whose static TLS holds the tcache (its TSD is there): the
+   nearest thread pointer above it (x86_64: TLS below the TCB) or below it
+   (aarch64: TLS above the TCB), within a few pages.  */
+static int owner_of(const struct hw_target *t, uint64_t addr)
+{
+	bool below = strcmp(t->arch->name, "aarch64") != 0;
+	uint64_t best = 1u << 20;
+	int tid = 0;
+	for (size_t i = 0; i < t->nthreads; i++) {
+		const struct hw_thread *th = &t->threads[i];
+		if (!th->has_tp)
+			continue;
+		uint64_t d = below ? th->tp - addr : addr - th->tp;
+		if ((below ? th->tp > addr : addr > th->tp) && d < best) {
+			best = d;
+			tid = th->tid;
+		}
+	}
+	return tid;
+}
+
 /* Judge a chain by its items; take it when they are (nearly) all regions
    of the right class, reporting the ones that are not.  */
 static void take_chain(struct je_state *j, const struct found *f,
@@ -191,7 +213,8 @@ static void take_chain(struct je_state *j, const struct found *f,
 	}
 	if (bad && good < 4 * bad)
 		return;
-	struct je_tcache tc = { .addr = f->at, .nbins = nb };
+	struct je_tcache tc = { .addr = f->at, .nbins = nb,
+				.tid = owner_of(j->t, f->at) };
 	for (unsigned k = 0; k < nb; k++) {
 		const struct bin *b = &f->bins[k];
 		const uint8_t *it = b->n ? hw_peek(j->t, b->items, 8u * b->n) : NULL;
