@@ -46,14 +46,8 @@
 set -euo pipefail
 
 me=sysroot.sh
-die() {
-	echo "$me: $*" >&2
-	exit 1
-}
-cannot() {
-	echo "$me: $*" >&2
-	exit 77
-}
+# shellcheck source=scripts/lib/die.sh
+. "$(dirname "${BASH_SOURCE[0]}")/../lib/die.sh"
 
 if [ $# -ne 2 ]; then
 	echo "usage: $me VARIANT OUTDIR" >&2
