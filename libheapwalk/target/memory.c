@@ -49,6 +49,24 @@ const uint8_t *hw_peek(struct hw_target *t, uint64_t addr, size_t len)
 	return run >= len ? p : NULL;
 }
 
+const uint8_t *hw_peek_near(struct hw_target *t, const struct hw_region **hint,
+			    uint64_t addr, size_t len)
+{
+	const struct hw_region *r = *hint;
+	if (!r || addr < r->start || addr >= r->end) {
+		r = hw_region_of(t, addr);
+		*hint = r;
+		if (!r)
+			return NULL;
+	}
+	uint64_t off = addr - r->start;
+	if (off < r->avail)
+		return r->avail - off >= len ? r->data + off : NULL;
+	if (r->backing && off < r->backing_len)
+		return r->backing_len - off >= len ? r->backing + off : NULL;
+	return NULL;
+}
+
 bool hw_read(struct hw_target *t, uint64_t addr, void *buf, size_t len)
 {
 	uint8_t *out = buf;

@@ -93,6 +93,12 @@ bool hw_read_u32(struct hw_target *t, uint64_t addr, uint32_t *v);
    they are not all in one place.  Valid until the target is closed.  */
 const uint8_t *hw_peek(struct hw_target *t, uint64_t addr, size_t len);
 
+/* hw_peek for walks with locality: *hint (NULL at first) remembers the
+   region of the last address, which saves the search when the next one
+   is in it too.  The hint is the caller's, so threads do not share it.  */
+const uint8_t *hw_peek_near(struct hw_target *t, const struct hw_region **hint,
+			    uint64_t addr, size_t len);
+
 /* How many bytes from addr on are readable in one piece (0 if none).  */
 uint64_t hw_readable_run(struct hw_target *t, uint64_t addr,
 			 const uint8_t **p);

@@ -8,6 +8,7 @@
  */
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "ptmalloc.h"
 
@@ -32,8 +33,14 @@ static bool add_heap(struct pm_state *p, uint64_t start, uint64_t end,
 		p->heaps_cap = cap;
 	}
 	/* 2 bits per 16-byte granule; a heap is only listed with its tags,
-	   since every walk reads them.  */
-	uint8_t *tags = calloc((end - start) / 64 + 1, 1);
+	   since every walk reads them.  Populated up front: the list walks
+	   set tags with read-modify-writes from two threads, and on lazily
+	   zero-filled pages each first one costs a read fault, a
+	   copy-on-write fault and a TLB shootdown to the other thread.  */
+	size_t len = (size_t)((end - start) / 64 + 1);
+	void *m = mmap(NULL, len, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
+	uint8_t *tags = m == MAP_FAILED ? NULL : m;
 	if (!tags) {
 		hw_finding(p->s, start, "heap 0x%llx-0x%llx: no memory for its "
 			   "index; skipped", (unsigned long long)start,
@@ -42,7 +49,7 @@ static bool add_heap(struct pm_state *p, uint64_t start, uint64_t end,
 	}
 	p->heaps[p->nheaps++] = (struct pm_heap){
 		.start = start, .end = end, .info = info, .arena = arena,
-		.tags = tags,
+		.tags = tags, .tags_len = len,
 	};
 	return true;
 }
@@ -187,7 +194,7 @@ enum hw_status pm_find_heaps(struct pm_state *p)
 		if (out && p->heaps[i].start < p->heaps[out - 1].end) {
 			hw_finding(p->s, p->heaps[i].start, "heap overlaps "
 				   "another heap; skipped");
-			free(p->heaps[i].tags);
+			munmap(p->heaps[i].tags, p->heaps[i].tags_len);
 			continue;
 		}
 		p->heaps[out++] = p->heaps[i];
@@ -199,6 +206,15 @@ enum hw_status pm_find_heaps(struct pm_state *p)
 		    (size_t)p->heaps[i].arena < p->narenas)
 			p->arenas[p->heaps[i].arena].nheaps++;
 	return HW_OK;
+}
+
+struct pm_heap *pm_heap_near(struct pm_state *p, struct pm_heap **hint,
+			     uint64_t addr)
+{
+	struct pm_heap *h = *hint;
+	if (h && addr >= h->start && addr < h->end)
+		return h;
+	return *hint = pm_heap_of(p, addr);
 }
 
 struct pm_heap *pm_heap_of(struct pm_state *p, uint64_t addr)

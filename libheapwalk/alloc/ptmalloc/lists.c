@@ -82,10 +82,11 @@ enum pm_tag pm_tag_get(const struct pm_heap *h, uint64_t chunk)
 
 /* Tag `chunk` as being on a list; false (with a finding) if it cannot be
    on one.  */
-static bool tag_chunk(struct pm_state *p, uint64_t chunk, enum pm_tag tag,
-		      const char *list, int arena)
+static bool tag_chunk(struct pm_state *p, struct pm_heap **hint,
+		      uint64_t chunk, enum pm_tag tag, const char *list,
+		      int arena)
 {
-	struct pm_heap *h = pm_heap_of(p, chunk);
+	struct pm_heap *h = pm_heap_near(p, hint, chunk);
 	if (!h || chunk + PM_MINSIZE > h->end) {
 		hw_finding(p->s, chunk, "%s: entry outside every heap", list);
 		return false;
@@ -377,26 +378,29 @@ static void walk_tcache(struct pm_state *p, struct pm_tcache *tc)
 struct cursor {
 	uint64_t cur, prev, head, n;
 	struct pm_arena *ar;
+	const struct hw_region *region;   /* locality hints for this list */
+	struct pm_heap *heap;
 	int16_t arena, index;
 	bool fast;
 };
 
-static void prefetch_node(struct pm_state *p, uint64_t c)
+static void prefetch_node(struct pm_state *p, struct cursor *k, uint64_t c)
 {
-	const uint8_t *q = hw_peek(p->t, c, 32);
+	const uint8_t *q = hw_peek_near(p->t, &k->region, c, 32);
 	if (q) {
 		__builtin_prefetch(q);
 		__builtin_prefetch(q + 31);
 	}
-	const struct pm_heap *h = pm_heap_of(p, c);
+	const struct pm_heap *h = pm_heap_near(p, &k->heap, c);
 	if (h)
 		__builtin_prefetch(&h->tags[(c - h->start) >> 6], 1);
 }
 
 /* Read size, fd and bk of the node at c.  */
-static bool read_node(struct pm_state *p, uint64_t c, uint64_t w[4])
+static bool read_node(struct pm_state *p, struct cursor *k, uint64_t c,
+		      uint64_t w[4])
 {
-	const uint8_t *q = hw_peek(p->t, c, 32);
+	const uint8_t *q = hw_peek_near(p->t, &k->region, c, 32);
 	if (q) {
 		memcpy(w, q, 32);
 		return true;
@@ -415,7 +419,7 @@ static bool fast_step(struct pm_state *p, struct cursor *k)
 			   k->arena, (unsigned long long)c);
 		return false;
 	}
-	if (!read_node(p, c, w)) {
+	if (!read_node(p, k, c, w)) {
 		hw_finding(p->s, k->prev, "fastbin %d of arena %d: fd 0x%llx "
 			   "is not in the core", k->index, k->arena,
 			   (unsigned long long)c);
@@ -429,7 +433,7 @@ static bool fast_step(struct pm_state *p, struct cursor *k)
 			   (unsigned long long)k->prev);
 		return false;
 	}
-	if (!tag_chunk(p, c, PM_TAG_FAST, "fastbin", k->arena))
+	if (!tag_chunk(p, &k->heap, c, PM_TAG_FAST, "fastbin", k->arena))
 		return false;
 	k->ar->fast[k->index].count++;
 	k->ar->fast[k->index].bytes += want;
@@ -444,7 +448,7 @@ static bool bin_step(struct pm_state *p, struct cursor *k)
 	int i = k->index;
 	const char *list = i == 1 ? "unsorted bin"
 			 : i < 64 ? "small bin" : "large bin";
-	if (!read_node(p, c, w)) {
+	if (!read_node(p, k, c, w)) {
 		hw_finding(p->s, k->prev, "%s %d of arena %d: fd 0x%llx is not "
 			   "in the core", list, i, k->arena,
 			   (unsigned long long)c);
@@ -460,8 +464,8 @@ static bool bin_step(struct pm_state *p, struct cursor *k)
 		hw_finding(p->s, c, "%s %d of arena %d: chunk size 0x%llx "
 			   "belongs in bin %d", list, i, k->arena,
 			   (unsigned long long)sz, pm_bin_index(sz));
-	if (!tag_chunk(p, c, i == 1 ? PM_TAG_UNSORTED : PM_TAG_BINNED, list,
-		       k->arena))
+	if (!tag_chunk(p, &k->heap, c, i == 1 ? PM_TAG_UNSORTED : PM_TAG_BINNED,
+		       list, k->arena))
 		return false;
 	k->ar->bins[i].count++;
 	k->ar->bins[i].bytes += sz;
@@ -516,7 +520,7 @@ static void *walk_arena_lists(void *arg)
 				ks[i] = ks[--n];
 				continue;
 			}
-			prefetch_node(p, k->cur);
+			prefetch_node(p, k, k->cur);
 			i++;
 		}
 	}

@@ -5,6 +5,7 @@
  * the heaps that allocate nothing.
  */
 #include <stdlib.h>
+#include <sys/mman.h>
 
 #include "ptmalloc.h"
 
@@ -14,7 +15,7 @@ static void pm_close(void *state)
 	if (!p)
 		return;
 	for (size_t i = 0; i < p->nheaps; i++)
-		free(p->heaps[i].tags);
+		munmap(p->heaps[i].tags, p->heaps[i].tags_len);
 	free(p->heaps);
 	free(p->arenas);
 	free(p->tcaches);

@@ -84,6 +84,7 @@ struct pm_heap {
 	uint64_t info;        /* heap_info address (thread heaps) or 0 */
 	int32_t arena;
 	uint8_t *tags;        /* 2 bits per 16 bytes: enum pm_tag */
+	size_t tags_len;      /* bytes mapped for tags */
 };
 
 enum pm_tag { PM_TAG_NONE, PM_TAG_FAST, PM_TAG_UNSORTED, PM_TAG_BINNED };
@@ -158,6 +159,9 @@ enum hw_status pm_find_roots(struct pm_state *p);
 /* heaps.c */
 enum hw_status pm_find_heaps(struct pm_state *p);
 struct pm_heap *pm_heap_of(struct pm_state *p, uint64_t addr);
+/* pm_heap_of, trying *hint (the caller's last answer) first.  */
+struct pm_heap *pm_heap_near(struct pm_state *p, struct pm_heap **hint,
+			     uint64_t addr);
 /* lists.c */
 void pm_walk_lists(struct pm_state *p);
 void pm_find_tcaches(struct pm_state *p);
