@@ -86,7 +86,7 @@ static void classify(struct pm_state *p, struct pm_heap *h,
 {
 	enum pm_tag tag = pm_tag_get(h, c->chunk);
 	bool tcached = c->chunk_size <= p->tcache_max_chunk &&
-		       pm_addrset_has(&p->tcached, c->addr);
+		       pm_is_tcached(h, c->addr);
 	if (next_p) {
 		c->used = !(tag == PM_TAG_FAST || tcached);
 		c->where = tcached ? HW_WHERE_TCACHE

@@ -53,23 +53,7 @@ static bool addrset_add(struct pm_addrset *set, uint64_t addr)
 	}
 	set->slots[j] = addr;
 	set->n++;
-	uint64_t f = mix(addr) >> 48;
-	set->filter[f >> 6 & 1023] |= (uint64_t)1 << (f & 63);
 	return true;
-}
-
-bool pm_addrset_has(const struct pm_addrset *set, uint64_t addr)
-{
-	uint64_t h = mix(addr), f = h >> 48;
-	if (!(set->filter[f >> 6 & 1023] & ((uint64_t)1 << (f & 63))))
-		return false;
-	size_t j = h & (set->cap - 1);
-	while (set->slots[j]) {
-		if (set->slots[j] == addr)
-			return true;
-		j = (j + 1) & (set->cap - 1);
-	}
-	return false;
 }
 
 /* ---- tags over heaps --------------------------------------------------- */
@@ -354,6 +338,8 @@ static void walk_tcache(struct pm_state *p, struct pm_tcache *tc)
 					   "cycle)", i, tc->tid);
 				break;
 			}
+			if (e < h->end)
+				pm_mark_tcached(h, e);
 			n++;
 			if (!hw_read_u64(p->t, e, &next))
 				break;

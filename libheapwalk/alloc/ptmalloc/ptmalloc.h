@@ -89,6 +89,21 @@ struct pm_heap {
 
 enum pm_tag { PM_TAG_NONE, PM_TAG_FAST, PM_TAG_UNSORTED, PM_TAG_BINNED };
 
+/* A chunk in a tcache is marked in the tag of its second granule (its
+   user pointer's), which no chunk starts at: the chunk walk then needs no
+   set lookup per chunk.  */
+static inline void pm_mark_tcached(struct pm_heap *h, uint64_t user)
+{
+	uint64_t g = (user - h->start) >> 4;
+	h->tags[g >> 2] |= (uint8_t)(PM_TAG_FAST << ((g & 3) * 2));
+}
+
+static inline bool pm_is_tcached(const struct pm_heap *h, uint64_t user)
+{
+	uint64_t g = (user - h->start) >> 4;
+	return (h->tags[g >> 2] >> ((g & 3) * 2)) & 3;
+}
+
 struct pm_bin_stat {
 	uint64_t count, bytes;
 };
@@ -118,7 +133,6 @@ struct pm_tcache {
 struct pm_addrset {
 	uint64_t *slots;
 	size_t cap, n;
-	uint64_t filter[1024];   /* one bit per hash: most lookups miss */
 };
 
 struct pm_mmapped {
@@ -165,7 +179,6 @@ struct pm_heap *pm_heap_near(struct pm_state *p, struct pm_heap **hint,
 /* lists.c */
 void pm_walk_lists(struct pm_state *p);
 void pm_find_tcaches(struct pm_state *p);
-bool pm_addrset_has(const struct pm_addrset *set, uint64_t addr);
 enum pm_tag pm_tag_get(const struct pm_heap *h, uint64_t chunk);
 /* chunks.c */
 void pm_find_mmapped(struct pm_state *p);
