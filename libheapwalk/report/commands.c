@@ -282,11 +282,14 @@ static enum hw_status cmd_summary(struct cmd_ctx *c)
 	em_printf(e, "%-24s %zu\n", "arenas:", s->alloc->narenas(s->alloc_state));
 	em_printf(e, "%-24s %12llu chunks %12s\n", "in use:",
 		  (unsigned long long)t.used, hw_human(a, sizeof a, t.used_bytes));
-	em_printf(e, "%-24s %12llu chunks %12s  (largest %s, top %s)\n",
+	/* ptmalloc's top; jemalloc keeps unused pages as extents instead.  */
+	bool has_top = strcmp(s->alloc->name, "ptmalloc") == 0;
+	em_printf(e, "%-24s %12llu chunks %12s  (largest %s%s%s)\n",
 		  "free:", (unsigned long long)t.free,
 		  hw_human(b, sizeof b, t.free_bytes),
 		  hw_human(d, sizeof d, t.largest_free),
-		  hw_human(a, sizeof a, t.top_bytes));
+		  has_top ? ", top " : "",
+		  has_top ? hw_human(a, sizeof a, t.top_bytes) : "");
 	em_printf(e, "%-24s %12s %12s\n", "overhead:", "",
 		  hw_human(a, sizeof a, t.overhead));
 	em_printf(e, "%-24s not analysed (see 'heapwalk leaks')\n", "leaks:");
