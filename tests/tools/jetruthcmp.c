@@ -65,68 +65,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#define CMP_NAME "jetruthcmp"
+#include "cmp.h"
 #include "json.h"
-
-#define MAX_SHOWN 20
-
-static unsigned long mismatches;
-
-static void mismatch(const char *fmt, ...)
-{
-	va_list ap;
-	if (mismatches++ >= MAX_SHOWN)
-		return;
-	va_start(ap, fmt);
-	fputs("jetruthcmp: ", stdout);
-	vprintf(fmt, ap);
-	putchar('\n');
-	va_end(ap);
-}
-
-static void fatal(const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	fputs("jetruthcmp: ", stderr);
-	vfprintf(stderr, fmt, ap);
-	fputc('\n', stderr);
-	va_end(ap);
-	exit(2);
-}
-
-static void *xrealloc(void *p, size_t n)
-{
-	p = realloc(p, n ? n : 1);
-	if (!p)
-		fatal("out of memory");
-	return p;
-}
-
-static char *slurp(const char *path, size_t *len)
-{
-	FILE *f = fopen(path, "rb");
-	if (!f)
-		fatal("%s: %s", path, strerror(errno));
-	size_t cap = 1 << 16, n = 0;
-	char *buf = xrealloc(NULL, cap);
-	for (;;) {
-		if (n + 1 >= cap) {
-			cap *= 2;
-			buf = xrealloc(buf, cap);
-		}
-		size_t got = fread(buf + n, 1, cap - n - 1, f);
-		n += got;
-		if (got == 0)
-			break;
-	}
-	if (ferror(f))
-		fatal("%s: read error", path);
-	fclose(f);
-	buf[n] = 0;
-	if (len)
-		*len = n;
-	return buf;
-}
 
 /* Growable arrays: struct NAME { T *v; size_t n, cap; }; VPUSH(vec)
    appends a zeroed element and returns its address.  */
@@ -771,14 +712,12 @@ int main(int argc, char **argv)
 	check_bins(argv[5]);
 	check_sizes(argv[4]);
 	check_summary(argv[3]);
-	if (mismatches > MAX_SHOWN)
-		printf("jetruthcmp: ... and %lu more\n", mismatches - MAX_SHOWN);
-	printf("jetruthcmp: %zu allocations, %lu mismatches\n", TR.allocs.n,
-	       mismatches);
+	char what[64];
+	snprintf(what, sizeof what, "%zu allocations", TR.allocs.n);
 	free(CH.v);
 	free(TR.allocs.v);
 	free(TR.bins.v);
 	free(TR.large.v);
 	free(TR.binfo.v);
-	return mismatches ? 1 : 0;
+	return cmp_finish(what);
 }

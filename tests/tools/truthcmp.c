@@ -46,71 +46,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#define CMP_NAME "truthcmp"
+#include "cmp.h"
 #include "json.h"
-
-#define MAX_SHOWN 20
-
-static unsigned long mismatches;
-
-static void mismatch(const char *fmt, ...)
-{
-	va_list ap;
-	if (mismatches++ >= MAX_SHOWN)
-		return;
-	va_start(ap, fmt);
-	fputs("truthcmp: ", stdout);
-	vprintf(fmt, ap);
-	putchar('\n');
-	va_end(ap);
-}
-
-static void fatal(const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	fputs("truthcmp: ", stderr);
-	vfprintf(stderr, fmt, ap);
-	fputc('\n', stderr);
-	va_end(ap);
-	exit(2);
-}
-
-static void *xmalloc(size_t n)
-{
-	void *p = malloc(n ? n : 1);
-	if (!p)
-		fatal("out of memory");
-	return p;
-}
-
-static char *slurp(const char *path, size_t *len)
-{
-	FILE *f = fopen(path, "rb");
-	if (!f)
-		fatal("%s: %s", path, strerror(errno));
-	size_t cap = 1 << 16, n = 0;
-	char *buf = xmalloc(cap);
-	for (;;) {
-		if (n + 1 >= cap) {
-			cap *= 2;
-			char *nb = realloc(buf, cap);
-			if (!nb)
-				fatal("out of memory");
-			buf = nb;
-		}
-		size_t got = fread(buf + n, 1, cap - n - 1, f);
-		n += got;
-		if (got == 0)
-			break;
-	}
-	if (ferror(f))
-		fatal("%s: read error", path);
-	fclose(f);
-	buf[n] = 0;
-	if (len)
-		*len = n;
-	return buf;
-}
 
 /* ---- chunks.jsonl ------------------------------------------------- */
 
@@ -132,7 +70,7 @@ static void read_chunks(const char *path)
 	char *end = buf + len;
 	size_t cap = 1024;
 	unsigned long lineno = 0;
-	chunks = xmalloc(cap * sizeof *chunks);
+	chunks = xrealloc(NULL, cap * sizeof *chunks);
 	for (char *line = buf; line && line < end;) {
 		char *nl = memchr(line, '\n', (size_t)(end - line));
 		size_t llen = nl ? (size_t)(nl - line) : (size_t)(end - line);
@@ -205,7 +143,7 @@ static struct chunk *find_chunk(unsigned long long addr)
 
 static void check_overlaps(void)
 {
-	struct chunk **v = xmalloc(nchunks * sizeof *v);
+	struct chunk **v = xrealloc(NULL, nchunks * sizeof *v);
 	for (size_t i = 0; i < nchunks; i++)
 		v[i] = &chunks[i];
 	qsort(v, nchunks, sizeof *v, by_chunk);
@@ -371,12 +309,11 @@ static int truth_mode(const char *tpath, const char *cpath, const char *spath)
 		mismatch("summary: arenas %llu, expected %zu", v, nar);
 
 	check_overlaps();
-	if (mismatches > MAX_SHOWN)
-		printf("truthcmp: ... and %lu more\n", mismatches - MAX_SHOWN);
-	printf("truthcmp: %lu allocations, %lu mismatches\n", nalloc, mismatches);
+	char what[64];
+	snprintf(what, sizeof what, "%lu allocations", nalloc);
 	free(summary);
 	free(chunks);
-	return mismatches ? 1 : 0;
+	return cmp_finish(what);
 }
 
 /* ---- --sizes ------------------------------------------------------ */
@@ -452,13 +389,12 @@ static int sizes_mode(const char *zpath, const char *spath, const char *cpath)
 			mismatch("%s: summary %s %llu, sizes total %llu",
 				 t[i].what, t[i].path, s, t[i].sizes);
 	}
-	if (mismatches > MAX_SHOWN)
-		printf("truthcmp: ... and %lu more\n", mismatches - MAX_SHOWN);
-	printf("truthcmp: sizes: %lu classes, %lu mismatches\n", ncls, mismatches);
+	char what[64];
+	snprintf(what, sizeof what, "sizes: %lu classes", ncls);
 	free(sizes);
 	free(summary);
 	free(chunks);
-	return mismatches ? 1 : 0;
+	return cmp_finish(what);
 }
 
 int main(int argc, char **argv)
