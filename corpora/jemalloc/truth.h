@@ -79,6 +79,8 @@
 
 #include <jemalloc/jemalloc.h>
 
+#include "../common/out.h"
+
 #define MAX_THREADS 16
 #define MAX_RECS 40000
 #define MAX_ARENAS 64
@@ -132,63 +134,11 @@ static struct {
 	size_t allocated, active, resident, mapped, metadata;
 } S;
 
-/* ---- output without malloc ---------------------------------------- */
-
-static char out_buf[1 << 16];
-static size_t out_len;
-static int out_fd = -1;
-
-static void out_flush(void)
-{
-	size_t off = 0;
-	while (off < out_len) {
-		ssize_t n = write(out_fd, out_buf + off, out_len - off);
-		if (n <= 0)
-			_exit(3);
-		off += (size_t)n;
-	}
-	out_len = 0;
-}
-
-static void out_str(const char *s)
-{
-	for (; *s; s++) {
-		if (out_len == sizeof out_buf)
-			out_flush();
-		out_buf[out_len++] = *s;
-	}
-}
-
-static void out_num(unsigned long long v, unsigned base)
-{
-	char tmp[24];
-	int n = 0;
-	do {
-		tmp[n++] = "0123456789abcdef"[v % base];
-		v /= base;
-	} while (v);
-	if (base == 16)
-		out_str("0x");
-	while (n--) {
-		char c[2] = { tmp[n], 0 };
-		out_str(c);
-	}
-}
-
 /* " N" */
 static void out_sp(unsigned long long v)
 {
 	out_str(" ");
 	out_num(v, 10);
-}
-
-static void die(const char *msg)
-{
-	/* A broken plan: no core, exit 2 so make-core.sh reports it.  */
-	if (write(2, "corpus: ", 8) < 0 || write(2, msg, strlen(msg)) < 0 ||
-	    write(2, "\n", 1) < 0)
-		_exit(2);
-	_exit(2);
 }
 
 /* die() with two numbers: "MSG (A vs B)".  */

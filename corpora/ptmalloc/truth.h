@@ -48,6 +48,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "../common/out.h"
+
 /* mallinfo2() is glibc 2.33+; older ones only have int mallinfo().  */
 #if !defined(HW_NO_MALLINFO2) && defined(__GLIBC__) && \
 	(__GLIBC__ < 2 || (__GLIBC__ == 2 && __GLIBC_MINOR__ < 33))
@@ -91,58 +93,6 @@ struct tinfo {
 
 static struct tinfo T[MAX_THREADS];
 static int T_count;
-
-/* ---- output without malloc ---------------------------------------- */
-
-static char out_buf[1 << 16];
-static size_t out_len;
-static int out_fd = -1;
-
-static void out_flush(void)
-{
-	size_t off = 0;
-	while (off < out_len) {
-		ssize_t n = write(out_fd, out_buf + off, out_len - off);
-		if (n <= 0)
-			_exit(3);
-		off += (size_t)n;
-	}
-	out_len = 0;
-}
-
-static void out_str(const char *s)
-{
-	while (*s) {
-		if (out_len == sizeof out_buf)
-			out_flush();
-		out_buf[out_len++] = *s++;
-	}
-}
-
-static void out_num(unsigned long long v, unsigned base)
-{
-	char tmp[24];
-	int n = 0;
-	do {
-		tmp[n++] = "0123456789abcdef"[v % base];
-		v /= base;
-	} while (v);
-	if (base == 16)
-		out_str("0x");
-	while (n--) {
-		char c[2] = { tmp[n], 0 };
-		out_str(c);
-	}
-}
-
-static void die(const char *msg)
-{
-	/* A broken plan: no core, exit 2 so make-core.sh reports it.  */
-	if (write(2, "corpus: ", 8) < 0 || write(2, msg, strlen(msg)) < 0 ||
-	    write(2, "\n", 1) < 0)
-		_exit(2);
-	_exit(2);
-}
 
 /* ---- chunk header peeking ----------------------------------------- */
 

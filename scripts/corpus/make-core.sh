@@ -79,7 +79,7 @@ stamp=$outdir/.stamp
 if [ -f "$stamp" ] && [ -s "$outdir/core" ] && [ -x "$outdir/prog" ] &&
 	[ -s "$outdir/truth.txt" ]; then
 	fresh=1
-	for f in "$src" "$srcdir"/*.h "$0" ${sysroot_stamp:+"$sysroot_stamp"}; do
+	for f in "$src" "$srcdir"/*.h "$top"/corpora/common/*.h "$0" ${sysroot_stamp:+"$sysroot_stamp"}; do
 		[ -e "$f" ] || continue
 		if [ "$f" -nt "$stamp" ]; then fresh=0; fi
 	done
