@@ -9,6 +9,31 @@
 
 #include "sym-private.h"
 
+/* Name of symbol i of mod, or NULL when it is undefined there.  */
+static const char *defined_symbol(Dwfl_Module *mod, int i, GElf_Sym *sym,
+				  GElf_Addr *a)
+{
+	GElf_Word shndx;
+	*a = 0;
+	const char *name = dwfl_module_getsym_info(mod, i, sym, a, &shndx,
+						   NULL, NULL);
+	return name != NULL && sym->st_shndx != SHN_UNDEF ? name : NULL;
+}
+
+static void put_symbol(const GElf_Sym *sym, GElf_Addr a, uint64_t *addr,
+		       uint64_t *size, bool *is_tls)
+{
+	bool tls = GELF_ST_TYPE(sym->st_info) == STT_TLS;
+	if (addr != NULL)
+		/* libdwfl adds the load bias to TLS values too (they sit in an
+		   SHF_ALLOC section); the offset in the block is st_value.  */
+		*addr = tls ? sym->st_value : a;
+	if (size != NULL)
+		*size = sym->st_size;
+	if (is_tls != NULL)
+		*is_tls = tls;
+}
+
 bool hw_syms_lookup(const struct hw_syms *s, const struct hw_module *m,
 		    const char *name, uint64_t *addr, uint64_t *size,
 		    bool *is_tls)
@@ -18,50 +43,29 @@ bool hw_syms_lookup(const struct hw_syms *s, const struct hw_module *m,
 		return false;
 	Dwfl_Module *mod = m->handle;
 	int n = dwfl_module_getsymtab(mod);
-	if (n <= 0)
-		return false;
-
 	size_t nlen = strlen(name);
-	int versioned = -1; /* first "name@VERSION" seen, if no exact match */
+	bool found = false; /* exact, or the first "name@VERSION" */
 	GElf_Sym vsym;
 	GElf_Addr vaddr = 0;
 
 	for (int i = 1; i < n; i++) {
 		GElf_Sym sym;
-		GElf_Addr a = 0;
-		GElf_Word shndx;
-		const char *sname = dwfl_module_getsym_info(mod, i, &sym, &a,
-							    &shndx, NULL,
-							    NULL);
-		if (sname == NULL || sym.st_shndx == SHN_UNDEF)
+		GElf_Addr a;
+		const char *sname = defined_symbol(mod, i, &sym, &a);
+		if (sname == NULL || strncmp(sname, name, nlen) != 0)
 			continue;
-		if (strncmp(sname, name, nlen) != 0)
-			continue;
-		if (sname[nlen] == '\0') {
+		bool exact = sname[nlen] == '\0';
+		if (exact || (sname[nlen] == '@' && !found)) {
 			vsym = sym;
 			vaddr = a;
-			versioned = i;
+			found = true;
+		}
+		if (exact)
 			break;
-		}
-		if (sname[nlen] == '@' && versioned < 0) {
-			vsym = sym;
-			vaddr = a;
-			versioned = i;
-		}
 	}
-	if (versioned < 0)
-		return false;
-
-	bool tls = GELF_ST_TYPE(vsym.st_info) == STT_TLS;
-	if (addr != NULL)
-		/* libdwfl adds the load bias to TLS values too (they sit in an
-		   SHF_ALLOC section); the offset in the block is st_value.  */
-		*addr = tls ? vsym.st_value : vaddr;
-	if (size != NULL)
-		*size = vsym.st_size;
-	if (is_tls != NULL)
-		*is_tls = tls;
-	return true;
+	if (found)
+		put_symbol(&vsym, vaddr, addr, size, is_tls);
+	return found;
 }
 
 bool hw_syms_lookup_suffix(const struct hw_syms *s, const struct hw_module *m,
@@ -76,12 +80,9 @@ bool hw_syms_lookup_suffix(const struct hw_syms *s, const struct hw_module *m,
 	size_t slen = strlen(suffix);
 	for (int i = 1; i < n; i++) {
 		GElf_Sym sym;
-		GElf_Addr a = 0;
-		GElf_Word shndx;
-		const char *sname = dwfl_module_getsym_info(mod, i, &sym, &a,
-							    &shndx, NULL,
-							    NULL);
-		if (sname == NULL || sym.st_shndx == SHN_UNDEF)
+		GElf_Addr a;
+		const char *sname = defined_symbol(mod, i, &sym, &a);
+		if (sname == NULL)
 			continue;
 		size_t len = strcspn(sname, "@");
 		if (len < slen || memcmp(sname + len - slen, suffix, slen) != 0)
@@ -94,10 +95,7 @@ bool hw_syms_lookup_suffix(const struct hw_syms *s, const struct hw_module *m,
 			memcpy(name, sname, k);
 			name[k] = '\0';
 		}
-		if (addr != NULL)
-			*addr = a;
-		if (size != NULL)
-			*size = sym.st_size;
+		put_symbol(&sym, a, addr, size, NULL);
 		return true;
 	}
 	return false;
