@@ -158,6 +158,14 @@ void em_hex(struct hw_emitter *e, const char *key, uint64_t v)
 	em_raw(e, "\"", 1);
 }
 
+void em_hex_or_null(struct hw_emitter *e, const char *key, uint64_t v)
+{
+	if (v)
+		em_hex(e, key, v);
+	else
+		em_null(e, key);
+}
+
 void em_str(struct hw_emitter *e, const char *key, const char *v)
 {
 	prefix(e, key);

@@ -46,6 +46,8 @@ void em_arr_end(struct hw_emitter *e);
 void em_u64(struct hw_emitter *e, const char *key, uint64_t v);
 void em_i64(struct hw_emitter *e, const char *key, int64_t v);
 void em_hex(struct hw_emitter *e, const char *key, uint64_t v);
+/* em_hex, or null when v is 0 (an address that was not found).  */
+void em_hex_or_null(struct hw_emitter *e, const char *key, uint64_t v);
 void em_str(struct hw_emitter *e, const char *key, const char *v);
 void em_bool(struct hw_emitter *e, const char *key, bool v);
 void em_null(struct hw_emitter *e, const char *key);

@@ -9,9 +9,40 @@
 #include "../../report/emit.h"
 #include "jemalloc.h"
 
+/* What a set of extents (one arena's, or all) holds.  */
+struct je_usage {
+	uint64_t slabs, regs_used, small_bytes, large, large_bytes;
+	uint64_t active, dirty, muzzy, retained, cached;
+	bool any;
+};
+
+static void add_extent(const struct je_state *j, struct je_usage *u,
+		       const struct je_extent *x)
+{
+	u->any = true;
+	switch (x->state) {
+	case JE_ACTIVE:
+		u->active += x->size;
+		u->cached += x->ncached;
+		if (x->slab) {
+			u->slabs++;
+			u->regs_used += x->used;
+			u->small_bytes += (uint64_t)x->used * x->reg_size;
+		} else {
+			u->large++;
+			u->large_bytes += j->sizes[x->szind];
+		}
+		break;
+	case JE_DIRTY: u->dirty += x->size; break;
+	case JE_MUZZY: u->muzzy += x->size; break;
+	case JE_RETAINED: u->retained += x->size; break;
+	default: break;
+	}
+}
+
 struct je_totals {
-	uint64_t allocated, active, dirty, muzzy, retained;
-	uint64_t slabs, large, cached, cached_bytes;
+	struct je_usage u;                /* allocated = small + large bytes */
+	uint64_t cached, cached_bytes;    /* as the tcaches hold them */
 	unsigned narenas;
 };
 
@@ -25,22 +56,7 @@ static void totals(const struct je_state *j, struct je_totals *t)
 			seen[x->arena] = true;
 			t->narenas++;
 		}
-		switch (x->state) {
-		case JE_ACTIVE:
-			t->active += x->size;
-			if (x->slab) {
-				t->slabs++;
-				t->allocated += (uint64_t)x->used * x->reg_size;
-			} else {
-				t->large++;
-				t->allocated += j->sizes[x->szind];
-			}
-			break;
-		case JE_DIRTY: t->dirty += x->size; break;
-		case JE_MUZZY: t->muzzy += x->size; break;
-		case JE_RETAINED: t->retained += x->size; break;
-		default: break;
-		}
+		add_extent(j, &t->u, x);
 	}
 	for (size_t i = 0; i < j->ntcaches; i++) {
 		t->cached += j->tcaches[i].cached;
@@ -68,35 +84,26 @@ void je_report_summary(void *state, struct hw_emitter *e)
 		em_u64(e, "lg_vaddr", (uint64_t)j->p.lg_vaddr);
 		em_u64(e, "nbins", j->nbins);
 		em_u64(e, "extents", j->next);
-		em_u64(e, "slabs", t.slabs);
-		em_u64(e, "large", t.large);
+		em_u64(e, "slabs", t.u.slabs);
+		em_u64(e, "large", t.u.large);
 		em_u64(e, "tcaches", j->ntcaches);
 		em_obj_begin(e, "stats");
-		em_u64(e, "allocated", t.allocated);
-		em_u64(e, "active", t.active);
-		em_u64(e, "dirty", t.dirty);
-		em_u64(e, "muzzy", t.muzzy);
-		em_u64(e, "retained", t.retained);
+		em_u64(e, "allocated", t.u.small_bytes + t.u.large_bytes);
+		em_u64(e, "active", t.u.active);
+		em_u64(e, "dirty", t.u.dirty);
+		em_u64(e, "muzzy", t.u.muzzy);
+		em_u64(e, "retained", t.u.retained);
 		em_u64(e, "tcache_bytes", t.cached_bytes);
 		em_obj_end(e);
 		em_obj_begin(e, "roots");
 		em_str(e, "module_from", j->how_module);
 		em_hex(e, "rtree_root", j->rtree_root);
 		em_str(e, "rtree_from", j->how_rtree);
-		if (j->size_table)
-			em_hex(e, "size_classes", j->size_table);
-		else
-			em_null(e, "size_classes");
+		em_hex_or_null(e, "size_classes", j->size_table);
 		em_str(e, "size_classes_from", j->how_sizes);
-		if (j->bin_infos)
-			em_hex(e, "bin_infos", j->bin_infos);
-		else
-			em_null(e, "bin_infos");
+		em_hex_or_null(e, "bin_infos", j->bin_infos);
 		em_str(e, "bin_infos_from", j->how_bins);
-		if (j->arenas_array)
-			em_hex(e, "arenas", j->arenas_array);
-		else
-			em_null(e, "arenas");
+		em_hex_or_null(e, "arenas", j->arenas_array);
 		em_str(e, "arenas_from", j->how_arenas);
 		em_str(e, "tcaches_from", j->how_tcache);
 		em_obj_end(e);
@@ -109,15 +116,15 @@ void je_report_summary(void *state, struct hw_emitter *e)
 		  (unsigned long long)1 << j->p.lg_page,
 		  (unsigned long long)1 << j->p.lg_quantum, j->p.lg_vaddr);
 	em_printf(e, "  %-22s %12s allocated, %12s active\n", "stats:",
-		  hw_human(a, sizeof a, t.allocated),
-		  hw_human(b, sizeof b, t.active));
+		  hw_human(a, sizeof a, t.u.small_bytes + t.u.large_bytes),
+		  hw_human(b, sizeof b, t.u.active));
 	em_printf(e, "  %-22s %12s dirty, %12s muzzy, %12s retained\n",
-		  "unused extents:", hw_human(a, sizeof a, t.dirty),
-		  hw_human(b, sizeof b, t.muzzy),
-		  hw_human(c, sizeof c, t.retained));
+		  "unused extents:", hw_human(a, sizeof a, t.u.dirty),
+		  hw_human(b, sizeof b, t.u.muzzy),
+		  hw_human(c, sizeof c, t.u.retained));
 	em_printf(e, "  %-22s %zu extents: %llu slabs, %llu large\n",
-		  "extents:", j->next, (unsigned long long)t.slabs,
-		  (unsigned long long)t.large);
+		  "extents:", j->next, (unsigned long long)t.u.slabs,
+		  (unsigned long long)t.u.large);
 	em_printf(e, "  %-22s %zu, holding %llu regions (%s)\n",
 		  "thread caches:", j->ntcaches, (unsigned long long)t.cached,
 		  hw_human(a, sizeof a, t.cached_bytes));
@@ -133,41 +140,14 @@ void je_report_summary(void *state, struct hw_emitter *e)
 
 /* ---- per arena --------------------------------------------------------- */
 
-struct arena_row {
-	uint64_t slabs, regs_used, small_bytes, large, large_bytes;
-	uint64_t active, dirty, muzzy, retained, cached;
-	bool any;
-};
-
 void je_report_arenas(void *state, struct hw_emitter *e)
 {
 	struct je_state *j = state;
-	struct arena_row *rows = calloc(JE_MAX_ARENAS, sizeof *rows);
+	struct je_usage *rows = calloc(JE_MAX_ARENAS, sizeof *rows);
 	if (!rows)
 		return;
-	for (size_t i = 0; i < j->next; i++) {
-		const struct je_extent *x = &j->ext[i];
-		struct arena_row *r = &rows[x->arena % JE_MAX_ARENAS];
-		r->any = true;
-		switch (x->state) {
-		case JE_ACTIVE:
-			r->active += x->size;
-			r->cached += x->ncached;
-			if (x->slab) {
-				r->slabs++;
-				r->regs_used += x->used;
-				r->small_bytes += (uint64_t)x->used * x->reg_size;
-			} else {
-				r->large++;
-				r->large_bytes += j->sizes[x->szind];
-			}
-			break;
-		case JE_DIRTY: r->dirty += x->size; break;
-		case JE_MUZZY: r->muzzy += x->size; break;
-		case JE_RETAINED: r->retained += x->size; break;
-		default: break;
-		}
-	}
+	for (size_t i = 0; i < j->next; i++)
+		add_extent(j, &rows[j->ext[i].arena % JE_MAX_ARENAS], &j->ext[i]);
 	for (unsigned a = 0; a < JE_MAX_ARENAS; a++)
 		if (j->arena_addr[a])
 			rows[a].any = true;
@@ -180,16 +160,13 @@ void je_report_arenas(void *state, struct hw_emitter *e)
 			  "large", "large bytes", "active", "dirty", "retained");
 	}
 	for (unsigned a = 0; a < JE_MAX_ARENAS; a++) {
-		const struct arena_row *r = &rows[a];
+		const struct je_usage *r = &rows[a];
 		if (!r->any)
 			continue;
 		if (e->json) {
 			em_obj_begin(e, NULL);
 			em_u64(e, "index", a);
-			if (j->arena_addr[a])
-				em_hex(e, "addr", j->arena_addr[a]);
-			else
-				em_null(e, "addr");
+			em_hex_or_null(e, "addr", j->arena_addr[a]);
 			em_u64(e, "slabs", r->slabs);
 			em_u64(e, "regions_used", r->regs_used);
 			em_u64(e, "small_bytes", r->small_bytes);

@@ -65,10 +65,7 @@ void pm_report_summary(void *state, struct hw_emitter *e)
 		em_obj_begin(e, "roots");
 		em_hex(e, "main_arena", p->main_arena);
 		em_str(e, "main_arena_from", p->how_arena);
-		if (p->mp)
-			em_hex(e, "mp_", p->mp);
-		else
-			em_null(e, "mp_");
+		em_hex_or_null(e, "mp_", p->mp);
 		em_str(e, "mp_from", p->how_mp);
 		em_str(e, "tcache_from", p->how_tcache ? p->how_tcache
 						       : "no tcache in this glibc");
