@@ -17,14 +17,8 @@
  * range is in the file or on I/O errors, 2 usage.
  */
 #define _POSIX_C_SOURCE 200809L
-#include <elf.h>
-#include <errno.h>
-#include <stdint.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <sys/stat.h>
-#include <sys/types.h>
+#define TOOL_NAME "corefuzz"
+#include "coreelf.h"
 
 #define MAX_RANGES 64
 
@@ -36,12 +30,6 @@ struct range {
 static struct range ranges[MAX_RANGES];
 static unsigned nranges;
 static uint64_t rng;
-
-static void die(const char *path, const char *what)
-{
-	fprintf(stderr, "corefuzz: %s: %s\n", path, what);
-	exit(1);
-}
 
 static uint64_t next(void)
 {
@@ -122,23 +110,10 @@ int main(int argc, char **argv)
 	if (!rng)
 		rng = 1;
 
-	FILE *f = fopen(path, "r+b");
-	struct stat st;
+	FILE *f;
 	Elf64_Ehdr eh;
-	if (!f || fstat(fileno(f), &st))
-		die(path, strerror(errno));
-	if (fread(&eh, sizeof eh, 1, f) != 1 ||
-	    memcmp(eh.e_ident, ELFMAG, SELFMAG) ||
-	    eh.e_ident[EI_CLASS] != ELFCLASS64 ||
-	    eh.e_ident[EI_DATA] != ELFDATA2LSB || eh.e_type != ET_CORE ||
-	    eh.e_phentsize != sizeof(Elf64_Phdr))
-		die(path, "not a 64-bit little-endian ELF core");
-	Elf64_Phdr *ph = calloc(eh.e_phnum ? eh.e_phnum : 1, sizeof *ph);
-	if (!ph)
-		die(path, "out of memory");
-	if (fseeko(f, (off_t)eh.e_phoff, SEEK_SET) ||
-	    fread(ph, sizeof *ph, eh.e_phnum, f) != eh.e_phnum)
-		die(path, "cannot read the program headers");
+	uint64_t fsize;
+	Elf64_Phdr *ph = core_open(path, "r+b", &f, &eh, &fsize);
 
 	for (int i = 3; i < argc; i++) {
 		uint64_t lo, hi;
@@ -147,7 +122,7 @@ int main(int argc, char **argv)
 			fprintf(stderr, "corefuzz: bad range %s\n", argv[i]);
 			return 2;
 		}
-		add_range(ph, eh.e_phnum, (uint64_t)st.st_size, lo, hi);
+		add_range(ph, eh.e_phnum, fsize, lo, hi);
 	}
 	free(ph);
 	if (!nranges)

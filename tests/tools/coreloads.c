@@ -11,24 +11,12 @@
  * is truncated.  Exit 0, 1 on an unreadable or non-core file, 2 usage.
  */
 #define _POSIX_C_SOURCE 200809L
-#include <elf.h>
-#include <errno.h>
-#include <stdint.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <sys/stat.h>
-#include <sys/types.h>
+#define TOOL_NAME "coreloads"
+#include "coreelf.h"
 
 #ifndef NT_FILE
 #define NT_FILE 0x46494c45
 #endif
-
-static void die(const char *path, const char *what)
-{
-	fprintf(stderr, "coreloads: %s: %s\n", path, what);
-	exit(1);
-}
 
 static unsigned char *note;       /* the NT_FILE descriptor, or NULL */
 static uint64_t note_len;
@@ -105,24 +93,10 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	const char *path = argv[1];
-	FILE *f = fopen(path, "rb");
-	struct stat st;
+	FILE *f;
 	Elf64_Ehdr eh;
-	if (!f || fstat(fileno(f), &st))
-		die(path, strerror(errno));
-	if (fread(&eh, sizeof eh, 1, f) != 1 ||
-	    memcmp(eh.e_ident, ELFMAG, SELFMAG) ||
-	    eh.e_ident[EI_CLASS] != ELFCLASS64 ||
-	    eh.e_ident[EI_DATA] != ELFDATA2LSB || eh.e_type != ET_CORE ||
-	    eh.e_phentsize != sizeof(Elf64_Phdr))
-		die(path, "not a 64-bit little-endian ELF core");
-	Elf64_Phdr *ph = calloc(eh.e_phnum ? eh.e_phnum : 1, sizeof *ph);
-	if (!ph)
-		die(path, "out of memory");
-	if (fseeko(f, (off_t)eh.e_phoff, SEEK_SET) ||
-	    fread(ph, sizeof *ph, eh.e_phnum, f) != eh.e_phnum)
-		die(path, "cannot read the program headers");
-	uint64_t fsize = (uint64_t)st.st_size;
+	uint64_t fsize;
+	Elf64_Phdr *ph = core_open(path, "rb", &f, &eh, &fsize);
 	for (unsigned i = 0; i < eh.e_phnum; i++)
 		if (ph[i].p_type == PT_NOTE)
 			read_notes(f, ph[i].p_offset, ph[i].p_filesz, fsize);
