@@ -94,6 +94,17 @@ corpus_core() {
 	esac
 }
 
+# corpus_copy DIR DEST: a private copy of DIR's core and truth.txt in
+# DEST (another make-core.sh may be rebuilding the corpus meanwhile; it
+# holds DIR/.lock while it does).
+corpus_copy() {
+	if command -v flock >/dev/null 2>&1; then
+		flock "$1/.lock" cp "$1/core" "$1/truth.txt" "$2/"
+	else
+		cp "$1/core" "$1/truth.txt" "$2/"
+	fi
+}
+
 # hw OUT ERR ARGS...: run heapwalk (60 s at most) with stdout to OUT and
 # stderr to ERR; sets HW_RC.  Fails the test on a crash, a hang or any
 # sanitizer report, whatever the exit status.

@@ -18,11 +18,7 @@ corefuzz=$(tool corefuzz)
 coreloads=$(tool coreloads)
 dir=$(corpus_core bins1)
 
-if command -v flock >/dev/null 2>&1; then
-	flock "$dir/.lock" cp "$dir/core" "$dir/truth.txt" "$T/"
-else
-	cp "$dir/core" "$dir/truth.txt" "$T/"
-fi
+corpus_copy "$dir" "$T"
 "$coreloads" "$T/core" >"$T/loads" || fail "coreloads cannot read bins1's core"
 
 # The main heap: from the PT_LOAD holding the main thread's lowest live

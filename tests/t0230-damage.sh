@@ -29,15 +29,9 @@ corepatch=$(tool corepatch)
 coreloads=$(tool coreloads)
 dir=$(corpus_core bins1)
 
-# Work on a private copy of core and truth (another make-core.sh may be
-# rebuilding the corpus meanwhile; it holds $dir/.lock while it does).
-if command -v flock >/dev/null 2>&1; then
-	flock "$dir/.lock" cp "$dir/core" "$T/orig.core"
-	flock "$dir/.lock" cp "$dir/truth.txt" "$T/truth.txt"
-else
-	cp "$dir/core" "$T/orig.core"
-	cp "$dir/truth.txt" "$T/truth.txt"
-fi
+# Work on a private copy of core and truth.
+corpus_copy "$dir" "$T"
+mv "$T/core" "$T/orig.core"
 truth=$T/truth.txt
 
 # ---- helpers -----------------------------------------------------------
