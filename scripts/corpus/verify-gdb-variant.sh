@@ -53,14 +53,7 @@ out=$(cd "$dir" && $gdb -batch -nx -iex 'set debuginfod enabled off' "${pre[@]}"
 	-ex "python TRUTH=\"$dir/truth.txt\"" -ex "python SAFE_LINKING=$safe" \
 	-ex "python VERSION=\"$ver\"" -ex "python ARCH=\"$arch\"" "${emit[@]}" \
 	-x "$here/gdb-oracle.py" ./prog core 2>&1) || true
-if ! grep -q '^oracle: .* allocations, ' <<<"$out"; then
-	if grep -q 'Python scripting is not supported' <<<"$out"; then
-		echo "$me: $gdb lacks Python" >&2
-		exit 77
-	fi
-	echo "$out" | tail -n 20 >&2
-	echo "$me: the gdb oracle did not finish ($variant $2)" >&2
-	exit 1
-fi
-grep '^oracle: ' <<<"$out"
-grep -q '^oracle: .* allocations, 0 mismatches$' <<<"$out"
+# shellcheck source=scripts/corpus/oracle-verdict.sh
+. "$here/oracle-verdict.sh"
+oracle_verdict "$out" 'Python scripting is not supported' "$gdb lacks Python" \
+	"$variant $2"

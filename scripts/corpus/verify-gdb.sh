@@ -23,14 +23,7 @@ fi
 out=$(cd "$dir" && gdb -batch -nx -ex 'set debuginfod enabled off' \
 	-ex "python TRUTH=\"$dir/truth.txt\"" "${emit[@]}" \
 	-x "$here/gdb-oracle.py" ./prog core 2>&1) || true
-if ! grep -q '^oracle: .* allocations, ' <<<"$out"; then
-	if grep -qE 'No symbol "main_arena"|Python scripting is not supported|No symbol table' <<<"$out"; then
-		echo "$me: gdb lacks Python or glibc debug info (libc6-dbg)" >&2
-		exit 77
-	fi
-	echo "$out" | tail -n 20 >&2
-	echo "$me: the gdb oracle did not finish" >&2
-	exit 1
-fi
-grep '^oracle: ' <<<"$out"
-grep -q '^oracle: .* allocations, 0 mismatches$' <<<"$out"
+# shellcheck source=scripts/corpus/oracle-verdict.sh
+. "$here/oracle-verdict.sh"
+oracle_verdict "$out" 'No symbol "main_arena"|Python scripting is not supported|No symbol table' \
+	"gdb lacks Python or glibc debug info (libc6-dbg)" ""
