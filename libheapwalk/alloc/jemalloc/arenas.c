@@ -10,7 +10,6 @@
  */
 #include <string.h>
 
-#include "../../sym/sym.h"
 #include "jemalloc.h"
 
 #define ARENA_SLOTS 4095
@@ -82,13 +81,8 @@ static bool arenas_at(struct je_state *j, uint64_t at, uint64_t w,
 
 void je_find_arenas(struct je_state *j)
 {
-	struct hw_module m;
 	uint64_t addr = 0, size = 0;
-	const char *name = strrchr(j->module, '/');
-	name = name ? name + 1 : j->module;
-	if (j->s->syms && hw_syms_find_module(j->s->syms, name, &m) &&
-	    hw_syms_lookup_suffix(j->s->syms, &m, "je_arenas", NULL, 0, &addr,
-				  &size) && try_array(j, addr)) {
+	if (je_lookup(j, "je_arenas", &addr, &size) && try_array(j, addr)) {
 		j->how_arenas = "symbol je_arenas";
 		return;
 	}

@@ -16,7 +16,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "../../sym/sym.h"
 #include "jemalloc.h"
 
 static bool is_hex(int c)
@@ -168,31 +167,27 @@ enum hw_status je_find_module(struct je_state *j)
 	for (size_t i = 0; i < t->nfiles && !path; i++)
 		if (strstr(base_name(t->files[i].path), "jemalloc"))
 			path = t->files[i].path;
-	struct hw_module m;
-	bool have_mod = false;
+	struct hw_module *m = &j->mod;
 	if (path) {
 		file_range(t, path, &lo, &hi);
 		snprintf(j->module, sizeof j->module, "%s", path);
 		j->how_module = "mapped file named *jemalloc*";
-		have_mod = s->syms && hw_syms_find_module(s->syms,
-					base_name(path), &m);
 	} else if (s->syms && t->exe &&
-		   hw_syms_find_module(s->syms, base_name(t->exe), &m)) {
+		   hw_syms_find_module(s->syms, base_name(t->exe), m)) {
 		/* Linked in: the executable exports (prefixed) mallctl.  */
 		char name[96];
-		if (hw_syms_lookup_suffix(s->syms, &m, "mallctl", name,
+		if (hw_syms_lookup_suffix(s->syms, m, "mallctl", name,
 					  sizeof name, NULL, NULL)) {
 			size_t n = strlen(name) - strlen("mallctl");
 			if (n < sizeof j->prefix) {
 				memcpy(j->prefix, name, n);
 				j->prefix[n] = '\0';
 			}
-			lo = m.low;
-			hi = m.high;
+			lo = m->low;
+			hi = m->high;
 			snprintf(j->module, sizeof j->module, "%s", t->exe);
 			j->how_module = "exported symbol *mallctl in the "
 					"executable";
-			have_mod = true;
 		}
 	}
 	if (!j->module[0] && t->exe && file_range(t, t->exe, &lo, &hi) &&
@@ -205,13 +200,15 @@ enum hw_status je_find_module(struct je_state *j)
 		return hw_error(s, HW_NO_ALLOCATOR, "'%s': no jemalloc in the "
 				"target", t->path ? t->path : "target");
 	s->alloc_present = true;
-	if (have_mod && (!lo || !hi)) {
-		lo = m.low;
-		hi = m.high;
+	j->have_mod = s->syms && hw_syms_find_module(s->syms,
+					base_name(j->module), m);
+	if (j->have_mod && (!lo || !hi)) {
+		lo = m->low;
+		hi = m->high;
 	}
 	collect_data(j, lo, hi);
 	if (!find_version(j, lo, hi) &&
-	    !(have_mod && m.file && version_from_file(j, m.file))) {
+	    !(j->have_mod && m->file && version_from_file(j, m->file))) {
 		/* Not a jemalloc 5 we can name; the data decide below.  */
 		snprintf(j->version, sizeof j->version, "unknown");
 	}
@@ -228,6 +225,13 @@ enum hw_status je_find_module(struct je_state *j)
 				"but none of its data is in the core",
 				j->module, j->version);
 	return HW_OK;
+}
+
+bool je_lookup(const struct je_state *j, const char *suffix, uint64_t *addr,
+	       uint64_t *size)
+{
+	return j->have_mod && hw_syms_lookup_suffix(j->s->syms, &j->mod,
+						    suffix, NULL, 0, addr, size);
 }
 
 /* ---- size classes ------------------------------------------------------ */
@@ -328,12 +332,10 @@ static bool bin_infos_at(struct je_state *j, uint64_t at, uint64_t w,
 	return false;
 }
 
-static void find_bin_infos(struct je_state *j, struct hw_module *m,
-			   bool have_mod)
+static void find_bin_infos(struct je_state *j)
 {
 	uint64_t addr = 0, size = 0;
-	bool sym = have_mod && hw_syms_lookup_suffix(j->s->syms, m,
-				"je_bin_infos", NULL, 0, &addr, &size);
+	bool sym = je_lookup(j, "je_bin_infos", &addr, &size);
 	if (!addr)
 		addr = je_data_find(j, bin_infos_at, &j->bin_info_stride);
 	if (!addr)
@@ -361,15 +363,10 @@ static void find_bin_infos(struct je_state *j, struct hw_module *m,
 
 void je_find_size_classes(struct je_state *j)
 {
-	struct hw_session *s = j->s;
-	struct hw_module m;
-	bool have_mod = s->syms &&
-			hw_syms_find_module(s->syms, base_name(j->module), &m);
 	uint64_t addr = 0, size = 0;
 	uint64_t table[JE_MAX_SIZES];
 	unsigned n = 0;
-	if (have_mod && hw_syms_lookup_suffix(s->syms, &m, "je_sz_index2size_tab",
-					      NULL, 0, &addr, &size) &&
+	if (je_lookup(j, "je_sz_index2size_tab", &addr, &size) &&
 	    (n = read_size_table(j, addr, table)) > 8) {
 		j->how_sizes = "symbol je_sz_index2size_tab";
 	} else {
@@ -399,7 +396,7 @@ void je_find_size_classes(struct je_state *j)
 	j->nbins = 0;
 	while (j->nbins < j->nsizes && j->sizes[j->nbins] < small_limit)
 		j->nbins++;
-	find_bin_infos(j, &m, have_mod);
+	find_bin_infos(j);
 	if (!j->how_bins)
 		j->how_bins = "not found (regions per slab from slab sizes)";
 }

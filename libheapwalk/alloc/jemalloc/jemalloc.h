@@ -24,6 +24,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "../../sym/sym.h"
 #include "../../target/target.h"
 #include "../alloc.h"
 
@@ -82,6 +83,8 @@ struct je_state {
 	char git[96];                     /* "5.3.0-0-g54eaed1d..." */
 	char module[128];                 /* file the allocator lives in */
 	char prefix[32];                  /* symbol prefix: "", "je_", "_rjem_" */
+	struct hw_module mod;             /* libdwfl's view of that file */
+	bool have_mod;
 	int major, minor;
 	enum je_era era;
 	struct je_params p;
@@ -111,6 +114,10 @@ struct je_state {
 
 /* detect.c */
 enum hw_status je_find_module(struct je_state *j);
+/* Address and size of jemalloc's symbol ending in `suffix` (any symbol
+   prefix), when symbols for its module are at hand.  */
+bool je_lookup(const struct je_state *j, const char *suffix, uint64_t *addr,
+	       uint64_t *size);
 /* The first 8-aligned address in the module's data where match() holds
    (w: the word there), or 0.  */
 typedef bool je_match_fn(struct je_state *j, uint64_t at, uint64_t w,

@@ -12,7 +12,6 @@
 #include <string.h>
 
 #include "../../arch/arch.h"
-#include "../../sym/sym.h"
 #include "jemalloc.h"
 
 /* Elements checked per array when judging a candidate.  */
@@ -225,20 +224,13 @@ enum hw_status je_find_rtree(struct je_state *j)
 	size_t ng = a64 ? sizeof aarch64 / sizeof *g : sizeof x86_64 / sizeof *g;
 
 	/* With symbols, the search is confined to the tree's global.  */
-	uint64_t lo = 0, hi = 0, size = 0;
-	struct hw_module m;
+	uint64_t lo = 0, size = 0;
 	const char *how = NULL;
-	struct hw_syms *syms = j->s->syms;
-	if (syms && hw_syms_find_module(syms, strrchr(j->module, '/') ?
-					strrchr(j->module, '/') + 1 : j->module, &m)) {
-		if (hw_syms_lookup_suffix(syms, &m, "je_arena_emap_global",
-					  NULL, 0, &lo, &size))
-			how = "symbol je_arena_emap_global";
-		else if (hw_syms_lookup_suffix(syms, &m, "je_extents_rtree",
-					       NULL, 0, &lo, &size))
-			how = "symbol je_extents_rtree";
-		hi = lo + size;
-	}
+	if (je_lookup(j, "je_arena_emap_global", &lo, &size))
+		how = "symbol je_arena_emap_global";
+	else if (je_lookup(j, "je_extents_rtree", &lo, &size))
+		how = "symbol je_extents_rtree";
+	uint64_t hi = lo + size;
 	enum je_era eras[2] = { j->era, j->era == JE_ERA_53 ? JE_ERA_52 : JE_ERA_53 };
 	bool version_known = strcmp(j->version, "unknown") != 0;
 	for (int pass = 0; pass < 2; pass++) {
