@@ -37,6 +37,8 @@ static bool add_chunk(void *cookie, const struct hw_chunk *c)
 	case HW_WHERE_RETAINED: r->retained += c->size; return true;
 	default: break;
 	}
+	/* A cached jemalloc region is a slab's when it takes exactly its
+	   size class (a cached large extent spans its pad too).  */
 	bool in_slab = c->where == HW_WHERE_SLAB ||
 		       c->where == HW_WHERE_SLAB_FREE ||
 		       (c->where == HW_WHERE_TCACHE && c->extent &&

@@ -135,7 +135,7 @@ static unsigned read_chain(struct je_state *j, uint64_t at, const uint8_t *d,
 		break;
 	}
 	f->nbins = n;
-	return (unsigned)((uint64_t)j->nbins);
+	return j->nbins;       /* records to skip: the small array */
 }
 
 static bool add_cached(struct je_state *j, uint64_t p, size_t *cap)
