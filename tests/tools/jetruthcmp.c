@@ -67,7 +67,6 @@
 
 #define CMP_NAME "jetruthcmp"
 #include "cmp.h"
-#include "json.h"
 
 /* Growable arrays: struct NAME { T *v; size_t n, cap; }; VPUSH(vec)
    appends a zeroed element and returns its address.  */
@@ -307,82 +306,6 @@ static void check_truth(void)
 		}
 }
 
-/* ---- heapwalk's chunks -------------------------------------------- */
-
-struct chunk {
-	unsigned long long addr, size;
-	long long arena;   /* -1: not given */
-	bool used;
-	char where[16];
-	unsigned long line;
-};
-
-static VEC(, struct chunk) CH;
-
-static void read_chunks(const char *path)
-{
-	size_t len;
-	char *buf = slurp(path, &len);
-	char *end = buf + len;
-	unsigned long lineno = 0;
-	for (char *line = buf; line && line < end;) {
-		char *nl = memchr(line, '\n', (size_t)(end - line));
-		size_t llen = nl ? (size_t)(nl - line) : (size_t)(end - line);
-		if (nl)
-			*nl = 0;
-		lineno++;
-		if (strlen(line) != llen) {
-			mismatch("%s:%lu: NUL byte", path, lineno);
-		} else if (*jws(line)) {
-			struct chunk c = { .arena = -1, .line = lineno };
-			char state[16];
-			unsigned long long a;
-			if (!jvalid(line) || *jws(line) != '{') {
-				mismatch("%s:%lu: not a JSON object", path, lineno);
-			} else if (!jhex(jget(line, "addr"), &c.addr) ||
-				   !jnum(jget(line, "size"), &c.size) ||
-				   !jstr(jget(line, "state"), state, sizeof state) ||
-				   !jstr(jget(line, "where"), c.where, sizeof c.where)) {
-				mismatch("%s:%lu: addr/size/state/where missing or "
-					 "malformed", path, lineno);
-			} else {
-				if (!strcmp(state, "used"))
-					c.used = true;
-				else if (strcmp(state, "free"))
-					mismatch("%s:%lu: state \"%s\"", path, lineno,
-						 state);
-				if (jnum(jget(line, "arena"), &a))
-					c.arena = (long long)a;
-				*VPUSH(CH) = c;
-			}
-		}
-		line = nl ? nl + 1 : NULL;
-	}
-	free(buf);
-}
-
-static int by_addr(const void *a, const void *b)
-{
-	const struct chunk *x = a, *y = b;
-	if (x->addr != y->addr)
-		return x->addr < y->addr ? -1 : 1;
-	return x->line < y->line ? -1 : x->line > y->line;
-}
-
-/* The first chunk line with that addr (CH sorted).  */
-static struct chunk *find_chunk(unsigned long long addr)
-{
-	size_t lo = 0, hi = CH.n;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (CH.v[mid].addr < addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo < CH.n && CH.v[lo].addr == addr ? &CH.v[lo] : NULL;
-}
-
 static void check_chunks(void)
 {
 	for (size_t i = 0; i < TR.allocs.n; i++) {
@@ -417,11 +340,11 @@ static void check_chunks(void)
 				 w, c->arena, t->arena);
 	}
 
-	/* Overlaps (CH is sorted by addr).  */
+	/* Overlaps (chunks are sorted by addr).  */
 	unsigned long long end = 0;
 	const struct chunk *prev = NULL;
-	for (size_t i = 0; i < CH.n; i++) {
-		const struct chunk *c = &CH.v[i];
+	for (size_t i = 0; i < nchunks; i++) {
+		const struct chunk *c = &chunks[i];
 		if (prev && c->addr < end)
 			mismatch("line %lu: 0x%llx (%s) overlaps line %lu: 0x%llx "
 				 "(%s, %llu bytes)", c->line, c->addr, c->where,
@@ -707,14 +630,13 @@ int main(int argc, char **argv)
 	read_truth(argv[1]);
 	check_truth();
 	read_chunks(argv[2]);
-	qsort(CH.v, CH.n, sizeof *CH.v, by_addr);
 	check_chunks();
 	check_bins(argv[5]);
 	check_sizes(argv[4]);
 	check_summary(argv[3]);
 	char what[64];
 	snprintf(what, sizeof what, "%zu allocations", TR.allocs.n);
-	free(CH.v);
+	free(chunks);
 	free(TR.allocs.v);
 	free(TR.bins.v);
 	free(TR.large.v);

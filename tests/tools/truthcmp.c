@@ -48,84 +48,22 @@
 
 #define CMP_NAME "truthcmp"
 #include "cmp.h"
-#include "json.h"
 
 /* ---- chunks.jsonl ------------------------------------------------- */
 
-struct chunk {
-	unsigned long long addr, size, chunk, chunk_size;
-	long long arena;   /* -1: not given */
-	bool used;
-	char where[16];
-	unsigned long line;
-};
-
-static struct chunk *chunks;
-static size_t nchunks;
-
-static void read_chunks(const char *path)
+/* ptmalloc's lines name their chunk; where they do not, the chunk is the
+   header before addr, 8 bytes longer than the usable size (16 when
+   mmapped).  */
+static void chunk_defaults(void)
 {
-	size_t len;
-	char *buf = slurp(path, &len);
-	char *end = buf + len;
-	size_t cap = 1024;
-	unsigned long lineno = 0;
-	chunks = xrealloc(NULL, cap * sizeof *chunks);
-	for (char *line = buf; line && line < end;) {
-		char *nl = memchr(line, '\n', (size_t)(end - line));
-		size_t llen = nl ? (size_t)(nl - line) : (size_t)(end - line);
-		if (nl)
-			*nl = 0;
-		lineno++;
-		if (strlen(line) != llen) {
-			mismatch("%s:%lu: NUL byte at column %zu", path, lineno,
-				 strlen(line) + 1);
-		} else if (*jws(line)) {
-			struct chunk c = { .arena = -1, .line = lineno };
-			char state[16];
-			unsigned long long a;
-			if (!jvalid(line) || *jws(line) != '{') {
-				mismatch("%s:%lu: not a JSON object", path, lineno);
-				goto next;
-			}
-			if (!jhex(jget(line, "addr"), &c.addr) ||
-			    !jnum(jget(line, "size"), &c.size) ||
-			    !jstr(jget(line, "state"), state, sizeof state) ||
-			    !jstr(jget(line, "where"), c.where, sizeof c.where)) {
-				mismatch("%s:%lu: addr/size/state/where missing or malformed",
-					 path, lineno);
-				goto next;
-			}
-			if (!strcmp(state, "used"))
-				c.used = true;
-			else if (strcmp(state, "free"))
-				mismatch("%s:%lu: state \"%s\"", path, lineno, state);
-			if (jnum(jget(line, "arena"), &a))
-				c.arena = (long long)a;
-			if (!jhex(jget(line, "chunk"), &c.chunk))
-				c.chunk = c.addr - 16;
-			if (!jnum(jget(line, "chunk_size"), &c.chunk_size))
-				c.chunk_size = c.size +
-					(!strcmp(c.where, "mmapped") ? 16 : 8);
-			if (nchunks == cap) {
-				cap *= 2;
-				struct chunk *n = realloc(chunks, cap * sizeof *chunks);
-				if (!n)
-					fatal("out of memory");
-				chunks = n;
-			}
-			chunks[nchunks++] = c;
-		}
-next:
-		line = nl ? nl + 1 : NULL;
+	for (size_t i = 0; i < nchunks; i++) {
+		struct chunk *c = &chunks[i];
+		if (!c->chunk)
+			c->chunk = c->addr - 16;
+		if (!c->chunk_size)
+			c->chunk_size = c->size +
+				(!strcmp(c->where, "mmapped") ? 16 : 8);
 	}
-	free(buf);
-}
-
-static int by_addr(const void *a, const void *b)
-{
-	const struct chunk *x = a, *y = b;
-	return x->addr < y->addr ? -1 : x->addr > y->addr;
 }
 
 static int by_chunk(const void *a, const void *b)
@@ -133,12 +71,6 @@ static int by_chunk(const void *a, const void *b)
 	const struct chunk *x = *(const struct chunk *const *)a;
 	const struct chunk *y = *(const struct chunk *const *)b;
 	return x->chunk < y->chunk ? -1 : x->chunk > y->chunk;
-}
-
-static struct chunk *find_chunk(unsigned long long addr)
-{
-	struct chunk key = { .addr = addr };
-	return bsearch(&key, chunks, nchunks, sizeof *chunks, by_addr);
 }
 
 static void check_overlaps(void)
@@ -186,7 +118,7 @@ static int truth_mode(const char *tpath, const char *cpath, const char *spath)
 	if (!f)
 		fatal("%s: %s", tpath, strerror(errno));
 	read_chunks(cpath);
-	qsort(chunks, nchunks, sizeof *chunks, by_addr);
+	chunk_defaults();
 	char *summary = slurp(spath, NULL);
 	if (!jvalid(summary) || *jws(summary) != '{')
 		fatal("%s: not a JSON object", spath);
