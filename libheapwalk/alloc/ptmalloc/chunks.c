@@ -47,6 +47,7 @@ void pm_find_mmapped(struct pm_state *p)
 	struct hw_target *t = p->t;
 	size_t cap = 0;
 	uint64_t ps = p->pagesize, total = 0;
+	size_t hi = 0;     /* heaps and regions are both in address order */
 	for (size_t i = 0; i < t->nregions; i++) {
 		const struct hw_region *r = &t->regions[i];
 		if (r->file >= 0 || !(r->prot & HW_PROT_W) || !r->avail)
@@ -54,6 +55,18 @@ void pm_find_mmapped(struct pm_state *p)
 		uint64_t a = (r->start + ps - 1) & ~(ps - 1);
 		while (a + PM_HDR <= r->end) {
 			uint64_t hdr[2];
+			/* No mmapped chunk starts inside a heap: skip the heaps
+			   instead of looking at each of their pages.  */
+			while (hi < p->nheaps && p->heaps[hi].end <= a)
+				hi++;
+			if (hi < p->nheaps && p->heaps[hi].start <= a) {
+				uint64_t next = (p->heaps[hi].end + ps - 1) &
+						~(ps - 1);
+				if (next <= a)
+					break;
+				a = next;
+				continue;
+			}
 			const uint8_t *q = hw_peek(t, a, 16);
 			if (!q)
 				break;
