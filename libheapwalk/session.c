@@ -166,7 +166,8 @@ enum hw_status hw_session_open(const struct hw_open_opts *opts,
 	struct hw_syms_file *files = calloc(s->target->nfiles + 1, sizeof *files);
 	size_t nfiles = 0;
 	for (size_t i = 0; files && i < s->target->nfiles; i++)
-		if (s->target->files[i].offset == 0)
+		if (s->target->files[i].offset == 0 &&
+		    !s->target->files[i].absent)
 			files[nfiles++] = (struct hw_syms_file){
 				s->target->files[i].path, s->target->files[i].start };
 	so.files = files;

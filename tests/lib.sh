@@ -163,3 +163,20 @@ check_truth() {
 	"$(tool truthcmp)" "$dir/truth.txt" "$T/chunks.jsonl" "$T/summary.json" ||
 		fail "heapwalk disagrees with $case_name's truth (core in $dir)"
 }
+
+# check_era SUMMARY_JSON VERSION: the heap's own data (summary "roots":
+# data_says "2.A-2.B") is consistent with glibc VERSION (2.N with
+# A <= N <= B), and when libc's version string was read, it agrees.
+check_era() {
+	local sum=$1 version=$2 range lo hi n
+	range=$(sed -n 's/.*"data_says":"2\.\([0-9]*\)-2\.\([0-9]*\)".*/\1 \2/p' "$sum")
+	[ -n "$range" ] || fail "$sum: no data_says range in summary: $(head -c 300 "$sum")"
+	read -r lo hi <<<"$range"
+	n=${version#2.}
+	[ "$lo" -le "$n" ] && [ "$n" -le "$hi" ] ||
+		fail "$sum: the data says glibc 2.$lo-2.$hi, the core's glibc is $version"
+	if ! grep -q '"version":"unknown"' "$sum"; then
+		grep -q '"version_agrees":true' "$sum" ||
+			fail "$sum: version string and data disagree"
+	fi
+}

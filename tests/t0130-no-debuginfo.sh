@@ -3,7 +3,10 @@
 # scanning libc's data and still gets bins1 and threads8 exactly right:
 # its chunks pass truthcmp against the program's own truth, are byte for
 # byte the chunks of the run with debug info, and summary "roots" says the
-# main arena came from a scan, not from a symbol.
+# main arena came from a scan, not from a symbol.  Once more "bare" (an
+# empty --sysroot as well: no libc file, so no version string): the same
+# chunks, version "unknown", and the layout the heap's data shows is
+# consistent with the host's glibc.
 # shellcheck source=tests/lib.sh
 . "$(dirname "$0")/lib.sh"
 need_heapwalk
@@ -26,9 +29,11 @@ for case_name in bins1 threads8; do
 		cp "$dir/core" "$dir/truth.txt" "$c/"
 	fi
 
-	for mode in dbg nodbg; do
+	mkdir -p "$T/empty"
+	for mode in dbg nodbg bare; do
 		opt=()
 		[ $mode = dbg ] || opt=(--no-debuginfo)
+		[ $mode != bare ] || opt+=(--sysroot "$T/empty")
 		hw "$c/$mode.chunks" "$c/$mode.chunks.err" "${opt[@]}" --json "$c/core" chunks
 		expect_rc 0
 		hw "$c/$mode.summary" "$c/$mode.summary.err" "${opt[@]}" --json "$c/core" summary
@@ -37,10 +42,19 @@ for case_name in bins1 threads8; do
 			fail "$case_name ${opt[*]:-(with debug info)}: heapwalk disagrees with the truth"
 	done
 
-	if ! cmp -s "$c/dbg.chunks" "$c/nodbg.chunks"; then
-		diff "$c/dbg.chunks" "$c/nodbg.chunks" | head -n 20
-		fail "$case_name: chunks differ with --no-debuginfo"
-	fi
+	for mode in nodbg bare; do
+		if ! cmp -s "$c/dbg.chunks" "$c/$mode.chunks"; then
+			diff "$c/dbg.chunks" "$c/$mode.chunks" | head -n 20
+			fail "$case_name: chunks differ with --no-debuginfo ($mode)"
+		fi
+	done
+	grep -q '"version":"unknown"' "$c/bare.summary" ||
+		fail "$case_name bare: a version without libc's file: $(head -c 200 "$c/bare.summary")"
+	host_glibc=$(getconf GNU_LIBC_VERSION | sed -n 's/^glibc \([0-9.]*\)$/\1/p')
+	for mode in dbg nodbg bare; do
+		check_era "$c/$mode.summary" "$host_glibc"
+	done
+	say "$case_name bare: the data says glibc $(sed -n 's/.*"data_says":"\([^"]*\)".*/\1/p' "$c/bare.summary") (host $host_glibc)"
 
 	from=$(main_arena_from "$c/dbg.summary")
 	nfrom=$(main_arena_from "$c/nodbg.summary")

@@ -26,11 +26,15 @@ variant_core() {
 }
 
 # variant_check VARIANT VERSION ARCH CASE...: for each case, heapwalk's
-# chunks and summary match the truth twice, with the variant's libc6-dbg
-# (--debug-dir) and with --no-debuginfo; both chunk lists are identical,
-# and summary names VERSION and ARCH.  arm64 cores are read with
-# --sysroot (qemu-user cores name no files); amd64 cores name the
-# sysroot's files by their full paths already.
+# chunks and summary match the truth three times: with the variant's
+# libc6-dbg (--debug-dir), with --no-debuginfo, and "bare" (--no-debuginfo
+# and an empty --sysroot: no libc file, so no version string, as when a
+# device's libc is not at hand); the chunk lists are identical, summary
+# names ARCH, and VERSION (or "unknown" when bare), and the layout the
+# heap's data shows is consistent with VERSION.  arm64 cores are read
+# with --sysroot (qemu-user cores name no files; bare, the executable is
+# given with --exe); amd64 cores name the sysroot's files by their full
+# paths already.
 variant_check() {
 	local variant=$1 version=$2 arch=$3 case dir sysroot mode truthcmp
 	shift 3
@@ -42,9 +46,17 @@ variant_check() {
 		case $variant in
 		*-arm64) base=(--sysroot "$sysroot") ;;
 		esac
-		for mode in debug nodebug; do
-			local opt=(--no-debuginfo)
+		mkdir -p "$T/empty"
+		for mode in debug nodebug bare; do
+			local opt=(--no-debuginfo) want=$version
 			if [ $mode = debug ]; then opt=(--debug-dir "$sysroot/usr/lib/debug"); fi
+			if [ $mode = bare ]; then
+				want=unknown
+				base=(--sysroot "$T/empty")
+				case $variant in
+				*-arm64) base+=(--exe "$dir/prog") ;;
+				esac
+			fi
 			local out=$T/$case.$mode
 			hw "$out.chunks" "$out.chunks.err" --json "${base[@]}" "${opt[@]}" "$dir/core" chunks
 			expect_rc 0
@@ -52,15 +64,18 @@ variant_check() {
 			expect_rc 0
 			"$truthcmp" "$dir/truth.txt" "$out.chunks" "$out.summary" ||
 				fail "$variant $case ($mode): heapwalk disagrees with the truth (core in $dir)"
-			grep -qE "\"version\" *: *\"$version\"" "$out.summary" ||
-				fail "$variant $case ($mode): summary does not say version $version: $(head -c 200 "$out.summary")"
+			grep -qE "\"version\" *: *\"$want\"" "$out.summary" ||
+				fail "$variant $case ($mode): summary does not say version $want: $(head -c 200 "$out.summary")"
+			check_era "$out.summary" "$version"
 			grep -qE "\"arch\" *: *\"$arch\"" "$out.summary" ||
 				fail "$variant $case ($mode): summary does not say arch $arch"
 		done
-		cmp -s "$T/$case.debug.chunks" "$T/$case.nodebug.chunks" || {
-			diff "$T/$case.debug.chunks" "$T/$case.nodebug.chunks" | head -n 10 >&2
-			fail "$variant $case: chunks differ with and without debug info"
-		}
-		say "$variant $case: $(grep -c . "$T/$case.debug.chunks") chunks agree with the truth, with and without debug info"
+		for mode in nodebug bare; do
+			cmp -s "$T/$case.debug.chunks" "$T/$case.$mode.chunks" || {
+				diff "$T/$case.debug.chunks" "$T/$case.$mode.chunks" | head -n 10 >&2
+				fail "$variant $case: chunks differ with debug info and $mode"
+			}
+		done
+		say "$variant $case: $(grep -c . "$T/$case.debug.chunks") chunks agree with the truth, with and without debug info, and without libc's file; the data says glibc $(sed -n 's/.*"data_says":"\([^"]*\)".*/\1/p' "$T/$case.bare.summary")"
 	done
 }

@@ -393,7 +393,7 @@ static bool attach_backing(struct hw_target *t, struct core_priv *p,
 			if (reg->start < f->start || reg->start >= f->end)
 				continue;
 			reg->file = (int32_t)i;
-			if (reg->avail >= reg->end - reg->start)
+			if (reg->avail >= reg->end - reg->start || f->absent)
 				continue;
 			if (b->state == 0)
 				check_backing(t, b, sysroot);

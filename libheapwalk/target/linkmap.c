@@ -31,7 +31,8 @@ struct lm_files {
 };
 
 static bool add_file(struct lm_files *f, uint64_t start, uint64_t end,
-		     uint64_t offset, const char *path, bool verified)
+		     uint64_t offset, const char *path, bool verified,
+		     bool absent)
 {
 	if (f->n == f->cap) {
 		size_t cap = f->cap ? 2 * f->cap : 32;
@@ -44,6 +45,7 @@ static bool add_file(struct lm_files *f, uint64_t start, uint64_t end,
 	f->files[f->n++] = (struct hw_mapped_file){
 		.start = start, .end = end, .offset = offset, .path = path,
 		.verified = verified,
+		.absent = absent,
 	};
 	return true;
 }
@@ -110,6 +112,38 @@ static bool dynamic_matches(struct hw_target *t, Elf *elf, uint64_t ld,
 	return false;
 }
 
+/* `path` is not at hand (no sysroot, or not in it): still name the
+   region that holds its .dynamic and the writable regions right after
+   it (.dynamic is in the RELRO part of the data segment, made read-only
+   after relocation; .data and .bss follow).  That is where an
+   allocator's globals live, and the core holds all of it.  */
+static bool add_absent(struct hw_target *t, struct lm_files *f,
+		       const char *path, uint64_t ld)
+{
+	const struct hw_region *r = ld ? hw_region_of(t, ld) : NULL;
+	if (!r)
+		return true;
+	uint64_t start = r->start, end = r->end;
+	for (int n = 0; n < 2; n++) {
+		const struct hw_region *next = hw_region_of(t, end);
+		if (!next || next->start != end || !(next->prot & HW_PROT_W))
+			break;
+		end = next->end;
+	}
+	if (end == r->end && !(r->prot & HW_PROT_W))
+		return true;
+	char *copy = strdup(path);
+	char **np = copy ? realloc(f->paths, (f->npaths + 1) * sizeof *np)
+			 : NULL;
+	if (!np) {
+		free(copy);
+		return false;
+	}
+	f->paths = np;
+	f->paths[f->npaths++] = copy;
+	return add_file(f, start, end, 0, copy, false, true);
+}
+
 /* Add the PT_LOAD mappings of `path`, loaded with bias `bias`.  */
 static bool add_object(struct hw_target *t, struct lm_files *f,
 		       const char *sysroot, const char *path, uint64_t bias,
@@ -117,7 +151,7 @@ static bool add_object(struct hw_target *t, struct lm_files *f,
 {
 	int fd = open_in(sysroot, path);
 	if (fd < 0)
-		return true;
+		return add_absent(t, f, path, ld);
 	Elf *elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
 	bool ok = true;
 	size_t phnum;
@@ -144,7 +178,7 @@ static bool add_object(struct hw_target *t, struct lm_files *f,
 						pagesz - 1) & ~(pagesz - 1);
 				ok = add_file(f, start, end,
 					      ph.p_offset & ~(pagesz - 1), copy,
-					      verified);
+					      verified, false);
 			}
 		}
 	}

@@ -41,6 +41,9 @@ struct hw_mapped_file {
 	uint64_t offset;   /* in bytes */
 	const char *path;  /* owned by the target */
 	bool verified;     /* checked against the core already */
+	bool absent;       /* the file was not found: only its writable
+			      mapping is known, from the core (offset 0 is
+			      then meaningless) */
 };
 
 #define HW_MAX_REGS 40

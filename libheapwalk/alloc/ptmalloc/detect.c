@@ -128,7 +128,7 @@ static bool plausible_arena(struct pm_state *p, uint64_t m)
 	return false;
 }
 
-static uint64_t scan_main_arena(struct pm_state *p, int libc)
+static uint64_t scan_main_arena_as(struct pm_state *p, int libc)
 {
 	struct hw_target *t = p->t;
 	for (size_t i = 0; i < t->nregions; i++) {
@@ -158,6 +158,28 @@ static uint64_t scan_main_arena(struct pm_state *p, int libc)
 	return 0;
 }
 
+/* Try the version's malloc_state layout first, then the other eras: the
+   one whose reading holds together (bins, header words, arena ring) is
+   the one this libc uses.  */
+static uint64_t scan_main_arena(struct pm_state *p, int libc)
+{
+	static const enum pm_ms_era eras[] = { PM_MS_227, PM_MS_223, PM_MS_217 };
+	enum pm_ms_era first = p->l.ms_era;
+	for (int pass = 0; pass < 2; pass++)
+		for (size_t i = 0; i < 3; i++) {
+			if ((pass == 0) != (eras[i] == first))
+				continue;
+			pm_layout_ms(&p->l, eras[i]);
+			uint64_t m = scan_main_arena_as(p, libc);
+			if (m) {
+				pm_era_ms(p);
+				return m;
+			}
+		}
+	pm_layout_ms(&p->l, first);
+	return 0;
+}
+
 static uint64_t scan_mp(struct pm_state *p, int libc)
 {
 	struct hw_target *t = p->t;
@@ -175,8 +197,10 @@ static uint64_t scan_mp(struct pm_state *p, int libc)
 			if (w[0] != 64 || w[1] != 1032 || w[2] != 7)
 				continue;
 			memcpy(&sbrk, data + off - 8, 8);
-			uint64_t mp = r->start + off - (uint64_t)p->l.mp_tcache_bins;
-			if (sbrk == 0 || hw_region_of(t, sbrk))
+			if (sbrk != 0 && !hw_region_of(t, sbrk))
+				continue;
+			uint64_t mp = pm_era_mp(p, r->start + off - 8);
+			if (mp)
 				return mp;
 		}
 	}
@@ -304,6 +328,13 @@ enum hw_status pm_find_roots(struct pm_state *p)
 	struct hw_module mod;
 	bool have_mod = s->syms && (hw_syms_find_module(s->syms, "libc.so", &mod) ||
 				    hw_syms_find_module(s->syms, "libc-2.", &mod));
+	if (libc < 0 && !have_mod && t->nfiles == 0)
+		return hw_error(s, HW_NO_ALLOCATOR,
+				"'%s': the core names no mapped files (no "
+				"NT_FILE: a qemu-user core?) and the link_map "
+				"could not be read without the executable; "
+				"give --exe FILE or --sysroot DIR",
+				t->path ? t->path : "target");
 	if (libc < 0 && !have_mod)
 		return hw_error(s, HW_NO_ALLOCATOR,
 				"'%s': no glibc (libc.so) mapped in the target",
@@ -315,15 +346,24 @@ enum hw_status pm_find_roots(struct pm_state *p)
 		p->libc_base = mod.low;
 	if (libc >= 0)
 		find_version(p, libc);
+	pm_era_init(&p->era);
 	int major = 0, minor = 0;
+	p->how_version = "libc's version string";
 	if (sscanf(p->version, "%d.%d", &major, &minor) != 2 ||
 	    !pm_layout_builtin(&p->l, major, minor)) {
 		/* Unknown: start from the newest layout; DWARF or the data
 		   have to confirm it.  */
 		pm_layout_builtin(&p->l, 2, 41);
 		p->l.ver_major = p->l.ver_minor = 0;
-		if (!p->version[0])
+		if (!p->version[0]) {
 			snprintf(p->version, sizeof p->version, "unknown");
+			p->how_version = "no version string: libc's read-only "
+					 "data is neither in the core nor in a "
+					 "matching file on disk";
+		} else {
+			p->how_version = "libc's version string, outside "
+					 "2.17-2.41";
+		}
 	}
 
 	uint64_t size;
@@ -368,5 +408,8 @@ enum hw_status pm_find_roots(struct pm_state *p)
 	if (!hw_auxv_get(t, 6 /* AT_PAGESZ */, &p->pagesize) ||
 	    p->pagesize < 4096 || (p->pagesize & (p->pagesize - 1)))
 		p->pagesize = 4096;
-	return read_arenas(p);
+	enum hw_status st = read_arenas(p);
+	if (st == HW_OK)
+		pm_era_heap_info(p, strcmp(p->l.source, "DWARF") != 0);
+	return st;
 }

@@ -18,17 +18,12 @@ static bool at_least(int major, int minor, int m2)
 	return major > 2 || (major == 2 && minor >= m2);
 }
 
-bool pm_layout_builtin(struct pm_layout *l, int major, int minor)
+void pm_layout_ms(struct pm_layout *l, enum pm_ms_era era)
 {
-	if (major != 2 || minor < 17 || minor > 41)
-		return false;
-	l->ver_major = major;
-	l->ver_minor = minor;
-	l->source = "built-in";
-
+	l->ms_era = era;
 	l->ms_mutex = 0;
 	l->ms_flags = 4;
-	if (at_least(major, minor, 27)) {
+	if (era >= PM_MS_227) {
 		l->ms_have_fastchunks = 8;
 		l->ms_fastbins = 0x10;
 	} else {
@@ -41,7 +36,7 @@ bool pm_layout_builtin(struct pm_layout *l, int major, int minor)
 	l->ms_binmap = l->ms_bins + 8 * (2 * PM_NBINS - 2);
 	l->ms_next = l->ms_binmap + 16;
 	l->ms_next_free = l->ms_next + 8;
-	if (at_least(major, minor, 23)) {
+	if (era >= PM_MS_223) {
 		l->ms_attached_threads = l->ms_next_free + 8;
 		l->ms_system_mem = l->ms_attached_threads + 8;
 	} else {
@@ -50,20 +45,19 @@ bool pm_layout_builtin(struct pm_layout *l, int major, int minor)
 	}
 	l->ms_max_system_mem = l->ms_system_mem + 8;
 	l->ms_sizeof = (uint64_t)l->ms_max_system_mem + 8;
+}
 
+void pm_layout_mp(struct pm_layout *l, enum pm_mp_era era, bool tcache)
+{
+	l->mp_era = era;
 	l->mp_trim_threshold = 0;
 	l->mp_mmap_threshold = 0x10;
-	bool hp = at_least(major, minor, 35);
+	bool hp = era == PM_MP_235;
 	l->mp_n_mmaps = hp ? 0x3c : 0x28;
 	l->mp_mmapped_mem = hp ? 0x50 : 0x38;
-	if (hp)
-		l->mp_sbrk_base = 0x60;
-	else if (at_least(major, minor, 24))
-		l->mp_sbrk_base = 0x48;
-	else
-		l->mp_sbrk_base = 0x50;
-	l->has_tcache = at_least(major, minor, 26);
-	if (l->has_tcache) {
+	l->mp_sbrk_base = hp ? 0x60 : era == PM_MP_224 ? 0x48 : 0x50;
+	l->has_tcache = tcache;
+	if (tcache) {
 		l->mp_tcache_bins = l->mp_sbrk_base + 8;
 		l->mp_tcache_max_bytes = l->mp_sbrk_base + 16;
 		l->mp_tcache_count = l->mp_sbrk_base + 24;
@@ -73,23 +67,33 @@ bool pm_layout_builtin(struct pm_layout *l, int major, int minor)
 			l->mp_tcache_count = -1;
 		l->mp_sizeof = (uint64_t)l->mp_sbrk_base + 8;
 	}
+}
 
+void pm_layout_tcache(struct pm_layout *l, unsigned count_width)
+{
+	l->tc_count_width = count_width;
+	l->tc_counts = 0;
+	l->tc_entries = count_width == 2 ? 0x80 : 0x40;
+	l->tc_sizeof = count_width == 2 ? 0x280 : 0x240;
+}
+
+bool pm_layout_builtin(struct pm_layout *l, int major, int minor)
+{
+	if (major != 2 || minor < 17 || minor > 41)
+		return false;
+	l->ver_major = major;
+	l->ver_minor = minor;
+	l->source = "built-in";
+	pm_layout_ms(l, at_least(major, minor, 27) ? PM_MS_227
+			: at_least(major, minor, 23) ? PM_MS_223 : PM_MS_217);
+	pm_layout_mp(l, at_least(major, minor, 35) ? PM_MP_235
+			: at_least(major, minor, 24) ? PM_MP_224 : PM_MP_217,
+		     at_least(major, minor, 26));
 	l->hi_ar_ptr = 0;
 	l->hi_prev = 8;
 	l->hi_size = 0x10;
-	l->hi_sizeof = hp ? 0x30 : 0x20;
-
-	if (at_least(major, minor, 30)) {
-		l->tc_count_width = 2;
-		l->tc_counts = 0;
-		l->tc_entries = 0x80;
-		l->tc_sizeof = 0x280;
-	} else {
-		l->tc_count_width = 1;
-		l->tc_counts = 0;
-		l->tc_entries = 0x40;
-		l->tc_sizeof = 0x240;
-	}
+	l->hi_sizeof = at_least(major, minor, 35) ? 0x30 : 0x20;
+	pm_layout_tcache(l, at_least(major, minor, 30) ? 2 : 1);
 	l->safe_linking = at_least(major, minor, 32);
 	l->heap_max = 64ull << 20;
 	l->usable_slack = PM_SIZE_SZ;

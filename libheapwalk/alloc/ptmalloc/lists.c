@@ -205,14 +205,15 @@ void pm_find_tcaches(struct pm_state *p)
 		uint64_t sz;
 		if (!chunk_size_of(p, p->heaps[i].start, &sz))
 			continue;
-		if (sz == 0x250 && p->l.tc_sizeof == 0x280) {
-			p->l.tc_count_width = 1;
-			p->l.tc_entries = 0x40;
-			p->l.tc_sizeof = 0x240;
-		} else if (sz == 0x290 && p->l.tc_sizeof == 0x240) {
-			p->l.tc_count_width = 2;
-			p->l.tc_entries = 0x80;
-			p->l.tc_sizeof = 0x280;
+		if (sz == 0x250) {
+			if (p->l.tc_sizeof == 0x280)
+				pm_layout_tcache(&p->l, 1);
+			pm_era_observe(p, 26, 29, "tcache struct with byte counts");
+		} else if (sz == 0x290) {
+			if (p->l.tc_sizeof == 0x240)
+				pm_layout_tcache(&p->l, 2);
+			pm_era_observe(p, 30, 41,
+				       "tcache struct with 16-bit counts");
 		}
 		break;
 	}

@@ -44,6 +44,8 @@ static enum hw_status pm_open(struct hw_session *s, void **state)
 		bytes += p->heaps[i].end - p->heaps[i].start;
 	p->list_limit = bytes / PM_MINSIZE + 1;
 	pm_find_tcaches(p);
+	pm_era_links(p);
+	pm_era_conclude(p);
 	pm_walk_lists(p);
 	pm_find_mmapped(p);
 	*state = p;

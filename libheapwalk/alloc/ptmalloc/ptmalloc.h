@@ -44,9 +44,17 @@
 #define PM_MAX_ARENAS 1024
 #define PM_MAX_HEAPS_PER_ARENA 65536
 
+/* The layout eras of malloc_state (2.23 adds attached_threads, 2.27
+   have_fastchunks) and malloc_par (2.24 drops max_total_mem, 2.35 adds the
+   huge-page fields).  */
+enum pm_ms_era { PM_MS_217, PM_MS_223, PM_MS_227 };
+enum pm_mp_era { PM_MP_217, PM_MP_224, PM_MP_235 };
+
 /* Offsets (bytes) of the fields the walker reads; -1 = not in this
    version.  */
 struct pm_layout {
+	enum pm_ms_era ms_era;            /* built-in layouts only */
+	enum pm_mp_era mp_era;
 	int ver_major, ver_minor;         /* 0.0 when unknown */
 	const char *source;               /* "DWARF" or "built-in 2.27-2.34" */
 	/* struct malloc_state */
@@ -76,6 +84,10 @@ struct pm_layout {
 /* Fill `l` for glibc major.minor from the built-in tables; false if the
    version is outside 2.17-2.41.  */
 bool pm_layout_builtin(struct pm_layout *l, int major, int minor);
+/* Set one part of `l` to an era's built-in layout.  */
+void pm_layout_ms(struct pm_layout *l, enum pm_ms_era era);
+void pm_layout_mp(struct pm_layout *l, enum pm_mp_era era, bool tcache);
+void pm_layout_tcache(struct pm_layout *l, unsigned count_width);
 
 /* A heap: a contiguous run of chunks.  */
 struct pm_heap {
@@ -139,11 +151,22 @@ struct pm_mmapped {
 	uint64_t chunk, size;
 };
 
+/* The glibc releases the heap's data is consistent with (era.c).  */
+struct pm_era {
+	int lo, hi;                       /* 2.lo - 2.hi */
+	bool observed;                    /* anything seen at all */
+	bool conflict;                    /* two observations disagreed */
+	bool disagrees;                   /* the version string is outside */
+	char seen[384];                   /* the observations, "; "-joined */
+};
+
 struct pm_state {
 	struct hw_session *s;
 	struct hw_target *t;
 	struct pm_layout l;
 	char version[32];
+	const char *how_version;          /* where version came from */
+	struct pm_era era;
 	const char *how_arena;            /* "symbol main_arena" / "scan" */
 	const char *how_mp;
 	const char *how_tcache;
@@ -170,6 +193,16 @@ struct pm_state {
 
 /* detect.c */
 enum hw_status pm_find_roots(struct pm_state *p);
+/* era.c */
+void pm_era_init(struct pm_era *e);
+void pm_era_observe(struct pm_state *p, int lo, int hi, const char *what);
+/* malloc_par from the address of its sbrk_base, choosing the era whose
+   reading is sane (and setting it in p->l); 0 if none is.  */
+uint64_t pm_era_mp(struct pm_state *p, uint64_t sbrk_slot);
+void pm_era_ms(struct pm_state *p);
+void pm_era_heap_info(struct pm_state *p, bool apply);
+void pm_era_links(struct pm_state *p);
+void pm_era_conclude(struct pm_state *p);
 /* heaps.c */
 enum hw_status pm_find_heaps(struct pm_state *p);
 struct pm_heap *pm_heap_of(struct pm_state *p, uint64_t addr);

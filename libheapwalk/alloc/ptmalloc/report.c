@@ -70,6 +70,15 @@ void pm_report_summary(void *state, struct hw_emitter *e)
 		em_str(e, "tcache_from", p->how_tcache ? p->how_tcache
 						       : "no tcache in this glibc");
 		em_str(e, "layout", p->l.source);
+		em_str(e, "version_from", p->how_version);
+		if (p->era.observed) {
+			char range[32];
+			snprintf(range, sizeof range, "2.%d-2.%d", p->era.lo,
+				 p->era.hi);
+			em_str(e, "data_says", range);
+			em_str(e, "data_evidence", p->era.seen);
+			em_bool(e, "version_agrees", !p->era.disagrees);
+		}
 		em_obj_end(e);
 		return;
 	}
@@ -83,6 +92,16 @@ void pm_report_summary(void *state, struct hw_emitter *e)
 	em_printf(e, "  %-22s %s\n", "tcaches:",
 		  p->how_tcache ? p->how_tcache : "no tcache in this glibc");
 	em_printf(e, "  %-22s %s\n", "struct layouts:", p->l.source);
+	em_printf(e, "  %-22s %s (%s)\n", "glibc version:", p->version,
+		  p->how_version);
+	if (p->era.observed)
+		em_printf(e, "  %-22s glibc 2.%d-2.%d%s: %s\n", "the heap's data:",
+			  p->era.lo, p->era.hi,
+			  p->era.disagrees ? " (NOT the version string's)"
+			  : p->l.ver_major ? " (agrees)" : "", p->era.seen);
+	else
+		em_printf(e, "  %-22s %s\n", "the heap's data:",
+			  "no layout evidence (empty heap?)");
 	em_printf(e, "  mallinfo2 (as glibc would report it):\n");
 	em_printf(e, "    %-10s %14llu  (%s)\n", "arena",
 		  (unsigned long long)m.arena, hw_human(b1, sizeof b1, m.arena));

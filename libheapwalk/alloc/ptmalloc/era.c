@@ -1,0 +1,272 @@
+/* era.c - which glibc the heap's own data says it is.
+ *
+ * The version string in libc picks the first guess at the layouts, but a
+ * device's libc may be patched (distributions backport the tcache key,
+ * the wider tcache counts, safe-linking) and the string may be missing
+ * altogether (libc's read-only pages are not in a kernel core, and the
+ * device's libc may not be at hand).  So every layout fact that can be
+ * seen in the data is taken from the data, and each such observation
+ * narrows the range of glibc releases the heap is consistent with:
+ *
+ *   malloc_state:   where the self-linked bins sit relative to the ring
+ *                   (2.17-2.22, 2.23-2.26, 2.27+)
+ *   malloc_par:     which reading of the words before sbrk_base is sane
+ *                   (2.26-2.34, 2.35+ with the huge-page fields)
+ *   heap_info:      how far a thread arena sits into its heap (0x20 before
+ *                   2.35, 0x30 after)
+ *   tcache struct:  its chunk size (0x250: byte counts, 2.26-2.29; 0x290:
+ *                   uint16_t counts, 2.30+)
+ *   safe-linking:   whether tcache and fastbin links decode plainly or
+ *                   only after the pointer mangling of 2.32+
+ *   tcache key:     an entry's second word: the tcache itself (2.29-2.33)
+ *                   or one random value shared by all entries (2.34+)
+ *
+ * The summary reports the range, the observations, and whether the
+ * version string agrees.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "ptmalloc.h"
+
+void pm_era_init(struct pm_era *e)
+{
+	memset(e, 0, sizeof *e);
+	e->lo = 17;
+	e->hi = 41;
+}
+
+/* The data says glibc 2.lo-2.hi because of `what`.  */
+void pm_era_observe(struct pm_state *p, int lo, int hi, const char *what)
+{
+	struct pm_era *e = &p->era;
+	size_t n = strlen(e->seen);
+	snprintf(e->seen + n, sizeof e->seen - n, "%s%s", n ? "; " : "", what);
+	if (lo > e->hi || hi < e->lo) {
+		/* Two observations that cannot both hold: damage, or a
+		   build with an unusual mix of patches.  Keep the first.  */
+		hw_note(p->s, p->main_arena, "glibc layout: '%s' (2.%d-2.%d) "
+			"contradicts the other evidence (2.%d-2.%d)", what, lo,
+			hi, e->lo, e->hi);
+		e->conflict = true;
+		return;
+	}
+	if (lo > e->lo)
+		e->lo = lo;
+	if (hi < e->hi)
+		e->hi = hi;
+	e->observed = true;
+}
+
+/* ---- malloc_par -------------------------------------------------------- */
+
+static bool page_size_or_zero(uint64_t v)
+{
+	return v == 0 || (v >= 4096 && !(v & (v - 1)));
+}
+
+/* Does malloc_par at mp read sanely with era's layout?  */
+static bool mp_sane(struct pm_state *p, uint64_t mp, enum pm_mp_era era)
+{
+	struct pm_layout l = p->l;
+	pm_layout_mp(&l, era, true);
+	uint64_t w[12];
+	if (!hw_read(p->t, mp, w, sizeof w))
+		return false;
+	uint64_t mmap_threshold = w[2];
+	/* n_mmaps, n_mmaps_max, max_n_mmaps, no_dyn_threshold: four ints.  */
+	int32_t ints[4];
+	if (!hw_read(p->t, mp + (uint64_t)l.mp_n_mmaps, ints, sizeof ints))
+		return false;
+	uint64_t mm[2];
+	if (!hw_read(p->t, mp + (uint64_t)l.mp_mmapped_mem, mm, sizeof mm))
+		return false;
+	if (mmap_threshold > (32u << 20) || ints[0] < 0 || ints[1] < 0 ||
+	    ints[0] > ints[2] || (ints[3] != 0 && ints[3] != 1) ||
+	    mm[0] > mm[1] || (mm[0] & 4095))
+		return false;
+	/* thp_pagesize and hp_pagesize: 0 or a page size.  */
+	if (era == PM_MP_235 && (!page_size_or_zero(w[5]) ||
+				 !page_size_or_zero(w[6])))
+		return false;
+	return true;
+}
+
+uint64_t pm_era_mp(struct pm_state *p, uint64_t sbrk_slot)
+{
+	static const enum pm_mp_era eras[] = { PM_MP_224, PM_MP_235 };
+	enum pm_mp_era first = p->l.mp_era == PM_MP_235 ? PM_MP_235
+							 : PM_MP_224;
+	/* The version's guess first: when both readings are sane (an idle
+	   malloc_par is mostly zeros), it stands.  */
+	for (int pass = 0; pass < 2; pass++)
+		for (size_t i = 0; i < 2; i++) {
+			enum pm_mp_era era = eras[i];
+			if ((pass == 0) != (era == first))
+				continue;
+			struct pm_layout l = p->l;
+			pm_layout_mp(&l, era, true);
+			uint64_t mp = sbrk_slot - (uint64_t)l.mp_sbrk_base;
+			if (!mp_sane(p, mp, era))
+				continue;
+			enum pm_mp_era other = era == PM_MP_235 ? PM_MP_224
+								: PM_MP_235;
+			struct pm_layout lo = p->l;
+			pm_layout_mp(&lo, other, true);
+			bool only = !mp_sane(p, sbrk_slot -
+					     (uint64_t)lo.mp_sbrk_base, other);
+			pm_layout_mp(&p->l, era, true);
+			if (only)
+				pm_era_observe(p, era == PM_MP_235 ? 35 : 26,
+					       era == PM_MP_235 ? 41 : 34,
+					       era == PM_MP_235
+					       ? "malloc_par has the huge-page fields"
+					       : "malloc_par has no huge-page fields");
+			return mp;
+		}
+	return 0;
+}
+
+/* ---- malloc_state and heap_info ---------------------------------------- */
+
+void pm_era_ms(struct pm_state *p)
+{
+	static const char *const what[] = {
+		[PM_MS_217] = "malloc_state without attached_threads",
+		[PM_MS_223] = "malloc_state with attached_threads, "
+			      "without have_fastchunks",
+		[PM_MS_227] = "malloc_state with have_fastchunks",
+	};
+	static const int lo[] = { 17, 23, 27 }, hi[] = { 22, 26, 41 };
+	pm_era_observe(p, lo[p->l.ms_era], hi[p->l.ms_era],
+		       what[p->l.ms_era]);
+}
+
+/* A thread arena's malloc_state follows its first heap's heap_info.  */
+void pm_era_heap_info(struct pm_state *p, bool apply)
+{
+	uint64_t seen = 0;
+	for (size_t i = 1; i < p->narenas; i++) {
+		uint64_t off = p->arenas[i].addr & (p->l.heap_max - 1);
+		if (off != 0x20 && off != 0x30)
+			continue;
+		if (seen && off != seen) {
+			hw_note(p->s, p->arenas[i].addr, "thread arenas sit at "
+				"different offsets into their heaps (0x%llx, "
+				"0x%llx)", (unsigned long long)seen,
+				(unsigned long long)off);
+			return;
+		}
+		seen = off;
+	}
+	if (!seen)
+		return;
+	if (apply)
+		p->l.hi_sizeof = seen;
+	pm_era_observe(p, seen == 0x30 ? 35 : 17, seen == 0x30 ? 41 : 34,
+		       seen == 0x30 ? "heap_info is 0x30 bytes"
+				    : "heap_info is 0x20 bytes");
+}
+
+/* ---- the links of tcache and fastbin entries ---------------------------- */
+
+/* Is v a plausible chunk user pointer (16-aligned, in some heap)?  */
+static bool user_ptr(struct pm_state *p, uint64_t v)
+{
+	return v && !(v & 15) && pm_heap_of(p, v - PM_HDR);
+}
+
+struct link_votes {
+	unsigned plain, mangled;
+};
+
+/* `slot` holds a link that is either NULL-terminating or points to the
+   user pointer of the next entry.  */
+static void vote_link(struct pm_state *p, uint64_t slot, uint64_t stored,
+		      bool last, struct link_votes *v)
+{
+	uint64_t revealed = (slot >> 12) ^ stored;
+	if (last) {
+		if (stored == 0)
+			v->plain++;
+		else if (revealed == 0)
+			v->mangled++;
+		return;
+	}
+	bool plain = user_ptr(p, stored), mangled = user_ptr(p, revealed);
+	if (plain != mangled) {
+		if (plain)
+			v->plain++;
+		else
+			v->mangled++;
+	}
+}
+
+void pm_era_links(struct pm_state *p)
+{
+	struct link_votes v = { 0, 0 };
+	unsigned key_self = 0, key_shared = 0, key_other = 0;
+	uint64_t shared = 0;
+	for (size_t t = 0; t < p->ntcaches; t++) {
+		const struct pm_tcache *tc = &p->tcaches[t];
+		for (unsigned i = 0; i < PM_TCACHE_MAX_BINS; i++) {
+			uint64_t e, w[2];
+			if (!tc->counts[i] ||
+			    !hw_read_u64(p->t, tc->addr + (uint64_t)p->l.tc_entries +
+					 8 * (uint64_t)i, &e) ||
+			    !user_ptr(p, e) || !hw_read(p->t, e, w, sizeof w))
+				continue;
+			vote_link(p, e, w[0], tc->counts[i] == 1, &v);
+			if (w[1] == tc->addr)
+				key_self++;
+			else if (w[1] && (!shared || w[1] == shared)) {
+				shared = w[1];
+				key_shared++;
+			} else
+				key_other++;
+		}
+	}
+	for (size_t a = 0; a < p->narenas; a++)
+		for (int i = 0; i < PM_NFASTBINS; i++) {
+			uint64_t c, fd;
+			if (!hw_read_u64(p->t, p->arenas[a].addr +
+					 (uint64_t)p->l.ms_fastbins + 8 * (uint64_t)i,
+					 &c) || !c ||
+			    !hw_read_u64(p->t, c + PM_HDR, &fd))
+				continue;
+			/* The last link is NULL only in the last chunk; a
+			   single look cannot tell, so only clear cases vote.  */
+			vote_link(p, c + PM_HDR, fd, false, &v);
+			if (fd == 0)
+				v.plain++;
+			else if (((c + PM_HDR) >> 12) == fd)
+				v.mangled++;
+		}
+	if (v.plain || v.mangled) {
+		bool sl = v.mangled > v.plain;
+		p->l.safe_linking = sl;
+		pm_era_observe(p, sl ? 32 : 17, sl ? 41 : 31,
+			       sl ? "tcache/fastbin links are safe-linked"
+				  : "tcache/fastbin links are plain");
+	}
+	if (key_other == 0 && key_self > 0 && key_shared == 0)
+		pm_era_observe(p, 29, 33, "tcache key is the tcache");
+	else if (key_other == 0 && key_self == 0 && key_shared >= 2)
+		pm_era_observe(p, 34, 41, "tcache key is a shared random value");
+}
+
+/* ---- the verdict --------------------------------------------------------- */
+
+void pm_era_conclude(struct pm_state *p)
+{
+	struct pm_era *e = &p->era;
+	int minor = p->l.ver_minor;
+	if (!e->observed)
+		return;
+	if (p->l.ver_major == 2 && (minor < e->lo || minor > e->hi)) {
+		e->disagrees = true;
+		hw_note(p->s, p->main_arena, "libc says glibc %s, but its heap "
+			"is laid out as in glibc 2.%d-2.%d (%s): walked as the "
+			"data says", p->version, e->lo, e->hi, e->seen);
+	}
+}
