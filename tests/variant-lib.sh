@@ -44,7 +44,7 @@ variant_check() {
 		sysroot=$(readlink -f "$dir/sysroot")
 		local base=()
 		case $variant in
-		*-arm64) base=(--sysroot "$sysroot") ;;
+		*-arm64 | *-arm64-64k) base=(--sysroot "$sysroot") ;;
 		esac
 		mkdir -p "$T/empty"
 		for mode in debug nodebug bare; do
@@ -54,7 +54,7 @@ variant_check() {
 				want=unknown
 				base=(--sysroot "$T/empty")
 				case $variant in
-				*-arm64) base+=(--exe "$dir/prog") ;;
+				*-arm64 | *-arm64-64k) base+=(--exe "$dir/prog") ;;
 				esac
 			fi
 			local out=$T/$case.$mode

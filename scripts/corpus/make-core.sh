@@ -14,6 +14,9 @@
 # -no-pie with aarch64-linux-gnu-gcc and run under qemu-aarch64 -L
 # SYSROOT, whose own core (no NT_FILE, no NT_ARM_TLS) becomes OUTDIR/core
 # (any core the host writes of qemu itself is thrown away).
+# glibc-2.36-arm64-64k is glibc-2.36-arm64 run with 64 KiB pages
+# (qemu-aarch64 -p 65536: AT_PAGESZ and mmap granularity as on a 64 KiB
+# page kernel), from the same sysroot.
 #
 # jemalloc-5.2.1-amd64, jemalloc-5.3.0-amd64 and jemalloc-5.3.0-arm64 take
 # the case from corpora/jemalloc/ and link it with -ljemalloc against
@@ -41,6 +44,12 @@ cannot() { echo "$me: $*" >&2; exit 77; }
 case_name=$1
 outdir=$2
 variant=${3:-host}
+# The -64k variants share their sysroot with the 4 KiB ones.
+sysvariant=${variant%-64k}
+qemu_pagesize=
+[ "$sysvariant" = "$variant" ] || qemu_pagesize=65536
+arm64=false
+case $sysvariant in *-arm64) arm64=true ;; esac
 top=$(cd "$(dirname "$0")/../.." && pwd)
 case $variant in
 jemalloc-*) srcdir=$top/corpora/jemalloc ;;
@@ -56,14 +65,14 @@ sysroot=
 sysroot_stamp=
 case $variant in
 host) ;;
-glibc-*-amd64 | glibc-*-arm64 | jemalloc-*-amd64 | jemalloc-*-arm64)
+glibc-*-amd64 | glibc-*-arm64 | glibc-*-arm64-64k | jemalloc-*-amd64 | jemalloc-*-arm64)
 	sysroots=${HEAPWALK_SYSROOTS:-$top/build/sysroot}
 	mkdir -p "$sysroots"
-	sysroot=$(cd "$sysroots" && pwd)/$variant
+	sysroot=$(cd "$sysroots" && pwd)/$sysvariant
 	rc=0
-	"$top/scripts/corpus/sysroot.sh" "$variant" "$sysroot" || rc=$?
-	if [ $rc = 77 ]; then cannot "cannot make a sysroot for $variant here"; fi
-	[ $rc = 0 ] || die "no sysroot for $variant"
+	"$top/scripts/corpus/sysroot.sh" "$sysvariant" "$sysroot" || rc=$?
+	if [ $rc = 77 ]; then cannot "cannot make a sysroot for $sysvariant here"; fi
+	[ $rc = 0 ] || die "no sysroot for $sysvariant"
 	sysroot_stamp=$sysroot/.sysroot
 	;;
 *) die "unknown variant '$variant'" ;;
@@ -108,10 +117,11 @@ jemalloc-*-amd64)
 	triple=$(sed -n 's/^triple //p' "$sysroot_stamp")
 	ldso=$(sed -n 's/^ldso //p' "$sysroot_stamp")
 	libdir=$sysroot/usr/lib/$triple
-	case $variant in
-	*-arm64) cc=aarch64-linux-gnu-gcc link=(-no-pie) ;;
-	*) cc=gcc link=("-Wl,--dynamic-linker=$sysroot/$ldso" "-Wl,-rpath=$libdir") ;;
-	esac
+	if $arm64; then
+		cc=aarch64-linux-gnu-gcc link=(-no-pie)
+	else
+		cc=gcc link=("-Wl,--dynamic-linker=$sysroot/$ldso" "-Wl,-rpath=$libdir")
+	fi
 	case $variant in
 	jemalloc-*) link+=("-Wl,-rpath-link=$libdir" -ljemalloc) ;;
 	esac
@@ -142,7 +152,7 @@ core_complete() {
 }
 
 how=
-if [ "${variant%-arm64}" != "$variant" ]; then
+if $arm64; then
 	# qemu-aarch64 writes qemu_prog_<date>-<time>_<pid>.core into its cwd,
 	# whatever core_pattern says.  Run it in a scratch directory where a
 	# directory named like a plain relative core_pattern stops the host
@@ -160,7 +170,8 @@ if [ "${variant%-arm64}" != "$variant" ]; then
 	(
 		cd "$run"
 		ulimit -c unlimited 2>/dev/null || ulimit -c "$(ulimit -H -c)"
-		exec qemu-aarch64 -L "$sysroot" "$outdir/prog" "$outdir/truth.txt"
+		exec qemu-aarch64 ${qemu_pagesize:+-p "$qemu_pagesize"} -L "$sysroot" \
+			"$outdir/prog" "$outdir/truth.txt"
 	) >>"$log" 2>&1 &
 	pid=$!
 	{ wait $pid; } 2>/dev/null
@@ -173,7 +184,7 @@ if [ "${variant%-arm64}" != "$variant" ]; then
 	core_complete "$found" || die "qemu-aarch64's core $found is truncated"
 	mv -f "$found" "$outdir/core"
 	rm -rf "$run"
-	how="qemu-aarch64 (qemu-user core)"
+	how="qemu-aarch64${qemu_pagesize:+ -p $qemu_pagesize} (qemu-user core)"
 elif [ "${pattern:0:1}" != "|" ]; then
 	marker=$outdir/.marker
 	: >"$marker"
