@@ -67,6 +67,22 @@ variant_check() {
 			grep -qE "\"version\" *: *\"$want\"" "$out.summary" ||
 				fail "$variant $case ($mode): summary does not say version $want: $(head -c 200 "$out.summary")"
 			check_era "$out.summary" "$version"
+			# What the core cannot tell is said, not guessed.
+			local limits
+			limits=$(sed -n 's/.*"target_limits":\[\([^]]*\)\].*/\1/p' "$out.summary")
+			case $variant in
+			*-arm64 | *-arm64-64k)
+				[[ $limits == *"no NT_FILE"* && $limits == *"no NT_ARM_TLS"* ]] ||
+					fail "$variant $case ($mode): a qemu core's missing notes are not reported: [$limits]" ;;
+			*)
+				if [ $mode = bare ]; then
+					[[ $limits == *"missing"* ]] ||
+						fail "$variant $case ($mode): the missing libc file is not reported: [$limits]"
+				else
+					[ -z "$limits" ] ||
+						fail "$variant $case ($mode): a kernel core with its files lacks nothing, yet: [$limits]"
+				fi ;;
+			esac
 			grep -qE "\"arch\" *: *\"$arch\"" "$out.summary" ||
 				fail "$variant $case ($mode): summary does not say arch $arch"
 		done

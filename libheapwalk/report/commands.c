@@ -238,6 +238,40 @@ struct cmd_ctx {
 	char *const *argv;
 };
 
+/* What this target cannot tell, and what that costs the analysis: said
+   once in the summary rather than guessed around silently.  */
+static size_t target_limits(const struct hw_session *s, const char *out[],
+			    size_t max)
+{
+	const struct hw_target *t = s->target;
+	size_t n = 0;
+	bool any_tp = false, absent = false;
+	for (size_t i = 0; i < t->nthreads; i++)
+		any_tp |= t->threads[i].has_tp;
+	for (size_t i = 0; i < t->nfiles; i++)
+		absent |= t->files[i].absent || t->files[i].unavailable;
+	if (!t->files_from && n < max)
+		out[n++] = "no NT_FILE and no readable link_map: mapped files "
+			   "unknown (give --exe or --sysroot)";
+	else if (strcmp(t->files_from, "link_map") == 0 && n < max)
+		out[n++] = "no NT_FILE: mapped files taken from the dynamic "
+			   "linker's link_map";
+	if (absent && n < max)
+		out[n++] = "some mapped files are missing (or differ from the "
+			   "ones that ran; see --sysroot): what the core does not "
+			   "hold of them (code, read-only data, version "
+			   "strings) is unknown";
+	if (!any_tp && n < max)
+		out[n++] = strcmp(t->arch->name, "aarch64") == 0
+			   ? "no NT_ARM_TLS: thread pointers unknown, so "
+			     "per-thread caches cannot be given their threads"
+			   : "no thread pointers: per-thread caches cannot be "
+			     "given their threads";
+	if (!t->auxv_len && n < max)
+		out[n++] = "no NT_AUXV: page size assumed 4 KiB";
+	return n;
+}
+
 static enum hw_status cmd_summary(struct cmd_ctx *c)
 {
 	struct hw_session *s = c->s;
@@ -267,6 +301,12 @@ static enum hw_status cmd_summary(struct cmd_ctx *c)
 		em_null(e, "leaks");
 		em_u64(e, "findings", s->findings_total);
 		em_bool(e, "truncated", s->target->truncated);
+		const char *limits[8];
+		size_t nlimits = target_limits(s, limits, 8);
+		em_arr_begin(e, "target_limits");
+		for (size_t i = 0; i < nlimits; i++)
+			em_str(e, NULL, limits[i]);
+		em_arr_end(e);
 		s->alloc->summary(s->alloc_state, e);
 		em_obj_end(e);
 		em_jsonl_end(e);
@@ -278,6 +318,10 @@ static enum hw_status cmd_summary(struct cmd_ctx *c)
 		  s->target->arch->name);
 	em_printf(e, "%-24s %s%s\n", "target:", s->core_path,
 		  s->target->truncated ? " (truncated: some memory is missing)" : "");
+	const char *limits[8];
+	size_t nlimits = target_limits(s, limits, 8);
+	for (size_t i = 0; i < nlimits; i++)
+		em_printf(e, "%-24s %s\n", i ? "" : "core lacks:", limits[i]);
 	em_printf(e, "%-24s %zu\n", "threads:", s->target->nthreads);
 	em_printf(e, "%-24s %zu\n", "arenas:", s->alloc->narenas(s->alloc_state));
 	em_printf(e, "%-24s %12llu chunks %12s\n", "in use:",

@@ -201,6 +201,7 @@ static bool read_nt_file(struct hw_target *t, struct core_priv *p,
 	size_t names_len = len - 16 - count * 24;
 	p->strings = malloc(names_len + 1);
 	t->files = calloc(count ? count : 1, sizeof *t->files);
+	t->files_from = "NT_FILE";
 	if (!p->strings || !t->files)
 		return false;
 	memcpy(p->strings, names, names_len);
@@ -397,8 +398,10 @@ static bool attach_backing(struct hw_target *t, struct core_priv *p,
 				continue;
 			if (b->state == 0)
 				check_backing(t, b, sysroot);
-			if (b->state != 1)
+			if (b->state != 1) {
+				t->files[i].unavailable = true;
 				continue;
+			}
 			uint64_t off = f->offset + (reg->start - f->start);
 			if (off >= b->size)
 				continue;

@@ -275,6 +275,7 @@ bool hw_link_map_files(struct hw_target *t, const char *exe,
 	}
 	t->files = f.files;
 	t->nfiles = f.n;
+	t->files_from = f.n ? "link_map" : NULL;
 	*paths = f.paths;
 	*npaths = f.npaths;
 	return ok;

@@ -44,6 +44,8 @@ struct hw_mapped_file {
 	bool absent;       /* the file was not found: only its writable
 			      mapping is known, from the core (offset 0 is
 			      then meaningless) */
+	bool unavailable;  /* not on disk, or not the file that ran: the
+			      pages the core lacks cannot be read */
 };
 
 #define HW_MAX_REGS 40
@@ -79,6 +81,7 @@ struct hw_target {
 	const uint8_t *auxv;
 	size_t auxv_len;
 	const char *exe;               /* from NT_FILE / the user, or NULL */
+	const char *files_from;        /* "NT_FILE", "link_map" or NULL */
 	bool truncated;                /* some segment is cut short */
 	void *priv;                    /* backend state */
 };
