@@ -20,14 +20,20 @@
 #          so top starts at that chunk's header) = an address in libc's
 #          data / garbage: likewise
 # Every run is under a 60 s timeout; a crash, a hang or a sanitizer report
-# fails the test.
-# shellcheck source=tests/lib.sh
-. "$(dirname "$0")/lib.sh"
+# fails the test.  The host's glibc safe-links tcache and fastbin pointers;
+# with DAMAGE_VARIANT=glibc-2.31-amd64 (t0235) the same cases run on a
+# glibc whose links are plain.
+# shellcheck source=tests/variant-lib.sh
+. "$(dirname "$0")/variant-lib.sh"
 need_heapwalk
 need_cmd timeout
 corepatch=$(tool corepatch)
 coreloads=$(tool coreloads)
-dir=$(corpus_core bins1)
+if [ -n "${DAMAGE_VARIANT:-}" ]; then
+	dir=$(variant_core "$DAMAGE_VARIANT" bins1)
+else
+	dir=$(corpus_core bins1)
+fi
 
 # Work on a private copy of core and truth.
 corpus_copy "$dir" "$T"

@@ -90,13 +90,12 @@ static bool is_thread_arena(struct pm_state *p, uint64_t m)
 }
 
 /* Does m look like a malloc_state?  Every bin empty or pointing at
-   writable memory, top in writable memory.  */
+   writable memory, sane header words, and a ring of arenas back to m.
+   top is not asked for: a damaged top must be reported, not make the
+   arena unfindable.  */
 static bool plausible_arena(struct pm_state *p, uint64_t m)
 {
-	uint64_t top, v[2];
-	if (!hw_read_u64(p->t, m + (uint64_t)p->l.ms_top, &top) ||
-	    !readable_rw(p->t, top))
-		return false;
+	uint64_t v[2];
 	for (int i = 1; i < PM_NBINS - 1; i++) {
 		uint64_t b = pm_bin_at(p, m, i);
 		if (!hw_read(p->t, b + 16, v, sizeof v))
@@ -192,13 +191,12 @@ static uint64_t scan_mp(struct pm_state *p, int libc)
 		const uint8_t *data;
 		uint64_t len = hw_readable_run(t, r->start, &data);
 		for (uint64_t off = 8; off + 24 <= len; off += 8) {
-			uint64_t w[3], sbrk;
+			uint64_t w[3];
 			memcpy(w, data + off, 24);
 			if (w[0] != 64 || w[1] != 1032 || w[2] != 7)
 				continue;
-			memcpy(&sbrk, data + off - 8, 8);
-			if (sbrk != 0 && !hw_region_of(t, sbrk))
-				continue;
+			/* sbrk_base itself is not asked to be sane: the heap
+			   walk reports it when it is not.  */
 			uint64_t mp = pm_era_mp(p, r->start + off - 8);
 			if (mp)
 				return mp;
