@@ -241,15 +241,39 @@ struct cmd_ctx {
 /* What this target cannot tell, and what that costs the analysis: said
    once in the summary rather than guessed around silently.  */
 static size_t target_limits(const struct hw_session *s, const char *out[],
-			    size_t max)
+			    size_t max, char *missing, size_t missing_len)
 {
 	const struct hw_target *t = s->target;
-	size_t n = 0;
-	bool any_tp = false, absent = false;
+	size_t n = 0, nmissing = 0, used = 0;
+	bool any_tp = false;
 	for (size_t i = 0; i < t->nthreads; i++)
 		any_tp |= t->threads[i].has_tp;
-	for (size_t i = 0; i < t->nfiles; i++)
-		absent |= t->files[i].absent || t->files[i].unavailable;
+	/* Name the missing files (each once: a file has several mappings).  */
+	for (size_t i = 0; i < t->nfiles; i++) {
+		const struct hw_mapped_file *f = &t->files[i];
+		bool seen = false;
+		if (!f->absent && !f->unavailable)
+			continue;
+		for (size_t j = 0; j < i && !seen; j++)
+			seen = (t->files[j].absent || t->files[j].unavailable) &&
+			       strcmp(t->files[j].path, f->path) == 0;
+		if (seen)
+			continue;
+		if (nmissing++ == 0)
+			used = (size_t)snprintf(missing, missing_len,
+						"missing or different files "
+						"(see --sysroot; what the core "
+						"does not hold of them is "
+						"unknown): %s", f->path);
+		else if (nmissing <= 4 && used < missing_len)
+			used += (size_t)snprintf(missing + used,
+						 missing_len - used, ", %s",
+						 f->path);
+		else if (nmissing == 5 && used < missing_len)
+			used += (size_t)snprintf(missing + used,
+						 missing_len - used, ", ...");
+	}
+	bool absent = nmissing > 0;
 	if (!t->files_from && n < max)
 		out[n++] = "no NT_FILE and no readable link_map: mapped files "
 			   "unknown (give --exe or --sysroot)";
@@ -257,10 +281,7 @@ static size_t target_limits(const struct hw_session *s, const char *out[],
 		out[n++] = "no NT_FILE: mapped files taken from the dynamic "
 			   "linker's link_map";
 	if (absent && n < max)
-		out[n++] = "some mapped files are missing (or differ from the "
-			   "ones that ran; see --sysroot): what the core does not "
-			   "hold of them (code, read-only data, version "
-			   "strings) is unknown";
+		out[n++] = missing;
 	if (!any_tp && n < max)
 		out[n++] = strcmp(t->arch->name, "aarch64") == 0
 			   ? "no NT_ARM_TLS: thread pointers unknown, so "
@@ -302,7 +323,9 @@ static enum hw_status cmd_summary(struct cmd_ctx *c)
 		em_u64(e, "findings", s->findings_total);
 		em_bool(e, "truncated", s->target->truncated);
 		const char *limits[8];
-		size_t nlimits = target_limits(s, limits, 8);
+		char missing[512];
+		size_t nlimits = target_limits(s, limits, 8, missing,
+					       sizeof missing);
 		em_arr_begin(e, "target_limits");
 		for (size_t i = 0; i < nlimits; i++)
 			em_str(e, NULL, limits[i]);
@@ -319,7 +342,8 @@ static enum hw_status cmd_summary(struct cmd_ctx *c)
 	em_printf(e, "%-24s %s%s\n", "target:", s->core_path,
 		  s->target->truncated ? " (truncated: some memory is missing)" : "");
 	const char *limits[8];
-	size_t nlimits = target_limits(s, limits, 8);
+	char missing[512];
+	size_t nlimits = target_limits(s, limits, 8, missing, sizeof missing);
 	for (size_t i = 0; i < nlimits; i++)
 		em_printf(e, "%-24s %s\n", i ? "" : "core lacks:", limits[i]);
 	em_printf(e, "%-24s %zu\n", "threads:", s->target->nthreads);

@@ -45,10 +45,17 @@ static void find_version(struct pm_state *p, int libc)
 		const struct hw_region *r = &t->regions[i];
 		if (!same_file(t, r->file, libc))
 			continue;
-		const uint8_t *data;
-		uint64_t len = hw_readable_run(t, r->start, &data);
-		const uint8_t *hit = len ? memmem(data, len, needle,
-						  sizeof needle - 1) : NULL;
+		/* A region may be read in several runs: what the core holds
+		   (on aarch64, only the ELF header page of libc's one
+		   read-only segment) and then the file on disk.  */
+		const uint8_t *data = NULL, *hit = NULL;
+		uint64_t len = 0;
+		for (uint64_t a = r->start; a < r->end && !hit; a += len) {
+			len = hw_readable_run(t, a, &data);
+			if (!len)
+				break;
+			hit = memmem(data, len, needle, sizeof needle - 1);
+		}
 		if (!hit)
 			continue;
 		const char *v = (const char *)hit + sizeof needle - 3;
