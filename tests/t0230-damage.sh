@@ -9,6 +9,8 @@
 #          entry, the rest of the heap still walked
 #   c1/c2  a fastbin made to cycle (tail -> head; head -> itself), with
 #          glibc's safe-linking: a finding, no hang
+#   f      a tcache entry's key word = 0x4141414141414141 (a write after
+#          free): a finding at that word, every chunk as in the truth
 #   d1/d2  a smallbin chunk's bk pointing at a live chunk, a largebin
 #          chunk's bk = 0x4141414141414141: "corrupted double-linked list"
 #          at that chunk
@@ -306,6 +308,24 @@ case_d2() {
 	expect_finding d2 "$core" "corrupted double-linked list" $((victim - 16)) "$victim"
 }
 
+# f: a tcache entry's key word (its second word, set by free) overwritten,
+# as a write after free would: a finding at that word; every chunk still
+# where the truth has it.
+case_f() {
+	local entry core
+	mapfile -t tc < <(allocs tcache 40)
+	[ ${#tc[@]} -ge 3 ] || fail "bins1's truth has fewer than 3 tcache chunks of 40 bytes"
+	entry=${tc[${#tc[@]} / 2]}
+	core=$(damaged f)
+	patch "$core" $((entry + 8)) 4141414141414141
+	all_commands f "$core"
+	hw "$T/f.chunks" "$T/f.chunks.err" --json "$core" chunks
+	expect_rc 0 1
+	chunk_rows "$T/f.chunks" >"$T/f.rows"
+	expect_rows "$T/truth.rows" "$T/f.rows" f
+	expect_finding f "$core" "key" $((entry + 8))
+}
+
 # libc_word VALUE: the addresses of the aligned words of libc's writable
 # data (the rw PT_LOADs NT_FILE says map libc) that hold VALUE.
 libc_word() {
@@ -371,7 +391,7 @@ case_e4() { case_e e4 main_arena.top "$(top_chunk)" 4141414141414141; }
 
 failed=()
 errtrap=$(trap -p ERR)
-for c in a b c1 c2 d1 d2 e1 e2 e3 e4; do
+for c in a b c1 c2 d1 d2 e1 e2 e3 e4 f; do
 	# Not `( ... ) || rc=$?`: set -e would be off inside.  The ERR trap is
 	# lib.sh's "where did it die", wanted inside the case only.
 	set +e

@@ -202,11 +202,32 @@ static void vote_link(struct pm_state *p, uint64_t slot, uint64_t stored,
 	}
 }
 
+/* The most frequent non-zero value among an entry's second words that
+   is not its own tcache: glibc 2.34+'s random tcache_key.  */
+struct key_tally {
+	uint64_t value[8];
+	unsigned count[8];
+	unsigned n;
+};
+
+static void tally_key(struct key_tally *k, uint64_t v)
+{
+	for (unsigned i = 0; i < k->n; i++)
+		if (k->value[i] == v) {
+			k->count[i]++;
+			return;
+		}
+	if (k->n < 8) {
+		k->value[k->n] = v;
+		k->count[k->n++] = 1;
+	}
+}
+
 void pm_era_links(struct pm_state *p)
 {
 	struct link_votes v = { 0, 0 };
-	unsigned key_self = 0, key_shared = 0, key_other = 0;
-	uint64_t shared = 0;
+	unsigned key_self = 0, key_other = 0;
+	struct key_tally keys = { .n = 0 };
 	for (size_t t = 0; t < p->ntcaches; t++) {
 		const struct pm_tcache *tc = &p->tcaches[t];
 		for (unsigned i = 0; i < PM_TCACHE_MAX_BINS; i++) {
@@ -219,10 +240,9 @@ void pm_era_links(struct pm_state *p)
 			vote_link(p, e, w[0], tc->counts[i] == 1, &v);
 			if (w[1] == tc->addr)
 				key_self++;
-			else if (w[1] && (!shared || w[1] == shared)) {
-				shared = w[1];
-				key_shared++;
-			} else
+			else if (w[1])
+				tally_key(&keys, w[1]);
+			else
 				key_other++;
 		}
 	}
@@ -249,10 +269,24 @@ void pm_era_links(struct pm_state *p)
 			       sl ? "tcache/fastbin links are safe-linked"
 				  : "tcache/fastbin links are plain");
 	}
-	if (key_other == 0 && key_self > 0 && key_shared == 0)
+	/* A few entries written after free must not hide the key: go by
+	   the clear majority.  */
+	unsigned best = 0, nkeys = 0;
+	for (unsigned i = 0; i < keys.n; i++) {
+		nkeys += keys.count[i];
+		if (keys.count[i] > keys.count[best])
+			best = i;
+	}
+	unsigned total = key_self + nkeys + key_other;
+	if (key_self > 0 && 2 * key_self > total) {
 		pm_era_observe(p, 29, 33, "tcache key is the tcache");
-	else if (key_other == 0 && key_self == 0 && key_shared >= 2)
+		p->tcache_key_mode = PM_KEY_SELF;
+	} else if (keys.n && keys.count[best] >= 2 &&
+		   2 * keys.count[best] > total) {
 		pm_era_observe(p, 34, 41, "tcache key is a shared random value");
+		p->tcache_key_mode = PM_KEY_RANDOM;
+		p->tcache_key = keys.value[best];
+	}
 }
 
 /* ---- the verdict --------------------------------------------------------- */

@@ -342,6 +342,16 @@ static void walk_tcache(struct pm_state *p, struct pm_tcache *tc)
 			if (e < h->end)
 				pm_mark_tcached(h, e);
 			n++;
+			uint64_t key;
+			if (p->tcache_key_mode != PM_KEY_NONE &&
+			    hw_read_u64(p->t, e + 8, &key) &&
+			    key != (p->tcache_key_mode == PM_KEY_SELF
+				    ? tc->addr : p->tcache_key))
+				hw_finding(p->s, e + 8, "tcache bin %u of thread "
+					   "%d: the entry's key 0x%llx is not "
+					   "the tcache key (written after "
+					   "free?)", i, tc->tid,
+					   (unsigned long long)key);
 			if (!hw_read_u64(p->t, e, &next))
 				break;
 			holder = e;

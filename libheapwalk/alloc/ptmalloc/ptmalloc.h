@@ -181,6 +181,10 @@ struct pm_state {
 	size_t nheaps, heaps_cap;
 	struct pm_tcache *tcaches;
 	size_t ntcaches;
+	/* What a tcache entry's key word holds (2.29+; era.c): its tcache,
+	   or glibc's random tcache_key; PM_KEY_NONE when not seen.  */
+	enum { PM_KEY_NONE, PM_KEY_SELF, PM_KEY_RANDOM } tcache_key_mode;
+	uint64_t tcache_key;
 	int64_t tcache_tp_off;            /* &tcache - thread pointer */
 	bool tcache_tp_known;
 	struct pm_addrset tcached;
