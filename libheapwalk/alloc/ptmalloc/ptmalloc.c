@@ -14,6 +14,7 @@ static void pm_close(void *state)
 	struct pm_state *p = state;
 	if (!p)
 		return;
+	hw_prefault_stop(&p->prefault);
 	for (size_t i = 0; i < p->nheaps; i++)
 		munmap(p->heaps[i].tags, p->heaps[i].tags_len);
 	free(p->heaps);
@@ -31,6 +32,7 @@ static enum hw_status pm_open(struct hw_session *s, void **state)
 		return hw_error(s, HW_NO_ALLOCATOR, "out of memory");
 	p->s = s;
 	p->t = s->target;
+	pm_prefault_start(p);
 	enum hw_status st = pm_find_roots(p);
 	if (st == HW_OK)
 		st = pm_find_heaps(p);

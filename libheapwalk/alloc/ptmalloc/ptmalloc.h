@@ -27,6 +27,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "../../target/prefault.h"
 #include "../../target/target.h"
 #include "../alloc.h"
 
@@ -192,6 +193,7 @@ struct pm_state {
 	struct pm_mmapped *mmapped;
 	size_t nmmapped;
 	uint64_t list_limit;              /* bound on any list walk */
+	struct hw_prefault prefault;      /* faults the heaps in early */
 	bool walked;                      /* findings of the chunk walk taken */
 };
 
@@ -207,6 +209,8 @@ void pm_era_ms(struct pm_state *p);
 void pm_era_heap_info(struct pm_state *p, bool apply);
 void pm_era_links(struct pm_state *p);
 void pm_era_conclude(struct pm_state *p);
+/* prefault.c: start faulting in the likely heaps (before the roots).  */
+void pm_prefault_start(struct pm_state *p);
 /* heaps.c */
 enum hw_status pm_find_heaps(struct pm_state *p);
 struct pm_heap *pm_heap_of(struct pm_state *p, uint64_t addr);
