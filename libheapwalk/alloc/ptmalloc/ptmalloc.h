@@ -19,7 +19,8 @@
  *
  * Layouts differ across glibc 2.17-2.41; every offset used here lives in
  * struct pm_layout, filled from DWARF when libc's debug info is found and
- * from the built-in era tables otherwise.
+ * from the built-in era tables otherwise, each part of which the heap's
+ * own data then confirms or overrides (era.c).
  */
 #ifndef HW_PTMALLOC_H
 #define HW_PTMALLOC_H
