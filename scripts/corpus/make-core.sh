@@ -37,8 +37,10 @@
 set -euo pipefail
 
 me=make-core.sh
-die() { echo "$me: $*" >&2; exit 1; }
-cannot() { echo "$me: $*" >&2; exit 77; }
+# shellcheck source=scripts/lib/die.sh
+. "$(dirname "${BASH_SOURCE[0]}")/../lib/die.sh"
+# shellcheck source=scripts/corpus/corpus-lib.sh
+. "$(dirname "${BASH_SOURCE[0]}")/corpus-lib.sh"
 
 [ $# -eq 2 ] || [ $# -eq 3 ] || die "usage: $me CASE OUTDIR [VARIANT]"
 case_name=$1
@@ -66,14 +68,7 @@ sysroot_stamp=
 case $variant in
 host) ;;
 glibc-*-amd64 | glibc-*-arm64 | glibc-*-arm64-64k | jemalloc-*-amd64 | jemalloc-*-arm64)
-	sysroots=${HEAPWALK_SYSROOTS:-$top/build/sysroot}
-	mkdir -p "$sysroots"
-	sysroot=$(cd "$sysroots" && pwd)/$sysvariant
-	rc=0
-	"$top/scripts/corpus/sysroot.sh" "$sysvariant" "$sysroot" || rc=$?
-	if [ $rc = 77 ]; then cannot "cannot make a sysroot for $sysvariant here"; fi
-	[ $rc = 0 ] || die "no sysroot for $sysvariant"
-	sysroot_stamp=$sysroot/.sysroot
+	corpus_sysroot "$sysvariant"
 	;;
 *) die "unknown variant '$variant'" ;;
 esac
@@ -88,7 +83,8 @@ stamp=$outdir/.stamp
 if [ -f "$stamp" ] && [ -s "$outdir/core" ] && [ -x "$outdir/prog" ] &&
 	[ -s "$outdir/truth.txt" ]; then
 	fresh=1
-	for f in "$src" "$srcdir"/*.h "$top"/corpora/common/*.h "$0" ${sysroot_stamp:+"$sysroot_stamp"}; do
+	for f in "$src" "$srcdir"/*.h "$top"/corpora/common/*.h "$0" \
+		"$top/scripts/corpus/corpus-lib.sh" ${sysroot_stamp:+"$sysroot_stamp"}; do
 		[ -e "$f" ] || continue
 		if [ "$f" -nt "$stamp" ]; then fresh=0; fi
 	done
@@ -106,17 +102,13 @@ host)
 	;;
 jemalloc-*-amd64)
 	ln -s "$sysroot" "$outdir/sysroot"
-	triple=$(sed -n 's/^triple //p' "$sysroot_stamp")
-	libdir=$sysroot/usr/lib/$triple
 	${CC:-gcc} -isystem "$sysroot/usr/include" -L"$libdir" "-Wl,-rpath=$libdir" \
 		-O0 -g -pthread -o "$outdir/prog" "$src" -ljemalloc >>"$log" 2>&1 ||
 		die "compiling $src for $variant failed (see $log)"
 	;;
 *)
 	ln -s "$sysroot" "$outdir/sysroot"
-	triple=$(sed -n 's/^triple //p' "$sysroot_stamp")
 	ldso=$(sed -n 's/^ldso //p' "$sysroot_stamp")
-	libdir=$sysroot/usr/lib/$triple
 	if $arm64; then
 		cc=aarch64-linux-gnu-gcc link=(-no-pie)
 	else
@@ -125,12 +117,7 @@ jemalloc-*-amd64)
 	case $variant in
 	jemalloc-*) link+=("-Wl,-rpath-link=$libdir" -ljemalloc) ;;
 	esac
-	# Only that glibc's headers, crt files and libraries (plus the
-	# compiler's own stddef.h, crtbegin.o and libgcc).
-	$cc -nostdinc -isystem "$($cc -print-file-name=include)" \
-		-isystem "$sysroot/usr/include/$triple" -isystem "$sysroot/usr/include" \
-		--sysroot="$sysroot" -B"$libdir/" -L"$libdir" \
-		-O0 -g -pthread -o "$outdir/prog" "$src" "${link[@]}" >>"$log" 2>&1 ||
+	corpus_cc "$cc" "$src" "$outdir/prog" "$log" "${link[@]}" ||
 		die "compiling $src for $variant failed (see $log)"
 	;;
 esac
@@ -139,17 +126,6 @@ esac
 # (MAKE_CORE_PATTERN overrides what we believe, to exercise the fallback.)
 pattern=${MAKE_CORE_PATTERN:-$(cat /proc/sys/kernel/core_pattern 2>/dev/null || echo core)}
 uses_pid=$(cat /proc/sys/kernel/core_uses_pid 2>/dev/null || echo 0)
-
-# Does every PT_LOAD of a core fit in the file (RLIMIT_CORE can cut it)?
-core_complete() {
-	local f=$1 size type off fsz max=0
-	size=$(stat -c %s "$f")
-	while read -r type off _ _ fsz _; do
-		[ "$type" = LOAD ] || continue
-		if ((off + fsz > max)); then max=$((off + fsz)); fi
-	done < <(readelf -lW "$f" 2>/dev/null)
-	[ "$max" -gt 0 ] && [ "$max" -le "$size" ]
-}
 
 how=
 if $arm64; then

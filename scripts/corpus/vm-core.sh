@@ -43,6 +43,8 @@ export LC_ALL=C # readelf's words, sort order
 me=vm-core.sh
 # shellcheck source=scripts/lib/die.sh
 . "$(dirname "${BASH_SOURCE[0]}")/../lib/die.sh"
+# shellcheck source=scripts/corpus/corpus-lib.sh
+. "$(dirname "${BASH_SOURCE[0]}")/corpus-lib.sh"
 
 if [ $# -lt 2 ] || [ $# -gt 3 ]; then
 	echo "usage: $me CASE OUTDIR [PACKDIR]" >&2
@@ -92,16 +94,7 @@ qemu_version=$(qemu-system-aarch64 --version | sed -n 1p)
 
 # ---- the arm64 glibc sysroot (sysroot.sh) -------------------------------
 
-sysroots=${HEAPWALK_SYSROOTS:-$top/build/sysroot}
-mkdir -p "$sysroots"
-sysroot=$(cd "$sysroots" && pwd)/$variant
-rc=0
-"$top/scripts/corpus/sysroot.sh" "$variant" "$sysroot" || rc=$?
-if [ $rc = 77 ]; then cannot "cannot make a sysroot for $variant here"; fi
-[ $rc = 0 ] || die "no sysroot for $variant"
-sysroot_stamp=$sysroot/.sysroot
-triple=$(sed -n 's/^triple //p' "$sysroot_stamp")
-libdir=$sysroot/usr/lib/$triple
+corpus_sysroot "$variant"
 libc_version=$(sed -n 's/^package libc6 //p' "$sysroot_stamp")
 command -v aarch64-linux-gnu-gcc >/dev/null 2>&1 || die "aarch64-linux-gnu-gcc is missing"
 
@@ -189,7 +182,8 @@ fresh=0
 if [ -f "$stamp" ] && [ -s "$outdir/core" ] && [ -x "$outdir/prog" ] &&
 	[ -s "$outdir/truth.txt" ] && [ -s "$outdir/core.how" ]; then
 	fresh=1
-	for f in "$src" "$srcdir"/*.h "$top"/corpora/common/*.h "$0" "$sysroot_stamp" "$kdeb" "$bbdeb"; do
+	for f in "$src" "$srcdir"/*.h "$top"/corpora/common/*.h "$0" \
+		"$top/scripts/corpus/corpus-lib.sh" "$sysroot_stamp" "$kdeb" "$bbdeb"; do
 		[ -e "$f" ] || continue
 		if [ "$f" -nt "$stamp" ]; then fresh=0; fi
 	done
@@ -233,29 +227,14 @@ decode() {
 		die "$name: sha256 differs from what the VM said"
 }
 
-# Does every PT_LOAD of a core fit in the file?
-core_complete() {
-	local f=$1 size type off fsz max=0
-	size=$(stat -c %s "$f")
-	while read -r type off _ _ fsz _; do
-		[ "$type" = LOAD ] || continue
-		if ((off + fsz > max)); then max=$((off + fsz)); fi
-	done < <(readelf -lW "$f" 2>/dev/null)
-	[ "$max" -gt 0 ] && [ "$max" -le "$size" ]
-}
-
 if [ $fresh = 0 ]; then
 	rm -f "$stamp" "$outdir/core" "$outdir/truth.txt" "$outdir/core.how" \
 		"$outdir/prog" "$outdir/vm.log" "$outdir/qemu.err"
 	log=$outdir/build.log
 	: >"$log"
 
-	cc=aarch64-linux-gnu-gcc
 	# Exactly as make-core.sh builds its arm64 programs.
-	$cc -nostdinc -isystem "$($cc -print-file-name=include)" \
-		-isystem "$sysroot/usr/include/$triple" -isystem "$sysroot/usr/include" \
-		--sysroot="$sysroot" -B"$libdir/" -L"$libdir" \
-		-O0 -g -pthread -o "$outdir/prog" "$src" -no-pie >>"$log" 2>&1 ||
+	corpus_cc aarch64-linux-gnu-gcc "$src" "$outdir/prog" "$log" -no-pie ||
 		die "compiling $src for $variant failed (see $log)"
 
 	# The kernel (just boot/vmlinuz-*: no module is needed) and busybox.
