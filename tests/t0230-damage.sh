@@ -132,6 +132,15 @@ all_commands() {
 	done
 }
 
+# walk_damaged CASE CORE: all_commands, then CASE's chunk rows (as
+# chunk_rows prints them) in $T/CASE.rows.
+walk_damaged() {
+	all_commands "$1" "$2"
+	hw "$T/$1.chunks" "$T/$1.chunks.err" --json "$2" chunks
+	expect_rc 0 1
+	chunk_rows "$T/$1.chunks" >"$T/$1.rows"
+}
+
 # damaged CASE: a fresh copy of the core to damage.
 damaged() {
 	cp "$T/orig.core" "$T/$1.core"
@@ -192,10 +201,7 @@ case_a() {
 	core=$(damaged a)
 	patch "$core" $((victim - 8)) 4141414141414141
 	expect_finding a "$core" "" $((victim - 16))
-	all_commands a "$core"
-	hw "$T/a.chunks" "$T/a.chunks.err" --json "$core" chunks
-	expect_rc 0 1
-	chunk_rows "$T/a.chunks" >"$T/a.rows"
+	walk_damaged a "$core"
 	while read -r a u w; do
 		if ((a < victim)); then echo "$a $u $w"; fi
 	done <"$T/truth.rows" >"$T/a.want"
@@ -220,10 +226,7 @@ case_b() {
 	entry=${tc[mid]}
 	core=$(damaged b)
 	patch "$core" "$entry" 4141414141414141
-	all_commands b "$core"
-	hw "$T/b.chunks" "$T/b.chunks.err" --json "$core" chunks
-	expect_rc 0 1
-	chunk_rows "$T/b.chunks" >"$T/b.rows"
+	walk_damaged b "$core"
 	{
 		for ((i = ${#tc[@]} - 1; i >= mid; i--)); do
 			printf '%s 40 tcache\n' "${tc[i]}"
@@ -241,10 +244,7 @@ case_c1() {
 	head=${fa[${#fa[@]} - 1]}
 	core=$(damaged c1)
 	patch "$core" "${fa[0]}" "$(le64 "$(protect "${fa[0]}" $((head - 16)))")"
-	all_commands c1 "$core"
-	hw "$T/c1.chunks" "$T/c1.chunks.err" --json "$core" chunks
-	expect_rc 0 1
-	chunk_rows "$T/c1.chunks" >"$T/c1.rows"
+	walk_damaged c1 "$core"
 	awk '!($3 == "fastbin" && $2 == 40)' "$T/truth.rows" >"$T/c1.want"
 	expect_rows "$T/c1.want" "$T/c1.rows" c1
 	args=()
@@ -281,10 +281,7 @@ case_d1() {
 	[ -n "$next_live" ] || fail "no live chunk above the smallbin chunk $victim"
 	core=$(damaged d1)
 	patch "$core" $((victim + 8)) "$(le64 $((next_live - 16)))"
-	all_commands d1 "$core"
-	hw "$T/d1.chunks" "$T/d1.chunks.err" --json "$core" chunks
-	expect_rc 0 1
-	chunk_rows "$T/d1.chunks" >"$T/d1.rows"
+	walk_damaged d1 "$core"
 	u=$(awk -v a="$victim" '$1 == a { print $2 }' "$T/truth.rows")
 	awk -v u="$u" '!($3 == "smallbin" && $2 == u)' "$T/truth.rows" >"$T/d1.want"
 	expect_rows "$T/d1.want" "$T/d1.rows" d1
@@ -299,10 +296,7 @@ case_d2() {
 	victim=${lb[0]}
 	core=$(damaged d2)
 	patch "$core" $((victim + 8)) 4141414141414141
-	all_commands d2 "$core"
-	hw "$T/d2.chunks" "$T/d2.chunks.err" --json "$core" chunks
-	expect_rc 0 1
-	chunk_rows "$T/d2.chunks" >"$T/d2.rows"
+	walk_damaged d2 "$core"
 	awk '$3 != "largebin"' "$T/truth.rows" >"$T/d2.want"
 	expect_rows "$T/d2.want" "$T/d2.rows" d2
 	expect_finding d2 "$core" "corrupted double-linked list" $((victim - 16)) "$victim"
@@ -318,10 +312,7 @@ case_f() {
 	entry=${tc[${#tc[@]} / 2]}
 	core=$(damaged f)
 	patch "$core" $((entry + 8)) 4141414141414141
-	all_commands f "$core"
-	hw "$T/f.chunks" "$T/f.chunks.err" --json "$core" chunks
-	expect_rc 0 1
-	chunk_rows "$T/f.chunks" >"$T/f.rows"
+	walk_damaged f "$core"
 	expect_rows "$T/truth.rows" "$T/f.rows" f
 	expect_finding f "$core" "key" $((entry + 8))
 }
