@@ -273,14 +273,13 @@ static size_t target_limits(const struct hw_session *s, const char *out[],
 			used += (size_t)snprintf(missing + used,
 						 missing_len - used, ", ...");
 	}
-	bool absent = nmissing > 0;
 	if (!t->files_from && n < max)
 		out[n++] = "no NT_FILE and no readable link_map: mapped files "
 			   "unknown (give --exe or --sysroot)";
 	else if (strcmp(t->files_from, "link_map") == 0 && n < max)
 		out[n++] = "no NT_FILE: mapped files taken from the dynamic "
 			   "linker's link_map";
-	if (absent && n < max)
+	if (nmissing > 0 && n < max)
 		out[n++] = missing;
 	if (!any_tp && n < max)
 		out[n++] = strcmp(t->arch->name, "aarch64") == 0

@@ -112,6 +112,22 @@ static bool dynamic_matches(struct hw_target *t, Elf *elf, uint64_t ld,
 	return false;
 }
 
+/* A copy of `path` owned by f (and later by the target); NULL when out
+   of memory.  */
+static const char *keep_path(struct lm_files *f, const char *path)
+{
+	char *copy = strdup(path);
+	char **np = copy ? realloc(f->paths, (f->npaths + 1) * sizeof *np)
+			 : NULL;
+	if (!np) {
+		free(copy);
+		return NULL;
+	}
+	f->paths = np;
+	f->paths[f->npaths++] = copy;
+	return copy;
+}
+
 /* `path` is not at hand (no sysroot, or not in it): still name the
    region that holds its .dynamic and the writable regions right after
    it (.dynamic is in the RELRO part of the data segment, made read-only
@@ -132,16 +148,8 @@ static bool add_absent(struct hw_target *t, struct lm_files *f,
 	}
 	if (end == r->end && !(r->prot & HW_PROT_W))
 		return true;
-	char *copy = strdup(path);
-	char **np = copy ? realloc(f->paths, (f->npaths + 1) * sizeof *np)
-			 : NULL;
-	if (!np) {
-		free(copy);
-		return false;
-	}
-	f->paths = np;
-	f->paths[f->npaths++] = copy;
-	return add_file(f, start, end, 0, copy, false, true);
+	const char *copy = keep_path(f, path);
+	return copy && add_file(f, start, end, 0, copy, false, true);
 }
 
 /* Add the PT_LOAD mappings of `path`, loaded with bias `bias`.  */
@@ -157,29 +165,19 @@ static bool add_object(struct hw_target *t, struct lm_files *f,
 	size_t phnum;
 	if (elf && elf_kind(elf) == ELF_K_ELF &&
 	    elf_getphdrnum(elf, &phnum) == 0) {
-		char *copy = strdup(path);
-		char **np = realloc(f->paths, (f->npaths + 1) * sizeof *np);
-		if (!copy || !np) {
-			free(copy);
-			if (np)
-				f->paths = np;
-			ok = false;
-		} else {
-			f->paths = np;
-			f->paths[f->npaths++] = copy;
-			bool verified = ld && dynamic_matches(t, elf, ld, bias);
-			for (size_t i = 0; i < phnum && ok; i++) {
-				GElf_Phdr ph;
-				if (!gelf_getphdr(elf, (int)i, &ph) ||
-				    ph.p_type != PT_LOAD)
-					continue;
-				uint64_t start = (bias + ph.p_vaddr) & ~(pagesz - 1);
-				uint64_t end = (bias + ph.p_vaddr + ph.p_memsz +
-						pagesz - 1) & ~(pagesz - 1);
-				ok = add_file(f, start, end,
-					      ph.p_offset & ~(pagesz - 1), copy,
-					      verified, false);
-			}
+		const char *copy = keep_path(f, path);
+		bool verified = copy && ld && dynamic_matches(t, elf, ld, bias);
+		ok = copy != NULL;
+		for (size_t i = 0; i < phnum && ok; i++) {
+			GElf_Phdr ph;
+			if (!gelf_getphdr(elf, (int)i, &ph) ||
+			    ph.p_type != PT_LOAD)
+				continue;
+			uint64_t start = (bias + ph.p_vaddr) & ~(pagesz - 1);
+			uint64_t end = (bias + ph.p_vaddr + ph.p_memsz +
+					pagesz - 1) & ~(pagesz - 1);
+			ok = add_file(f, start, end, ph.p_offset & ~(pagesz - 1),
+				      copy, verified, false);
 		}
 	}
 	if (exe_elf && elf) {

@@ -169,19 +169,20 @@ static uint64_t scan_main_arena_as(struct pm_state *p, int libc)
    the one this libc uses.  */
 static uint64_t scan_main_arena(struct pm_state *p, int libc)
 {
-	static const enum pm_ms_era eras[] = { PM_MS_227, PM_MS_223, PM_MS_217 };
 	enum pm_ms_era first = p->l.ms_era;
-	for (int pass = 0; pass < 2; pass++)
-		for (size_t i = 0; i < 3; i++) {
-			if ((pass == 0) != (eras[i] == first))
-				continue;
-			pm_layout_ms(&p->l, eras[i]);
-			uint64_t m = scan_main_arena_as(p, libc);
-			if (m) {
-				pm_era_ms(p);
-				return m;
-			}
+	enum pm_ms_era order[3] = { first };
+	size_t n = 1;
+	for (int e = PM_MS_227; e >= PM_MS_217; e--)
+		if ((enum pm_ms_era)e != first)
+			order[n++] = (enum pm_ms_era)e;
+	for (size_t i = 0; i < n; i++) {
+		pm_layout_ms(&p->l, order[i]);
+		uint64_t m = scan_main_arena_as(p, libc);
+		if (m) {
+			pm_era_ms(p);
+			return m;
 		}
+	}
 	pm_layout_ms(&p->l, first);
 	return 0;
 }

@@ -92,39 +92,35 @@ static bool mp_sane(struct pm_state *p, uint64_t mp, enum pm_mp_era era)
 	return true;
 }
 
+/* malloc_par's address under era's layout, from its sbrk_base's.  */
+static uint64_t mp_from_sbrk(const struct pm_state *p, uint64_t sbrk_slot,
+			     enum pm_mp_era era)
+{
+	struct pm_layout l = p->l;
+	pm_layout_mp(&l, era, true);
+	return sbrk_slot - (uint64_t)l.mp_sbrk_base;
+}
+
 uint64_t pm_era_mp(struct pm_state *p, uint64_t sbrk_slot)
 {
-	static const enum pm_mp_era eras[] = { PM_MP_224, PM_MP_235 };
-	enum pm_mp_era first = p->l.mp_era == PM_MP_235 ? PM_MP_235
-							 : PM_MP_224;
 	/* The version's guess first: when both readings are sane (an idle
-	   malloc_par is mostly zeros), it stands.  */
-	for (int pass = 0; pass < 2; pass++)
-		for (size_t i = 0; i < 2; i++) {
-			enum pm_mp_era era = eras[i];
-			if ((pass == 0) != (era == first))
-				continue;
-			struct pm_layout l = p->l;
-			pm_layout_mp(&l, era, true);
-			uint64_t mp = sbrk_slot - (uint64_t)l.mp_sbrk_base;
-			if (!mp_sane(p, mp, era))
-				continue;
-			enum pm_mp_era other = era == PM_MP_235 ? PM_MP_224
-								: PM_MP_235;
-			struct pm_layout lo = p->l;
-			pm_layout_mp(&lo, other, true);
-			bool only = !mp_sane(p, sbrk_slot -
-					     (uint64_t)lo.mp_sbrk_base, other);
-			pm_layout_mp(&p->l, era, true);
-			if (only)
-				pm_era_observe(p, era == PM_MP_235 ? 35 : 26,
-					       era == PM_MP_235 ? 41 : 34,
-					       era == PM_MP_235
-					       ? "malloc_par has the huge-page fields"
-					       : "malloc_par has no huge-page fields");
-			return mp;
-		}
-	return 0;
+	   malloc_par is mostly zeros), it stands and proves nothing.  */
+	enum pm_mp_era first = p->l.mp_era == PM_MP_235 ? PM_MP_235 : PM_MP_224;
+	enum pm_mp_era other = first == PM_MP_235 ? PM_MP_224 : PM_MP_235;
+	bool first_ok = mp_sane(p, mp_from_sbrk(p, sbrk_slot, first), first);
+	bool other_ok = mp_sane(p, mp_from_sbrk(p, sbrk_slot, other), other);
+	if (!first_ok && !other_ok)
+		return 0;
+	enum pm_mp_era era = first_ok ? first : other;
+	uint64_t mp = mp_from_sbrk(p, sbrk_slot, era);
+	pm_layout_mp(&p->l, era, true);
+	if (first_ok != other_ok)
+		pm_era_observe(p, era == PM_MP_235 ? 35 : 26,
+			       era == PM_MP_235 ? 41 : 34,
+			       era == PM_MP_235
+			       ? "malloc_par has the huge-page fields"
+			       : "malloc_par has no huge-page fields");
+	return mp;
 }
 
 /* ---- malloc_state and heap_info ---------------------------------------- */
@@ -254,13 +250,11 @@ void pm_era_links(struct pm_state *p)
 					 &c) || !c ||
 			    !hw_read_u64(p->t, c + PM_HDR, &fd))
 				continue;
-			/* The last link is NULL only in the last chunk; a
-			   single look cannot tell, so only clear cases vote.  */
-			vote_link(p, c + PM_HDR, fd, false, &v);
-			if (fd == 0)
-				v.plain++;
-			else if (((c + PM_HDR) >> 12) == fd)
-				v.mangled++;
+			/* Only the head is looked at: a NULL (plain or
+			   mangled) says it is also the last.  */
+			uint64_t slot = c + PM_HDR;
+			vote_link(p, slot, fd, fd == 0 || (slot >> 12) == fd,
+				  &v);
 		}
 	if (v.plain || v.mangled) {
 		bool sl = v.mangled > v.plain;
