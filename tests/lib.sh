@@ -164,6 +164,15 @@ check_truth() {
 		fail "heapwalk disagrees with $case_name's truth (core in $dir)"
 }
 
+# json_num FILE KEY / json_str FILE KEY: the first number / string value
+# KEY has in the JSON in FILE ("" if none).
+json_num() {
+	grep -o "\"$2\" *: *[0-9-]*" "$1" | sed -n '1s/.*: *//p'
+}
+json_str() {
+	grep -o "\"$2\" *: *\"[^\"]*\"" "$1" | sed -n '1s/.*: *"\(.*\)"/\1/p'
+}
+
 # check_era SUMMARY_JSON VERSION: the heap's own data (summary "roots":
 # data_says "2.A-2.B") is consistent with glibc VERSION (2.N with
 # A <= N <= B), and when libc's version string was read, it agrees.

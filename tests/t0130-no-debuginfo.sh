@@ -54,7 +54,7 @@ for case_name in bins1 threads8; do
 	for mode in dbg nodbg bare; do
 		check_era "$c/$mode.summary" "$host_glibc"
 	done
-	say "$case_name bare: the data says glibc $(sed -n 's/.*"data_says":"\([^"]*\)".*/\1/p' "$c/bare.summary") (host $host_glibc)"
+	say "$case_name bare: the data says glibc $(json_str "$c/bare.summary" data_says) (host $host_glibc)"
 
 	from=$(main_arena_from "$c/dbg.summary")
 	nfrom=$(main_arena_from "$c/nodbg.summary")

@@ -35,14 +35,6 @@ problem() {
 	bad=$((bad + 1))
 }
 
-# json_num FILE KEY: the first number KEY has in FILE.
-json_num() {
-	grep -o "\"$2\" *: *[0-9-]*" "$1" | sed -n '1s/.*: *//p'
-}
-json_str() {
-	grep -o "\"$2\" *: *\"[^\"]*\"" "$1" | sed -n '1s/.*: *"\(.*\)"/\1/p'
-}
-
 # The optional debug-info half: the sysroot with libc6-dbg.
 dbg_sysroot=
 dbg_why=

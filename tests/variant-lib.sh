@@ -92,6 +92,6 @@ variant_check() {
 				fail "$variant $case: chunks differ with debug info and $mode"
 			}
 		done
-		say "$variant $case: $(grep -c . "$T/$case.debug.chunks") chunks agree with the truth, with and without debug info, and without libc's file; the data says glibc $(sed -n 's/.*"data_says":"\([^"]*\)".*/\1/p' "$T/$case.bare.summary")"
+		say "$variant $case: $(grep -c . "$T/$case.debug.chunks") chunks agree with the truth, with and without debug info, and without libc's file; the data says glibc $(json_str "$T/$case.bare.summary" data_says)"
 	done
 }
