@@ -48,6 +48,11 @@ struct hw_session {
 	struct hw_finding *findings;
 	size_t nfindings, findings_cap;
 	uint64_t findings_total;
+	/* Parts of the heap no walk could cover (damage, missing pages):
+	   every total is then partial.  The first reason is kept.  */
+	uint64_t partial_total;
+	uint64_t partial_addr;
+	char partial_why[120];
 	char err[512];
 };
 
@@ -64,6 +69,12 @@ void hw_finding(struct hw_session *s, uint64_t addr, const char *fmt, ...)
 /* Like hw_finding, for a state that is suspicious but not corruption
    (an arena locked mid-update, a count that heuristics could not match).  */
 void hw_note(struct hw_session *s, uint64_t addr, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+/* Like hw_finding, for damage or missing memory that made a walk skip
+   part of the heap: the finding is recorded and every total the reports
+   print is marked partial, with the first such reason.  */
+void hw_partial(struct hw_session *s, uint64_t addr, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 
 #endif /* HW_INTERNAL_H */

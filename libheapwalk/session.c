@@ -61,6 +61,25 @@ void hw_note(struct hw_session *s, uint64_t addr, const char *fmt, ...)
 	va_end(ap);
 }
 
+void hw_partial(struct hw_session *s, uint64_t addr, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	pthread_mutex_lock(&s->findings_lock);
+	/* Walkers report each place once (their reporting walk).  */
+	bool first = s->partial_total++ == 0;
+	if (first) {
+		s->partial_addr = addr;
+		va_list aq;
+		va_copy(aq, ap);
+		vsnprintf(s->partial_why, sizeof s->partial_why, fmt, aq);
+		va_end(aq);
+	}
+	pthread_mutex_unlock(&s->findings_lock);
+	add_finding(s, addr, false, fmt, ap);
+	va_end(ap);
+}
+
 static char *dup_or_null(const char *s)
 {
 	return s ? strdup(s) : NULL;

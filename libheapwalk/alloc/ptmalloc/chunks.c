@@ -149,7 +149,7 @@ static bool walk_heap(struct pm_state *p, struct pm_heap *h, hw_chunk_fn *fn,
 			memcpy(&field, base + (c - h->start) + 8, 8);
 		else if (!hw_read_u64(p->t, c + 8, &field)) {
 			if (report)
-				hw_finding(p->s, c, "chunk header not in the "
+				hw_partial(p->s, c, "chunk header not in the "
 					   "core (truncated?); rest of heap "
 					   "skipped");
 			return true;
@@ -178,7 +178,7 @@ static bool walk_heap(struct pm_state *p, struct pm_heap *h, hw_chunk_fn *fn,
 		}
 		if (sz < PM_MINSIZE || (sz & 15) || sz > end - c) {
 			if (report)
-				hw_finding(p->s, c, "invalid chunk size 0x%llx "
+				hw_partial(p->s, c, "invalid chunk size 0x%llx "
 					   "(size field 0x%llx); rest of heap "
 					   "skipped",
 					   (unsigned long long)sz,

@@ -42,7 +42,7 @@ static bool add_heap(struct pm_state *p, uint64_t start, uint64_t end,
 		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
 	uint8_t *tags = m == MAP_FAILED ? NULL : m;
 	if (!tags) {
-		hw_finding(p->s, start, "heap 0x%llx-0x%llx: no memory for its "
+		hw_partial(p->s, start, "heap 0x%llx-0x%llx: no memory for its "
 			   "index; skipped", (unsigned long long)start,
 			   (unsigned long long)end);
 		return false;
@@ -192,7 +192,7 @@ enum hw_status pm_find_heaps(struct pm_state *p)
 	size_t out = 0;
 	for (size_t i = 0; i < p->nheaps; i++) {
 		if (out && p->heaps[i].start < p->heaps[out - 1].end) {
-			hw_finding(p->s, p->heaps[i].start, "heap overlaps "
+			hw_partial(p->s, p->heaps[i].start, "heap overlaps "
 				   "another heap; skipped");
 			munmap(p->heaps[i].tags, p->heaps[i].tags_len);
 			continue;
