@@ -25,7 +25,7 @@ struct hw_allocator_ops;
 struct hw_finding {
 	uint64_t addr;
 	bool note;          /* worth saying, but not corruption */
-	char problem[120];
+	char problem[200];
 };
 
 /* Findings are kept up to this many; past it they are only counted.  */
@@ -52,7 +52,7 @@ struct hw_session {
 	   every total is then partial.  The first reason is kept.  */
 	uint64_t partial_total;
 	uint64_t partial_addr;
-	char partial_why[120];
+	char partial_why[200];
 	char err[512];
 };
 
@@ -70,6 +70,10 @@ void hw_finding(struct hw_session *s, uint64_t addr, const char *fmt, ...)
    (an arena locked mid-update, a count that heuristics could not match).  */
 void hw_note(struct hw_session *s, uint64_t addr, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
+
+/* Check that the files and directories named in s->opts exist and are
+   of the right kind: HW_OK, or HW_USAGE with the error recorded.  */
+enum hw_status hw_check_open_opts(struct hw_session *s);
 
 /* Like hw_finding, for damage or missing memory that made a walk skip
    part of the heap: the finding is recorded and every total the reports

@@ -168,6 +168,9 @@ enum hw_status hw_session_open(const struct hw_open_opts *opts,
 				"not supported yet; use gcore to make a core");
 	if (!s->core_path)
 		return hw_error(s, HW_USAGE, "no target given");
+	enum hw_status checked = hw_check_open_opts(s);
+	if (checked != HW_OK)
+		return checked;
 	elf_version(EV_CURRENT);
 	enum hw_status st = hw_core_open(s->core_path, s->exe, s->sysroot,
 					 &s->target, &s->core_elf, s->err,

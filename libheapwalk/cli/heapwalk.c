@@ -6,6 +6,7 @@
  * statuses of INTERFACE.md, with one "heapwalk: " line on stderr.
  */
 #include <errno.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -44,10 +45,27 @@ static int fail(int status, const char *fmt, const char *arg)
 	return status;
 }
 
+/* The library's output, straight to fd 1 (the library buffers).  The
+   first write error is kept: EPIPE means the reader went away.  */
+struct stdout_sink {
+	int err;
+};
+
 static bool write_stdout(void *cookie, const char *data, size_t len)
 {
-	(void)cookie;
-	return fwrite(data, 1, len, stdout) == len;
+	struct stdout_sink *sink = cookie;
+	while (len > 0 && !sink->err) {
+		ssize_t n = write(STDOUT_FILENO, data, len);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0) {
+			sink->err = n < 0 ? errno : EIO;
+			break;
+		}
+		data += n;
+		len -= (size_t)n;
+	}
+	return !sink->err;
 }
 
 /* Is argv[i] a global option?  Consumes its value too.  */
@@ -96,6 +114,10 @@ static int global_option(int argc, char **argv, int *i,
 
 int main(int argc, char **argv)
 {
+	/* A reader that goes away (`heapwalk core chunks | head`) ends the
+	   run quietly and successfully, as with git: the write fails with
+	   EPIPE instead of the signal killing us mid-line.  */
+	signal(SIGPIPE, SIG_IGN);
 	struct hw_open_opts o = HW_OPEN_OPTS_INIT;
 	const char *dirs[MAX_DEBUG_DIRS];
 	const char *pid = NULL;
@@ -177,15 +199,19 @@ int main(int argc, char **argv)
 	}
 	hw_session *s;
 	enum hw_status st = hw_session_open(&o, &s);
+	struct stdout_sink sink = { 0 };
 	if (st == HW_OK) {
-		struct hw_output out = { write_stdout, NULL, json };
+		struct hw_output out = { write_stdout, &sink, json };
 		st = hw_session_run(s, ncmd, cmd, &out);
-		if (fflush(stdout) != 0 && errno != EPIPE && st == HW_OK)
-			st = fail(HW_BAD_TARGET, "write error: %s",
-				  strerror(errno));
 	}
-	if (st != HW_OK && st != HW_CORRUPT && hw_session_errmsg(s)[0])
+	if (sink.err == EPIPE) {
+		st = HW_OK;
+	} else if (sink.err) {
+		st = fail(HW_BAD_TARGET, "write error on standard output: %s",
+			  strerror(sink.err));
+	} else if (st != HW_OK && st != HW_CORRUPT && hw_session_errmsg(s)[0]) {
 		fail(st, "%s", hw_session_errmsg(s));
+	}
 	hw_session_close(s);
 	free(cmd);
 	return st;

@@ -238,6 +238,45 @@ struct cmd_ctx {
 	char *const *argv;
 };
 
+/* A command that takes at most `max` words after its name.  */
+static enum hw_status check_nargs(struct cmd_ctx *c, int max, const char *what)
+{
+	if (c->argc - 1 <= max)
+		return HW_OK;
+	return hw_error(c->s, HW_USAGE, "%s: unexpected argument '%s'%s%s",
+			c->argv[0], c->argv[max + 1], what ? " (" : "",
+			what ? what : "");
+}
+
+/* "1 chunk", "2 chunks": the noun's plural is its singular + "s".  */
+static const char *plural(uint64_t n, const char *noun, char *buf, size_t len)
+{
+	snprintf(buf, len, "%llu %s%s", (unsigned long long)n, noun,
+		 n == 1 ? "" : "s");
+	return buf;
+}
+
+/* Totals that the walk could not complete are said to be partial, with
+   the first reason, in text and JSON.  */
+void hw_emit_partial(const struct hw_session *s, struct hw_emitter *e)
+{
+	if (e->json) {
+		em_bool(e, "partial", s->partial_total > 0);
+		if (s->partial_total) {
+			em_str(e, "partial_reason", s->partial_why);
+			em_hex(e, "partial_addr", s->partial_addr);
+			em_u64(e, "partial_places", s->partial_total);
+		}
+		return;
+	}
+	if (s->partial_total)
+		em_printf(e, "%-24s totals are partial: the walk stopped at "
+			  "0x%llx: %s%s\n", "partial:",
+			  (unsigned long long)s->partial_addr, s->partial_why,
+			  s->partial_total > 1 ? " (and elsewhere: see 'heapwalk "
+			  "check')" : "");
+}
+
 /* What this target cannot tell, and what that costs the analysis: said
    once in the summary rather than guessed around silently.  */
 static size_t target_limits(const struct hw_session *s, const char *out[],
@@ -292,12 +331,29 @@ static size_t target_limits(const struct hw_session *s, const char *out[],
 	return n;
 }
 
+/* "target: /abs/core (core of /path/prog)", and whether it is cut.  */
+static void emit_target_line(const struct hw_session *s, struct hw_emitter *e)
+{
+	char *abs = s->core_path ? realpath(s->core_path, NULL) : NULL;
+	const char *name = abs ? abs : s->core_path ? s->core_path : "?";
+	const char *exe = s->exe ? s->exe : s->target->exe;
+	em_printf(e, "%-24s %s", "target:", name);
+	if (exe)
+		em_printf(e, " (core of %s)", exe);
+	if (s->target->truncated)
+		em_printf(e, " (truncated: some memory is missing)");
+	em_printf(e, "\n");
+	free(abs);
+}
+
 static enum hw_status cmd_summary(struct cmd_ctx *c)
 {
 	struct hw_session *s = c->s;
 	struct hw_emitter *e = c->e;
 	struct totals t;
-	enum hw_status st = gather(s, &t);
+	enum hw_status st = check_nargs(c, 0, NULL);
+	if (st == HW_OK)
+		st = gather(s, &t);
 	if (st != HW_OK)
 		return st;
 	const char *ver = s->alloc->version(s->alloc_state);
@@ -318,9 +374,11 @@ static enum hw_status cmd_summary(struct cmd_ctx *c)
 		em_obj_end(e);
 		em_u64(e, "overhead", t.overhead);
 		em_u64(e, "largest_free", t.largest_free);
+		/* Leak analysis does not exist yet: null, not zero.  */
 		em_null(e, "leaks");
 		em_u64(e, "findings", s->findings_total);
 		em_bool(e, "truncated", s->target->truncated);
+		hw_emit_partial(s, e);
 		const char *limits[8];
 		char missing[512];
 		size_t nlimits = target_limits(s, limits, 8, missing,
@@ -335,11 +393,10 @@ static enum hw_status cmd_summary(struct cmd_ctx *c)
 		free(t.sizes.slots);
 		return HW_OK;
 	}
-	char a[32], b[32], d[32];
+	char a[32], b[32], d[32], n1[48], n2[48];
 	em_printf(e, "%-24s %s %s (%s)\n", "allocator:", s->alloc->name, ver,
 		  s->target->arch->name);
-	em_printf(e, "%-24s %s%s\n", "target:", s->core_path,
-		  s->target->truncated ? " (truncated: some memory is missing)" : "");
+	emit_target_line(s, e);
 	const char *limits[8];
 	char missing[512];
 	size_t nlimits = target_limits(s, limits, 8, missing, sizeof missing);
@@ -347,19 +404,24 @@ static enum hw_status cmd_summary(struct cmd_ctx *c)
 		em_printf(e, "%-24s %s\n", i ? "" : "core lacks:", limits[i]);
 	em_printf(e, "%-24s %zu\n", "threads:", s->target->nthreads);
 	em_printf(e, "%-24s %zu\n", "arenas:", s->alloc->narenas(s->alloc_state));
-	em_printf(e, "%-24s %12llu chunks %12s\n", "in use:",
-		  (unsigned long long)t.used, hw_human(a, sizeof a, t.used_bytes));
-	/* ptmalloc's top; jemalloc keeps unused pages as extents instead.  */
+	const char *part = s->partial_total ? "  (partial)" : "";
+	em_printf(e, "%-24s %19s %12s%s\n", "in use:",
+		  plural(t.used, "chunk", n1, sizeof n1),
+		  hw_human(a, sizeof a, t.used_bytes), part);
+	/* ptmalloc's top; jemalloc keeps unused pages as extents instead.
+	   Top is summed over the arenas, so it may exceed the largest
+	   single free chunk: the label says so.  */
 	bool has_top = strcmp(s->alloc->name, "ptmalloc") == 0;
-	em_printf(e, "%-24s %12llu chunks %12s  (largest %s%s%s)\n",
-		  "free:", (unsigned long long)t.free,
+	em_printf(e, "%-24s %19s %12s  (%s%s%slargest chunk %s)%s\n",
+		  "free:", plural(t.free, "chunk", n2, sizeof n2),
 		  hw_human(b, sizeof b, t.free_bytes),
-		  hw_human(d, sizeof d, t.largest_free),
-		  has_top ? ", top " : "",
-		  has_top ? hw_human(a, sizeof a, t.top_bytes) : "");
-	em_printf(e, "%-24s %12s %12s\n", "overhead:", "",
-		  hw_human(a, sizeof a, t.overhead));
-	em_printf(e, "%-24s not analysed (see 'heapwalk leaks')\n", "leaks:");
+		  has_top ? "of which the arenas' top chunks " : "",
+		  has_top ? hw_human(a, sizeof a, t.top_bytes) : "",
+		  has_top ? "; " : "", hw_human(d, sizeof d, t.largest_free),
+		  part);
+	em_printf(e, "%-24s %19s %12s%s\n", "overhead:", "",
+		  hw_human(a, sizeof a, t.overhead), part);
+	hw_emit_partial(s, e);
 	em_printf(e, "%-24s %llu%s\n", "findings:",
 		  (unsigned long long)s->findings_total,
 		  s->findings_total ? " (see 'heapwalk check')" : "");
@@ -501,33 +563,45 @@ static enum hw_status cmd_chunks(struct cmd_ctx *c)
 {
 	struct chunks_walk w = { c->e, 0 };
 	for (int i = 1; i < c->argc; i++) {
-		if (!strcmp(c->argv[i], "--used"))
-			w.filter = 1;
-		else if (!strcmp(c->argv[i], "--free"))
-			w.filter = 2;
-		else
+		int f = !strcmp(c->argv[i], "--used") ? 1
+			: !strcmp(c->argv[i], "--free") ? 2 : 0;
+		if (!f)
 			return hw_error(c->s, HW_USAGE, "chunks: unknown "
-					"argument '%s' (--used, --free)",
+					"argument '%s' (--used or --free)",
 					c->argv[i]);
+		if (w.filter && w.filter != f)
+			return hw_error(c->s, HW_USAGE, "chunks: --used and "
+					"--free exclude each other (give "
+					"neither for every chunk)");
+		w.filter = f;
 	}
 	if (!c->e->json)
 		em_printf(c->e, "%-18s %12s  %-5s %-9s %5s  %-18s %10s\n",
 			  "address", "size", "state", "where", "arena", "chunk",
 			  "chunk size");
 	c->s->alloc->chunks(c->s->alloc_state, print_chunk, &w);
+	/* JSON Lines has no place for a trailer; summary --json says it.  */
+	if (!c->e->json && !c->e->failed && c->s->partial_total)
+		em_printf(c->e, "(partial: the walk stopped at 0x%llx: %s)\n",
+			  (unsigned long long)c->s->partial_addr,
+			  c->s->partial_why);
 	return HW_OK;
 }
 
 static enum hw_status cmd_arenas(struct cmd_ctx *c)
 {
+	enum hw_status st = check_nargs(c, 0, NULL);
+	if (st != HW_OK)
+		return st;
 	c->s->alloc->arenas(c->s->alloc_state, c->e);
 	return HW_OK;
 }
 
 static enum hw_status cmd_bins(struct cmd_ctx *c)
 {
-	if (c->argc > 2)
-		return hw_error(c->s, HW_USAGE, "bins: too many arguments");
+	enum hw_status st = check_nargs(c, 1, "one KIND at most");
+	if (st != HW_OK)
+		return st;
 	return c->s->alloc->bins(c->s->alloc_state, c->e,
 				 c->argc > 1 ? c->argv[1] : NULL);
 }
@@ -541,17 +615,28 @@ struct lookup {
 	bool have_prev, have_next;
 };
 
+/* Two blocks are neighbours only when one ends where the other starts:
+   the walk goes on to the next heap, or to an mmapped chunk, after a
+   heap's last chunk (or after damage that cut the heap short).  */
+static bool adjacent(const struct hw_chunk *a, const struct hw_chunk *b)
+{
+	return a->chunk + a->chunk_size == b->chunk &&
+	       a->where != HW_WHERE_MMAPPED && b->where != HW_WHERE_MMAPPED;
+}
+
 static bool lookup_chunk(void *cookie, const struct hw_chunk *ch)
 {
 	struct lookup *l = cookie;
 	if (l->state == 1) {
-		l->next = *ch;
-		l->have_next = true;
+		l->have_next = adjacent(&l->hit, ch);
+		if (l->have_next)
+			l->next = *ch;
 		l->state = 2;
 		return false;
 	}
 	if (l->addr >= ch->chunk && l->addr - ch->chunk < ch->chunk_size) {
 		l->hit = *ch;
+		l->have_prev = l->have_prev && adjacent(&l->prev, ch);
 		l->state = 1;
 		return true;
 	}
@@ -585,16 +670,40 @@ static void lookup_emit(struct hw_emitter *e, const char *key,
 	}
 }
 
+/* An address as people paste it from gdb, /proc/PID/maps or heapwalk's
+   own output: hexadecimal, with or without 0x; never decimal or octal.  */
+static bool parse_address(const char *a, uint64_t *out)
+{
+	if (a[0] == '0' && (a[1] == 'x' || a[1] == 'X'))
+		a += 2;
+	if (!*a || strlen(a) > 16)
+		return false;
+	uint64_t v = 0;
+	for (; *a; a++) {
+		int d = *a >= '0' && *a <= '9' ? *a - '0'
+			: *a >= 'a' && *a <= 'f' ? *a - 'a' + 10
+			: *a >= 'A' && *a <= 'F' ? *a - 'A' + 10 : -1;
+		if (d < 0)
+			return false;
+		v = v << 4 | (uint64_t)d;
+	}
+	*out = v;
+	return true;
+}
+
+static bool walk_was_partial(const struct hw_session *s)
+{
+	return s->partial_total > 0;
+}
+
 static enum hw_status cmd_chunk(struct cmd_ctx *c)
 {
 	if (c->argc != 2)
 		return hw_error(c->s, HW_USAGE, "chunk: expected one address");
-	char *end;
 	struct lookup l = { 0 };
-	l.addr = strtoull(c->argv[1], &end, 0);
-	if (!*c->argv[1] || *end)
-		return hw_error(c->s, HW_USAGE, "chunk: '%s' is not an address",
-				c->argv[1]);
+	if (!parse_address(c->argv[1], &l.addr))
+		return hw_error(c->s, HW_USAGE, "chunk: '%s' is not an address "
+				"(hexadecimal, with or without 0x)", c->argv[1]);
 	c->s->alloc->chunks(c->s->alloc_state, lookup_chunk, &l);
 	struct hw_emitter *e = c->e;
 	bool found = l.state != 0;
@@ -630,6 +739,16 @@ static enum hw_status cmd_chunk(struct cmd_ctx *c)
 	lookup_emit(e, "prev", &l.prev, l.have_prev);
 	lookup_emit(e, "chunk", &l.hit, true);
 	lookup_emit(e, "next", &l.next, l.have_next);
+	if (l.hit.where == HW_WHERE_MMAPPED)
+		em_printf(e, "(an mmapped chunk is a mapping of its own: it has "
+			  "no neighbouring chunks)\n");
+	else if (!l.have_prev || !l.have_next)
+		em_printf(e, "(no %s%s%s: %s)\n", l.have_prev ? "" : "previous",
+			  !l.have_prev && !l.have_next ? " or " : "",
+			  l.have_next ? "" : "next",
+			  walk_was_partial(c->s) ? "the walk of this heap stopped "
+			  "at damage; see 'heapwalk check'" : "the chunk is "
+			  "at the edge of its heap or extent");
 	return HW_OK;
 }
 
@@ -653,6 +772,9 @@ static enum hw_status cmd_check(struct cmd_ctx *c)
 	struct hw_session *s = c->s;
 	struct hw_emitter *e = c->e;
 	uint64_t n = 0;
+	enum hw_status st = check_nargs(c, 0, NULL);
+	if (st != HW_OK)
+		return st;
 	s->alloc->chunks(s->alloc_state, count_only, &n);
 	if (s->alloc->check)
 		s->alloc->check(s->alloc_state);
@@ -682,6 +804,7 @@ static enum hw_status cmd_check(struct cmd_ctx *c)
 		em_arr_end(e);
 		em_u64(e, "chunks", n);
 		em_u64(e, "corruptions", s->findings_total);
+		hw_emit_partial(s, e);
 		em_obj_end(e);
 		em_jsonl_end(e);
 	} else {
@@ -689,26 +812,18 @@ static enum hw_status cmd_check(struct cmd_ctx *c)
 			em_printf(e, "(%llu more findings not kept)\n",
 				  (unsigned long long)(s->findings_total -
 						       s->nfindings));
-		em_printf(e, "%llu chunks checked, %llu problems found\n",
-			  (unsigned long long)n,
-			  (unsigned long long)s->findings_total);
+		char a[48], b[48];
+		em_printf(e, "%s checked, %s found\n",
+			  plural(n, "chunk", a, sizeof a),
+			  plural(s->findings_total, "problem", b, sizeof b));
 	}
 	return s->findings_total ? HW_CORRUPT : HW_OK;
 }
 
 static enum hw_status cmd_frag(struct cmd_ctx *c)
 {
-	if (c->argc != 1)
-		return hw_error(c->s, HW_USAGE, "frag: no arguments expected");
-	return hw_report_frag(c->s, c->e);
-}
-
-/* ---- not yet ----------------------------------------------------------- */
-
-static enum hw_status cmd_later(struct cmd_ctx *c)
-{
-	return hw_error(c->s, HW_USAGE, "'%s' is not implemented yet",
-			c->argv[0]);
+	enum hw_status st = check_nargs(c, 0, NULL);
+	return st != HW_OK ? st : hw_report_frag(c->s, c->e);
 }
 
 /* ---- the table --------------------------------------------------------- */
@@ -722,14 +837,13 @@ struct command {
 static const struct command commands[] = {
 	{ "summary", cmd_summary, "allocator, arenas, totals in use / free / overhead" },
 	{ "arenas", cmd_arenas, "each arena with its heaps and totals" },
-	{ "bins", cmd_bins, "free lists: [tcache|fast|unsorted|small|large]" },
+	{ "bins", cmd_bins, "[KIND]: free lists (ptmalloc: tcache fast unsorted "
+	  "small large; jemalloc: small large tcache)" },
 	{ "chunks", cmd_chunks, "every chunk [--used|--free]" },
 	{ "sizes", cmd_sizes, "per size class: count and bytes in use and free" },
 	{ "chunk", cmd_chunk, "ADDR: the chunk containing ADDR and its neighbours" },
 	{ "check", cmd_check, "heap consistency: every problem with its address" },
 	{ "frag", cmd_frag, "free memory and fragmentation per arena" },
-	{ "leaks", cmd_later, "unreachable allocations (not yet)" },
-	{ "diff", cmd_later, "BASE: growth since an earlier core (not yet)" },
 };
 
 #define NCOMMANDS (sizeof commands / sizeof commands[0])
@@ -765,7 +879,7 @@ enum hw_status hw_session_run(hw_session *s, int argc, char *const argv[],
 	struct cmd_ctx c = { s, e, argc > 0 ? argc : 1, argc > 0 ? argv : dflt };
 	enum hw_status st = cmd->run(&c);
 	if (!em_flush(e) && st == HW_OK)
-		st = hw_error(s, HW_USAGE, "write error on output");
+		st = hw_error(s, HW_BAD_TARGET, "write error on output");
 	free(e);
 	return st;
 }

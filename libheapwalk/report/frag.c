@@ -97,20 +97,40 @@ static void emit_row(struct hw_emitter *e, const char *name, long arena,
 	else
 		snprintf(label, sizeof label, "%s", name);
 	if (je)
-		em_printf(e, "%6s %10s %10s %10s %7.3f %6.3f %10s %10s %10s %6.3f\n",
+		em_printf(e, "%6s %10s %10s %10s %6.1f%% %5.1f%% %10s %10s %10s %5.1f%%\n",
 			  label, hw_human(a, sizeof a, r->used),
 			  hw_human(b, sizeof b, r->free),
-			  hw_human(c, sizeof c, r->largest), free_ratio, frag,
-			  hw_human(d, sizeof d, r->dirty),
+			  hw_human(c, sizeof c, r->largest), 100 * free_ratio,
+			  100 * frag, hw_human(d, sizeof d, r->dirty),
 			  hw_human(f, sizeof f, r->muzzy),
 			  hw_human(g, sizeof g, r->retained),
-			  ratio(r->slab_used, r->slab_bytes));
+			  100 * ratio(r->slab_used, r->slab_bytes));
 	else
-		em_printf(e, "%6s %10s %10s %10s %7.3f %6.3f %10s\n", label,
+		em_printf(e, "%6s %10s %10s %10s %6.1f%% %5.1f%% %10s\n", label,
 			  hw_human(a, sizeof a, r->used),
 			  hw_human(b, sizeof b, r->free),
-			  hw_human(c, sizeof c, r->largest), free_ratio, frag,
-			  hw_human(d, sizeof d, r->top));
+			  hw_human(c, sizeof c, r->largest), 100 * free_ratio,
+			  100 * frag, hw_human(d, sizeof d, r->top));
+}
+
+/* The columns, defined under the table (text only: JSON keys are named
+   in the reference).  */
+static void emit_legend(struct hw_emitter *e, bool je)
+{
+	em_printf(e, "\nused, free: bytes in blocks in use / free for reuse "
+		  "(%s)\n", je ? "free slab regions and thread-cached ones"
+		  : "binned and cached chunks, top not included");
+	em_printf(e, "largest: the largest free block;  free%%: free / (used "
+		  "+ free);\nfrag: 1 - largest / free (0%%: all free memory in "
+		  "one block; near 100%%: scattered)\n");
+	if (je)
+		em_printf(e, "dirty, muzzy: unused pages jemalloc still maps "
+			  "(not yet purged / lazily purged);\nretained: "
+			  "address space kept for reuse, no memory behind it;  "
+			  "slabs: share of slab regions in use\n");
+	else
+		em_printf(e, "top: the arena's top chunk(s), memory at the end "
+			  "of each heap that glibc can return to the system\n");
 }
 
 enum hw_status hw_report_frag(struct hw_session *s, struct hw_emitter *e)
@@ -153,8 +173,12 @@ enum hw_status hw_report_frag(struct hw_session *s, struct hw_emitter *e)
 		em_arr_end(e);
 	emit_row(e, "total", -1, &total, je);
 	if (e->json) {
+		hw_emit_partial(s, e);
 		em_obj_end(e);
 		em_jsonl_end(e);
+	} else {
+		emit_legend(e, je);
+		hw_emit_partial(s, e);
 	}
 	free(rows);
 	return HW_OK;

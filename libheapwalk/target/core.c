@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "../arch/arch.h"
+#include "compressed.h"
 #include "core.h"
 #include "linkmap.h"
 
@@ -429,6 +430,17 @@ enum hw_status hw_core_open(const char *path, const char *exe,
 		close(fd);
 		return fail(err, errlen, HW_BAD_TARGET, "'%s': %s", path,
 			    "not a regular file");
+	}
+	char head[8];
+	const char *unpack, *packed = NULL;
+	if (pread(fd, head, sizeof head, 0) == (ssize_t)sizeof head)
+		packed = hw_compression_of(head, sizeof head, &unpack);
+	if (packed) {
+		close(fd);
+		snprintf(err, errlen, "'%s': %s-compressed file; unpack it "
+			 "first (%s) and give heapwalk the core inside", path,
+			 packed, unpack);
+		return HW_BAD_TARGET;
 	}
 	if (st.st_size < (off_t)sizeof(Elf64_Ehdr)) {
 		close(fd);

@@ -128,6 +128,27 @@ static void classify(struct pm_state *p, struct pm_heap *h,
 			   "says it is free", tcached ? "tcache" : "fastbin");
 }
 
+/* A size field that cannot be: the rest of the heap is unreachable by
+   the size chain.  The usual cause is the chunk just before, written
+   past its end (`prev`, the last chunk delivered, or none when the
+   damage is at the heap's start), so the finding names it.  */
+static void bad_size(struct pm_state *p, uint64_t c, uint64_t sz,
+		     uint64_t field, const struct hw_chunk *prev)
+{
+	if (prev->chunk && prev->chunk + prev->chunk_size == c)
+		hw_partial(p->s, c, "invalid chunk size 0x%llx (field 0x%llx), "
+			   "likely overrun by the %s chunk at 0x%llx (%llu "
+			   "bytes); rest of heap skipped",
+			   (unsigned long long)sz, (unsigned long long)field,
+			   prev->used ? "used" : "free",
+			   (unsigned long long)prev->addr,
+			   (unsigned long long)prev->size);
+	else
+		hw_partial(p->s, c, "invalid chunk size 0x%llx (field 0x%llx); "
+			   "rest of heap skipped",
+			   (unsigned long long)sz, (unsigned long long)field);
+}
+
 static bool walk_heap(struct pm_state *p, struct pm_heap *h, hw_chunk_fn *fn,
 		      void *cookie, bool report)
 {
@@ -178,11 +199,7 @@ static bool walk_heap(struct pm_state *p, struct pm_heap *h, hw_chunk_fn *fn,
 		}
 		if (sz < PM_MINSIZE || (sz & 15) || sz > end - c) {
 			if (report)
-				hw_partial(p->s, c, "invalid chunk size 0x%llx "
-					   "(size field 0x%llx); rest of heap "
-					   "skipped",
-					   (unsigned long long)sz,
-					   (unsigned long long)field);
+				bad_size(p, c, sz, field, &out);
 			return true;
 		}
 		uint64_t nfield = 1;

@@ -83,8 +83,10 @@ void pm_report_summary(void *state, struct hw_emitter *e)
 		return;
 	}
 	char b1[32];
-	em_printf(e, "  %-22s %zu heaps, %zu mmapped chunks, %zu thread caches\n",
-		  "layout:", p->nheaps, p->nmmapped, p->ntcaches);
+	em_printf(e, "  %-22s %zu heap%s, %zu mmapped chunk%s, %zu thread "
+		  "cache%s\n", "layout:", p->nheaps, p->nheaps == 1 ? "" : "s",
+		  p->nmmapped, p->nmmapped == 1 ? "" : "s", p->ntcaches,
+		  p->ntcaches == 1 ? "" : "s");
 	em_printf(e, "  %-22s 0x%llx (%s)\n", "main_arena:",
 		  (unsigned long long)p->main_arena, p->how_arena);
 	em_printf(e, "  %-22s 0x%llx (%s)\n", "mp_:",
