@@ -1,9 +1,11 @@
 # heapwalk - plain, non-recursive Makefile.  Sources are found by wildcard.
 #
-#   make            build/heapwalk (optimised, with debug info)
-#   make check      set-up, ASan/UBSan build, every test; ends "N passed, N failed"
-#   make demo       set-up, build, analyse a sample core made from corpora/
+#   make            build/heapwalk (optimised, with debug info); installs nothing
+#   make deps       install the missing Debian packages (apt-get; sudo if not root)
+#   make check      deps, ASan/UBSan build, every test; ends "N passed, N failed"
+#   make demo       deps, build, analyse a sample core made from corpora/
 #   make bench      the big-heap benchmark (>= 1 GiB heap, >= 10M chunks)
+#   make clean-bench  remove the benchmark's cores (several GiB)
 
 CC      ?= cc
 BUILD   := build
@@ -27,18 +29,27 @@ TOOLS   := $(patsubst tests/tools/%.c,$(BUILD)/tools/%,$(wildcard tests/tools/*.
 LIB_OBJ      := $(patsubst %.c,$(BUILD)/obj/%.o,$(LIB_SRC))
 LIB_OBJ_ASAN := $(patsubst %.c,$(BUILD)/asan/obj/%.o,$(LIB_SRC))
 
-.PHONY: all deps check demo bench clean test
+.PHONY: all deps libs check demo bench clean clean-bench test
 all: $(BUILD)/heapwalk
 
 deps:
 	@scripts/setup-deps.sh
 
-$(BUILD)/obj/%.o: %.c $(HDRS) | deps
+# Plain `make` installs nothing: it only says what is missing.
+libs:
+	@command -v pkg-config >/dev/null 2>&1 || { echo "heapwalk: pkg-config \
+	not found (Debian: apt-get install pkg-config, or 'make deps')" >&2; \
+	exit 1; }
+	@pkg-config --exists $(PKGS) || { echo "heapwalk: needs elfutils' \
+	libdw and libelf with their headers (Debian: apt-get install \
+	libdw-dev libelf-dev, or 'make deps')" >&2; exit 1; }
+
+$(BUILD)/obj/%.o: %.c $(HDRS) | libs
 	@mkdir -p $(dir $@)
 	@echo "  CC      $<"
 	@$(CC) $(STD) $(WARN) $(CFLAGS) $(PKG_CFLAGS) -c -o $@ $<
 
-$(BUILD)/asan/obj/%.o: %.c $(HDRS) | deps
+$(BUILD)/asan/obj/%.o: %.c $(HDRS) | libs
 	@mkdir -p $(dir $@)
 	@echo "  CC/SAN  $<"
 	@$(CC) $(STD) $(WARN) -O1 -g $(SAN) $(PKG_CFLAGS) -c -o $@ $<
@@ -55,22 +66,30 @@ $(BUILD)/heapwalk: $(BUILD)/obj/$(CLI_SRC:.c=.o) $(BUILD)/libheapwalk.a
 $(BUILD)/asan/heapwalk: $(BUILD)/asan/obj/$(CLI_SRC:.c=.o) $(BUILD)/asan/libheapwalk.a
 	$(CC) -g $(SAN) -pthread -o $@ $^ $(PKG_LIBS)
 
-$(BUILD)/tools/%: tests/tools/%.c $(wildcard tests/tools/*.h) | deps
+$(BUILD)/tools/%: tests/tools/%.c $(wildcard tests/tools/*.h)
 	@mkdir -p $(dir $@)
 	$(CC) $(STD) $(WARN) -O2 -g -o $@ $<
 
 # The tests run the sanitized build: a core is untrusted input.
-check test: $(BUILD)/asan/heapwalk $(TOOLS)
+# The set-up first, then the builds (a sub-make, so that pkg-config runs
+# after the set-up installed it).
+check test: deps
+	@$(MAKE) --no-print-directory $(BUILD)/asan/heapwalk $(TOOLS)
 	@HEAPWALK=$(abspath $(BUILD)/asan/heapwalk) TOOLS=$(abspath $(BUILD)/tools) \
 	 CORPUS=$(abspath $(BUILD)/corpus) TOP=$(CURDIR) tests/run.sh
 
-demo: $(BUILD)/heapwalk
+demo: deps
+	@$(MAKE) --no-print-directory $(BUILD)/heapwalk
 	@scripts/demo.sh $(BUILD)
 
-bench: $(BUILD)/heapwalk
+bench: deps
+	@$(MAKE) --no-print-directory $(BUILD)/heapwalk
 	@scripts/bench.sh $(BUILD)
 	@echo
 	@BENCH_ALLOCATOR=jemalloc BIGHEAP_ARGS="4 5000000" scripts/bench.sh $(BUILD)
 
 clean:
 	rm -rf $(BUILD)
+
+clean-bench:
+	rm -rf $(BUILD)/bench $(BUILD)/bench-jemalloc

@@ -206,7 +206,7 @@ rm -f "$out/probe.err"
 echo "heapwalk bench: $hw (bigheap on $allocator${preload:+, $preload})"
 printf '%-22s %s (%d bytes; %s on disk)\n' "core" "$(gib "$core_bytes")" "$core_bytes" "$(gib "$core_alloc_bytes")"
 printf '%-22s %s s (%s, %s)\n' "core generation" "$gen_s" "$gen_how" "$core_note"
-printf '%-22s %s (%d bytes, mallinfo2 arena+hblkhd)\n' "heap size" "$(gib "$heap_bytes")" "$heap_bytes"
+printf '%-22s %s (%d bytes, %s)\n' "heap size" "$(gib "$heap_bytes")" "$heap_bytes" "$(field heap_how)"
 printf '%-22s %d (%d live, %d freed; bigheap %s)\n' "chunks allocated" "$allocs" "$live" "$freed" "${bigheap_args[*]}"
 echo
 printf '%-42s %9s %14s %17s\n' "command" "wall(s)" "peak RSS(MiB)" "peak anon(MiB)"
@@ -242,4 +242,6 @@ if json=$("$hw" --json "$core" summary 2>/dev/null) && [[ $json == *'"mallinfo"'
         printf 'mallinfo vs program     DIFFERENT: %s\n' "$(printf '%s; ' "${mismatch[@]}")"
     fi
 fi
+echo
+echo "The cores and programs are kept in $out ($(du -sh "$out" 2>/dev/null | cut -f1)) for the next run; 'make clean-bench' removes them."
 exit "$failed"

@@ -8,15 +8,27 @@ top=$(cd "$(dirname "$0")/.." && pwd)
 hw=$top/$build/heapwalk
 out=$top/$build/corpus/bins1
 "$top/scripts/corpus/make-core.sh" bins1 "$out"
+# run [-n LINES] ARGS...: show the command, then its output (the first
+# LINES lines of it).  heapwalk stops quietly and exits 0 when head has
+# read enough, so the pipe is safe under pipefail.
 run() {
-	printf '\n$ heapwalk %s\n' "$*"
-	"$hw" "$@"
+	local lines=
+	if [ "$1" = -n ]; then
+		lines=$2
+		shift 2
+	fi
+	printf '\n$ heapwalk %s%s\n' "$*" "${lines:+ | head -n $lines}"
+	if [ -n "$lines" ]; then
+		"$hw" "$@" | head -n "$lines"
+	else
+		"$hw" "$@"
+	fi
 }
 cd "$out"
 run core summary
 run core arenas
 run core bins
-run core chunks | head -n 12
-printf '...\n'
-run --json core chunks | head -n 3
+run -n 12 core chunks
+run -n 3 --json core chunks
+run core frag
 printf '\nThe program recorded its own view in %s/truth.txt.\n' "$out"

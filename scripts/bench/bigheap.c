@@ -14,6 +14,7 @@
  *   a core with gdb's gcore when the kernel does not write one).
  */
 #define _GNU_SOURCE
+#include <dlfcn.h>
 #include <malloc.h>
 #include <pthread.h>
 #include <stdarg.h>
@@ -258,7 +259,21 @@ int main(int argc, char **argv)
     say("freed=%zu\n", freed);
     say("mmapped=%zu\n", mmapped);
     say("live_bytes=%zu\n", live_bytes);
-    say("heap_bytes=%zu\n", mi.arena + mi.hblkhd);
+    /* Under LD_PRELOAD'ed jemalloc, glibc's mallinfo2 sees an idle
+       heap: ask jemalloc (found at run time, so this file needs no
+       jemalloc headers) for the memory its extents map.  */
+    typedef int mallctl_fn(const char *, void *, size_t *, void *, size_t);
+    mallctl_fn *mallctl = (mallctl_fn *)dlsym(RTLD_DEFAULT, "mallctl");
+    size_t je_mapped = 0, len = sizeof je_mapped;
+    uint64_t epoch = 1;
+    if (mallctl && mallctl("epoch", NULL, NULL, &epoch, sizeof epoch) == 0 &&
+        mallctl("stats.mapped", &je_mapped, &len, NULL, 0) == 0) {
+        say("heap_bytes=%zu\n", je_mapped);
+        say("heap_how=jemalloc stats.mapped\n");
+    } else {
+        say("heap_bytes=%zu\n", mi.arena + mi.hblkhd);
+        say("heap_how=mallinfo2 arena+hblkhd\n");
+    }
     say("mallinfo arena=%zu ordblks=%zu smblks=%zu hblks=%zu hblkhd=%zu "
         "usmblks=%zu fsmblks=%zu uordblks=%zu fordblks=%zu keepcost=%zu\n",
         mi.arena, mi.ordblks, mi.smblks, mi.hblks, mi.hblkhd, mi.usmblks,
