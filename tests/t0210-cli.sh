@@ -27,3 +27,57 @@ for opt in --help -h --version; do
 	[ ! -s "$T/err" ] || fail "heapwalk $opt wrote to stderr: $(head -n3 "$T/err")"
 done
 grep -q 'heapwalk' "$T/out" || fail "--version does not say heapwalk: $(cat "$T/out")"
+
+# Paths the options name must exist and be of the right kind.
+usage_error --sysroot "$T/no-such-dir" "$core"
+usage_error --debug-dir "$T/no-such-dir" "$core"
+usage_error --exe "$T/no-such-file" "$core"
+usage_error --exe "$T" "$core"                 # a directory, not a file
+touch "$T/plain-file"
+usage_error --sysroot "$T/plain-file" "$core"  # a file, not a directory
+grep -q "no-such-dir\|plain-file\|no-such-file\|$T" "$T/err" ||
+	fail "the error does not name the bad path: $(cat "$T/err")"
+
+# Command words no command takes, and arguments that exclude each other.
+usage_error "$core" summary extra
+usage_error "$core" arenas extra
+usage_error "$core" check extra
+usage_error "$core" frag extra
+usage_error "$core" bins tcache extra
+usage_error "$core" chunks --used --free
+usage_error "$core" chunk
+usage_error "$core" chunk 0x1 0x2
+usage_error "$core" chunk not-hex
+usage_error "$core" chunk 0x
+usage_error "$core" chunk 12345678901234567
+usage_error "$core" bins no-such-kind
+grep -q 'tcache' "$T/err" || fail "bins' error does not list the kinds: $(cat "$T/err")"
+
+# chunk ADDR: hex with or without 0x, as gdb users paste it; the answer
+# is the same.  The address is a live heap chunk of the program's truth.
+addr=$(awk '$1 == "alloc" && $5 == "heap" { print $2; exit }' "$dir/truth.txt")
+[ -n "$addr" ] || fail "no live heap chunk in bins1's truth"
+hw "$T/with0x" "$T/err" --json "$core" chunk "$addr"
+expect_rc 0
+hw "$T/bare" "$T/err" --json "$core" chunk "${addr#0x}"
+expect_rc 0
+cmp -s "$T/with0x" "$T/bare" || fail "chunk ${addr#0x} and chunk $addr differ"
+grep -q "\"addr\":\"$addr\"" "$T/bare" || fail "chunk ${addr#0x} did not find $addr: $(cat "$T/bare")"
+
+# An mmapped chunk has no neighbours: prev and next are null.
+maddr=$(awk '$1 == "alloc" && $5 == "mmapped" { print $2; exit }' "$dir/truth.txt")
+[ -n "$maddr" ] || fail "no mmapped chunk in bins1's truth"
+hw "$T/m" "$T/err" --json "$core" chunk "$maddr"
+expect_rc 0
+grep -q '"prev":null,"next":null' "$T/m" || fail "chunk $maddr (mmapped) names neighbours: $(cat "$T/m")"
+
+# Compressed cores: the compression and the command that unpacks it.
+for z in "gzip -c" "xz -c -0" "zstd -q -c" "bzip2 -c"; do
+	prog=${z%% *}
+	command -v "$prog" >/dev/null 2>&1 || { say "no $prog: not tried"; continue; }
+	head -c 65536 "$core" | $z >"$T/core.z"
+	hw "$T/out" "$T/err" "$T/core.z" summary
+	expect_rc 3
+	one_error_line "$T/err" "heapwalk on a $prog core"
+	grep -q "$prog -d" "$T/err" || fail "the $prog core's error does not say '$prog -d': $(cat "$T/err")"
+done
