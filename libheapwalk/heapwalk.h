@@ -22,7 +22,7 @@
    walkers that matched it.  */
 typedef struct hw_session hw_session;
 
-/* Exit statuses, as documented in INTERFACE.md.  Library calls that fail
+/* Exit statuses, as documented in doc/heapwalk.md.  Library calls that fail
    return one of these too, so a front end can pass them straight on.  */
 enum hw_status {
 	HW_OK = 0,

@@ -16,7 +16,7 @@
 
 struct hw_emitter;
 
-/* Where a block sits.  The names are the "where" strings of INTERFACE.md.  */
+/* Where a block sits.  The names are the "where" strings of doc/heapwalk.md.  */
 enum hw_where {
 	HW_WHERE_HEAP,      /* used, in an arena heap */
 	HW_WHERE_MMAPPED,   /* used, mmapped on its own */

@@ -3,7 +3,7 @@
  * Everything the tool reports comes from the library's command table, so
  * `heapwalk bins` and gdb's `heap bins` print the same.  This file only
  * parses options, opens the session and maps failures to the exit
- * statuses of INTERFACE.md, with one "heapwalk: " line on stderr.
+ * statuses of doc/heapwalk.md, with one "heapwalk: " line on stderr.
  */
 #include <errno.h>
 #include <signal.h>
