@@ -208,6 +208,22 @@ case_a() {
 	[ -s "$T/a.want" ] || fail "a: no truth allocation below the victim"
 	say "a: checking the $(wc -l <"$T/a.want") truth allocations below $(hex "$victim")"
 	expect_rows "$T/a.want" "$T/a.rows" a
+	# The chunk just below the victim (the truth's nearest allocation
+	# under it) is named as the likely culprit; the totals are partial,
+	# and the culprit has no "next" in another heap or arena.
+	local culprit
+	culprit=$(awk '{ print $1 }' "$T/a.want" | sort -n | tail -n 1)
+	grep -q "overrun by the .* chunk at $(hex "$culprit")" "$T/a.findings" ||
+		fail "a: the finding does not name $(hex "$culprit") as the likely culprit: $(head -n 3 "$T/a.findings")"
+	hw "$T/a.sum" "$T/a.sum.err" --json "$core" summary
+	expect_rc 0
+	grep -q '"partial":true' "$T/a.sum" || fail "a: summary --json does not say partial"
+	hw "$T/a.sum" "$T/a.sum.err" "$core" summary
+	grep -q '(partial)' "$T/a.sum" || fail "a: summary's totals are not marked partial"
+	hw "$T/a.lookup" "$T/a.lookup.err" --json "$core" chunk "$(hex "$culprit")"
+	expect_rc 0
+	grep -q '"next":null' "$T/a.lookup" ||
+		fail "a: chunk $(hex "$culprit") names a next chunk past the damage: $(cat "$T/a.lookup")"
 }
 
 # b: a tcache entry's next pointer = garbage.  The 40-byte tcache bin: 7
