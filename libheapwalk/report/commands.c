@@ -109,6 +109,11 @@ struct totals {
 static bool add_total(void *cookie, const struct hw_chunk *c)
 {
 	struct totals *t = cookie;
+	/* Unused jemalloc extents are page reserves, not free blocks (as in
+	   frag); the allocator's own summary lines show them.  */
+	if (c->where == HW_WHERE_DIRTY || c->where == HW_WHERE_MUZZY ||
+	    c->where == HW_WHERE_RETAINED)
+		return true;
 	struct size_class *sc = size_slot(&t->sizes, c->size);
 	if (c->used) {
 		t->used++;
@@ -347,12 +352,14 @@ static enum hw_status cmd_summary(struct cmd_ctx *c)
 		em_printf(e, "%-24s %s\n", i ? "" : "core lacks:", limits[i]);
 	em_printf(e, "%-24s %zu\n", "threads:", s->target->nthreads);
 	em_printf(e, "%-24s %zu\n", "arenas:", s->alloc->narenas(s->alloc_state));
-	em_printf(e, "%-24s %12llu chunks %12s\n", "in use:",
-		  (unsigned long long)t.used, hw_human(a, sizeof a, t.used_bytes));
+	const char *noun = s->alloc->block_noun ? s->alloc->block_noun : "chunks";
+	em_printf(e, "%-24s %12llu %s %12s\n", "in use:",
+		  (unsigned long long)t.used, noun,
+		  hw_human(a, sizeof a, t.used_bytes));
 	/* ptmalloc's top; jemalloc keeps unused pages as extents instead.  */
 	bool has_top = strcmp(s->alloc->name, "ptmalloc") == 0;
-	em_printf(e, "%-24s %12llu chunks %12s  (largest %s%s%s)\n",
-		  "free:", (unsigned long long)t.free,
+	em_printf(e, "%-24s %12llu %s %12s  (largest %s%s%s)\n",
+		  "free:", (unsigned long long)t.free, noun,
 		  hw_human(b, sizeof b, t.free_bytes),
 		  hw_human(d, sizeof d, t.largest_free),
 		  has_top ? ", top " : "",
@@ -510,10 +517,11 @@ static enum hw_status cmd_chunks(struct cmd_ctx *c)
 					"argument '%s' (--used, --free)",
 					c->argv[i]);
 	}
+	const char *noun = c->s->alloc->block_noun;
 	if (!c->e->json)
 		em_printf(c->e, "%-18s %12s  %-5s %-9s %5s  %-18s %10s\n",
-			  "address", "size", "state", "where", "arena", "chunk",
-			  "chunk size");
+			  "address", "size", "state", "where", "arena",
+			  noun ? noun : "chunk", noun ? "bytes" : "chunk size");
 	c->s->alloc->chunks(c->s->alloc_state, print_chunk, &w);
 	return HW_OK;
 }
