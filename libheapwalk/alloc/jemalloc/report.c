@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../../arch/arch.h"
 #include "../../report/emit.h"
 #include "jemalloc.h"
 
@@ -290,7 +291,7 @@ static void arena_json(const struct je_state *j, struct hw_emitter *e,
 static void arena_text(const struct je_state *j, struct hw_emitter *e,
 		       unsigned a, const struct je_usage *r)
 {
-	char addr[24] = "-", nt[16] = "?", threads[256];
+	char addr[24] = "-", nt[24] = "?", threads[256];
 	if (j->arena_addr[a])
 		snprintf(addr, sizeof addr, "0x%llx",
 			 (unsigned long long)j->arena_addr[a]);
@@ -339,10 +340,14 @@ void je_report_arenas(void *state, struct hw_emitter *e)
 		else
 			arena_text(j, e, a, &rows[a]);
 	}
+	bool a64 = !strcmp(j->t->arch->name, "aarch64");
 	const char *why = !j->arenas_array ?
 		"the arena array was not found, so no tsd's arena can be named" :
-		!tps ? "the core has no thread pointers (no NT_ARM_TLS), so "
-		       "bindings cannot be given their threads" : NULL;
+		tps ? NULL : a64 ?
+		"the core has no thread pointers (no NT_ARM_TLS), so bindings "
+		"cannot be given their threads" :
+		"the core has no thread pointers, so bindings cannot be given "
+		"their threads";
 	if (e->json) {
 		em_arr_end(e);
 		if (why)
