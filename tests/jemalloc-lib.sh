@@ -27,8 +27,10 @@ jemalloc_truth() {
 
 # jemalloc_check VARIANT VERSION ARCH CASE...: for each case, heapwalk
 # --json --no-debuginfo (arm64: also --sysroot, qemu-user cores name no
-# files) prints chunks, summary, sizes and bins that agree with the truth
-# (jetruthcmp), and the summary names VERSION and ARCH.
+# files) prints chunks, summary, sizes, bins and arenas that agree with
+# the truth (jetruthcmp: jemalloc's stats.* figures, each thread's arena),
+# and the summary names VERSION and ARCH.  A qemu core has no thread
+# pointers: arenas must say so rather than name threads.
 jemalloc_check() {
 	local variant=$1 version=$2 arch=$3 case dir sysroot cmd jetruthcmp
 	shift 3
@@ -43,17 +45,23 @@ jemalloc_check() {
 			;;
 		esac
 		local out=$T/$case
-		for cmd in chunks summary sizes bins; do
+		for cmd in chunks summary sizes bins arenas; do
 			hw "$out.$cmd" "$out.$cmd.err" "${opt[@]}" "$dir/core" "$cmd"
 			expect_rc 0
 		done
 		"$jetruthcmp" "$dir/truth.txt" "$out.chunks" "$out.summary" \
-			"$out.sizes" "$out.bins" ||
+			"$out.sizes" "$out.bins" "$out.arenas" ||
 			fail "$variant $case: heapwalk disagrees with the truth (core in $dir)"
 		grep -qE "\"version\" *: *\"$version\"" "$out.summary" ||
 			fail "$variant $case: summary does not say version $version: $(head -c 200 "$out.summary")"
 		grep -qE "\"arch\" *: *\"$arch\"" "$out.summary" ||
 			fail "$variant $case: summary does not say arch $arch"
-		say "$variant $case: $(grep -c . "$out.chunks") chunk lines agree with the truth"
+		case $variant in
+		*-arm64)
+			grep -q '"threads_unknown":"[^"]*NT_ARM_TLS' "$out.arenas" ||
+				fail "$variant $case: arenas does not say that thread pointers are unknown"
+			;;
+		esac
+		say "$variant $case: $(grep -c . "$out.chunks") chunk lines, stats.* and thread bindings agree with the truth"
 	done
 }

@@ -51,8 +51,10 @@
  *        bin with curregs > 0 or curslabs > 0 (stats.arenas.<i>.bins.<j>.*)
  *   large ARENA LEXTIDX SIZE CURLEXTENTS      per initialised arena and
  *        large class with curlextents > 0 (szind = nbins + LEXTIDX)
- *   stat KEY VALUE      allocated, active, resident, mapped, metadata
- *                       (stats.*, after mallctl "epoch"), tcache_bytes
+ *   stat KEY VALUE      allocated, active, resident, mapped, metadata,
+ *                       retained (stats.*, after mallctl "epoch"; the
+ *                       warm-up read them all once, so the last read
+ *                       allocates nothing), tcache_bytes
  *                       (the sum of stats.arenas.<i>.tcache_bytes)
  *   end
  * The program checks stats.allocated == sum(CURREGS*SIZE) +
@@ -131,7 +133,7 @@ static struct {
 	size_t curregs[MAX_ARENAS][MAX_BINS], curslabs[MAX_ARENAS][MAX_BINS];
 	size_t curlext[MAX_ARENAS][MAX_LEXT];
 	size_t tcache_bytes[MAX_ARENAS];
-	size_t allocated, active, resident, mapped, metadata;
+	size_t allocated, active, resident, mapped, metadata, retained;
 } S;
 
 /* " N" */
@@ -331,6 +333,7 @@ static void je_stats(void)
 	ctl_get("stats.resident", &S.resident, sizeof(size_t));
 	ctl_get("stats.mapped", &S.mapped, sizeof(size_t));
 	ctl_get("stats.metadata", &S.metadata, sizeof(size_t));
+	ctl_get("stats.retained", &S.retained, sizeof(size_t));
 }
 
 /* Every mallctl of the final read, once, plus the ones used while
@@ -607,6 +610,7 @@ static void truth_write_and_abort(const char *prog)
 	out_kv("stat", "resident", S.resident);
 	out_kv("stat", "mapped", S.mapped);
 	out_kv("stat", "metadata", S.metadata);
+	out_kv("stat", "retained", S.retained);
 	out_kv("stat", "tcache_bytes", tc);
 	out_str("end\n");
 	out_flush();

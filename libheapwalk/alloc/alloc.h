@@ -56,6 +56,9 @@ typedef bool hw_chunk_fn(void *cookie, const struct hw_chunk *c);
 
 struct hw_allocator_ops {
 	const char *name;
+	/* What the allocator calls the blocks its walk delivers, plural, for
+	   reports ("regions/extents"); NULL means "chunks".  */
+	const char *block_noun;
 	/* Look for the allocator in the session's target.  HW_OK with
 	   *state set, HW_NO_ALLOCATOR (with the reason in the session
 	   error) or another failure.  Must not be NULL.  */

@@ -109,6 +109,11 @@ struct totals {
 static bool add_total(void *cookie, const struct hw_chunk *c)
 {
 	struct totals *t = cookie;
+	/* Unused jemalloc extents are page reserves, not free blocks (as in
+	   frag); the allocator's own summary lines show them.  */
+	if (c->where == HW_WHERE_DIRTY || c->where == HW_WHERE_MUZZY ||
+	    c->where == HW_WHERE_RETAINED)
+		return true;
 	struct size_class *sc = size_slot(&t->sizes, c->size);
 	if (c->used) {
 		t->used++;
@@ -253,6 +258,16 @@ static const char *plural(uint64_t n, const char *noun, char *buf, size_t len)
 {
 	snprintf(buf, len, "%llu %s%s", (unsigned long long)n, noun,
 		 n == 1 ? "" : "s");
+	return buf;
+}
+
+/* A count of blocks: "1 chunk", "2 chunks", or with the allocator's
+   own noun ("12 regions/extents").  */
+static const char *blocks(uint64_t n, const char *noun, char *buf, size_t len)
+{
+	if (!noun)
+		return plural(n, "chunk", buf, len);
+	snprintf(buf, len, "%llu %s", (unsigned long long)n, noun);
 	return buf;
 }
 
@@ -405,20 +420,22 @@ static enum hw_status cmd_summary(struct cmd_ctx *c)
 	em_printf(e, "%-24s %zu\n", "threads:", s->target->nthreads);
 	em_printf(e, "%-24s %zu\n", "arenas:", s->alloc->narenas(s->alloc_state));
 	const char *part = s->partial_total ? "  (partial)" : "";
+	/* ptmalloc counts chunks; jemalloc names its blocks itself.  */
+	const char *noun = s->alloc->block_noun;
 	em_printf(e, "%-24s %19s %12s%s\n", "in use:",
-		  plural(t.used, "chunk", n1, sizeof n1),
+		  blocks(t.used, noun, n1, sizeof n1),
 		  hw_human(a, sizeof a, t.used_bytes), part);
 	/* ptmalloc's top; jemalloc keeps unused pages as extents instead.
 	   Top is summed over the arenas, so it may exceed the largest
 	   single free chunk: the label says so.  */
 	bool has_top = strcmp(s->alloc->name, "ptmalloc") == 0;
-	em_printf(e, "%-24s %19s %12s  (%s%s%slargest chunk %s)%s\n",
-		  "free:", plural(t.free, "chunk", n2, sizeof n2),
+	em_printf(e, "%-24s %19s %12s  (%s%s%slargest %s %s)%s\n",
+		  "free:", blocks(t.free, noun, n2, sizeof n2),
 		  hw_human(b, sizeof b, t.free_bytes),
 		  has_top ? "of which the arenas' top chunks " : "",
 		  has_top ? hw_human(a, sizeof a, t.top_bytes) : "",
-		  has_top ? "; " : "", hw_human(d, sizeof d, t.largest_free),
-		  part);
+		  has_top ? "; " : "", noun ? "block" : "chunk",
+		  hw_human(d, sizeof d, t.largest_free), part);
 	em_printf(e, "%-24s %19s %12s%s\n", "overhead:", "",
 		  hw_human(a, sizeof a, t.overhead), part);
 	hw_emit_partial(s, e);
@@ -575,10 +592,11 @@ static enum hw_status cmd_chunks(struct cmd_ctx *c)
 					"neither for every chunk)");
 		w.filter = f;
 	}
+	const char *noun = c->s->alloc->block_noun;
 	if (!c->e->json)
 		em_printf(c->e, "%-18s %12s  %-5s %-9s %5s  %-18s %10s\n",
-			  "address", "size", "state", "where", "arena", "chunk",
-			  "chunk size");
+			  "address", "size", "state", "where", "arena",
+			  noun ? noun : "chunk", noun ? "bytes" : "chunk size");
 	c->s->alloc->chunks(c->s->alloc_state, print_chunk, &w);
 	/* JSON Lines has no place for a trailer; summary --json says it.  */
 	if (!c->e->json && !c->e->failed && c->s->partial_total)

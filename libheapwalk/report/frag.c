@@ -4,7 +4,9 @@
  * "free" is memory the allocator can hand out again without new pages:
  * ptmalloc's binned and cached chunks (top excluded), jemalloc's free slab
  * regions and thread-cached ones.  Page-level reserves are separate: top
- * for ptmalloc; dirty, muzzy and retained extents for jemalloc.
+ * for ptmalloc; dirty, muzzy and retained extents for jemalloc (retained
+ * is address space only: nothing is behind it).  jemalloc's summary
+ * counts free the same way (ptmalloc's summary adds top to it).
  *   free_ratio = free / (used + free)
  *   frag       = 1 - largest_free / free  (0: one free block; near 1:
  *                many small ones, as in malloc_info's fragmentation)
@@ -172,6 +174,11 @@ enum hw_status hw_report_frag(struct hw_session *s, struct hw_emitter *e)
 	if (e->json)
 		em_arr_end(e);
 	emit_row(e, "total", -1, &total, je);
+	if (je && !e->json)
+		em_printf(e, "\nfree: free slab regions + regions and large "
+			  "extents in thread caches (summary's free); dirty, "
+			  "muzzy: unused pages;\nretained: address space only, "
+			  "no memory behind it (summary's stats.retained)\n");
 	if (e->json) {
 		hw_emit_partial(s, e);
 		em_obj_end(e);

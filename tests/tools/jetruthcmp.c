@@ -1,12 +1,13 @@
 /* jetruthcmp - compare heapwalk's view of a jemalloc core with the corpus
  * program's ground truth.
  *
- *   jetruthcmp TRUTH CHUNKS SUMMARY SIZES BINS
+ *   jetruthcmp TRUTH CHUNKS SUMMARY SIZES BINS [ARENAS]
  *       TRUTH    truth.txt written by a corpora/jemalloc program
  *       CHUNKS   `heapwalk --json CORE chunks`  (JSON Lines)
  *       SUMMARY  `heapwalk --json CORE summary` (one JSON object)
  *       SIZES    `heapwalk --json CORE sizes`
  *       BINS     `heapwalk --json CORE bins`
+ *       ARENAS   `heapwalk --json CORE arenas`
  *   jetruthcmp --check-truth TRUTH
  *       only the truth's own consistency (no heapwalk output needed)
  *
@@ -29,7 +30,8 @@
  *       part of a free extent)
  *   bin ARENA BINIDX SIZE CURREGS CURSLABS       (jemalloc's stats)
  *   large ARENA LEXTIDX SIZE CURLEXTENTS
- *   stat KEY VALUE          allocated, active, resident, mapped, metadata
+ *   stat KEY VALUE          allocated, active, resident, mapped, metadata,
+ *                           retained
  *   end
  *
  * Checks (heapwalk's JSON as in the jemalloc contract):
@@ -51,8 +53,16 @@
  *  - sizes: used + cached of each class == the sum over arenas of CURREGS
  *    (small) or CURLEXTENTS (large), used_bytes == size * used;
  *  - summary: allocator "jemalloc", version == the truth's (MAJOR.MINOR.
- *    BUGFIX, or the full string), page == arenas.page, stats.allocated and
- *    stats.active equal the truth's, threads >= the threads recorded.
+ *    BUGFIX, or the full string), page == arenas.page, threads >= the
+ *    threads recorded; stats.allocated, active, metadata, resident, mapped
+ *    and retained (each one the truth has) equal jemalloc's, or, for a
+ *    figure heapwalk lists under stats.approximate with {below, above},
+ *    jemalloc's lies within [value - below, value + above];
+ *  - arenas (when given): each arena's nthreads (jemalloc's own count,
+ *    when not null) is the number of recorded threads bound to it; when
+ *    threads_unknown is null, every recorded thread's TID is in exactly
+ *    one arena's "threads", the arena its "thread" line names; when it is
+ *    a string (no thread pointers in the core), no arena lists threads.
  * The truth is checked first: CURREGS (CURLEXTENTS) of each (arena,
  * class) must be at least its live + tcache allocations, and the sum of
  * CURREGS * SIZE + CURLEXTENTS * SIZE must be stat allocated.
@@ -107,6 +117,14 @@ struct binfo {
 
 VEC(tbins, struct tbin);
 
+struct tthread {
+	unsigned long long tid, arena;
+	bool seen;
+};
+
+/* The stats.* figures the summary is checked on.  */
+#define NSTATS 6
+
 static struct {
 	char version[128], short_version[128];
 	unsigned long long page, small_max, nbins;
@@ -115,9 +133,14 @@ static struct {
 	VEC(, struct talloc) allocs;
 	struct tbins bins, large;
 	unsigned long nthreads;
+	VEC(, struct tthread) threads;
 	unsigned long long allocated, active;
 	bool have_allocated, have_active;
-} TR;
+	struct tstat { const char *name; unsigned long long v; bool have; }
+		stats[NSTATS];
+} TR = { .stats = { { "allocated", 0, false }, { "active", 0, false },
+		    { "metadata", 0, false }, { "resident", 0, false },
+		    { "mapped", 0, false }, { "retained", 0, false } } };
 
 static const char *truth_path;
 
@@ -198,6 +221,9 @@ static void read_truth(const char *path)
 			b->nregs = v[2];
 			b->slab_size = v[3];
 		} else if (!strcmp(kw, "thread") && n == 4) {
+			struct tthread *th = VPUSH(TR.threads);
+			if (!num(a[1], 10, &th->tid) || !num(a[2], 10, &th->arena))
+				fatal("%s:%lu: bad thread line", path, lineno);
 			TR.nthreads++;
 		} else if (!strcmp(kw, "alloc") && n == 7) {
 			struct talloc *t = VPUSH(TR.allocs);
@@ -227,6 +253,11 @@ static void read_truth(const char *path)
 		} else if (!strcmp(kw, "stat") && n == 3) {
 			if (!num(a[1], 10, &v[0]))
 				fatal("%s:%lu: bad stat value", path, lineno);
+			for (int k = 0; k < NSTATS; k++)
+				if (!strcmp(a[0], TR.stats[k].name)) {
+					TR.stats[k].v = v[0];
+					TR.stats[k].have = true;
+				}
 			if (!strcmp(a[0], "allocated")) {
 				TR.allocated = v[0];
 				TR.have_allocated = true;
@@ -568,6 +599,37 @@ static void check_sizes(const char *path)
 
 /* ---- summary ------------------------------------------------------ */
 
+/* One stats.* figure: exact unless stats.approximate.NAME bounds it.  */
+static void check_stat(const char *stats, const struct tstat *st)
+{
+	unsigned long long v, below = 0, above = 0;
+	if (!st->have)
+		return;
+	if (!jnum(jget(stats, st->name), &v)) {
+		mismatch("summary: stats.%s missing or unknown (jemalloc: %llu)",
+			 st->name, st->v);
+		return;
+	}
+	const char *ap = jget(stats, "approximate");
+	const char *bound = ap ? jget(ap, st->name) : NULL;
+	if (!bound) {
+		if (v != st->v)
+			mismatch("summary: stats.%s %llu (exact), jemalloc said "
+				 "%llu", st->name, v, st->v);
+		return;
+	}
+	if (!jnum(jget(bound, "below"), &below) ||
+	    !jnum(jget(bound, "above"), &above)) {
+		mismatch("summary: stats.approximate.%s lacks below/above",
+			 st->name);
+		return;
+	}
+	if (st->v + below < v || st->v > v + above)
+		mismatch("summary: stats.%s %llu (-%llu/+%llu), jemalloc said "
+			 "%llu: outside the stated bound", st->name, v, below,
+			 above, st->v);
+}
+
 static void check_summary(const char *path)
 {
 	char *doc = slurp(path, NULL);
@@ -587,21 +649,99 @@ static void check_summary(const char *path)
 		mismatch("summary: page missing");
 	else if (v != TR.page)
 		mismatch("summary: page %llu, expected %llu", v, TR.page);
-	if (!jnum(jpath(doc, "stats.allocated"), &v))
-		mismatch("summary: stats.allocated missing");
-	else if (v != TR.allocated)
-		mismatch("summary: stats.allocated %llu, jemalloc said %llu", v,
-			 TR.allocated);
-	if (!jnum(jpath(doc, "stats.active"), &v))
-		mismatch("summary: stats.active missing");
-	else if (v != TR.active)
-		mismatch("summary: stats.active %llu, jemalloc said %llu", v,
-			 TR.active);
+	const char *stats = jget(doc, "stats");
+	if (!stats || *jws(stats) != '{')
+		mismatch("summary: no stats object");
+	for (int k = 0; stats && k < NSTATS; k++)
+		check_stat(stats, &TR.stats[k]);
 	if (!jnum(jget(doc, "threads"), &v))
 		mismatch("summary: threads missing");
 	else if (v < TR.nthreads)
 		mismatch("summary: threads %llu, but %lu threads were alive", v,
 			 TR.nthreads);
+	free(doc);
+}
+
+/* ---- arenas: nthreads and each thread's binding ------------------- */
+
+static unsigned long truth_bound(unsigned long long arena)
+{
+	unsigned long n = 0;
+	for (size_t i = 0; i < TR.threads.n; i++)
+		n += TR.threads.v[i].arena == arena;
+	return n;
+}
+
+/* Arena `index`'s "threads": each TID must be a recorded thread bound
+   to it.  */
+static void check_arena_threads(const char *el, unsigned long long index)
+{
+	bool bad = false;
+	for (const char *t = jfirst(jget(el, "threads")); t; t = jnext(t, &bad)) {
+		unsigned long long tid;
+		size_t i;
+		if (!jnum(t, &tid)) {
+			mismatch("arenas: arena %llu: a thread that is not a TID",
+				 index);
+			continue;
+		}
+		for (i = 0; i < TR.threads.n && TR.threads.v[i].tid != tid; i++)
+			;
+		if (i == TR.threads.n) {
+			mismatch("arenas: arena %llu lists thread %llu, which the "
+				 "truth does not know", index, tid);
+			continue;
+		}
+		if (TR.threads.v[i].seen)
+			mismatch("arenas: thread %llu listed twice", tid);
+		TR.threads.v[i].seen = true;
+		if (TR.threads.v[i].arena != index)
+			mismatch("arenas: thread %llu under arena %llu, jemalloc "
+				 "binds it to %llu", tid, index,
+				 TR.threads.v[i].arena);
+	}
+	if (bad)
+		mismatch("arenas: arena %llu: malformed threads array", index);
+}
+
+static void check_arenas(const char *path)
+{
+	char *doc = slurp(path, NULL);
+	if (!jvalid(doc) || *jws(doc) != '{')
+		fatal("%s: not a JSON object", path);
+	char why[256];
+	bool known = !jstr(jget(doc, "threads_unknown"), why, sizeof why);
+	bool bad = false;
+	for (const char *el = jfirst(json_array(doc, "arenas", path)); el;
+	     el = jnext(el, &bad)) {
+		unsigned long long index, n;
+		if (!jnum(jget(el, "index"), &index)) {
+			mismatch("arenas: an arena without index");
+			continue;
+		}
+		if (jnum(jget(el, "nthreads"), &n) && n != truth_bound(index))
+			mismatch("arenas: arena %llu: nthreads %llu, %lu recorded "
+				 "threads are bound to it", index, n,
+				 truth_bound(index));
+		const char *th = jget(el, "threads");
+		if (!th || *jws(th) != '[') {
+			if (known)
+				mismatch("arenas: arena %llu: no threads array, "
+					 "and threads_unknown is null", index);
+			continue;
+		}
+		if (!known)
+			mismatch("arenas: arena %llu lists threads although "
+				 "\"%s\"", index, why);
+		check_arena_threads(el, index);
+	}
+	for (size_t i = 0; known && i < TR.threads.n; i++)
+		if (!TR.threads.v[i].seen)
+			mismatch("arenas: thread %llu (bound to arena %llu) is in "
+				 "no arena's threads", TR.threads.v[i].tid,
+				 TR.threads.v[i].arena);
+	if (bad)
+		fatal("%s: malformed arenas array", path);
 	free(doc);
 }
 
@@ -621,9 +761,9 @@ int main(int argc, char **argv)
 		       TR.bins.n, TR.large.n);
 		return 0;
 	}
-	if (argc != 6 || argv[1][0] == '-') {
+	if ((argc != 6 && argc != 7) || argv[1][0] == '-') {
 		fprintf(stderr, "usage: jetruthcmp TRUTH CHUNKS.jsonl SUMMARY.json "
-				"SIZES.json BINS.json\n"
+				"SIZES.json BINS.json [ARENAS.json]\n"
 				"       jetruthcmp --check-truth TRUTH\n");
 		return 2;
 	}
@@ -634,6 +774,8 @@ int main(int argc, char **argv)
 	check_bins(argv[5]);
 	check_sizes(argv[4]);
 	check_summary(argv[3]);
+	if (argc == 7)
+		check_arenas(argv[6]);
 	char what[64];
 	snprintf(what, sizeof what, "%zu allocations", TR.allocs.n);
 	free(chunks);
@@ -641,5 +783,6 @@ int main(int argc, char **argv)
 	free(TR.bins.v);
 	free(TR.large.v);
 	free(TR.binfo.v);
+	free(TR.threads.v);
 	return cmp_finish(what);
 }

@@ -57,8 +57,10 @@ static bool try_array(struct je_state *j, uint64_t at)
 	for (size_t i = 0; i < j->next; i++)
 		if (j->ext[i].arena >= ARENA_SLOTS || !slots[j->ext[i].arena])
 			return false;
-	if (!base_offset(j, slots))
+	uint64_t off = base_offset(j, slots);
+	if (!off)
 		return false;
+	j->arena_base_off = off;
 	for (unsigned k = 0; k < ARENA_SLOTS; k++) {
 		j->arena_addr[k] = slots[k];
 		if (slots[k])

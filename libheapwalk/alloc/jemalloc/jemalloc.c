@@ -16,6 +16,7 @@ static void je_close(void *state)
 	free(j->ext);
 	free(j->cached);
 	free(j->tcaches);
+	free(j->bases);
 	free(j);
 }
 
@@ -39,6 +40,9 @@ static enum hw_status je_open(struct hw_session *s, void **state)
 	}
 	je_find_arenas(j);
 	je_find_tcaches(j);
+	je_find_bases(j);
+	je_find_internal(j);
+	je_find_bindings(j);
 	*state = j;
 	return HW_OK;
 }
@@ -73,6 +77,7 @@ static bool je_chunks_parallel(void *state, unsigned nparts, hw_chunk_fn *fn,
 
 const struct hw_allocator_ops hw_jemalloc_ops = {
 	.name = "jemalloc",
+	.block_noun = "regions/extents",
 	.open = je_open,
 	.close = je_close,
 	.version = je_version,

@@ -67,6 +67,33 @@ struct je_tcache {
 	int tid;                          /* owning thread, 0 if unknown */
 	uint32_t nbins;
 	uint64_t cached, bytes;
+	uint64_t stacks;                  /* usable size of the allocation
+					     holding its stacks (internal) */
+	int32_t arena;                    /* its tsd's arena binding, -1 if
+					     not found */
+};
+
+/* One base allocator (base_t): jemalloc's metadata blocks and its own
+   counters of them.  */
+struct je_base {
+	uint64_t addr;                    /* the base_t */
+	uint64_t blocks_mapped;           /* sum of its blocks' sizes */
+	uint64_t allocated, resident, mapped;  /* its counters, if found */
+};
+
+/* jemalloc's stats.* figures (ctl.c's ctl_refresh), from the heap.  A
+   figure that is not exact has the true value within [value - below,
+   value + above].  */
+struct je_figure {
+	uint64_t value, below, above;
+	bool known, exact;
+	const char *from;                 /* what it was computed from */
+};
+
+struct je_figures {
+	struct je_figure allocated, active, metadata, resident, mapped,
+		retained;
+	uint64_t dirty, muzzy;
 };
 
 /* A jemalloc module's writable memory (.data, .bss).  */
@@ -103,6 +130,13 @@ struct je_state {
 	uint64_t arena_addr[JE_MAX_ARENAS];
 	uint64_t scratch[JE_MAX_ARENAS];  /* arenas.c's candidate array */
 	unsigned narena_slots;            /* highest used arena index + 1 */
+	uint64_t arena_base_off;          /* offsetof(arena_t, base), 0 = ? */
+	struct je_base *bases;            /* one per arena found */
+	size_t nbases;
+	bool base_counters;               /* every base's counters found */
+	uint64_t internal;                /* sum of arena stats.internal */
+	bool have_internal;
+	const char *how_bases, *how_internal;
 	struct je_extent *ext;            /* sorted by base, disjoint */
 	size_t next;
 	uint64_t *cached;                 /* every tcache item, sorted */
@@ -136,6 +170,12 @@ bool je_walk_parallel(struct je_state *j, unsigned nparts, hw_chunk_fn *fn,
 		      void *const cookies[]);
 /* arenas.c */
 void je_find_arenas(struct je_state *j);
+/* stats.c */
+void je_find_bases(struct je_state *j);
+void je_find_internal(struct je_state *j);
+void je_figures(const struct je_state *j, struct je_figures *f);
+/* bind.c */
+void je_find_bindings(struct je_state *j);
 /* report.c */
 size_t je_count_arenas(const struct je_state *j);
 void je_report_summary(void *state, struct hw_emitter *e);

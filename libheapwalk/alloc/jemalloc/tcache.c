@@ -188,6 +188,17 @@ static int owner_of(const struct hw_target *t, uint64_t addr)
 	return tid;
 }
 
+/* Usable size of the allocation the stacks were carved from (jemalloc
+   counts it in its arena's stats.internal): the one holding the last
+   word of bin 0's stack.  */
+static uint64_t stack_block(const struct je_state *j, const struct bin *b0)
+{
+	const struct je_extent *x = je_extent_of(j, b0->stack_hi - 8);
+	if (!x || x->state != JE_ACTIVE)
+		return 0;
+	return x->slab ? x->reg_size : j->sizes[x->szind];
+}
+
 /* Judge a chain by its items; take it when they are (nearly) all regions
    of the right class, reporting the ones that are not.  */
 static void take_chain(struct je_state *j, const struct found *f,
@@ -214,7 +225,8 @@ static void take_chain(struct je_state *j, const struct found *f,
 	if (bad && good < 4 * bad)
 		return;
 	struct je_tcache tc = { .addr = f->at, .nbins = nb,
-				.tid = owner_of(j->t, f->at) };
+				.tid = owner_of(j->t, f->at), .arena = -1,
+				.stacks = nb ? stack_block(j, &f->bins[0]) : 0 };
 	for (unsigned k = 0; k < nb; k++) {
 		const struct bin *b = &f->bins[k];
 		const uint8_t *it = b->n ? hw_peek(j->t, b->items, 8u * b->n) : NULL;
