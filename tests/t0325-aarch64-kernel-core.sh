@@ -93,10 +93,12 @@ for case in "${cases[@]}"; do
 	done
 
 	base=(--json --sysroot "$sr" --no-debuginfo)
-	for cmd in chunks summary sizes bins; do
+	for cmd in chunks summary bins; do
 		hw "$w/$cmd" "$w/$cmd.err" "${base[@]}" "$w/core" "$cmd"
 		expect_rc 0
 	done
+	hw "$w/sizes" "$w/sizes.err" "${base[@]}" "$w/core" sizes --exact
+	expect_rc 0
 	"$truthcmp" "$truth" "$w/chunks" "$w/summary" ||
 		problem "$case: heapwalk --sysroot --no-debuginfo disagrees with the truth (chunks, summary)"
 	"$truthcmp" --sizes "$w/sizes" "$w/summary" "$w/chunks" ||

@@ -5,7 +5,11 @@
  *       CHUNKS   `heapwalk --json CORE chunks` (JSON Lines)
  *       SUMMARY  `heapwalk --json CORE summary` (one JSON object)
  *   truthcmp --sizes SIZES SUMMARY CHUNKS
- *       cross-checks `heapwalk --json CORE sizes` against summary and chunks
+ *       cross-checks `heapwalk --json CORE sizes --exact` against summary
+ *       and chunks
+ *   truthcmp --classes SIZES EXACT
+ *       `sizes` (size classes) against `sizes --exact`: every exact size
+ *       in one class [min, size], each class the sum of its exact rows
  *
  * Prints each mismatch (the first 20, then how many more), then
  * "truthcmp: N allocations, M mismatches" (or "truthcmp: sizes: N classes,
@@ -329,13 +333,110 @@ static int sizes_mode(const char *zpath, const char *spath, const char *cpath)
 	return cmp_finish(what);
 }
 
+/* ---- --classes ---------------------------------------------------- */
+
+/* The counters of one `sizes` row, in the order of class_keys.  */
+static const char *const class_keys[6] = {
+	"used", "used_bytes", "free", "free_bytes", "cached", "cached_bytes"
+};
+
+struct srow {
+	unsigned long long min, size, v[6], sum[6];
+};
+
+/* The rows of a `sizes --json` document (min = size when it has none).  */
+static struct srow *read_rows(const char *path, size_t *n)
+{
+	char *doc = slurp(path, NULL);
+	if (!jvalid(doc))
+		fatal("%s: not valid JSON", path);
+	const char *arr = jget(doc, "classes");
+	if (!arr || *jws(arr) != '[')
+		fatal("%s: no \"classes\" array", path);
+	struct srow *rows = NULL;
+	size_t k = 0;
+	bool bad = false;
+	for (const char *el = jfirst(arr); el; el = jnext(el, &bad)) {
+		rows = xrealloc(rows, (k + 1) * sizeof *rows);
+		struct srow *r = &rows[k++];
+		memset(r, 0, sizeof *r);
+		if (!jnum(jget(el, "size"), &r->size))
+			fatal("%s: row %zu has no size", path, k);
+		if (!jnum(jget(el, "min"), &r->min))
+			r->min = r->size;
+		for (int i = 0; i < 6; i++)
+			if (!jnum(jget(el, class_keys[i]), &r->v[i]))
+				fatal("%s: row %zu has no %s", path, k,
+				      class_keys[i]);
+	}
+	if (bad)
+		fatal("%s: malformed classes array", path);
+	free(doc);
+	*n = k;
+	return rows;
+}
+
+/* `sizes` (classes) against `sizes --exact`: the classes ascend without
+   overlapping, every exact size lies in one class's [min, size], and each
+   class's counts are the sums of its exact rows (so the totals agree).  */
+static int classes_mode(const char *gpath, const char *xpath)
+{
+	size_t ng, nx;
+	struct srow *g = read_rows(gpath, &ng), *x = read_rows(xpath, &nx);
+	for (size_t i = 0; i < ng; i++) {
+		if (g[i].min > g[i].size)
+			mismatch("class %llu: min %llu above its size",
+				 g[i].size, g[i].min);
+		if (i > 0 && g[i].min <= g[i - 1].size)
+			mismatch("class %llu-%llu overlaps or follows class "
+				 "%llu-%llu", g[i].min, g[i].size,
+				 g[i - 1].min, g[i - 1].size);
+	}
+	size_t k = 0;
+	for (size_t i = 0; i < nx; i++) {
+		while (k < ng && g[k].size < x[i].size)
+			k++;
+		if (k == ng || g[k].min > x[i].size) {
+			mismatch("exact size %llu is in no class", x[i].size);
+			continue;
+		}
+		for (int f = 0; f < 6; f++)
+			g[k].sum[f] += x[i].v[f];
+	}
+	unsigned long long tot[2][6] = { { 0 } };
+	for (size_t i = 0; i < ng; i++)
+		for (int f = 0; f < 6; f++) {
+			tot[0][f] += g[i].v[f];
+			if (g[i].v[f] != g[i].sum[f])
+				mismatch("class %llu-%llu: %s %llu, its exact "
+					 "rows sum to %llu", g[i].min, g[i].size,
+					 class_keys[f], g[i].v[f], g[i].sum[f]);
+		}
+	for (size_t i = 0; i < nx; i++)
+		for (int f = 0; f < 6; f++)
+			tot[1][f] += x[i].v[f];
+	for (int f = 0; f < 6; f++)
+		if (tot[0][f] != tot[1][f])
+			mismatch("total %s: classes %llu, exact rows %llu",
+				 class_keys[f], tot[0][f], tot[1][f]);
+	char what[64];
+	snprintf(what, sizeof what, "classes: %zu classes of %zu sizes", ng,
+		 nx);
+	free(g);
+	free(x);
+	return cmp_finish(what);
+}
+
 int main(int argc, char **argv)
 {
 	if (argc == 5 && !strcmp(argv[1], "--sizes"))
 		return sizes_mode(argv[2], argv[3], argv[4]);
+	if (argc == 4 && !strcmp(argv[1], "--classes"))
+		return classes_mode(argv[2], argv[3]);
 	if (argc == 4 && argv[1][0] != '-')
 		return truth_mode(argv[1], argv[2], argv[3]);
 	fprintf(stderr, "usage: truthcmp TRUTH CHUNKS.jsonl SUMMARY.json\n"
-			"       truthcmp --sizes SIZES.json SUMMARY.json CHUNKS.jsonl\n");
+			"       truthcmp --sizes SIZES.json SUMMARY.json CHUNKS.jsonl\n"
+			"       truthcmp --classes SIZES.json EXACT.json\n");
 	return 2;
 }

@@ -86,5 +86,6 @@ const struct hw_allocator_ops hw_ptmalloc_ops = {
 	.summary = pm_report_summary,
 	.arenas = pm_report_arenas,
 	.bins = pm_report_bins,
+	.size_class = pm_size_class,
 	.check = NULL,
 };

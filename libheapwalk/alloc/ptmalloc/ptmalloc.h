@@ -227,6 +227,9 @@ void pm_find_mmapped(struct pm_state *p);
 bool pm_walk_chunks(struct pm_state *p, hw_chunk_fn *fn, void *cookie);
 bool pm_walk_chunks_parallel(struct pm_state *p, unsigned nparts,
 			     hw_chunk_fn *fn, void *const cookies[]);
+/* classes.c: the bin (or, past the last bin, power of two) of a usable
+   size, as a range of request sizes.  */
+uint64_t pm_size_class(void *state, uint64_t usable, uint64_t *min);
 /* report.c */
 void pm_report_summary(void *state, struct hw_emitter *e);
 void pm_report_arenas(void *state, struct hw_emitter *e);
