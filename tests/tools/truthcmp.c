@@ -7,6 +7,10 @@
  *   truthcmp --sizes SIZES SUMMARY CHUNKS
  *       cross-checks `heapwalk --json CORE sizes --exact` against summary
  *       and chunks
+ *   truthcmp --arenas TRUTH ARENAS [--unknown]
+ *       `heapwalk --json CORE arenas`: each thread (by tid) listed under
+ *       the arena the truth's thread line names; --unknown: the core has
+ *       no thread pointers, so no arena may list threads
  *   truthcmp --classes SIZES EXACT
  *       `sizes` (size classes) against `sizes --exact`: every exact size
  *       in one class [min, size], each class the sum of its exact rows
@@ -427,16 +431,103 @@ static int classes_mode(const char *gpath, const char *xpath)
 	return cmp_finish(what);
 }
 
+/* ---- --arenas ----------------------------------------------------- */
+
+/* Is `tid` in the JSON array of numbers at `arr`?  */
+static bool tid_listed(const char *arr, unsigned long long tid)
+{
+	bool bad = false;
+	unsigned long long v;
+	for (const char *el = jfirst(arr); el; el = jnext(el, &bad))
+		if (jnum(el, &v) && v == tid)
+			return true;
+	return false;
+}
+
+/* `arenas --json` against the truth's thread lines: each thread's tid is
+   in the "threads" of the arena its chunks are in (main_arena for
+   "main") and in no other arena's, nor in "no_arena".  With unknown set,
+   the core has no thread pointers: every arena's "threads" must be null
+   and "threads_from" must say "unknown".  */
+static int arenas_mode(const char *tpath, const char *apath, bool unknown)
+{
+	FILE *f = fopen(tpath, "r");
+	if (!f)
+		fatal("%s: %s", tpath, strerror(errno));
+	char *doc = slurp(apath, NULL);
+	if (!jvalid(doc))
+		fatal("%s: not valid JSON", apath);
+	const char *arenas = jget(doc, "arenas");
+	char from[256] = "";
+	if (!arenas || *jws(arenas) != '[')
+		fatal("%s: no \"arenas\" array", apath);
+	if (!jstr(jget(doc, "threads_from"), from, sizeof from))
+		mismatch("arenas: no threads_from");
+	if (unknown && strncmp(from, "unknown", 7))
+		mismatch("arenas: threads_from \"%s\", expected unknown", from);
+	unsigned long nthreads = 0;
+	char line[512];
+	while (!unknown && fgets(line, sizeof line, f)) {
+		char kw[16], idx[16], tid[32], arena[64];
+		if (sscanf(line, "%15s %15s %31s %63s", kw, idx, tid, arena) != 4 ||
+		    strcmp(kw, "thread"))
+			continue;
+		nthreads++;
+		unsigned long long t = strtoull(tid, NULL, 10), a = 0, addr;
+		bool main = !strcmp(arena, "main");
+		if (!main)
+			a = strtoull(arena, NULL, 16);
+		unsigned found = 0, right = 0;
+		bool bad = false;
+		for (const char *el = jfirst(arenas); el; el = jnext(el, &bad)) {
+			char kind[16] = "";
+			jstr(jget(el, "kind"), kind, sizeof kind);
+			bool mine = main ? !strcmp(kind, "main")
+					 : jhex(jget(el, "addr"), &addr) && addr == a;
+			if (tid_listed(jget(el, "threads"), t)) {
+				found++;
+				right += mine;
+			}
+		}
+		if (tid_listed(jget(doc, "no_arena"), t))
+			mismatch("thread %s (tid %llu): in no_arena, expected "
+				 "arena %s", idx, t, arena);
+		else if (!found)
+			mismatch("thread %s (tid %llu): in no arena's threads, "
+				 "expected %s (%s)", idx, t, arena, from);
+		else if (found != 1 || !right)
+			mismatch("thread %s (tid %llu): listed in %u arenas, "
+				 "%s its own (%s)", idx, t, found,
+				 right ? "one of them" : "not", arena);
+	}
+	bool bad = false;
+	for (const char *el = jfirst(arenas); el && unknown;
+	     el = jnext(el, &bad)) {
+		const char *th = jget(el, "threads");
+		if (!th || strncmp(jws(th), "null", 4))
+			mismatch("arenas: threads given without thread pointers");
+	}
+	fclose(f);
+	free(doc);
+	char what[64];
+	snprintf(what, sizeof what, "arenas: %lu threads", nthreads);
+	return cmp_finish(what);
+}
+
 int main(int argc, char **argv)
 {
 	if (argc == 5 && !strcmp(argv[1], "--sizes"))
 		return sizes_mode(argv[2], argv[3], argv[4]);
+	if ((argc == 4 || (argc == 5 && !strcmp(argv[4], "--unknown"))) &&
+	    !strcmp(argv[1], "--arenas"))
+		return arenas_mode(argv[2], argv[3], argc == 5);
 	if (argc == 4 && !strcmp(argv[1], "--classes"))
 		return classes_mode(argv[2], argv[3]);
 	if (argc == 4 && argv[1][0] != '-')
 		return truth_mode(argv[1], argv[2], argv[3]);
 	fprintf(stderr, "usage: truthcmp TRUTH CHUNKS.jsonl SUMMARY.json\n"
 			"       truthcmp --sizes SIZES.json SUMMARY.json CHUNKS.jsonl\n"
-			"       truthcmp --classes SIZES.json EXACT.json\n");
+			"       truthcmp --classes SIZES.json EXACT.json\n"
+			"       truthcmp --arenas TRUTH ARENAS.json [--unknown]\n");
 	return 2;
 }
