@@ -23,8 +23,10 @@
 #include "../../sym/sym.h"
 #include "ptmalloc.h"
 
-/* How far from the thread pointer the scan looks, on the TLS side.  */
+/* How far from the thread pointer the scan looks, on the TLS side; and
+   how far from tcache when its offset is known.  */
 #define PM_TLS_SCAN 0x1000
+#define PM_TLS_NEIGHBOURS 0x100
 
 /* The index of the arena at `addr`, or -1.  */
 static int32_t arena_index(const struct pm_state *p, uint64_t addr)
@@ -90,13 +92,21 @@ static uint64_t distance(int64_t a, int64_t b)
 	return a > b ? (uint64_t)(a - b) : (uint64_t)(b - a);
 }
 
-/* The data's answer.  Ties go to the offset nearest tcache's (the two
-   are neighbours in libc's TLS block), or nearest the thread pointer.  */
+/* The data's answer.  thread_arena and tcache are neighbours in libc's
+   TLS block (0x90 bytes in 2.36), so with tcache's offset known only its
+   surroundings are searched: further out, x86_64 threads' stacks (right
+   below their TLS) hold arena pointers too, in the frames of malloc's
+   callers.  Ties go to the offset nearest tcache's, or the thread
+   pointer.  */
 static bool offset_by_vote(struct pm_state *p, int64_t *off, unsigned *votes)
 {
 	bool above = strcmp(p->t->arch->name, "aarch64") == 0;
 	int64_t lo = above ? 0 : -PM_TLS_SCAN, hi = above ? PM_TLS_SCAN : 0;
 	int64_t near = p->tcache_tp_known ? p->tcache_tp_off : 0;
+	if (p->tcache_tp_known) {
+		lo = near - PM_TLS_NEIGHBOURS;
+		hi = near + PM_TLS_NEIGHBOURS;
+	}
 	unsigned best = 0;
 	for (int64_t o = lo; o < hi; o += 8) {
 		unsigned v = offset_votes(p, o);
