@@ -23,8 +23,9 @@
  * line, fields separated by blanks, '#' lines are comments.
  *   prog NAME
  *   thread IDX TID ARENA NHEAPS
- *       IDX: 0.. (0 = main); ARENA: "main" or the malloc_state address
- *       (0x...); NHEAPS: heaps the thread's chunks lie in
+ *       IDX: 0.. (0 = main); ARENA: "main", the malloc_state address
+ *       (0x...) or "none" (never called malloc); NHEAPS: heaps the
+ *       thread's chunks lie in
  *   alloc 0xUSER REQ USABLE WHERE IDX
  *       USER: pointer malloc returned; REQ: requested size; USABLE:
  *       malloc_usable_size() while live; WHERE: heap | mmapped (live) or
@@ -157,6 +158,8 @@ static int truth_mode(const char *tpath, const char *cpath, const char *spath)
 			th_seen[idx] = true;
 			th_arena[idx] = a;
 			nthreads++;
+			if (!strcmp(a3, "none"))
+				continue;  /* no chunk, no arena */
 			size_t k;
 			for (k = 0; k < nar && ar[k].arena != a; k++)
 				;
@@ -446,7 +449,8 @@ static bool tid_listed(const char *arr, unsigned long long tid)
 
 /* `arenas --json` against the truth's thread lines: each thread's tid is
    in the "threads" of the arena its chunks are in (main_arena for
-   "main") and in no other arena's, nor in "no_arena".  With unknown set,
+   "main") and in no other arena's, nor in "no_arena"; a thread of arena
+   "none" is in "no_arena" only.  With unknown set,
    the core has no thread pointers: every arena's "threads" must be null
    and "threads_from" must say "unknown".  */
 static int arenas_mode(const char *tpath, const char *apath, bool unknown)
@@ -474,7 +478,7 @@ static int arenas_mode(const char *tpath, const char *apath, bool unknown)
 			continue;
 		nthreads++;
 		unsigned long long t = strtoull(tid, NULL, 10), a = 0, addr;
-		bool main = !strcmp(arena, "main");
+		bool main = !strcmp(arena, "main"), none = !strcmp(arena, "none");
 		if (!main)
 			a = strtoull(arena, NULL, 16);
 		unsigned found = 0, right = 0;
@@ -489,7 +493,13 @@ static int arenas_mode(const char *tpath, const char *apath, bool unknown)
 				right += mine;
 			}
 		}
-		if (tid_listed(jget(doc, "no_arena"), t))
+		bool no_arena = tid_listed(jget(doc, "no_arena"), t);
+		if (none && (found || !no_arena))
+			mismatch("thread %s (tid %llu): never called malloc, "
+				 "yet not (only) in no_arena", idx, t);
+		else if (none)
+			continue;
+		else if (no_arena)
 			mismatch("thread %s (tid %llu): in no_arena, expected "
 				 "arena %s", idx, t, arena);
 		else if (!found)
