@@ -10,7 +10,8 @@
 # chunks, summary and sizes must match the program's truth (truthcmp),
 # summary must say aarch64, the truth's glibc version and thread count,
 # and every thread's tcache must be found (through its thread pointer)
-# in that thread's own arena.  When scripts/corpus/sysroot.sh's
+# in that thread's own arena, and `arenas` must list every thread under
+# that arena (thread_arena, through TPIDR_EL0).  When scripts/corpus/sysroot.sh's
 # glibc-2.36-arm64 sysroot has libc6-dbg's debug file for the committed
 # libc's build-id, the chunks must come out identical with --debug-dir;
 # otherwise (the mirror moved on, or no sysroot here) that half is skipped.
@@ -93,10 +94,12 @@ for case in "${cases[@]}"; do
 	done
 
 	base=(--json --sysroot "$sr" --no-debuginfo)
-	for cmd in chunks summary sizes bins; do
+	for cmd in chunks summary bins; do
 		hw "$w/$cmd" "$w/$cmd.err" "${base[@]}" "$w/core" "$cmd"
 		expect_rc 0
 	done
+	hw "$w/sizes" "$w/sizes.err" "${base[@]}" "$w/core" sizes --exact
+	expect_rc 0
 	"$truthcmp" "$truth" "$w/chunks" "$w/summary" ||
 		problem "$case: heapwalk --sysroot --no-debuginfo disagrees with the truth (chunks, summary)"
 	"$truthcmp" --sizes "$w/sizes" "$w/summary" "$w/chunks" ||
@@ -141,6 +144,8 @@ for case in "${cases[@]}"; do
 			problem "$case: thread $idx (tid $tid)'s tcache bins are in arena(s) $got, expected $want"
 		fi
 	done < <(grep '^thread ' "$truth")
+	"$truthcmp" --arenas "$truth" "$w/arenas" ||
+		problem "$case: arenas' threads (NT_ARM_TLS thread pointers) disagree with the truth"
 	check_era "$w/summary" "$want_ver"
 	grep -q '"target_limits":\[\]' "$w/summary" ||
 		problem "$case: a kernel core with its files lacks nothing, yet: $(grep -o '"target_limits":\[[^]]*\]' "$w/summary")"
@@ -174,10 +179,12 @@ for case in "${cases[@]}"; do
 		continue
 	fi
 	dbase=(--json --sysroot "$sr" --debug-dir "$dbg_sysroot/usr/lib/debug")
-	for cmd in chunks summary; do
+	for cmd in chunks summary arenas; do
 		hw "$w/d.$cmd" "$w/d.$cmd.err" "${dbase[@]}" "$w/core" "$cmd"
 		expect_rc 0
 	done
+	"$truthcmp" --arenas "$truth" "$w/d.arenas" ||
+		problem "$case: with --debug-dir, arenas' threads disagree with the truth"
 	"$truthcmp" "$truth" "$w/d.chunks" "$w/d.summary" ||
 		problem "$case: heapwalk --sysroot --debug-dir disagrees with the truth"
 	if ! cmp -s "$w/chunks" "$w/d.chunks"; then

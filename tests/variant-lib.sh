@@ -31,7 +31,9 @@ variant_core() {
 # and an empty --sysroot: no libc file, so no version string, as when a
 # device's libc is not at hand); the chunk lists are identical, summary
 # names ARCH, and VERSION (or "unknown" when bare), and the layout the
-# heap's data shows is consistent with VERSION.  arm64 cores are read
+# heap's data shows is consistent with VERSION; `arenas` lists each thread
+# under the truth's arena (qemu-user cores: says the threads are unknown).
+# arm64 cores are read
 # with --sysroot (qemu-user cores name no files; bare, the executable is
 # given with --exe); amd64 cores name the sysroot's files by their full
 # paths already.
@@ -85,6 +87,14 @@ variant_check() {
 			esac
 			grep -qE "\"arch\" *: *\"$arch\"" "$out.summary" ||
 				fail "$variant $case ($mode): summary does not say arch $arch"
+			# Each thread on its arena; qemu cores have no thread
+			# pointers, and arenas must say so instead.
+			local unknown=()
+			case $variant in *-arm64 | *-arm64-64k) unknown=(--unknown) ;; esac
+			hw "$out.arenas" "$out.arenas.err" --json "${base[@]}" "${opt[@]}" "$dir/core" arenas
+			expect_rc 0
+			"$truthcmp" --arenas "$dir/truth.txt" "$out.arenas" "${unknown[@]}" ||
+				fail "$variant $case ($mode): arenas' threads disagree with the truth"
 		done
 		for mode in nodebug bare; do
 			cmp -s "$T/$case.debug.chunks" "$T/$case.$mode.chunks" || {

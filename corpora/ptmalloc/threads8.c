@@ -11,6 +11,8 @@
  * runs the scenario in main_arena after every thread is parked, writes
  * the truth (format: truth.h) and aborts.  The truth numbers threads in
  * the order they registered (main is 0), each with its kernel tid.
+ * One more thread never calls malloc: its thread_arena stays NULL (the
+ * truth says arena "none").
  *
  * glibc 2.36 gives each thread a new arena: the arena limit is only
  * computed once more than 8 arenas exist (arena_test), and then it is
@@ -55,7 +57,9 @@ static void *worker(void *arg)
 	unsigned idx = (unsigned)(uintptr_t)arg;
 	int t = thread_register();
 
-	if (idx == NTHREADS) {
+	if (idx == NTHREADS + 1) {
+		/* No malloc: thread_register and the barriers take none.  */
+	} else if (idx == NTHREADS) {
 		big_thread(t);
 	} else {
 		if (idx % 3 == 0) {
@@ -72,16 +76,16 @@ static void *worker(void *arg)
 
 int main(int argc, char **argv)
 {
-	pthread_t th[NTHREADS];
+	pthread_t th[NTHREADS + 1];
 
 	if (argc != 2)
 		die("usage: threads8 TRUTHFILE");
 	truth_open(argv[1], "threads8");
 	if (thread_register() != 0)
 		die("main is not thread 0");
-	pthread_barrier_init(&ready, NULL, NTHREADS + 1);
-	pthread_barrier_init(&park, NULL, NTHREADS + 1);
-	for (unsigned i = 1; i <= NTHREADS; i++)
+	pthread_barrier_init(&ready, NULL, NTHREADS + 2);
+	pthread_barrier_init(&park, NULL, NTHREADS + 2);
+	for (unsigned i = 1; i <= NTHREADS + 1; i++)
 		if (pthread_create(&th[i - 1], NULL, worker, (void *)(uintptr_t)i))
 			die("pthread_create failed");
 	pthread_barrier_wait(&ready);

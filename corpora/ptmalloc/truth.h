@@ -20,7 +20,8 @@
  *
  * Output format (one record per line, fields separated by one space):
  *   prog NAME
- *   thread IDX TID ARENA NHEAPS   ARENA: "main" or the malloc_state address
+ *   thread IDX TID ARENA NHEAPS   ARENA: "main", the malloc_state address
+ *        or "none" (no live heap chunk: a thread that never called malloc)
  *   alloc 0xUSER REQ USABLE WHERE IDX
  *        WHERE: heap | mmapped (live) | tcache | fastbin | unsorted |
  *        smallbin | largebin (freed, in that list) | merged (freed and
@@ -386,7 +387,9 @@ static void truth_threads_and_allocs(void)
 		out_str(" ");
 		out_num((unsigned long long)T[t].tid, 10);
 		out_str(" ");
-		if (arena)
+		if (!seen)
+			out_str("none");
+		else if (arena)
 			out_num(arena, 16);
 		else
 			out_str("main");

@@ -81,6 +81,12 @@ struct hw_allocator_ops {
 	/* kind NULL = all; HW_USAGE for an unknown kind.  */
 	enum hw_status (*bins)(void *state, struct hw_emitter *e,
 			       const char *kind);
+	/* The allocator's own size class of a usable size: returns the
+	   class's largest usable size and sets *min to its smallest, so
+	   that classes partition the sizes in ascending order (a larger
+	   usable size never falls in a smaller class).  `sizes` groups its
+	   rows by it.  */
+	uint64_t (*size_class)(void *state, uint64_t usable, uint64_t *min);
 	/* Run the allocator's own consistency checks (findings go to the
 	   session); the chunk walk has run before this.  May be NULL.  */
 	void (*check)(void *state);

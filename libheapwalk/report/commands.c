@@ -468,53 +468,135 @@ static enum hw_status cmd_summary(struct cmd_ctx *c)
 	return HW_OK;
 }
 
+/* One row of `sizes`: the usable sizes [min, c.size] and their counts;
+   an exact row has min == c.size.  */
+struct size_row {
+	uint64_t min;
+	struct size_class c;
+};
+
+/* The rows of `sizes`: the exact sizes (ascending) folded into the
+   allocator's size classes, or left as they are.  Classes ascend with
+   the size, so the sizes of one class are neighbours.  NULL when out of
+   memory.  */
+static struct size_row *size_rows(struct hw_session *s,
+				  const struct size_table *t, bool exact,
+				  size_t *nrows)
+{
+	struct size_row *rows = calloc(t->n ? t->n : 1, sizeof *rows);
+	if (!rows)
+		return NULL;
+	size_t n = 0;
+	for (size_t i = 0; i < t->n; i++) {
+		const struct size_class *sc = &t->slots[i];
+		uint64_t min = sc->size, size = sc->size;
+		if (!exact && s->alloc->size_class)
+			size = s->alloc->size_class(s->alloc_state, sc->size,
+						    &min);
+		if (n > 0 && rows[n - 1].c.size == size) {
+			class_add(&rows[n - 1].c, sc);
+			continue;
+		}
+		rows[n].min = min;
+		rows[n].c = *sc;
+		rows[n].c.size = size;
+		n++;
+	}
+	*nrows = n;
+	return rows;
+}
+
+static void size_row_json(struct hw_emitter *e, const struct size_row *r,
+			  bool exact)
+{
+	em_obj_begin(e, NULL);
+	em_u64(e, "size", r->c.size);
+	if (!exact)
+		em_u64(e, "min", r->min);
+	em_u64(e, "used", r->c.used);
+	em_u64(e, "used_bytes", r->c.used_bytes);
+	em_u64(e, "free", r->c.free);
+	em_u64(e, "free_bytes", r->c.free_bytes);
+	em_u64(e, "cached", r->c.cached);
+	em_u64(e, "cached_bytes", r->c.cached_bytes);
+	em_obj_end(e);
+}
+
+/* A class as "min-size" (just "size" when it holds one size), its bytes
+   in human units.  */
+static void size_row_text(struct hw_emitter *e, const char *label,
+			  const struct size_class *c)
+{
+	char ub[32], fb[32];
+	em_printf(e, "%23s %10llu %12s %10llu %12s\n", label,
+		  (unsigned long long)c->used,
+		  hw_human(ub, sizeof ub, c->used_bytes),
+		  (unsigned long long)c->free,
+		  hw_human(fb, sizeof fb, c->free_bytes));
+}
+
+/* Today's exact rows: every byte count in full.  */
+static void exact_row_text(struct hw_emitter *e, const char *label,
+			   const struct size_class *c)
+{
+	em_printf(e, "%12s %10llu %14llu %10llu %14llu\n", label,
+		  (unsigned long long)c->used,
+		  (unsigned long long)c->used_bytes,
+		  (unsigned long long)c->free,
+		  (unsigned long long)c->free_bytes);
+}
+
 static enum hw_status cmd_sizes(struct cmd_ctx *c)
 {
 	struct hw_emitter *e = c->e;
+	bool exact = false;
+	for (int i = 1; i < c->argc; i++) {
+		if (strcmp(c->argv[i], "--exact") != 0)
+			return hw_error(c->s, HW_USAGE, "sizes: unknown "
+					"argument '%s' (--exact)", c->argv[i]);
+		exact = true;
+	}
 	struct totals t;
 	enum hw_status st = gather(c->s, &t);
 	if (st != HW_OK)
 		return st;
+	size_t n;
+	struct size_row *rows = size_rows(c->s, &t.sizes, exact, &n);
+	free(t.sizes.slots);
+	if (!rows)
+		return hw_error(c->s, HW_BAD_TARGET, "out of memory");
 	if (e->json) {
 		em_obj_begin(e, NULL);
 		em_arr_begin(e, "classes");
-	} else {
-		em_printf(e, "%12s %10s %14s %10s %14s\n", "size", "used",
-			  "used bytes", "free", "free bytes");
-	}
-	for (size_t i = 0; i < t.sizes.n; i++) {
-		const struct size_class *sc = &t.sizes.slots[i];
-		if (e->json) {
-			em_obj_begin(e, NULL);
-			em_u64(e, "size", sc->size);
-			em_u64(e, "used", sc->used);
-			em_u64(e, "used_bytes", sc->used_bytes);
-			em_u64(e, "free", sc->free);
-			em_u64(e, "free_bytes", sc->free_bytes);
-			em_u64(e, "cached", sc->cached);
-			em_u64(e, "cached_bytes", sc->cached_bytes);
-			em_obj_end(e);
-		} else {
-			em_printf(e, "%12llu %10llu %14llu %10llu %14llu\n",
-				  (unsigned long long)sc->size,
-				  (unsigned long long)sc->used,
-				  (unsigned long long)sc->used_bytes,
-				  (unsigned long long)sc->free,
-				  (unsigned long long)sc->free_bytes);
-		}
-	}
-	if (e->json) {
+		for (size_t i = 0; i < n; i++)
+			size_row_json(e, &rows[i], exact);
 		em_arr_end(e);
 		em_obj_end(e);
 		em_jsonl_end(e);
-	} else {
-		em_printf(e, "%12s %10llu %14llu %10llu %14llu\n", "total",
-			  (unsigned long long)t.used,
-			  (unsigned long long)t.used_bytes,
-			  (unsigned long long)t.free,
-			  (unsigned long long)t.free_bytes);
+		free(rows);
+		return HW_OK;
 	}
-	free(t.sizes.slots);
+	if (exact)
+		em_printf(e, "%12s %10s %14s %10s %14s\n", "size", "used",
+			  "used bytes", "free", "free bytes");
+	else
+		em_printf(e, "%23s %10s %12s %10s %12s\n", "size (class)",
+			  "used", "used bytes", "free", "free bytes");
+	for (size_t i = 0; i < n; i++) {
+		char label[48];
+		if (rows[i].min == rows[i].c.size || exact)
+			snprintf(label, sizeof label, "%llu",
+				 (unsigned long long)rows[i].c.size);
+		else
+			snprintf(label, sizeof label, "%llu-%llu",
+				 (unsigned long long)rows[i].min,
+				 (unsigned long long)rows[i].c.size);
+		(exact ? exact_row_text : size_row_text)(e, label, &rows[i].c);
+	}
+	struct size_class total = { .used = t.used, .used_bytes = t.used_bytes,
+				    .free = t.free, .free_bytes = t.free_bytes };
+	(exact ? exact_row_text : size_row_text)(e, "total", &total);
+	free(rows);
 	return HW_OK;
 }
 

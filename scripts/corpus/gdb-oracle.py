@@ -203,7 +203,9 @@ for line in open(TRUTH):  # noqa: F821 (set by the caller)
     if not f or f[0].startswith("#"):
         continue
     if f[0] == "thread":
-        thread_arena[f[1]] = main_arena if f[3] == "main" else int(f[3], 16)
+        # "none": a thread that never called malloc (no chunk to check)
+        if f[3] != "none":
+            thread_arena[f[1]] = main_arena if f[3] == "main" else int(f[3], 16)
     elif f[0] == "alloc":
         nalloc += 1
         user, usable, w, t = int(f[1], 16), int(f[3]), f[4], f[5]

@@ -5,7 +5,15 @@
  *       CHUNKS   `heapwalk --json CORE chunks` (JSON Lines)
  *       SUMMARY  `heapwalk --json CORE summary` (one JSON object)
  *   truthcmp --sizes SIZES SUMMARY CHUNKS
- *       cross-checks `heapwalk --json CORE sizes` against summary and chunks
+ *       cross-checks `heapwalk --json CORE sizes --exact` against summary
+ *       and chunks
+ *   truthcmp --arenas TRUTH ARENAS [--unknown]
+ *       `heapwalk --json CORE arenas`: each thread (by tid) listed under
+ *       the arena the truth's thread line names; --unknown: the core has
+ *       no thread pointers, so no arena may list threads
+ *   truthcmp --classes SIZES EXACT
+ *       `sizes` (size classes) against `sizes --exact`: every exact size
+ *       in one class [min, size], each class the sum of its exact rows
  *
  * Prints each mismatch (the first 20, then how many more), then
  * "truthcmp: N allocations, M mismatches" (or "truthcmp: sizes: N classes,
@@ -15,8 +23,9 @@
  * line, fields separated by blanks, '#' lines are comments.
  *   prog NAME
  *   thread IDX TID ARENA NHEAPS
- *       IDX: 0.. (0 = main); ARENA: "main" or the malloc_state address
- *       (0x...); NHEAPS: heaps the thread's chunks lie in
+ *       IDX: 0.. (0 = main); ARENA: "main", the malloc_state address
+ *       (0x...) or "none" (never called malloc); NHEAPS: heaps the
+ *       thread's chunks lie in
  *   alloc 0xUSER REQ USABLE WHERE IDX
  *       USER: pointer malloc returned; REQ: requested size; USABLE:
  *       malloc_usable_size() while live; WHERE: heap | mmapped (live) or
@@ -149,6 +158,8 @@ static int truth_mode(const char *tpath, const char *cpath, const char *spath)
 			th_seen[idx] = true;
 			th_arena[idx] = a;
 			nthreads++;
+			if (!strcmp(a3, "none"))
+				continue;  /* no chunk, no arena */
 			size_t k;
 			for (k = 0; k < nar && ar[k].arena != a; k++)
 				;
@@ -329,13 +340,204 @@ static int sizes_mode(const char *zpath, const char *spath, const char *cpath)
 	return cmp_finish(what);
 }
 
+/* ---- --classes ---------------------------------------------------- */
+
+/* The counters of one `sizes` row, in the order of class_keys.  */
+static const char *const class_keys[6] = {
+	"used", "used_bytes", "free", "free_bytes", "cached", "cached_bytes"
+};
+
+struct srow {
+	unsigned long long min, size, v[6], sum[6];
+};
+
+/* The rows of a `sizes --json` document (min = size when it has none).  */
+static struct srow *read_rows(const char *path, size_t *n)
+{
+	char *doc = slurp(path, NULL);
+	if (!jvalid(doc))
+		fatal("%s: not valid JSON", path);
+	const char *arr = jget(doc, "classes");
+	if (!arr || *jws(arr) != '[')
+		fatal("%s: no \"classes\" array", path);
+	struct srow *rows = NULL;
+	size_t k = 0;
+	bool bad = false;
+	for (const char *el = jfirst(arr); el; el = jnext(el, &bad)) {
+		rows = xrealloc(rows, (k + 1) * sizeof *rows);
+		struct srow *r = &rows[k++];
+		memset(r, 0, sizeof *r);
+		if (!jnum(jget(el, "size"), &r->size))
+			fatal("%s: row %zu has no size", path, k);
+		if (!jnum(jget(el, "min"), &r->min))
+			r->min = r->size;
+		for (int i = 0; i < 6; i++)
+			if (!jnum(jget(el, class_keys[i]), &r->v[i]))
+				fatal("%s: row %zu has no %s", path, k,
+				      class_keys[i]);
+	}
+	if (bad)
+		fatal("%s: malformed classes array", path);
+	free(doc);
+	*n = k;
+	return rows;
+}
+
+/* `sizes` (classes) against `sizes --exact`: the classes ascend without
+   overlapping, every exact size lies in one class's [min, size], and each
+   class's counts are the sums of its exact rows (so the totals agree).  */
+static int classes_mode(const char *gpath, const char *xpath)
+{
+	size_t ng, nx;
+	struct srow *g = read_rows(gpath, &ng), *x = read_rows(xpath, &nx);
+	for (size_t i = 0; i < ng; i++) {
+		if (g[i].min > g[i].size)
+			mismatch("class %llu: min %llu above its size",
+				 g[i].size, g[i].min);
+		if (i > 0 && g[i].min <= g[i - 1].size)
+			mismatch("class %llu-%llu overlaps or follows class "
+				 "%llu-%llu", g[i].min, g[i].size,
+				 g[i - 1].min, g[i - 1].size);
+	}
+	size_t k = 0;
+	for (size_t i = 0; i < nx; i++) {
+		while (k < ng && g[k].size < x[i].size)
+			k++;
+		if (k == ng || g[k].min > x[i].size) {
+			mismatch("exact size %llu is in no class", x[i].size);
+			continue;
+		}
+		for (int f = 0; f < 6; f++)
+			g[k].sum[f] += x[i].v[f];
+	}
+	unsigned long long tot[2][6] = { { 0 } };
+	for (size_t i = 0; i < ng; i++)
+		for (int f = 0; f < 6; f++) {
+			tot[0][f] += g[i].v[f];
+			if (g[i].v[f] != g[i].sum[f])
+				mismatch("class %llu-%llu: %s %llu, its exact "
+					 "rows sum to %llu", g[i].min, g[i].size,
+					 class_keys[f], g[i].v[f], g[i].sum[f]);
+		}
+	for (size_t i = 0; i < nx; i++)
+		for (int f = 0; f < 6; f++)
+			tot[1][f] += x[i].v[f];
+	for (int f = 0; f < 6; f++)
+		if (tot[0][f] != tot[1][f])
+			mismatch("total %s: classes %llu, exact rows %llu",
+				 class_keys[f], tot[0][f], tot[1][f]);
+	char what[64];
+	snprintf(what, sizeof what, "classes: %zu classes of %zu sizes", ng,
+		 nx);
+	free(g);
+	free(x);
+	return cmp_finish(what);
+}
+
+/* ---- --arenas ----------------------------------------------------- */
+
+/* Is `tid` in the JSON array of numbers at `arr`?  */
+static bool tid_listed(const char *arr, unsigned long long tid)
+{
+	bool bad = false;
+	unsigned long long v;
+	for (const char *el = jfirst(arr); el; el = jnext(el, &bad))
+		if (jnum(el, &v) && v == tid)
+			return true;
+	return false;
+}
+
+/* `arenas --json` against the truth's thread lines: each thread's tid is
+   in the "threads" of the arena its chunks are in (main_arena for
+   "main") and in no other arena's, nor in "no_arena"; a thread of arena
+   "none" is in "no_arena" only.  With unknown set,
+   the core has no thread pointers: every arena's "threads" must be null
+   and "threads_from" must say "unknown".  */
+static int arenas_mode(const char *tpath, const char *apath, bool unknown)
+{
+	FILE *f = fopen(tpath, "r");
+	if (!f)
+		fatal("%s: %s", tpath, strerror(errno));
+	char *doc = slurp(apath, NULL);
+	if (!jvalid(doc))
+		fatal("%s: not valid JSON", apath);
+	const char *arenas = jget(doc, "arenas");
+	char from[256] = "";
+	if (!arenas || *jws(arenas) != '[')
+		fatal("%s: no \"arenas\" array", apath);
+	if (!jstr(jget(doc, "threads_from"), from, sizeof from))
+		mismatch("arenas: no threads_from");
+	if (unknown && strncmp(from, "unknown", 7))
+		mismatch("arenas: threads_from \"%s\", expected unknown", from);
+	unsigned long nthreads = 0;
+	char line[512];
+	while (!unknown && fgets(line, sizeof line, f)) {
+		char kw[16], idx[16], tid[32], arena[64];
+		if (sscanf(line, "%15s %15s %31s %63s", kw, idx, tid, arena) != 4 ||
+		    strcmp(kw, "thread"))
+			continue;
+		nthreads++;
+		unsigned long long t = strtoull(tid, NULL, 10), a = 0, addr;
+		bool main = !strcmp(arena, "main"), none = !strcmp(arena, "none");
+		if (!main)
+			a = strtoull(arena, NULL, 16);
+		unsigned found = 0, right = 0;
+		bool bad = false;
+		for (const char *el = jfirst(arenas); el; el = jnext(el, &bad)) {
+			char kind[16] = "";
+			jstr(jget(el, "kind"), kind, sizeof kind);
+			bool mine = main ? !strcmp(kind, "main")
+					 : jhex(jget(el, "addr"), &addr) && addr == a;
+			if (tid_listed(jget(el, "threads"), t)) {
+				found++;
+				right += mine;
+			}
+		}
+		bool no_arena = tid_listed(jget(doc, "no_arena"), t);
+		if (none && (found || !no_arena))
+			mismatch("thread %s (tid %llu): never called malloc, "
+				 "yet not (only) in no_arena", idx, t);
+		else if (none)
+			continue;
+		else if (no_arena)
+			mismatch("thread %s (tid %llu): in no_arena, expected "
+				 "arena %s", idx, t, arena);
+		else if (!found)
+			mismatch("thread %s (tid %llu): in no arena's threads, "
+				 "expected %s (%s)", idx, t, arena, from);
+		else if (found != 1 || !right)
+			mismatch("thread %s (tid %llu): listed in %u arenas, "
+				 "%s its own (%s)", idx, t, found,
+				 right ? "one of them" : "not", arena);
+	}
+	bool bad = false;
+	for (const char *el = jfirst(arenas); el && unknown;
+	     el = jnext(el, &bad)) {
+		const char *th = jget(el, "threads");
+		if (!th || strncmp(jws(th), "null", 4))
+			mismatch("arenas: threads given without thread pointers");
+	}
+	fclose(f);
+	free(doc);
+	char what[64];
+	snprintf(what, sizeof what, "arenas: %lu threads", nthreads);
+	return cmp_finish(what);
+}
+
 int main(int argc, char **argv)
 {
 	if (argc == 5 && !strcmp(argv[1], "--sizes"))
 		return sizes_mode(argv[2], argv[3], argv[4]);
+	if ((argc == 4 || (argc == 5 && !strcmp(argv[4], "--unknown"))) &&
+	    !strcmp(argv[1], "--arenas"))
+		return arenas_mode(argv[2], argv[3], argc == 5);
+	if (argc == 4 && !strcmp(argv[1], "--classes"))
+		return classes_mode(argv[2], argv[3]);
 	if (argc == 4 && argv[1][0] != '-')
 		return truth_mode(argv[1], argv[2], argv[3]);
 	fprintf(stderr, "usage: truthcmp TRUTH CHUNKS.jsonl SUMMARY.json\n"
-			"       truthcmp --sizes SIZES.json SUMMARY.json CHUNKS.jsonl\n");
+			"       truthcmp --sizes SIZES.json SUMMARY.json CHUNKS.jsonl\n"
+			"       truthcmp --classes SIZES.json EXACT.json\n"
+			"       truthcmp --arenas TRUTH ARENAS.json [--unknown]\n");
 	return 2;
 }

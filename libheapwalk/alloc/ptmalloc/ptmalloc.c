@@ -20,6 +20,7 @@ static void pm_close(void *state)
 	free(p->heaps);
 	free(p->arenas);
 	free(p->tcaches);
+	free(p->thread_arenas);
 	free(p->tcached.slots);
 	free(p->mmapped);
 	free(p);
@@ -46,6 +47,7 @@ static enum hw_status pm_open(struct hw_session *s, void **state)
 		bytes += p->heaps[i].end - p->heaps[i].start;
 	p->list_limit = bytes / PM_MINSIZE + 1;
 	pm_find_tcaches(p);
+	pm_find_thread_arenas(p);
 	pm_era_links(p);
 	pm_era_conclude(p);
 	pm_walk_lists(p);
@@ -86,5 +88,6 @@ const struct hw_allocator_ops hw_ptmalloc_ops = {
 	.summary = pm_report_summary,
 	.arenas = pm_report_arenas,
 	.bins = pm_report_bins,
+	.size_class = pm_size_class,
 	.check = NULL,
 };

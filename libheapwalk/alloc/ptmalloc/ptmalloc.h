@@ -143,6 +143,17 @@ struct pm_tcache {
 	uint16_t walked[PM_TCACHE_MAX_BINS];
 };
 
+/* One thread's thread_arena (threads.c).  */
+struct pm_thread_arena {
+	int tid;
+	int32_t arena;        /* index into pm_state.arenas, or PM_TA_* */
+	uint64_t value;       /* the pointer as read */
+};
+
+#define PM_TA_NONE (-1)       /* NULL: the thread never called malloc */
+#define PM_TA_OTHER (-2)      /* not the address of any arena */
+#define PM_TA_UNREAD (-3)     /* no thread pointer, or its TLS not dumped */
+
 /* Set of tcache'd user pointers (open addressing, 0 = empty).  */
 struct pm_addrset {
 	uint64_t *slots;
@@ -189,6 +200,12 @@ struct pm_state {
 	uint64_t tcache_key;
 	int64_t tcache_tp_off;            /* &tcache - thread pointer */
 	bool tcache_tp_known;
+	/* Each target thread's arena, in target thread order; NULL when
+	   thread_arena was not found (how_thread_arena says why).  */
+	struct pm_thread_arena *thread_arenas;
+	size_t nthread_arenas;
+	int64_t arena_tp_off;             /* &thread_arena - thread pointer */
+	char how_thread_arena[160];
 	struct pm_addrset tcached;
 	uint64_t tcache_max_chunk;        /* largest chunk in any tcache */
 	struct pm_mmapped *mmapped;
@@ -222,11 +239,16 @@ struct pm_heap *pm_heap_near(struct pm_state *p, struct pm_heap **hint,
 void pm_walk_lists(struct pm_state *p);
 void pm_find_tcaches(struct pm_state *p);
 enum pm_tag pm_tag_get(const struct pm_heap *h, uint64_t chunk);
+/* threads.c: every thread's thread_arena (after pm_find_tcaches).  */
+void pm_find_thread_arenas(struct pm_state *p);
 /* chunks.c */
 void pm_find_mmapped(struct pm_state *p);
 bool pm_walk_chunks(struct pm_state *p, hw_chunk_fn *fn, void *cookie);
 bool pm_walk_chunks_parallel(struct pm_state *p, unsigned nparts,
 			     hw_chunk_fn *fn, void *const cookies[]);
+/* classes.c: the bin (or, past the last bin, power of two) of a usable
+   size, as a range of request sizes.  */
+uint64_t pm_size_class(void *state, uint64_t usable, uint64_t *min);
 /* report.c */
 void pm_report_summary(void *state, struct hw_emitter *e);
 void pm_report_arenas(void *state, struct hw_emitter *e);

@@ -144,6 +144,109 @@ static bool add_arena_chunk(void *cookie, const struct hw_chunk *c)
 	return true;
 }
 
+/* The tids of the threads whose thread_arena is `arena` (an index or a
+   PM_TA_* value) as a JSON array.  */
+static void thread_tids_json(struct hw_emitter *e, const char *key,
+			     const struct pm_state *p, int32_t arena)
+{
+	em_arr_begin(e, key);
+	for (size_t i = 0; i < p->nthread_arenas; i++)
+		if (p->thread_arenas[i].arena == arena)
+			em_i64(e, NULL, p->thread_arenas[i].tid);
+	em_arr_end(e);
+}
+
+/* The same as a text line "LABEL 2187,2190", wrapped to stay within
+   100 columns; nothing when no thread has it.  */
+static void thread_tids_text(struct hw_emitter *e, const char *label,
+			     const struct pm_state *p, int32_t arena)
+{
+	int indent = 9 + (int)strlen(label) + 1, col = 0;
+	for (size_t i = 0; i < p->nthread_arenas; i++) {
+		if (p->thread_arenas[i].arena != arena)
+			continue;
+		char tid[16];
+		int n = snprintf(tid, sizeof tid, "%d",
+				 p->thread_arenas[i].tid);
+		if (col == 0) {
+			em_printf(e, "%9s%s %s", "", label, tid);
+			col = indent + n;
+		} else if (col + 1 + n > 99) {
+			em_printf(e, ",\n%*s%s", indent, "", tid);
+			col = indent + n;
+		} else {
+			em_printf(e, ",%s", tid);
+			col += 1 + n;
+		}
+	}
+	if (col)
+		em_printf(e, "\n");
+}
+
+static void arena_json(struct hw_emitter *e, const struct pm_state *p,
+		       size_t i, const struct arena_tot *tot)
+{
+	const struct pm_arena *ar = &p->arenas[i];
+	em_obj_begin(e, NULL);
+	em_u64(e, "arena", i);
+	em_hex(e, "addr", ar->addr);
+	em_str(e, "kind", i == 0 ? "main" : "thread");
+	em_hex(e, "top", ar->top);
+	em_u64(e, "top_size", ar->top_size);
+	em_u64(e, "system_mem", ar->system_mem);
+	em_u64(e, "max_system_mem", ar->max_system_mem);
+	em_u64(e, "attached_threads", ar->attached_threads);
+	if (p->thread_arenas)
+		thread_tids_json(e, "threads", p, (int32_t)i);
+	else
+		em_null(e, "threads");
+	em_u64(e, "mutex", ar->mutex);
+	em_u64(e, "flags", ar->flags);
+	em_u64(e, "used", tot->used);
+	em_u64(e, "used_bytes", tot->used_bytes);
+	em_u64(e, "free", tot->free);
+	em_u64(e, "free_bytes", tot->free_bytes);
+	em_arr_begin(e, "heaps");
+	for (size_t h = 0; h < p->nheaps; h++) {
+		if (p->heaps[h].arena != (int32_t)i)
+			continue;
+		em_obj_begin(e, NULL);
+		em_hex(e, "start", p->heaps[h].start);
+		em_hex(e, "end", p->heaps[h].end);
+		if (p->heaps[h].info)
+			em_hex(e, "heap_info", p->heaps[h].info);
+		em_obj_end(e);
+	}
+	em_arr_end(e);
+	em_obj_end(e);
+}
+
+/* One row of the table (99 columns), then its threads and heaps.  */
+static void arena_text(struct hw_emitter *e, const struct pm_state *p,
+		       size_t i, const struct arena_tot *tot)
+{
+	const struct pm_arena *ar = &p->arenas[i];
+	char a[32], b[32], c[32], d[32];
+	em_printf(e, "%5zu  0x%012llx %-6s %5zu %10s %10s %3llu %8llu %10s "
+		  "%7llu %10s\n", i, (unsigned long long)ar->addr,
+		  i == 0 ? "main" : "thread", ar->nheaps,
+		  hw_human(a, sizeof a, ar->system_mem),
+		  hw_human(b, sizeof b, ar->top_size),
+		  (unsigned long long)ar->attached_threads,
+		  (unsigned long long)tot->used,
+		  hw_human(c, sizeof c, tot->used_bytes),
+		  (unsigned long long)tot->free,
+		  hw_human(d, sizeof d, tot->free_bytes));
+	thread_tids_text(e, "threads", p, (int32_t)i);
+	for (size_t h = 0; h < p->nheaps; h++)
+		if (p->heaps[h].arena == (int32_t)i)
+			em_printf(e, "         heap 0x%llx-0x%llx (%s)\n",
+				  (unsigned long long)p->heaps[h].start,
+				  (unsigned long long)p->heaps[h].end,
+				  hw_human(a, sizeof a, p->heaps[h].end -
+					   p->heaps[h].start));
+}
+
 void pm_report_arenas(void *state, struct hw_emitter *e)
 {
 	struct pm_state *p = state;
@@ -153,70 +256,32 @@ void pm_report_arenas(void *state, struct hw_emitter *e)
 	pm_walk_chunks(p, add_arena_chunk, &w);
 	if (e->json) {
 		em_obj_begin(e, NULL);
-		em_arr_begin(e, "arenas");
-	} else {
-		em_printf(e, "%5s  %-18s %-6s %5s %12s %12s %10s %10s %12s %10s %12s\n",
-			  "arena", "address", "kind", "heaps", "system_mem",
-			  "top size", "threads", "used", "used bytes", "free",
-			  "free bytes");
-	}
-	for (size_t i = 0; i < p->narenas; i++) {
-		const struct pm_arena *ar = &p->arenas[i];
-		if (e->json) {
-			em_obj_begin(e, NULL);
-			em_u64(e, "arena", i);
-			em_hex(e, "addr", ar->addr);
-			em_str(e, "kind", i == 0 ? "main" : "thread");
-			em_hex(e, "top", ar->top);
-			em_u64(e, "top_size", ar->top_size);
-			em_u64(e, "system_mem", ar->system_mem);
-			em_u64(e, "max_system_mem", ar->max_system_mem);
-			em_u64(e, "attached_threads", ar->attached_threads);
-			em_u64(e, "mutex", ar->mutex);
-			em_u64(e, "flags", ar->flags);
-			em_u64(e, "used", tot[i].used);
-			em_u64(e, "used_bytes", tot[i].used_bytes);
-			em_u64(e, "free", tot[i].free);
-			em_u64(e, "free_bytes", tot[i].free_bytes);
-			em_arr_begin(e, "heaps");
-			for (size_t h = 0; h < p->nheaps; h++) {
-				if (p->heaps[h].arena != (int32_t)i)
-					continue;
-				em_obj_begin(e, NULL);
-				em_hex(e, "start", p->heaps[h].start);
-				em_hex(e, "end", p->heaps[h].end);
-				if (p->heaps[h].info)
-					em_hex(e, "heap_info", p->heaps[h].info);
-				em_obj_end(e);
-			}
-			em_arr_end(e);
-			em_obj_end(e);
-			continue;
+		em_str(e, "threads_from", p->how_thread_arena);
+		if (p->thread_arenas) {
+			thread_tids_json(e, "no_arena", p, PM_TA_NONE);
+			thread_tids_json(e, "not_an_arena", p, PM_TA_OTHER);
+			thread_tids_json(e, "unreadable", p, PM_TA_UNREAD);
 		}
-		char a[32], b[32], c[32], d[32];
-		em_printf(e, "%5zu  0x%016llx %-6s %5zu %12s %12s %10llu %10llu %12s %10llu %12s\n",
-			  i, (unsigned long long)ar->addr,
-			  i == 0 ? "main" : "thread", ar->nheaps,
-			  hw_human(a, sizeof a, ar->system_mem),
-			  hw_human(b, sizeof b, ar->top_size),
-			  (unsigned long long)ar->attached_threads,
-			  (unsigned long long)tot[i].used,
-			  hw_human(c, sizeof c, tot[i].used_bytes),
-			  (unsigned long long)tot[i].free,
-			  hw_human(d, sizeof d, tot[i].free_bytes));
-		for (size_t h = 0; h < p->nheaps; h++)
-			if (p->heaps[h].arena == (int32_t)i)
-				em_printf(e, "         heap 0x%llx-0x%llx (%s)\n",
-					  (unsigned long long)p->heaps[h].start,
-					  (unsigned long long)p->heaps[h].end,
-					  hw_human(a, sizeof a, p->heaps[h].end -
-						   p->heaps[h].start));
-	}
-	if (e->json) {
+		em_arr_begin(e, "arenas");
+		for (size_t i = 0; i < p->narenas; i++)
+			arena_json(e, p, i, &tot[i]);
 		em_arr_end(e);
 		em_obj_end(e);
 		em_jsonl_end(e);
+		return;
 	}
+	em_printf(e, "%5s  %-14s %-6s %5s %10s %10s %3s %8s %10s %7s %10s\n",
+		  "arena", "address", "kind", "heaps", "system_mem",
+		  "top size", "thr", "used", "used bytes", "free",
+		  "free bytes");
+	for (size_t i = 0; i < p->narenas; i++)
+		arena_text(e, p, i, &tot[i]);
+	/* Threads the table does not show, and where the rest came from.  */
+	thread_tids_text(e, "no arena (thread_arena NULL: no malloc yet):", p,
+			 PM_TA_NONE);
+	thread_tids_text(e, "thread_arena not an arena:", p, PM_TA_OTHER);
+	thread_tids_text(e, "TLS not in the core:", p, PM_TA_UNREAD);
+	em_printf(e, "threads: %s\n", p->how_thread_arena);
 }
 
 /* ---- bins -------------------------------------------------------------- */
