@@ -571,6 +571,7 @@ static enum hw_status cmd_sizes(struct cmd_ctx *c)
 		for (size_t i = 0; i < n; i++)
 			size_row_json(e, &rows[i], exact);
 		em_arr_end(e);
+		hw_emit_partial(c->s, e);
 		em_obj_end(e);
 		em_jsonl_end(e);
 		free(rows);
@@ -596,6 +597,7 @@ static enum hw_status cmd_sizes(struct cmd_ctx *c)
 	struct size_class total = { .used = t.used, .used_bytes = t.used_bytes,
 				    .free = t.free, .free_bytes = t.free_bytes };
 	(exact ? exact_row_text : size_row_text)(e, "total", &total);
+	hw_emit_partial(c->s, e);
 	free(rows);
 	return HW_OK;
 }
