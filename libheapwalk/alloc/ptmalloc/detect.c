@@ -420,12 +420,12 @@ static const char *glibc_symbol_evidence(const struct hw_syms *syms,
 }
 
 /* Is the file libdwfl took for the executable's module the one the user
-   named with --exe (or was none named)?  libdwfl 0.188 takes the path
-   NT_FILE recorded whenever its build-id agrees and substitutes --exe only
-   for a module the link_map calls "[exe]"; a static program has no
-   link_map, so a stripped copy named with --exe would otherwise be
-   ignored in favour of the file that ran.  What the user names is what is
-   read.  */
+   named with --exe (or was none named)?  libdwfl 0.188 opens the path
+   NT_FILE recorded and keeps it when its build-id agrees; --exe is used
+   only when that gave no file.  For a dynamic program --exe matters for
+   the link_map alone, but a static one's malloc symbols would come from
+   the file that ran even when the user named a stripped copy.  What the
+   user names is what is read.  */
 static bool module_is_named_exe(const struct hw_session *s,
 				const struct hw_module *m)
 {
