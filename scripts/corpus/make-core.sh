@@ -22,7 +22,8 @@
 # main_arena, mp_ and the tcache TLS variable are then in the executable
 # itself); it also leaves OUTDIR/prog.stripped, a `strip`ped copy of prog
 # for reading the same core without any symbols (--exe).  77 when the
-# host has no static libc.
+# host has no static libc.  host-static-pie is the same with -static-pie
+# (loaded at a random address, as static programs often are on devices).
 #
 # jemalloc-5.2.1-amd64, jemalloc-5.3.0-amd64 and jemalloc-5.3.0-arm64 take
 # the case from corpora/jemalloc/ and link it with -ljemalloc against
@@ -73,7 +74,7 @@ sysroot=
 sysroot_stamp=
 case $variant in
 host) ;;
-host-static)
+host-static | host-static-pie)
 	# gcc prints the bare name back when it has no such file.
 	case $(${CC:-gcc} -print-file-name=libc.a) in
 	/*) ;;
@@ -95,7 +96,7 @@ fi
 stamp=$outdir/.stamp
 if [ -f "$stamp" ] && [ -s "$outdir/core" ] && [ -x "$outdir/prog" ] &&
 	[ -s "$outdir/truth.txt" ] &&
-	{ [ "$variant" != host-static ] || [ -x "$outdir/prog.stripped" ]; }; then
+	{ [ "${variant#host-static}" = "$variant" ] || [ -x "$outdir/prog.stripped" ]; }; then
 	fresh=1
 	for f in "$src" "$srcdir"/*.h "$top"/corpora/common/*.h "$0" \
 		"$top/scripts/corpus/corpus-lib.sh" ${sysroot_stamp:+"$sysroot_stamp"}; do
@@ -114,9 +115,9 @@ host)
 	${CC:-gcc} -O0 -g -pthread -o "$outdir/prog" "$src" >>"$log" 2>&1 ||
 		die "compiling $src failed (see $log)"
 	;;
-host-static)
-	${CC:-gcc} -O0 -g -static -pthread -o "$outdir/prog" "$src" >>"$log" 2>&1 ||
-		die "compiling $src -static failed (see $log)"
+host-static | host-static-pie)
+	${CC:-gcc} -O0 -g "-${variant#host-}" -pthread -o "$outdir/prog" "$src" >>"$log" 2>&1 ||
+		die "compiling $src -${variant#host-} failed (see $log)"
 	strip -o "$outdir/prog.stripped" "$outdir/prog" >>"$log" 2>&1 ||
 		die "stripping $outdir/prog failed (see $log)"
 	;;
