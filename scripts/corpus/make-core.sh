@@ -18,6 +18,13 @@
 # (qemu-aarch64 -p 65536: AT_PAGESZ and mmap granularity as on a 64 KiB
 # page kernel), from the same sysroot.
 #
+# host-static is "host" linked with -static (the host glibc's libc.a:
+# main_arena, mp_ and the tcache TLS variable are then in the executable
+# itself); it also leaves OUTDIR/prog.stripped, a `strip`ped copy of prog
+# for reading the same core without any symbols (--exe).  77 when the
+# host has no static libc.  host-static-pie is the same with -static-pie
+# (loaded at a random address, as static programs often are on devices).
+#
 # jemalloc-5.2.1-amd64, jemalloc-5.3.0-amd64 and jemalloc-5.3.0-arm64 take
 # the case from corpora/jemalloc/ and link it with -ljemalloc against
 # Debian's libjemalloc2/libjemalloc-dev of that release (sysroot.sh).  The
@@ -67,6 +74,13 @@ sysroot=
 sysroot_stamp=
 case $variant in
 host) ;;
+host-static | host-static-pie)
+	# gcc prints the bare name back when it has no such file.
+	case $(${CC:-gcc} -print-file-name=libc.a) in
+	/*) ;;
+	*) cannot "no static libc (libc.a) for ${CC:-gcc}: install libc6-dev" ;;
+	esac
+	;;
 glibc-*-amd64 | glibc-*-arm64 | glibc-*-arm64-64k | jemalloc-*-amd64 | jemalloc-*-arm64)
 	corpus_sysroot "$sysvariant"
 	;;
@@ -81,7 +95,8 @@ fi
 
 stamp=$outdir/.stamp
 if [ -f "$stamp" ] && [ -s "$outdir/core" ] && [ -x "$outdir/prog" ] &&
-	[ -s "$outdir/truth.txt" ]; then
+	[ -s "$outdir/truth.txt" ] &&
+	{ [ "${variant#host-static}" = "$variant" ] || [ -x "$outdir/prog.stripped" ]; }; then
 	fresh=1
 	for f in "$src" "$srcdir"/*.h "$top"/corpora/common/*.h "$0" \
 		"$top/scripts/corpus/corpus-lib.sh" ${sysroot_stamp:+"$sysroot_stamp"}; do
@@ -91,7 +106,7 @@ if [ -f "$stamp" ] && [ -s "$outdir/core" ] && [ -x "$outdir/prog" ] &&
 	if [ $fresh = 1 ]; then exit 0; fi
 fi
 rm -f "$stamp" "$outdir/core" "$outdir/truth.txt" "$outdir/core.how" \
-	"$outdir/prog" "$outdir/sysroot"
+	"$outdir/prog" "$outdir/prog.stripped" "$outdir/sysroot"
 
 log=$outdir/build.log
 : >"$log"
@@ -99,6 +114,12 @@ case $variant in
 host)
 	${CC:-gcc} -O0 -g -pthread -o "$outdir/prog" "$src" >>"$log" 2>&1 ||
 		die "compiling $src failed (see $log)"
+	;;
+host-static | host-static-pie)
+	${CC:-gcc} -O0 -g "-${variant#host-}" -pthread -o "$outdir/prog" "$src" >>"$log" 2>&1 ||
+		die "compiling $src -${variant#host-} failed (see $log)"
+	strip -o "$outdir/prog.stripped" "$outdir/prog" >>"$log" 2>&1 ||
+		die "stripping $outdir/prog failed (see $log)"
 	;;
 jemalloc-*-amd64)
 	ln -s "$sysroot" "$outdir/sysroot"

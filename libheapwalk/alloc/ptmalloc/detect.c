@@ -1,5 +1,7 @@
 /* detect.c - find libc, its version, main_arena, mp_ and the arena ring.
  *
+ * "libc" here is whatever holds glibc's malloc: a mapped libc.so, or, in a
+ * statically linked program (common on devices), the executable itself.
  * With libc's debug info, main_arena and mp_ are symbols and the layouts
  * come from DWARF.  Without it, main_arena is the one place in libc's data
  * where (nearly) every bin of a malloc_state is an empty, self-linked list
@@ -9,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "../../sym/sym.h"
 #include "ptmalloc.h"
@@ -35,11 +38,44 @@ static bool same_file(const struct hw_target *t, int32_t f, int libc)
 	return f >= 0 && strcmp(t->files[f].path, t->files[libc].path) == 0;
 }
 
-/* "GNU C Library (...) stable release version 2.36." (also "release
-   version" for development snapshots) in libc's read-only data.  */
-static void find_version(struct pm_state *p, int libc)
+/* Does the NUL-terminated string that `hit` lies in (data[0] being a
+   string start or not) begin with "GNU C Library"?  In an executable,
+   "release version 2." alone could be anybody's text; glibc's banner
+   (csu/version.c) is "GNU C Library (<distro>) stable release version
+   2.NN.", with a distribution string of a few dozen bytes.  */
+static bool in_glibc_banner(const uint8_t *data, const uint8_t *hit)
 {
-	static const char needle[] = "release version 2.";
+	static const char banner[] = "GNU C Library";
+	const uint8_t *start = hit;
+	while (start > data && start[-1] != '\0' && hit - start < 256)
+		start--;
+	return (size_t)(hit - start) >= sizeof banner - 1 &&
+	       memcmp(start, banner, sizeof banner - 1) == 0;
+}
+
+#define VERSION_NEEDLE "release version 2."
+
+/* The first VERSION_NEEDLE in data[0, len); with `banner_only`, the first
+   one inside glibc's banner.  */
+static const uint8_t *version_needle(const uint8_t *data, uint64_t len,
+				     bool banner_only)
+{
+	const uint8_t *from = data, *end = data + len, *hit;
+	while ((hit = memmem(from, (size_t)(end - from), VERSION_NEEDLE,
+			     sizeof VERSION_NEEDLE - 1)) != NULL) {
+		if (!banner_only || in_glibc_banner(data, hit))
+			return hit;
+		from = hit + 1;
+	}
+	return NULL;
+}
+
+/* "GNU C Library (...) stable release version 2.36." (also "release
+   version" for development snapshots) in libc's read-only data.  With
+   `banner_only`, only in that banner (for an executable, where glibc is
+   one part among others).  */
+static void find_version(struct pm_state *p, int libc, bool banner_only)
+{
 	struct hw_target *t = p->t;
 	for (size_t i = 0; i < t->nregions; i++) {
 		const struct hw_region *r = &t->regions[i];
@@ -54,12 +90,13 @@ static void find_version(struct pm_state *p, int libc)
 			len = hw_readable_run(t, a, &data);
 			if (!len)
 				break;
-			hit = memmem(data, len, needle, sizeof needle - 1);
+			hit = version_needle(data, len, banner_only);
 		}
 		if (!hit)
 			continue;
-		const char *v = (const char *)hit + sizeof needle - 3;
-		size_t left = len - (size_t)(hit - data) - (sizeof needle - 3);
+		const size_t skip = sizeof VERSION_NEEDLE - 3;   /* to "2." */
+		const char *v = (const char *)hit + skip;
+		size_t left = len - (size_t)(hit - data) - skip;
 		size_t n = 0;
 		while (n < left && n < sizeof p->version - 1 &&
 		       ((v[n] >= '0' && v[n] <= '9') || v[n] == '.'))
@@ -214,7 +251,7 @@ static uint64_t scan_mp(struct pm_state *p, int libc)
 }
 
 /* Replace built-in offsets by DWARF ones where the debug info has them.  */
-static void layout_from_dwarf(struct pm_state *p, struct hw_module *m)
+static void layout_from_dwarf(struct pm_state *p, const struct hw_module *m)
 {
 	struct pm_layout *l = &p->l;
 	static const char *const ms[] = {
@@ -326,73 +363,225 @@ static enum hw_status read_arenas(struct pm_state *p)
 	return HW_OK;
 }
 
-enum hw_status pm_find_roots(struct pm_state *p)
+/* Where glibc's malloc is: a mapped libc.so, or the executable it was
+   linked into statically.  */
+struct glibc_home {
+	int file;              /* its first mapping in t->files, or -1 */
+	bool have_mod;         /* mod is its libdwfl module: symbols */
+	struct hw_module mod;
+	bool in_exe;           /* statically linked into the executable */
+	const char *evidence;  /* why the executable holds glibc; NULL when
+				  only a main_arena in its data can tell */
+};
+
+/* The executable's first mapping in t->files, or -1.  */
+static int find_exe_file(const struct hw_target *t)
+{
+	for (size_t i = 0; t->exe && i < t->nfiles; i++)
+		if (strcmp(t->files[i].path, t->exe) == 0)
+			return (int)i;
+	return -1;
+}
+
+/* The module libdwfl reported at addr.  By address, not by name: the
+   file the user gave with --exe (a stripped copy, say) need not be named
+   like the one that ran.  */
+static bool module_at(const struct hw_syms *syms, uint64_t addr,
+		      struct hw_module *m)
+{
+	size_t n = hw_syms_nmodules(syms);
+	for (size_t i = 0; i < n; i++) {
+		if (!hw_syms_module(syms, i, m))
+			continue;
+		if (m->low > addr)
+			break;   /* modules are in address order */
+		if (addr < m->high)
+			return true;
+	}
+	return false;
+}
+
+/* Does the executable's symbol table (a static link keeps it unless the
+   file was stripped) have a symbol only glibc's malloc defines?  */
+static const char *glibc_symbol_evidence(const struct hw_syms *syms,
+					 const struct hw_module *m)
+{
+	static const struct { const char *name, *says; } sym[] = {
+		{ "main_arena", "symbol main_arena in the executable" },
+		{ "__libc_malloc", "symbol __libc_malloc in the executable" },
+		{ "malloc_trim", "symbol malloc_trim in the executable" },
+	};
+	for (size_t i = 0; i < sizeof sym / sizeof sym[0]; i++) {
+		uint64_t addr, size;
+		if (hw_syms_lookup(syms, m, sym[i].name, &addr, &size, NULL))
+			return sym[i].says;
+	}
+	return NULL;
+}
+
+/* Is the file libdwfl took for the executable's module the one the user
+   named with --exe (or was none named)?  libdwfl 0.188 opens the path
+   NT_FILE recorded and keeps it when its build-id agrees; --exe is used
+   only when that gave no file.  For a dynamic program --exe matters for
+   the link_map alone, but a static one's malloc symbols would come from
+   the file that ran even when the user named a stripped copy.  What the
+   user names is what is read.  */
+static bool module_is_named_exe(const struct hw_session *s,
+				const struct hw_module *m)
+{
+	struct stat a, b;
+	if (!s->exe)
+		return true;
+	return m->file && stat(m->file, &a) == 0 && stat(s->exe, &b) == 0 &&
+	       a.st_dev == b.st_dev && a.st_ino == b.st_ino;
+}
+
+static enum hw_status find_glibc_home(struct pm_state *p,
+				      struct glibc_home *h)
 {
 	struct hw_session *s = p->s;
 	struct hw_target *t = p->t;
-	int libc = find_libc_file(t);
-	struct hw_module mod;
-	bool have_mod = s->syms && (hw_syms_find_module(s->syms, "libc.so", &mod) ||
-				    hw_syms_find_module(s->syms, "libc-2.", &mod));
-	if (libc < 0 && !have_mod && t->nfiles == 0)
+	memset(h, 0, sizeof *h);
+	h->file = find_libc_file(t);
+	h->have_mod = s->syms &&
+		      (hw_syms_find_module(s->syms, "libc.so", &h->mod) ||
+		       hw_syms_find_module(s->syms, "libc-2.", &h->mod));
+	if (h->file >= 0 || h->have_mod)
+		return HW_OK;
+	if (t->nfiles == 0)
 		return hw_error(s, HW_NO_ALLOCATOR,
 				"'%s': the core names no mapped files (no "
 				"NT_FILE: a qemu-user core?) and the link_map "
 				"could not be read without the executable; "
 				"give --exe FILE or --sysroot DIR",
 				t->path ? t->path : "target");
-	if (libc < 0 && !have_mod)
+	/* No libc.so: a statically linked program carries glibc's malloc,
+	   main_arena and mp_ included, in its own .data and .bss.  */
+	h->file = find_exe_file(t);
+	if (h->file < 0)
 		return hw_error(s, HW_NO_ALLOCATOR,
 				"'%s': no glibc (libc.so) mapped in the target",
 				t->path ? t->path : "target");
-	s->alloc_present = true;
-	if (libc >= 0)
-		p->libc_base = t->files[libc].start;
-	else
-		p->libc_base = mod.low;
-	if (libc >= 0)
-		find_version(p, libc);
-	pm_era_init(&p->era);
-	int major = 0, minor = 0;
-	p->how_version = "libc's version string";
-	if (sscanf(p->version, "%d.%d", &major, &minor) != 2 ||
-	    !pm_layout_builtin(&p->l, major, minor)) {
-		/* Unknown: start from the newest layout; DWARF or the data
-		   have to confirm it.  */
-		pm_layout_builtin(&p->l, 2, 41);
-		p->l.ver_major = p->l.ver_minor = 0;
-		if (!p->version[0]) {
-			snprintf(p->version, sizeof p->version, "unknown");
-			p->how_version = "no version string: libc's read-only "
-					 "data is neither in the core nor in a "
-					 "matching file on disk";
-		} else {
-			p->how_version = "libc's version string, outside "
-					 "2.17-2.41";
-		}
-	}
+	h->in_exe = true;
+	h->have_mod = s->syms &&
+		      module_at(s->syms, t->files[h->file].start, &h->mod) &&
+		      module_is_named_exe(s, &h->mod);
+	if (h->have_mod)
+		h->evidence = glibc_symbol_evidence(s->syms, &h->mod);
+	/* The banner is linked in with gnu_get_libc_version (csu/version.c);
+	   a program that never calls it may have no version at all.  */
+	find_version(p, h->file, true);
+	if (!h->evidence && p->version[0])
+		h->evidence = "glibc's version string in the executable";
+	return HW_OK;
+}
 
+/* The first guess at the layouts, from the version string.  */
+static void layout_from_version(struct pm_state *p, const struct glibc_home *h)
+{
+	int major = 0, minor = 0;
+	p->how_version = h->in_exe ? "the executable's glibc version string "
+				     "(static glibc)"
+				   : "libc's version string";
+	if (sscanf(p->version, "%d.%d", &major, &minor) == 2 &&
+	    pm_layout_builtin(&p->l, major, minor))
+		return;
+	/* Unknown: start from the newest layout; DWARF or the data have to
+	   confirm it.  */
+	pm_layout_builtin(&p->l, 2, 41);
+	p->l.ver_major = p->l.ver_minor = 0;
+	if (p->version[0])
+		p->how_version = h->in_exe ? "the executable's glibc version "
+					     "string, outside 2.17-2.41"
+					   : "libc's version string, outside "
+					     "2.17-2.41";
+	else if (h->in_exe)
+		p->how_version = "no version string: the executable has no "
+				 "glibc banner (gnu_get_libc_version not "
+				 "linked in), or its read-only data is "
+				 "neither in the core nor in a matching file "
+				 "on disk";
+	else
+		p->how_version = "no version string: libc's read-only data is "
+				 "neither in the core nor in a matching file "
+				 "on disk";
+	if (!p->version[0])
+		snprintf(p->version, sizeof p->version, "unknown");
+}
+
+static enum hw_status find_main_arena(struct pm_state *p,
+				      const struct glibc_home *h)
+{
+	struct hw_session *s = p->s;
+	const char *core = p->t->path ? p->t->path : "target";
 	uint64_t size;
-	if (have_mod && hw_syms_lookup(s->syms, &mod, "main_arena",
-				       &p->main_arena, &size, NULL)) {
-		p->how_arena = "symbol main_arena";
-		layout_from_dwarf(p, &mod);
-	} else if (libc >= 0 && (p->main_arena = scan_main_arena(p, libc))) {
-		p->how_arena = "scan of libc data for self-linked bins";
-	} else {
-		return hw_error(s, HW_NO_ALLOCATOR,
-				"'%s': glibc %s found, but not its main_arena "
-				"(no libc debug info, and no arena pattern in "
-				"libc's data)", t->path ? t->path : "target",
-				p->version);
+	if (h->have_mod && hw_syms_lookup(s->syms, &h->mod, "main_arena",
+					  &p->main_arena, &size, NULL)) {
+		p->how_arena = h->in_exe ? "symbol main_arena in the "
+					   "executable (static glibc)"
+					 : "symbol main_arena";
+		layout_from_dwarf(p, &h->mod);
+		return HW_OK;
 	}
-	if (have_mod && hw_syms_lookup(s->syms, &mod, "mp_", &p->mp, &size,
-				       NULL))
-		p->how_mp = "symbol mp_";
-	else if (libc >= 0 && (p->mp = scan_mp(p, libc)))
-		p->how_mp = "scan of libc data for tcache defaults";
+	if (h->file >= 0 && (p->main_arena = scan_main_arena(p, h->file))) {
+		p->how_arena = h->in_exe ? "scan of the executable's data for "
+					   "self-linked bins (static glibc)"
+					 : "scan of libc data for self-linked "
+					   "bins";
+		return HW_OK;
+	}
+	if (h->in_exe && !h->evidence)
+		return hw_error(s, HW_NO_ALLOCATOR, "'%s': no glibc: no "
+				"libc.so mapped, and the executable shows no "
+				"sign of a static glibc (no glibc symbol, "
+				"version string or main_arena)", core);
+	if (h->in_exe)
+		return hw_error(s, HW_NO_ALLOCATOR, "'%s': static glibc %s "
+				"found (%s), but not its main_arena (no symbol, "
+				"and no arena pattern in the executable's "
+				"data)", core, p->version, h->evidence);
+	return hw_error(s, HW_NO_ALLOCATOR, "'%s': glibc %s found, but not "
+			"its main_arena (no libc debug info, and no arena "
+			"pattern in libc's data)", core, p->version);
+}
+
+static void find_mp(struct pm_state *p, const struct glibc_home *h)
+{
+	uint64_t size;
+	if (h->have_mod && hw_syms_lookup(p->s->syms, &h->mod, "mp_", &p->mp,
+					  &size, NULL))
+		p->how_mp = h->in_exe ? "symbol mp_ in the executable "
+					"(static glibc)"
+				      : "symbol mp_";
+	else if (h->file >= 0 && (p->mp = scan_mp(p, h->file)))
+		p->how_mp = h->in_exe ? "scan of the executable's data for "
+					"tcache defaults (static glibc)"
+				      : "scan of libc data for tcache defaults";
 	else
 		p->how_mp = "not found";
+}
+
+enum hw_status pm_find_roots(struct pm_state *p)
+{
+	struct hw_session *s = p->s;
+	struct hw_target *t = p->t;
+	struct glibc_home h;
+	enum hw_status st = find_glibc_home(p, &h);
+	if (st != HW_OK)
+		return st;
+	/* An executable that shows nothing of glibc yet is only a
+	   candidate until a main_arena turns up in its data.  */
+	s->alloc_present = !h.in_exe || h.evidence;
+	p->libc_base = h.file >= 0 ? t->files[h.file].start : h.mod.low;
+	if (h.file >= 0 && !h.in_exe)
+		find_version(p, h.file, false);
+	pm_era_init(&p->era);
+	layout_from_version(p, &h);
+	st = find_main_arena(p, &h);
+	if (st != HW_OK)
+		return st;
+	s->alloc_present = true;
+	find_mp(p, &h);
 
 	if (p->mp) {
 		uint32_t n = 0;
@@ -414,7 +603,7 @@ enum hw_status pm_find_roots(struct pm_state *p)
 	if (!hw_auxv_get(t, 6 /* AT_PAGESZ */, &p->pagesize) ||
 	    p->pagesize < 4096 || (p->pagesize & (p->pagesize - 1)))
 		p->pagesize = 4096;
-	enum hw_status st = read_arenas(p);
+	st = read_arenas(p);
 	if (st == HW_OK)
 		pm_era_heap_info(p, strcmp(p->l.source, "DWARF") != 0);
 	return st;
