@@ -43,7 +43,10 @@ struct hw_open_opts {
 	const char *const *debug_dirs; /* extra separate-debug-info dirs */
 	size_t n_debug_dirs;
 	bool no_debuginfo;             /* ignore all separate debug info */
-	const char *allocator;         /* "auto" (NULL), "ptmalloc", ... */
+	const char *allocator;         /* "auto" (NULL), "ptmalloc",
+					  "jemalloc" (the first instance of
+					  that kind) or "N" (instance N as
+					  summary lists them) */
 };
 #define HW_OPEN_OPTS_INIT { .sz = sizeof(struct hw_open_opts) }
 

@@ -19,6 +19,7 @@
 struct hw_target;
 struct hw_syms;
 struct hw_allocator_ops;
+struct hw_arch;
 
 /* One problem found in the heap: where, and what is wrong, in the words
    glibc itself would use where it has them.  */
@@ -31,6 +32,29 @@ struct hw_finding {
 /* Findings are kept up to this many; past it they are only counted.  */
 #define HW_MAX_FINDINGS 10000
 
+/* The findings (and partial marks) one instance's open() made, kept
+   aside until the session knows which instance it walks.  */
+struct hw_findings_stash {
+	struct hw_finding *items;
+	size_t n;
+	uint64_t total, partial_total, partial_addr;
+	char partial_why[120];
+};
+
+/* One allocator instance found in the target (summary lists them all;
+   --allocator N picks one, numbered from 1 in this order).  */
+struct hw_instance {
+	const struct hw_allocator_ops *ops;
+	void *state;                      /* open until one is chosen */
+	char version[64];
+	char module[256];
+	const struct hw_arch *arch;
+	uint64_t held;
+	struct hw_findings_stash stash;
+};
+
+#define HW_MAX_INSTANCES 16
+
 struct hw_session {
 	struct hw_open_opts opts;
 	char *core_path;
@@ -42,6 +66,14 @@ struct hw_session {
 	struct hw_syms *syms;
 	const struct hw_allocator_ops *alloc;
 	void *alloc_state;
+	size_t opening;                   /* instance of the walker whose
+					     open() runs: 0..count()-1 */
+	struct hw_instance instances[HW_MAX_INSTANCES];
+	size_t ninstances;
+	size_t selected;                  /* index of the walked instance */
+	const struct hw_arch *arch;       /* the walked instance's: may
+					     differ from the core's (an
+					     emulated guest) */
 	bool alloc_present;               /* set by an open() that found its
 					     allocator, even if it fails */
 	pthread_mutex_t findings_lock;    /* walkers may run in threads */

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "alloc/alloc.h"
+#include "arch/arch.h"
 #include "internal.h"
 #include "sym/sym.h"
 #include "target/core.h"
@@ -18,30 +19,35 @@ enum hw_status hw_error(struct hw_session *s, enum hw_status st,
 	return st;
 }
 
+/* A new slot at the end of the findings, or NULL when the list is full
+   (or memory is short).  Called with findings_lock held.  */
+static struct hw_finding *new_finding(struct hw_session *s)
+{
+	if (s->nfindings >= HW_MAX_FINDINGS)
+		return NULL;
+	if (s->nfindings == s->findings_cap) {
+		size_t cap = s->findings_cap ? 2 * s->findings_cap : 64;
+		struct hw_finding *n = realloc(s->findings, cap * sizeof *n);
+		if (!n)
+			return NULL;
+		s->findings = n;
+		s->findings_cap = cap;
+	}
+	return &s->findings[s->nfindings++];
+}
+
 static void add_finding(struct hw_session *s, uint64_t addr, bool note,
 			const char *fmt, va_list ap)
 {
 	pthread_mutex_lock(&s->findings_lock);
 	if (!note)
 		s->findings_total++;
-	if (s->nfindings >= HW_MAX_FINDINGS) {
-		pthread_mutex_unlock(&s->findings_lock);
-		return;
+	struct hw_finding *f = new_finding(s);
+	if (f) {
+		f->addr = addr;
+		f->note = note;
+		vsnprintf(f->problem, sizeof f->problem, fmt, ap);
 	}
-	if (s->nfindings == s->findings_cap) {
-		size_t cap = s->findings_cap ? 2 * s->findings_cap : 64;
-		struct hw_finding *n = realloc(s->findings, cap * sizeof *n);
-		if (!n) {
-			pthread_mutex_unlock(&s->findings_lock);
-			return;
-		}
-		s->findings = n;
-		s->findings_cap = cap;
-	}
-	struct hw_finding *f = &s->findings[s->nfindings++];
-	f->addr = addr;
-	f->note = note;
-	vsnprintf(f->problem, sizeof f->problem, fmt, ap);
 	pthread_mutex_unlock(&s->findings_lock);
 }
 
@@ -85,57 +91,275 @@ static char *dup_or_null(const char *s)
 	return s ? strdup(s) : NULL;
 }
 
-/* The walkers --allocator may name, in auto-detection order.  */
-/* jemalloc first: a process that links it has glibc's malloc too, mostly
-   idle.  */
+/* ---- findings of the instances not (yet) chosen ------------------------ */
+
+struct findings_mark {
+	size_t n;
+	uint64_t total, partial_total;
+};
+
+static struct findings_mark findings_mark(const struct hw_session *s)
+{
+	return (struct findings_mark){ s->nfindings, s->findings_total,
+				       s->partial_total };
+}
+
+/* Move what was found since m into st (NULL: drop it), leaving the
+   session's findings as they were at m: every instance is opened, but
+   only the walked one's findings are reported.  */
+static void findings_stash(struct hw_session *s, struct findings_mark m,
+			   struct hw_findings_stash *st)
+{
+	pthread_mutex_lock(&s->findings_lock);
+	if (st) {
+		size_t n = s->nfindings - m.n;
+		st->items = n ? malloc(n * sizeof *st->items) : NULL;
+		st->n = st->items ? n : 0;
+		if (st->items)
+			memcpy(st->items, s->findings + m.n, n * sizeof *st->items);
+		st->total = s->findings_total - m.total;
+		st->partial_total = s->partial_total - m.partial_total;
+		st->partial_addr = s->partial_addr;
+		memcpy(st->partial_why, s->partial_why, sizeof st->partial_why);
+	}
+	s->nfindings = m.n;
+	s->findings_total = m.total;
+	s->partial_total = m.partial_total;
+	pthread_mutex_unlock(&s->findings_lock);
+}
+
+/* Give the walked instance its findings back.  */
+static void findings_unstash(struct hw_session *s,
+			     const struct hw_findings_stash *st)
+{
+	pthread_mutex_lock(&s->findings_lock);
+	for (size_t i = 0; i < st->n; i++) {
+		struct hw_finding *f = new_finding(s);
+		if (!f)
+			break;
+		*f = st->items[i];
+	}
+	s->findings_total += st->total;
+	if (!s->partial_total && st->partial_total) {
+		s->partial_addr = st->partial_addr;
+		memcpy(s->partial_why, st->partial_why, sizeof s->partial_why);
+	}
+	s->partial_total += st->partial_total;
+	pthread_mutex_unlock(&s->findings_lock);
+}
+
+/* ---- allocator instances ----------------------------------------------- */
+
+/* The walkers --allocator may name, in listing order.  jemalloc first: on
+   a tie it is the one the program uses (a process that links it has
+   glibc's malloc too, mostly idle).  */
 static const struct hw_allocator_ops *const allocators[] = {
 	&hw_jemalloc_ops,
 	&hw_ptmalloc_ops,
 };
+#define NALLOCATORS (sizeof allocators / sizeof allocators[0])
+
+/* Why the first instance of one allocator that is there (or that failed
+   hard) could not be opened.  */
+struct open_failure {
+	enum hw_status st;
+	char why[sizeof ((struct hw_session *)0)->err];
+};
+
+/* Close every instance still open and free the stashes.  */
+static void drop_instances(struct hw_session *s)
+{
+	for (size_t i = 0; i < s->ninstances; i++) {
+		struct hw_instance *in = &s->instances[i];
+		if (in->state)
+			in->ops->close(in->state);
+		in->state = NULL;
+		free(in->stash.items);
+		in->stash.items = NULL;
+		in->stash.n = 0;
+	}
+}
+
+/* The new entry, or NULL (state closed) when the list is full.  */
+static struct hw_instance *add_instance(struct hw_session *s,
+					const struct hw_allocator_ops *ops,
+					void *state)
+{
+	if (s->ninstances == HW_MAX_INSTANCES) {
+		ops->close(state);
+		return NULL;
+	}
+	struct hw_instance *in = &s->instances[s->ninstances++];
+	struct hw_instance_info info = { .module = "" };
+	ops->describe(state, &info);
+	in->ops = ops;
+	in->state = state;
+	snprintf(in->version, sizeof in->version, "%s", ops->version(state));
+	snprintf(in->module, sizeof in->module, "%s",
+		 info.module ? info.module : "");
+	in->arch = info.arch ? info.arch : s->target->arch;
+	in->held = info.held;
+	return in;
+}
+
+/* Open instance k of ops; an instance that opens joins s->instances with
+   its findings stashed, one that does not may leave its reason in f.  */
+static void open_instance(struct hw_session *s,
+			  const struct hw_allocator_ops *ops, size_t k,
+			  struct open_failure *f)
+{
+	struct findings_mark m = findings_mark(s);
+	void *state = NULL;
+	s->opening = k;
+	s->alloc_present = false;
+	s->err[0] = '\0';
+	enum hw_status st = ops->open(s, &state);
+	if (st != HW_OK) {
+		findings_stash(s, m, NULL);
+		bool worth = s->alloc_present || st != HW_NO_ALLOCATOR;
+		if (worth && f->st == HW_OK) {
+			f->st = st;
+			snprintf(f->why, sizeof f->why, "%s", s->err);
+		}
+		if (f->st == HW_OK)
+			snprintf(f->why, sizeof f->why, "%s", s->err);
+		return;
+	}
+	struct hw_instance *in = add_instance(s, ops, state);
+	findings_stash(s, m, in ? &in->stash : NULL);
+}
+
+/* Is a to be walked rather than b by default?  An instance whose libc is
+   of another architecture than the core is an emulated guest: qemu-user
+   runs the program the user cares about, and the emulator's own heap
+   holds its translation state.  Otherwise the instance holding the most
+   memory from the system is the one the program uses; on a tie, the
+   earlier in the listing.  */
+static bool preferred(const struct hw_session *s, const struct hw_instance *a,
+		      const struct hw_instance *b)
+{
+	bool guest_a = a->arch != s->target->arch;
+	bool guest_b = b->arch != s->target->arch;
+	if (guest_a != guest_b)
+		return guest_a;
+	return a->held > b->held;
+}
+
+static size_t default_instance(const struct hw_session *s)
+{
+	size_t best = 0;
+	for (size_t i = 1; i < s->ninstances; i++)
+		if (preferred(s, &s->instances[i], &s->instances[best]))
+			best = i;
+	return best;
+}
+
+static void select_instance(struct hw_session *s, size_t i)
+{
+	struct hw_instance *in = &s->instances[i];
+	s->selected = i;
+	s->alloc = in->ops;
+	s->alloc_state = in->state;
+	s->arch = in->arch;
+	in->state = NULL;
+	findings_unstash(s, &in->stash);
+	drop_instances(s);
+}
+
+/* --allocator N names instance N (from 1); 0 when want is not a number.  */
+static size_t instance_number(const char *want)
+{
+	size_t n = 0;
+	if (!want[0] || strspn(want, "0123456789") != strlen(want))
+		return 0;
+	for (const char *c = want; *c && n <= HW_MAX_INSTANCES; c++)
+		n = n * 10 + (size_t)(*c - '0');
+	return n ? n : (size_t)-1;
+}
+
+static enum hw_status no_such_instance(struct hw_session *s, const char *want)
+{
+	char list[384] = "";
+	size_t used = 0;
+	for (size_t i = 0; i < s->ninstances && used < sizeof list; i++)
+		used += (size_t)snprintf(list + used, sizeof list - used,
+					 "%s%zu (%s %s, %s)", i ? ", " : "",
+					 i + 1, s->instances[i].ops->name,
+					 s->instances[i].version,
+					 s->instances[i].arch->name);
+	enum hw_status st = hw_error(s, HW_USAGE, "--allocator %s: no such "
+				     "allocator instance; this target has %s, "
+				     "or auto, ptmalloc, jemalloc", want, list);
+	drop_instances(s);
+	return st;
+}
+
+/* Nothing opened (of the kind wanted): the most useful reason.  */
+static enum hw_status no_allocator(struct hw_session *s,
+				   const struct open_failure *f, size_t nf)
+{
+	enum hw_status st = HW_NO_ALLOCATOR;
+	const char *why = "";
+	for (size_t i = 0; i < nf; i++) {
+		if (f[i].st != HW_OK) {
+			st = f[i].st;
+			why = f[i].why;
+			break;
+		}
+		if (f[i].why[0])
+			why = f[i].why;
+	}
+	if (why[0])
+		snprintf(s->err, sizeof s->err, "%s", why);
+	else
+		hw_error(s, HW_NO_ALLOCATOR, "'%s': no supported allocator found",
+			 s->core_path ? s->core_path : "target");
+	/* What is missing may be exactly what a cut core lost.  */
+	if (st == HW_NO_ALLOCATOR && s->target->truncated) {
+		char cut[sizeof s->err];
+		snprintf(cut, sizeof cut, "%s", s->err);
+		return hw_error(s, HW_BAD_TARGET, "'%s': core file is truncated; "
+				"%s", s->core_path, cut);
+	}
+	return st;
+}
 
 static enum hw_status find_allocator(struct hw_session *s)
 {
 	const char *want = s->opts.allocator;
 	bool any = !want || !strcmp(want, "auto");
-	enum hw_status st = HW_NO_ALLOCATOR;
-	bool known = any;
-	char first[sizeof s->err] = "";
-	for (size_t i = 0; i < sizeof allocators / sizeof allocators[0]; i++) {
-		if (!any && strcmp(want, allocators[i]->name) != 0)
-			continue;
-		known = true;
-		void *state = NULL;
-		s->alloc_present = false;
-		st = allocators[i]->open(s, &state);
-		if (st == HW_OK) {
-			s->alloc = allocators[i];
-			s->alloc_state = state;
-			return HW_OK;
-		}
-		if (st != HW_NO_ALLOCATOR)
-			return st;
-		/* The first allocator that is there but could not be walked
-		   says the most useful thing.  */
-		if (s->alloc_present && !first[0])
-			snprintf(first, sizeof first, "%s", s->err);
-	}
-	if (first[0])
-		snprintf(s->err, sizeof s->err, "%s", first);
-	if (!known) {
+	size_t number = any ? 0 : instance_number(want);
+	int kind = -1;
+	for (size_t i = 0; i < NALLOCATORS && !any && !number; i++)
+		if (!strcmp(want, allocators[i]->name))
+			kind = (int)i;
+	if (!any && !number && kind < 0)
 		return hw_error(s, HW_USAGE, "unknown allocator '%s' (auto, "
-				"ptmalloc, jemalloc)", want);
+				"ptmalloc, jemalloc, or an instance number as "
+				"summary lists them)", want);
+	struct open_failure failed[NALLOCATORS];
+	memset(failed, 0, sizeof failed);
+	for (size_t i = 0; i < NALLOCATORS; i++) {
+		size_t n = allocators[i]->count ? allocators[i]->count(s) : 1;
+		for (size_t k = 0; k < n; k++)
+			open_instance(s, allocators[i], k, &failed[i]);
 	}
-	if (!s->err[0])
-		hw_error(s, HW_NO_ALLOCATOR, "'%s': no supported allocator found",
-			 s->core_path ? s->core_path : "target");
-	/* What is missing may be exactly what a cut core lost.  */
-	if (st == HW_NO_ALLOCATOR && s->target->truncated) {
-		char why[sizeof s->err];
-		snprintf(why, sizeof why, "%s", s->err);
-		return hw_error(s, HW_BAD_TARGET, "'%s': core file is truncated; "
-				"%s", s->core_path, why);
+	s->err[0] = '\0';
+	if (kind >= 0) {
+		for (size_t i = 0; i < s->ninstances; i++)
+			if (s->instances[i].ops == allocators[kind]) {
+				select_instance(s, i);
+				return HW_OK;
+			}
+		drop_instances(s);
+		return no_allocator(s, &failed[kind], 1);
 	}
-	return st;
+	if (!s->ninstances)
+		return no_allocator(s, failed, NALLOCATORS);
+	if (number > s->ninstances)
+		return no_such_instance(s, want);
+	select_instance(s, number ? number - 1 : default_instance(s));
+	return HW_OK;
 }
 
 enum hw_status hw_session_open(const struct hw_open_opts *opts,
@@ -212,6 +436,7 @@ void hw_session_close(hw_session *s)
 		return;
 	if (s->alloc)
 		s->alloc->close(s->alloc_state);
+	drop_instances(s);
 	if (s->syms)
 		hw_syms_close(s->syms);
 	hw_target_close(s->target);

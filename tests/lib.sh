@@ -105,6 +105,17 @@ corpus_copy() {
 	fi
 }
 
+# hide_libc CORE OUT: a copy of CORE whose mapped libc is renamed
+# (libc.so.6 to libc.so.0, libc-2.NN.so to libc-2.NN.sx: same length,
+# still a libc name) to a file no machine has: heapwalk then has only
+# what the core holds of libc, as when a device's libc is not at hand.
+# (An empty --sysroot does not hide it: after SYSROOT + path the plain
+# path is tried, as libdwfl does.)
+hide_libc() {
+	perl -0777 -pe 's{/libc\.so\.6\0}{/libc.so.0\0}g;
+		s{(/libc-2\.[0-9]+)\.so\0}{$1.sx\0}g' "$1" >"$2"
+}
+
 # hw OUT ERR ARGS...: run heapwalk (60 s at most) with stdout to OUT and
 # stderr to ERR; sets HW_RC.  Fails the test on a crash, a hang or any
 # sanitizer report, whatever the exit status.

@@ -3,8 +3,8 @@
 # scanning libc's data and still gets bins1 and threads8 exactly right:
 # its chunks pass truthcmp against the program's own truth, are byte for
 # byte the chunks of the run with debug info, and summary "roots" says the
-# main arena came from a scan, not from a symbol.  Once more "bare" (an
-# empty --sysroot as well: no libc file, so no version string): the same
+# main arena came from a scan, not from a symbol.  Once more "bare" (the
+# core's libc renamed to a file that is nowhere: no version string): the same
 # chunks, version "unknown", and the layout the heap's data shows is
 # consistent with the host's glibc.
 # shellcheck source=tests/lib.sh
@@ -30,13 +30,14 @@ for case_name in bins1 threads8; do
 	fi
 
 	mkdir -p "$T/empty"
+	hide_libc "$c/core" "$c/core.bare"
 	for mode in dbg nodbg bare; do
-		opt=()
+		opt=() core=$c/core
 		[ $mode = dbg ] || opt=(--no-debuginfo)
-		[ $mode != bare ] || opt+=(--sysroot "$T/empty")
-		hw "$c/$mode.chunks" "$c/$mode.chunks.err" "${opt[@]}" --json "$c/core" chunks
+		[ $mode != bare ] || opt+=(--sysroot "$T/empty") core=$c/core.bare
+		hw "$c/$mode.chunks" "$c/$mode.chunks.err" "${opt[@]}" --json "$core" chunks
 		expect_rc 0
-		hw "$c/$mode.summary" "$c/$mode.summary.err" "${opt[@]}" --json "$c/core" summary
+		hw "$c/$mode.summary" "$c/$mode.summary.err" "${opt[@]}" --json "$core" summary
 		expect_rc 0
 		"$truthcmp" "$c/truth.txt" "$c/$mode.chunks" "$c/$mode.summary" ||
 			fail "$case_name ${opt[*]:-(with debug info)}: heapwalk disagrees with the truth"

@@ -51,6 +51,14 @@ struct hw_chunk {
 	bool used;
 };
 
+/* What `summary` lists of one allocator instance, and what the session
+   weighs to pick the one walked by default.  */
+struct hw_instance_info {
+	const char *module;            /* file the allocator lives in, or "" */
+	const struct hw_arch *arch;    /* that file's ELF machine */
+	uint64_t held;                 /* bytes it holds from the system */
+};
+
 /* Called for each block; return false to stop the walk.  */
 typedef bool hw_chunk_fn(void *cookie, const struct hw_chunk *c);
 
@@ -63,6 +71,12 @@ struct hw_allocator_ops {
 	   *state set, HW_NO_ALLOCATOR (with the reason in the session
 	   error) or another failure.  Must not be NULL.  */
 	enum hw_status (*open)(struct hw_session *s, void **state);
+	/* How many instances of this allocator the target may hold (one
+	   glibc per libc copy: an emulator's and its guest's); open() then
+	   opens the one s->opening numbers, from 0.  NULL = one.  */
+	size_t (*count)(struct hw_session *s);
+	/* Fill info for an opened instance.  Must not be NULL.  */
+	void (*describe)(void *state, struct hw_instance_info *info);
 	void (*close)(void *state);
 	const char *(*version)(void *state);
 	size_t (*narenas)(void *state);

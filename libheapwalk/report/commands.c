@@ -335,7 +335,13 @@ static size_t target_limits(const struct hw_session *s, const char *out[],
 			   "linker's link_map";
 	if (nmissing > 0 && n < max)
 		out[n++] = missing;
-	if (!any_tp && n < max)
+	if (s->arch != t->arch && n < max)
+		out[n++] = "the walked heap is an emulated guest's (its libc is "
+			   "not of the core's architecture): the core's threads "
+			   "and thread pointers are the emulator's, so per-"
+			   "thread caches cannot be given their threads, and "
+			   "the page size is the emulator's";
+	else if (!any_tp && n < max)
 		out[n++] = strcmp(t->arch->name, "aarch64") == 0
 			   ? "no NT_ARM_TLS: thread pointers unknown, so "
 			     "per-thread caches cannot be given their threads"
@@ -361,6 +367,38 @@ static void emit_target_line(const struct hw_session *s, struct hw_emitter *e)
 	free(abs);
 }
 
+/* Every allocator instance found (summary's "instances"), the walked one
+   marked; --allocator N picks another.  */
+static void summary_instances(const struct hw_session *s, struct hw_emitter *e)
+{
+	char held[32];
+	if (e->json)
+		em_arr_begin(e, "instances");
+	for (size_t i = 0; i < s->ninstances; i++) {
+		const struct hw_instance *in = &s->instances[i];
+		if (!e->json) {
+			em_printf(e, "%-24s %zu: %s %s (%s) %s, holds %s%s\n",
+				  i ? "" : "instances:", i + 1, in->ops->name,
+				  in->version, in->arch->name,
+				  in->module[0] ? in->module : "(no file)",
+				  hw_human(held, sizeof held, in->held),
+				  i == s->selected ? " [walked]" : "");
+			continue;
+		}
+		em_obj_begin(e, NULL);
+		em_u64(e, "index", i + 1);
+		em_str(e, "allocator", in->ops->name);
+		em_str(e, "version", in->version);
+		em_str(e, "arch", in->arch->name);
+		em_str(e, "module", in->module);
+		em_u64(e, "held", in->held);
+		em_bool(e, "selected", i == s->selected);
+		em_obj_end(e);
+	}
+	if (e->json)
+		em_arr_end(e);
+}
+
 static enum hw_status cmd_summary(struct cmd_ctx *c)
 {
 	struct hw_session *s = c->s;
@@ -376,7 +414,8 @@ static enum hw_status cmd_summary(struct cmd_ctx *c)
 		em_obj_begin(e, NULL);
 		em_str(e, "allocator", s->alloc->name);
 		em_str(e, "version", ver);
-		em_str(e, "arch", s->target->arch->name);
+		em_str(e, "arch", s->arch->name);
+		summary_instances(s, e);
 		em_u64(e, "arenas", s->alloc->narenas(s->alloc_state));
 		em_u64(e, "threads", s->target->nthreads);
 		em_obj_begin(e, "used");
@@ -410,7 +449,8 @@ static enum hw_status cmd_summary(struct cmd_ctx *c)
 	}
 	char a[32], b[32], d[32], n1[48], n2[48];
 	em_printf(e, "%-24s %s %s (%s)\n", "allocator:", s->alloc->name, ver,
-		  s->target->arch->name);
+		  s->arch->name);
+	summary_instances(s, e);
 	emit_target_line(s, e);
 	const char *limits[8];
 	char missing[512];

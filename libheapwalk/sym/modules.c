@@ -536,6 +536,18 @@ bool hw_syms_module(const struct hw_syms *s, size_t i, struct hw_module *m)
 	return true;
 }
 
+bool hw_syms_module_at(const struct hw_syms *s, uint64_t addr,
+		       struct hw_module *m)
+{
+	if (s == NULL || m == NULL)
+		return false;
+	Dwfl_Module *mod = dwfl_addrmodule(s->dwfl, addr);
+	if (mod == NULL)
+		return false;
+	fill_module(mod, m);
+	return true;
+}
+
 static const char *last_component(const char *path)
 {
 	const char *slash = strrchr(path, '/');

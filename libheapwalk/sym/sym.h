@@ -97,6 +97,11 @@ bool hw_syms_module(const struct hw_syms *s, size_t i, struct hw_module *m);
 bool hw_syms_find_module(const struct hw_syms *s, const char *prefix,
 			 struct hw_module *m);
 
+/* The module whose address range holds addr (e.g. one copy of libc among
+   several: an emulator's and its guest's).  */
+bool hw_syms_module_at(const struct hw_syms *s, uint64_t addr,
+		       struct hw_module *m);
+
 /* Address (already relocated) and size of the symbol `name` in module m,
    local symbols included (from .symtab of the file or of its debug file).
    For STT_TLS symbols the value is the offset in the module's TLS block and

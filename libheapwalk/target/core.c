@@ -35,7 +35,9 @@ struct backing_file {
 	const char *path;     /* as named by the core (not the sysroot one) */
 	const uint8_t *map;
 	size_t size;
-	int state;            /* 0 unchecked, 1 usable, -1 not usable */
+	int state;            /* BACKING_*: usable, missing or different,
+				 or not comparable (the core lost its
+				 header) */
 };
 
 struct core_priv {
@@ -269,19 +271,29 @@ static bool read_notes(struct hw_target *t, struct core_priv *p,
 	return true;
 }
 
-/* Map `path` (under sysroot) if its first bytes equal what the core holds
-   of the mapping at file offset 0.  */
-static void check_backing(struct hw_target *t, struct backing_file *b,
-			  const char *sysroot)
+enum { BACKING_UNCHECKED, BACKING_OK, BACKING_BAD, BACKING_UNKNOWN };
+
+/* Open the file that stands for `path` (a name the core gives): the
+   user's --exe for the core's executable, as given; else, as the module
+   loader does, SYSROOT + path (absolute names only) and then path itself
+   (a relative one from the current directory).  */
+static int open_backing(const char *path, const char *exe_path,
+			const char *exe, const char *sysroot)
 {
 	char full[PATH_MAX];
-	b->state = -1;
-	if (snprintf(full, sizeof full, "%s%s", sysroot ? sysroot : "",
-		     b->path) >= (int)sizeof full)
-		return;
-	int fd = open(full, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return;
+	if (exe && exe_path && strcmp(path, exe_path) == 0)
+		return open(exe, O_RDONLY | O_CLOEXEC);
+	if (sysroot && sysroot[0] && path[0] == '/' &&
+	    snprintf(full, sizeof full, "%s%s", sysroot, path) < (int)sizeof full) {
+		int fd = open(full, O_RDONLY | O_CLOEXEC);
+		if (fd >= 0)
+			return fd;
+	}
+	return open(path, O_RDONLY | O_CLOEXEC);
+}
+
+static void map_backing(struct backing_file *b, int fd)
+{
 	struct stat st;
 	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0) {
 		void *m = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE,
@@ -292,11 +304,25 @@ static void check_backing(struct hw_target *t, struct backing_file *b,
 		}
 	}
 	close(fd);
+}
+
+/* Map the file behind b if its first bytes equal what the core holds of
+   the mapping at file offset 0.  A cut core that lost those bytes cannot
+   tell: the file is then neither used nor blamed.  */
+static void check_backing(struct hw_target *t, struct backing_file *b,
+			  const char *exe_path, const char *exe,
+			  const char *sysroot)
+{
+	b->state = BACKING_BAD;
+	int fd = open_backing(b->path, exe_path, exe, sysroot);
+	if (fd < 0)
+		return;
+	map_backing(b, fd);
 	if (!b->map)
 		return;
 	for (size_t i = 0; i < t->nfiles; i++)
 		if (t->files[i].verified && !strcmp(t->files[i].path, b->path)) {
-			b->state = 1;
+			b->state = BACKING_OK;
 			return;
 		}
 	/* Find the dumped header page of this file in the core.  */
@@ -309,11 +335,28 @@ static void check_backing(struct hw_target *t, struct backing_file *b,
 		uint64_t n = run < 4096 ? run : 4096;
 		if (n > b->size)
 			n = b->size;
+		if (n < 64 && t->truncated) {
+			b->state = BACKING_UNKNOWN;
+			return;
+		}
 		if (n >= 64 && memcmp(core_bytes, b->map, n) == 0) {
-			b->state = 1;
+			b->state = BACKING_OK;
 			return;
 		}
 	}
+}
+
+/* The path the core gives its executable: the file mapped at AT_PHDR
+   (its program headers), or NULL.  */
+static const char *core_exe_path(const struct hw_target *t)
+{
+	uint64_t phdr;
+	if (!hw_auxv_get(t, 3 /* AT_PHDR */, &phdr))
+		return NULL;
+	for (size_t i = 0; i < t->nfiles; i++)
+		if (t->files[i].start <= phdr && phdr < t->files[i].end)
+			return t->files[i].path;
+	return NULL;
 }
 
 /* gdb's gcore leaves out the file mappings it did not dump (no PT_LOAD at
@@ -373,8 +416,9 @@ static bool add_file_gaps(struct hw_target *t)
 }
 
 static bool attach_backing(struct hw_target *t, struct core_priv *p,
-			   const char *sysroot)
+			   const char *exe, const char *sysroot)
 {
+	const char *exe_path = core_exe_path(t);
 	if (!add_file_gaps(t))
 		return false;
 	p->backing = calloc(t->nfiles ? t->nfiles : 1, sizeof *p->backing);
@@ -397,10 +441,10 @@ static bool attach_backing(struct hw_target *t, struct core_priv *p,
 			reg->file = (int32_t)i;
 			if (reg->avail >= reg->end - reg->start || f->absent)
 				continue;
-			if (b->state == 0)
-				check_backing(t, b, sysroot);
-			if (b->state != 1) {
-				t->files[i].unavailable = true;
+			if (b->state == BACKING_UNCHECKED)
+				check_backing(t, b, exe_path, exe, sysroot);
+			if (b->state != BACKING_OK) {
+				t->files[i].unavailable |= b->state == BACKING_BAD;
 				continue;
 			}
 			uint64_t off = f->offset + (reg->start - f->start);
@@ -495,7 +539,7 @@ enum hw_status hw_core_open(const char *path, const char *exe,
 	else if (!load_regions(t, p, phnum) || !read_notes(t, p, phnum) ||
 		 (!t->files && !hw_link_map_files(t, exe, sysroot, &p->paths,
 						  &p->npaths)) ||
-		 !attach_backing(t, p, sysroot))
+		 !attach_backing(t, p, exe, sysroot))
 		why = "out of memory";
 	else if (t->nthreads == 0)
 		why = "no NT_PRSTATUS note (not a process core?)";

@@ -7,6 +7,7 @@
  */
 #include <string.h>
 
+#include "../arch/arch.h"
 #include "target.h"
 
 const struct hw_region *hw_region_of(const struct hw_target *t, uint64_t addr)
@@ -115,6 +116,16 @@ bool hw_auxv_get(const struct hw_target *t, uint64_t type, uint64_t *val)
 		}
 	}
 	return false;
+}
+
+const struct hw_arch *hw_elf_arch_at(struct hw_target *t, uint64_t addr)
+{
+	uint8_t eh[20];
+	uint16_t machine;
+	if (!hw_read(t, addr, eh, sizeof eh) || memcmp(eh, "\177ELF", 4) != 0)
+		return NULL;
+	memcpy(&machine, eh + 18, 2);   /* e_machine; little-endian only */
+	return hw_arch_by_machine(machine);
 }
 
 void hw_target_close(struct hw_target *t)

@@ -112,6 +112,12 @@ uint64_t hw_readable_run(struct hw_target *t, uint64_t addr,
 /* Value of auxv entry `type`, or false.  */
 bool hw_auxv_get(const struct hw_target *t, uint64_t type, uint64_t *val);
 
+/* The architecture of the ELF file whose header is mapped at addr (read
+   from the core, or from the file on disk once it was checked), or NULL.
+   A qemu-user process maps its guest's files too: their machine is not
+   the core's.  */
+const struct hw_arch *hw_elf_arch_at(struct hw_target *t, uint64_t addr);
+
 void hw_target_close(struct hw_target *t);
 
 #endif /* HW_TARGET_H */

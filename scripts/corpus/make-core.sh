@@ -17,6 +17,11 @@
 # glibc-2.36-arm64-64k is glibc-2.36-arm64 run with 64 KiB pages
 # (qemu-aarch64 -p 65536: AT_PAGESZ and mmap granularity as on a 64 KiB
 # page kernel), from the same sysroot.
+# glibc-2.36-arm64-hostcore is glibc-2.36-arm64 with the other core kept:
+# the host kernel's core of the qemu-aarch64 process itself (x86_64, with
+# NT_FILE), which holds two glibc heaps, qemu's own and the guest's (the
+# guest's memory is mapped 1:1 in qemu's address space).  It needs a
+# core_pattern that names a plain file; the qemu-user core is dropped.
 #
 # host-static is "host" linked with -static (the host glibc's libc.a:
 # main_arena, mp_ and the tcache TLS variable are then in the executable
@@ -53,10 +58,12 @@ me=make-core.sh
 case_name=$1
 outdir=$2
 variant=${3:-host}
-# The -64k variants share their sysroot with the 4 KiB ones.
+# The -64k and -hostcore variants share their sysroot with the plain ones.
 sysvariant=${variant%-64k}
 qemu_pagesize=
 [ "$sysvariant" = "$variant" ] || qemu_pagesize=65536
+hostcore=false
+case $variant in *-hostcore) hostcore=true sysvariant=${variant%-hostcore} ;; esac
 arm64=false
 case $sysvariant in *-arm64) arm64=true ;; esac
 top=$(cd "$(dirname "$0")/../.." && pwd)
@@ -81,7 +88,7 @@ host-static | host-static-pie)
 	*) cannot "no static libc (libc.a) for ${CC:-gcc}: install libc6-dev" ;;
 	esac
 	;;
-glibc-*-amd64 | glibc-*-arm64 | glibc-*-arm64-64k | jemalloc-*-amd64 | jemalloc-*-arm64)
+glibc-*-amd64 | glibc-*-arm64 | glibc-*-arm64-64k | glibc-*-arm64-hostcore | jemalloc-*-amd64 | jemalloc-*-arm64)
 	corpus_sysroot "$sysvariant"
 	;;
 *) die "unknown variant '$variant'" ;;
@@ -159,8 +166,15 @@ if $arm64; then
 	run=$outdir/.run
 	rm -rf "$run"
 	mkdir -p "$run"
+	plain_pattern=false
 	if [ "${pattern:0:1}" != "|" ] && [ "${pattern:0:1}" != / ] &&
 		[[ "$pattern" != *%* ]] && [[ "$pattern" != */* ]]; then
+		plain_pattern=true
+	fi
+	if $hostcore && ! $plain_pattern; then
+		cannot "the host core of qemu needs a plain core_pattern, not '$pattern'"
+	fi
+	if $plain_pattern && ! $hostcore; then
 		mkdir -p "$run/$pattern" 2>/dev/null || true
 	fi
 	set +e
@@ -178,10 +192,16 @@ if $arm64; then
 	[ $rc -eq 134 ] || die "$case_name under qemu-aarch64 exited with status $rc, not SIGABRT (see $log)"
 	found=$(find "$run" -maxdepth 1 -type f -name 'qemu_prog_*.core' | head -n1)
 	[ -n "$found" ] || die "qemu-aarch64 wrote no qemu_prog_*.core (see $log)"
-	core_complete "$found" || die "qemu-aarch64's core $found is truncated"
+	how="qemu-aarch64${qemu_pagesize:+ -p $qemu_pagesize} (qemu-user core)"
+	if $hostcore; then
+		found=$run/$pattern
+		if [ "$uses_pid" = 1 ]; then found=$found.$pid; fi
+		[ -f "$found" ] || cannot "the host kernel wrote no core of qemu-aarch64 ($found)"
+		how="kernel core of qemu-aarch64 (host process, core_pattern '$pattern')"
+	fi
+	core_complete "$found" || die "core $found is truncated"
 	mv -f "$found" "$outdir/core"
 	rm -rf "$run"
-	how="qemu-aarch64${qemu_pagesize:+ -p $qemu_pagesize} (qemu-user core)"
 elif [ "${pattern:0:1}" != "|" ]; then
 	marker=$outdir/.marker
 	: >"$marker"

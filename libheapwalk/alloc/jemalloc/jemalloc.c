@@ -47,6 +47,17 @@ static enum hw_status je_open(struct hw_session *s, void **state)
 	return HW_OK;
 }
 
+/* What jemalloc holds from the system: every extent the radix tree maps.  */
+static void je_describe(void *state, struct hw_instance_info *info)
+{
+	struct je_state *j = state;
+	info->module = j->module;
+	info->arch = j->have_mod ? hw_elf_arch_at(j->t, j->mod.low) : NULL;
+	info->held = 0;
+	for (size_t i = 0; i < j->next; i++)
+		info->held += j->ext[i].size;
+}
+
 static const char *je_version(void *state)
 {
 	return ((struct je_state *)state)->version;
@@ -88,6 +99,7 @@ const struct hw_allocator_ops hw_jemalloc_ops = {
 	.name = "jemalloc",
 	.block_noun = "regions/extents",
 	.open = je_open,
+	.describe = je_describe,
 	.close = je_close,
 	.version = je_version,
 	.narenas = je_narenas,

@@ -76,6 +76,10 @@ void pm_find_mmapped(struct pm_state *p)
 			    sz >= ps && hdr[0] < ps && !(hdr[0] & 15) &&
 			    !((hdr[0] + sz) & (ps - 1)) && a + sz > a &&
 			    a + sz <= r->end && !overlaps_heap(p, a, a + sz)) {
+				if (!pm_mmapped_ours(p, a)) {
+					a += sz;
+					continue;
+				}
 				if (!add_mmapped(p, &cap, a, sz))
 					return;
 				total += sz;

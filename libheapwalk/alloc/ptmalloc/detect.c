@@ -24,13 +24,50 @@ static bool is_libc_path(const char *path)
 	       strncmp(base, "libc-2.", 7) == 0;
 }
 
-/* Index of libc's first mapping in t->files, or -1.  */
-static int find_libc_file(const struct hw_target *t)
+/* Is t->files[i] the first mapping of a libc copy?  A process may hold
+   several: qemu-user maps its guest's libc beside its own.  */
+bool pm_libc_copy_at(const struct hw_target *t, size_t i)
+{
+	return is_libc_path(t->files[i].path) && t->files[i].offset == 0;
+}
+
+size_t pm_count_libcs(struct hw_session *s)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < s->target->nfiles; i++)
+		n += pm_libc_copy_at(s->target, i);
+	return n ? n : 1;
+}
+
+/* Index in t->files of the nth libc copy's first mapping (or, with no
+   offset-0 mapping named, of libc's first mapping), or -1.  */
+static int find_libc_file(const struct hw_target *t, size_t nth)
 {
 	for (size_t i = 0; i < t->nfiles; i++)
+		if (pm_libc_copy_at(t, i) && nth-- == 0)
+			return (int)i;
+	for (size_t i = 0; i < t->nfiles && nth == 0; i++)
 		if (is_libc_path(t->files[i].path))
 			return (int)i;
 	return -1;
+}
+
+/* libdwfl's module for this libc copy: the one at its address, and only
+   with a single libc the first one named like libc.  */
+static bool find_libc_module(struct pm_state *p, int libc,
+			     struct hw_module *mod)
+{
+	struct hw_syms *sy = p->s->syms;
+	if (!sy)
+		return false;
+	if (libc >= 0 && hw_syms_module_at(sy, p->t->files[libc].start, mod) &&
+	    ((mod->name && is_libc_path(mod->name)) ||
+	     (mod->file && is_libc_path(mod->file))))
+		return true;
+	if (pm_count_libcs(p->s) > 1)
+		return false;
+	return hw_syms_find_module(sy, "libc.so", mod) ||
+	       hw_syms_find_module(sy, "libc-2.", mod);
 }
 
 static bool same_file(const struct hw_target *t, int32_t f, int libc)
@@ -442,10 +479,8 @@ static enum hw_status find_glibc_home(struct pm_state *p,
 	struct hw_session *s = p->s;
 	struct hw_target *t = p->t;
 	memset(h, 0, sizeof *h);
-	h->file = find_libc_file(t);
-	h->have_mod = s->syms &&
-		      (hw_syms_find_module(s->syms, "libc.so", &h->mod) ||
-		       hw_syms_find_module(s->syms, "libc-2.", &h->mod));
+	h->file = find_libc_file(t, s->opening);
+	h->have_mod = find_libc_module(p, h->file, &h->mod);
 	if (h->file >= 0 || h->have_mod)
 		return HW_OK;
 	if (t->nfiles == 0)
@@ -573,6 +608,7 @@ enum hw_status pm_find_roots(struct pm_state *p)
 	   candidate until a main_arena turns up in its data.  */
 	s->alloc_present = !h.in_exe || h.evidence;
 	p->libc_base = h.file >= 0 ? t->files[h.file].start : h.mod.low;
+	pm_instance_arch(p, h.file >= 0 ? t->files[h.file].path : h.mod.name);
 	if (h.file >= 0 && !h.in_exe)
 		find_version(p, h.file, false);
 	pm_era_init(&p->era);

@@ -232,6 +232,18 @@ void pm_find_tcaches(struct pm_state *p)
 				cand[ncand++] = c + PM_HDR;
 		}
 	}
+	/* An emulated guest's thread pointers live in the emulator's CPU
+	   state, not in the core's notes: the core's are the emulator's own
+	   threads', and reading from them would give the guest's tcaches
+	   wrong owners.  */
+	if (p->guest) {
+		orphan_tcaches(p, cand, ncand);
+		if (p->ntcaches)
+			p->how_tcache = "heap scan (an emulated guest: its "
+					"thread pointers are not in the core, "
+					"owners unknown)";
+		return;
+	}
 	/* Vote for the offset from tp.  */
 	int64_t best = 0;
 	unsigned best_votes = 0;

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <sys/mman.h>
 
+#include "../../sym/sym.h"
 #include "ptmalloc.h"
 
 static void pm_close(void *state)
@@ -56,6 +57,56 @@ static enum hw_status pm_open(struct hw_session *s, void **state)
 	return HW_OK;
 }
 
+void pm_instance_arch(struct pm_state *p, const char *libc_path)
+{
+	p->libc_path = libc_path ? libc_path : "";
+	p->arch = hw_elf_arch_at(p->t, p->libc_base);
+	if (!p->arch)
+		p->arch = p->t->arch;
+	p->guest = p->arch != p->t->arch;
+}
+
+static uint64_t distance(uint64_t a, uint64_t b)
+{
+	return a > b ? a - b : b - a;
+}
+
+/* An mmapped chunk says nothing of the malloc that made it, and every
+   libc copy's scan finds every one.  mmap places a process's mappings
+   near its libraries (the kernel top-down for a native libc, qemu-user
+   from its guest's mmap base for the guest's), so the chunk goes to the
+   nearest libc copy.  A heuristic, needed only with several copies; the
+   mp_ counts check it (pm_find_mmapped notes a disagreement).  */
+bool pm_mmapped_ours(const struct pm_state *p, uint64_t addr)
+{
+	const struct hw_target *t = p->t;
+	uint64_t mine = distance(addr, p->libc_base);
+	for (size_t i = 0; i < t->nfiles; i++)
+		if (pm_libc_copy_at(t, i) && t->files[i].start != p->libc_base &&
+		    distance(addr, t->files[i].start) < mine)
+			return false;
+	return true;
+}
+
+static size_t pm_count(struct hw_session *s)
+{
+	return pm_count_libcs(s);
+}
+
+/* What ptmalloc holds from the system: every arena's heap memory and the
+   mmapped chunks found (not mp_'s counter, which damage could inflate).  */
+static void pm_describe(void *state, struct hw_instance_info *info)
+{
+	const struct pm_state *p = state;
+	info->module = p->libc_path;
+	info->arch = p->arch;
+	info->held = 0;
+	for (size_t i = 0; i < p->nmmapped; i++)
+		info->held += p->mmapped[i].size;
+	for (size_t i = 0; i < p->narenas; i++)
+		info->held += p->arenas[i].system_mem;
+}
+
 static const char *pm_version(void *state)
 {
 	return ((struct pm_state *)state)->version;
@@ -80,6 +131,8 @@ static bool pm_chunks_parallel(void *state, unsigned nparts, hw_chunk_fn *fn,
 const struct hw_allocator_ops hw_ptmalloc_ops = {
 	.name = "ptmalloc",
 	.open = pm_open,
+	.count = pm_count,
+	.describe = pm_describe,
 	.close = pm_close,
 	.version = pm_version,
 	.narenas = pm_narenas,

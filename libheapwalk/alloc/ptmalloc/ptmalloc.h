@@ -184,6 +184,12 @@ struct pm_state {
 	const char *how_mp;
 	const char *how_tcache;
 	uint64_t libc_base;
+	const char *libc_path;            /* as the target names it */
+	/* libc's ELF machine.  When it is not the core's, this heap is an
+	   emulated guest's (qemu-user): the core's threads and thread
+	   pointers are the emulator's, not the guest's.  */
+	const struct hw_arch *arch;
+	bool guest;
 	uint64_t main_arena, mp;
 	uint64_t pagesize;
 	uint64_t sbrk_base, n_mmaps, mmapped_mem, tcache_bins, tcache_count;
@@ -217,6 +223,15 @@ struct pm_state {
 
 /* detect.c */
 enum hw_status pm_find_roots(struct pm_state *p);
+/* Is t->files[i] the first mapping of a libc copy?  */
+bool pm_libc_copy_at(const struct hw_target *t, size_t i);
+/* How many libc copies the target maps (at least 1).  */
+size_t pm_count_libcs(struct hw_session *s);
+/* ptmalloc.c: note the libc being opened, its path and architecture.  */
+void pm_instance_arch(struct pm_state *p, const char *libc_path);
+/* Is the mmapped chunk at addr this instance's rather than another libc
+   copy's?  */
+bool pm_mmapped_ours(const struct pm_state *p, uint64_t addr);
 /* era.c */
 void pm_era_init(struct pm_era *e);
 void pm_era_observe(struct pm_state *p, int lo, int hi, const char *what);
