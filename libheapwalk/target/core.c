@@ -307,8 +307,10 @@ static void map_backing(struct backing_file *b, int fd)
 }
 
 /* Map the file behind b if its first bytes equal what the core holds of
-   the mapping at file offset 0.  A cut core that lost those bytes cannot
-   tell: the file is then neither used nor blamed.  */
+   the mapping at file offset 0.  A core that holds none of those bytes
+   cannot tell (a cut core; gcore and the kernel leave out the first page
+   of a data file such as a locale archive): the file is then neither used
+   nor blamed.  */
 static void check_backing(struct hw_target *t, struct backing_file *b,
 			  const char *exe_path, const char *exe,
 			  const char *sysroot)
@@ -335,7 +337,7 @@ static void check_backing(struct hw_target *t, struct backing_file *b,
 		uint64_t n = run < 4096 ? run : 4096;
 		if (n > b->size)
 			n = b->size;
-		if (n < 64 && t->truncated) {
+		if (n == 0 || (n < 64 && t->truncated)) {
 			b->state = BACKING_UNKNOWN;
 			return;
 		}
