@@ -14,6 +14,7 @@
 #include <fcntl.h>
 #include <gelf.h>
 #include <limits.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -306,6 +307,27 @@ static void map_backing(struct backing_file *b, int fd)
 	close(fd);
 }
 
+/* Do the n >= 64 bytes the core holds of a file's first page equal the
+   file's?  In a 64-bit ELF header the section header fields (e_shoff,
+   e_shnum, e_shstrndx) are left out: they are not loaded, and `strip`
+   changes only them there, so the stripped copy of the program that ran
+   (what devices ship) serves its pages as well as the original.  */
+static bool same_first_page(const uint8_t *core, const uint8_t *file,
+			    uint64_t n)
+{
+	bool elf64 = memcmp(core, ELFMAG, SELFMAG) == 0 &&
+		     core[EI_CLASS] == ELFCLASS64;
+	if (!elf64)
+		return memcmp(core, file, n) == 0;
+	size_t shoff = offsetof(Elf64_Ehdr, e_shoff);
+	size_t flags = offsetof(Elf64_Ehdr, e_flags);
+	size_t shnum = offsetof(Elf64_Ehdr, e_shnum);
+	size_t end = sizeof(Elf64_Ehdr);
+	return memcmp(core, file, shoff) == 0 &&
+	       memcmp(core + flags, file + flags, shnum - flags) == 0 &&
+	       memcmp(core + end, file + end, n - end) == 0;
+}
+
 /* Map the file behind b if its first bytes equal what the core holds of
    the mapping at file offset 0.  A core that holds none of those bytes
    cannot tell (a cut core; gcore and the kernel leave out the first page
@@ -341,7 +363,7 @@ static void check_backing(struct hw_target *t, struct backing_file *b,
 			b->state = BACKING_UNKNOWN;
 			return;
 		}
-		if (n >= 64 && memcmp(core_bytes, b->map, n) == 0) {
+		if (n >= 64 && same_first_page(core_bytes, b->map, n)) {
 			b->state = BACKING_OK;
 			return;
 		}
