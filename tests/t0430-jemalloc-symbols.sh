@@ -158,9 +158,15 @@ for case in basic1 threads8; do
 		grep -q "\"${root}_from\" *: *\"scan " "$T/nodbg.summary" ||
 			fail "$case: without debug info the $root root was not found by a scan"
 	done
-	# The same numbers: strip the roots and compare what is left.
-	sed 's/"roots":{[^}]*}//' "$T/nodbg.summary" >"$T/nodbg.s"
-	sed 's/"roots":{[^}]*}//' "$T/dbg.summary" >"$T/dbg.s"
+	# The same numbers: strip the roots and compare what is left.  The
+	# instance list is left out too: with libc's debug info glibc's idle
+	# malloc (main_arena never initialised, so no scan finds it) is
+	# found by symbol and listed as a second instance holding nothing.
+	strip_roots() {
+		sed 's/"roots":{[^}]*}//; s/"instances":\[[^]]*\]//' "$1"
+	}
+	strip_roots "$T/nodbg.summary" >"$T/nodbg.s"
+	strip_roots "$T/dbg.summary" >"$T/dbg.s"
 	cmp -s "$T/nodbg.s" "$T/dbg.s" ||
 		fail "$case: summary differs with and without --debug-dir beyond the roots"
 	say "$case: identical chunks, sizes, bins and summary with the rebuilt symbol file"
