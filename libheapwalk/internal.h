@@ -32,13 +32,21 @@ struct hw_finding {
 /* Findings are kept up to this many; past it they are only counted.  */
 #define HW_MAX_FINDINGS 10000
 
+/* Parts of the heap no walk could cover (damage, missing pages): every
+   total is then partial.  The first place and reason are kept.  */
+struct hw_partial {
+	uint64_t places;
+	uint64_t addr;
+	char why[200];
+};
+
 /* The findings (and partial marks) one instance's open() made, kept
    aside until the session knows which instance it walks.  */
 struct hw_findings_stash {
 	struct hw_finding *items;
 	size_t n;
-	uint64_t total, partial_total, partial_addr;
-	char partial_why[120];
+	uint64_t total;
+	struct hw_partial partial;   /* places: only those of this open() */
 };
 
 /* One allocator instance found in the target (summary lists them all;
@@ -80,11 +88,7 @@ struct hw_session {
 	struct hw_finding *findings;
 	size_t nfindings, findings_cap;
 	uint64_t findings_total;
-	/* Parts of the heap no walk could cover (damage, missing pages):
-	   every total is then partial.  The first reason is kept.  */
-	uint64_t partial_total;
-	uint64_t partial_addr;
-	char partial_why[200];
+	struct hw_partial partial;
 	char err[512];
 };
 

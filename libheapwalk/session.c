@@ -73,12 +73,12 @@ void hw_partial(struct hw_session *s, uint64_t addr, const char *fmt, ...)
 	va_start(ap, fmt);
 	pthread_mutex_lock(&s->findings_lock);
 	/* Walkers report each place once (their reporting walk).  */
-	bool first = s->partial_total++ == 0;
+	bool first = s->partial.places++ == 0;
 	if (first) {
-		s->partial_addr = addr;
+		s->partial.addr = addr;
 		va_list aq;
 		va_copy(aq, ap);
-		vsnprintf(s->partial_why, sizeof s->partial_why, fmt, aq);
+		vsnprintf(s->partial.why, sizeof s->partial.why, fmt, aq);
 		va_end(aq);
 	}
 	pthread_mutex_unlock(&s->findings_lock);
@@ -95,13 +95,13 @@ static char *dup_or_null(const char *s)
 
 struct findings_mark {
 	size_t n;
-	uint64_t total, partial_total;
+	uint64_t total, partial_places;
 };
 
 static struct findings_mark findings_mark(const struct hw_session *s)
 {
 	return (struct findings_mark){ s->nfindings, s->findings_total,
-				       s->partial_total };
+				       s->partial.places };
 }
 
 /* Move what was found since m into st (NULL: drop it), leaving the
@@ -118,13 +118,12 @@ static void findings_stash(struct hw_session *s, struct findings_mark m,
 		if (st->items)
 			memcpy(st->items, s->findings + m.n, n * sizeof *st->items);
 		st->total = s->findings_total - m.total;
-		st->partial_total = s->partial_total - m.partial_total;
-		st->partial_addr = s->partial_addr;
-		memcpy(st->partial_why, s->partial_why, sizeof st->partial_why);
+		st->partial = s->partial;
+		st->partial.places = s->partial.places - m.partial_places;
 	}
 	s->nfindings = m.n;
 	s->findings_total = m.total;
-	s->partial_total = m.partial_total;
+	s->partial.places = m.partial_places;
 	pthread_mutex_unlock(&s->findings_lock);
 }
 
@@ -140,11 +139,10 @@ static void findings_unstash(struct hw_session *s,
 		*f = st->items[i];
 	}
 	s->findings_total += st->total;
-	if (!s->partial_total && st->partial_total) {
-		s->partial_addr = st->partial_addr;
-		memcpy(s->partial_why, st->partial_why, sizeof s->partial_why);
-	}
-	s->partial_total += st->partial_total;
+	if (!s->partial.places && st->partial.places)
+		s->partial = st->partial;
+	else
+		s->partial.places += st->partial.places;
 	pthread_mutex_unlock(&s->findings_lock);
 }
 

@@ -276,19 +276,19 @@ static const char *blocks(uint64_t n, const char *noun, char *buf, size_t len)
 void hw_emit_partial(const struct hw_session *s, struct hw_emitter *e)
 {
 	if (e->json) {
-		em_bool(e, "partial", s->partial_total > 0);
-		if (s->partial_total) {
-			em_str(e, "partial_reason", s->partial_why);
-			em_hex(e, "partial_addr", s->partial_addr);
-			em_u64(e, "partial_places", s->partial_total);
+		em_bool(e, "partial", s->partial.places > 0);
+		if (s->partial.places) {
+			em_str(e, "partial_reason", s->partial.why);
+			em_hex(e, "partial_addr", s->partial.addr);
+			em_u64(e, "partial_places", s->partial.places);
 		}
 		return;
 	}
-	if (s->partial_total)
+	if (s->partial.places)
 		em_printf(e, "%-24s totals are partial: the walk stopped at "
 			  "0x%llx: %s%s\n", "partial:",
-			  (unsigned long long)s->partial_addr, s->partial_why,
-			  s->partial_total > 1 ? " (and elsewhere: see 'heapwalk "
+			  (unsigned long long)s->partial.addr, s->partial.why,
+			  s->partial.places > 1 ? " (and elsewhere: see 'heapwalk "
 			  "check')" : "");
 }
 
@@ -459,7 +459,7 @@ static enum hw_status cmd_summary(struct cmd_ctx *c)
 		em_printf(e, "%-24s %s\n", i ? "" : "core lacks:", limits[i]);
 	em_printf(e, "%-24s %zu\n", "threads:", s->target->nthreads);
 	em_printf(e, "%-24s %zu\n", "arenas:", s->alloc->narenas(s->alloc_state));
-	const char *part = s->partial_total ? "  (partial)" : "";
+	const char *part = s->partial.places ? "  (partial)" : "";
 	/* ptmalloc counts chunks; jemalloc names its blocks itself.  */
 	const char *noun = s->alloc->block_noun;
 	em_printf(e, "%-24s %19s %12s%s\n", "in use:",
@@ -723,10 +723,10 @@ static enum hw_status cmd_chunks(struct cmd_ctx *c)
 			  noun ? noun : "chunk", noun ? "bytes" : "chunk size");
 	c->s->alloc->chunks(c->s->alloc_state, print_chunk, &w);
 	/* JSON Lines has no place for a trailer; summary --json says it.  */
-	if (!c->e->json && !c->e->failed && c->s->partial_total)
+	if (!c->e->json && !c->e->failed && c->s->partial.places)
 		em_printf(c->e, "(partial: the walk stopped at 0x%llx: %s)\n",
-			  (unsigned long long)c->s->partial_addr,
-			  c->s->partial_why);
+			  (unsigned long long)c->s->partial.addr,
+			  c->s->partial.why);
 	return HW_OK;
 }
 
@@ -833,11 +833,6 @@ static bool parse_address(const char *a, uint64_t *out)
 	return true;
 }
 
-static bool walk_was_partial(const struct hw_session *s)
-{
-	return s->partial_total > 0;
-}
-
 static enum hw_status cmd_chunk(struct cmd_ctx *c)
 {
 	if (c->argc != 2)
@@ -888,7 +883,7 @@ static enum hw_status cmd_chunk(struct cmd_ctx *c)
 		em_printf(e, "(no %s%s%s: %s)\n", l.have_prev ? "" : "previous",
 			  !l.have_prev && !l.have_next ? " or " : "",
 			  l.have_next ? "" : "next",
-			  walk_was_partial(c->s) ? "the walk of this heap stopped "
+			  c->s->partial.places ? "the walk of this heap stopped "
 			  "at damage; see 'heapwalk check'" : "the chunk is "
 			  "at the edge of its heap or extent");
 	return HW_OK;
