@@ -99,7 +99,7 @@ struct hw_allocator_ops {
 	   class's largest usable size and sets *min to its smallest, so
 	   that classes partition the sizes in ascending order (a larger
 	   usable size never falls in a smaller class).  `sizes` groups its
-	   rows by it.  */
+	   rows by it.  NULL: every usable size is a class of its own.  */
 	uint64_t (*size_class)(void *state, uint64_t usable, uint64_t *min);
 	/* Run the allocator's own consistency checks (findings go to the
 	   session); the chunk walk has run before this.  May be NULL.  */

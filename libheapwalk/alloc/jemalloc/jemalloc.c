@@ -86,15 +86,6 @@ static bool je_chunks_parallel(void *state, unsigned nparts, hw_chunk_fn *fn,
 	return je_walk_parallel(state, nparts, fn, cookies);
 }
 
-/* A region's usable size is its size class already (small classes and
-   large ones alike), so each is a class of its own.  */
-static uint64_t je_size_class(void *state, uint64_t usable, uint64_t *min)
-{
-	(void)state;
-	*min = usable;
-	return usable;
-}
-
 const struct hw_allocator_ops hw_jemalloc_ops = {
 	.name = "jemalloc",
 	.block_noun = "regions/extents",
@@ -108,6 +99,8 @@ const struct hw_allocator_ops hw_jemalloc_ops = {
 	.summary = je_report_summary,
 	.arenas = je_report_arenas,
 	.bins = je_report_bins,
-	.size_class = je_size_class,
+	/* A region's usable size is its size class already (small and
+	   large alike): no grouping.  */
+	.size_class = NULL,
 	.check = NULL,
 };

@@ -88,11 +88,6 @@ bool pm_mmapped_ours(const struct pm_state *p, uint64_t addr)
 	return true;
 }
 
-static size_t pm_count(struct hw_session *s)
-{
-	return pm_count_libcs(s);
-}
-
 /* What ptmalloc holds from the system: every arena's heap memory and the
    mmapped chunks found (not mp_'s counter, which damage could inflate).  */
 static void pm_describe(void *state, struct hw_instance_info *info)
@@ -131,7 +126,7 @@ static bool pm_chunks_parallel(void *state, unsigned nparts, hw_chunk_fn *fn,
 const struct hw_allocator_ops hw_ptmalloc_ops = {
 	.name = "ptmalloc",
 	.open = pm_open,
-	.count = pm_count,
+	.count = pm_count_libcs,
 	.describe = pm_describe,
 	.close = pm_close,
 	.version = pm_version,
