@@ -608,6 +608,8 @@ enum hw_status pm_find_roots(struct pm_state *p)
 	   candidate until a main_arena turns up in its data.  */
 	s->alloc_present = !h.in_exe || h.evidence;
 	p->libc_base = h.file >= 0 ? t->files[h.file].start : h.mod.low;
+	p->libc_mod = h.mod;
+	p->have_libc_mod = h.have_mod;
 	pm_instance_arch(p, h.file >= 0 ? t->files[h.file].path : h.mod.name);
 	if (h.file >= 0 && !h.in_exe)
 		find_version(p, h.file, false);

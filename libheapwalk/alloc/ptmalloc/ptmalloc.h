@@ -28,6 +28,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "../../sym/sym.h"
 #include "../../target/prefault.h"
 #include "../../target/target.h"
 #include "../alloc.h"
@@ -185,6 +186,10 @@ struct pm_state {
 	const char *how_tcache;
 	uint64_t libc_base;
 	const char *libc_path;            /* as the target names it */
+	/* libdwfl's module of this glibc (a libc copy, or the executable
+	   of a static program), for later symbol look-ups.  */
+	struct hw_module libc_mod;
+	bool have_libc_mod;
 	/* libc's ELF machine.  When it is not the core's, this heap is an
 	   emulated guest's (qemu-user): the core's threads and thread
 	   pointers are the emulator's, not the guest's.  */

@@ -58,14 +58,12 @@ static struct pm_thread_arena read_thread_arena(struct pm_state *p,
 static bool offset_from_symbols(struct pm_state *p, int64_t *off)
 {
 	struct hw_syms *syms = p->s->syms;
-	struct hw_module mod;
+	const struct hw_module *mod = &p->libc_mod;
 	uint64_t ta, tc, size;
 	bool ta_tls = false, tc_tls = false;
-	if (!syms || !p->tcache_tp_known ||
-	    !(hw_syms_find_module(syms, "libc.so", &mod) ||
-	      hw_syms_find_module(syms, "libc-2.", &mod)) ||
-	    !hw_syms_lookup(syms, &mod, "thread_arena", &ta, &size, &ta_tls) ||
-	    !hw_syms_lookup(syms, &mod, "tcache", &tc, &size, &tc_tls) ||
+	if (!syms || !p->tcache_tp_known || !p->have_libc_mod ||
+	    !hw_syms_lookup(syms, mod, "thread_arena", &ta, &size, &ta_tls) ||
+	    !hw_syms_lookup(syms, mod, "tcache", &tc, &size, &tc_tls) ||
 	    !ta_tls || !tc_tls)
 		return false;
 	*off = p->tcache_tp_off + (int64_t)(ta - tc);
