@@ -133,6 +133,14 @@ void pm_find_thread_arenas(struct pm_state *p)
 	bool any_tp = false;
 	for (size_t i = 0; i < t->nthreads; i++)
 		any_tp |= t->threads[i].has_tp;
+	if (p->guest) {
+		/* As for the tcaches (lists.c): the core's thread pointers
+		   are the emulator's threads', not the guest's.  */
+		snprintf(p->how_thread_arena, sizeof p->how_thread_arena,
+			 "unknown: an emulated guest's heap, whose thread "
+			 "pointers are not in the core");
+		return;
+	}
 	if (!any_tp) {
 		snprintf(p->how_thread_arena, sizeof p->how_thread_arena,
 			 "unknown: the core has no thread pointers%s",
