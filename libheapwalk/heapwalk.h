@@ -12,6 +12,7 @@
 #ifndef HEAPWALK_H
 #define HEAPWALK_H
 
+#include <signal.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -37,7 +38,7 @@ enum hw_status {
 struct hw_open_opts {
 	size_t sz;
 	const char *core;              /* ELF core file; exclusive with pid */
-	int pid;                       /* live process (not yet supported) */
+	int pid;                       /* live process; exclusive with core */
 	const char *exe;               /* executable, NULL = from the core */
 	const char *sysroot;           /* prefix for the target's files */
 	const char *const *debug_dirs; /* extra separate-debug-info dirs */
@@ -47,6 +48,25 @@ struct hw_open_opts {
 					  "jemalloc" (the first instance of
 					  that kind) or "N" (instance N as
 					  summary lists them) */
+	/* Live processes.  */
+	bool no_stop;                  /* never stop all threads at once:
+					  read while the process runs (the
+					  view may be torn; reports say so) */
+	int stop_wait_ms;              /* how long a thread may take to
+					  stop before it is left running
+					  and named (0 = 1000) */
+	/* Execution policy.  */
+	unsigned threads;              /* worker threads a walk may use
+					  (0 = one per online CPU; 1 = none
+					  started, e.g. inside gdb) */
+	bool no_prefault;              /* do not fault a core's heap pages
+					  in ahead of the walk */
+	uint64_t cache_max;            /* bytes the cache of a slow target
+					  (a process, gdb) may hold; 0 =
+					  half of the machine's memory */
+	/* Set non-zero (e.g. from a SIGINT handler) to make a running
+	   attach give up and release the process at once.  */
+	const volatile sig_atomic_t *cancel;
 };
 #define HW_OPEN_OPTS_INIT { .sz = sizeof(struct hw_open_opts) }
 

@@ -9,6 +9,7 @@
 
 #include <pthread.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -63,6 +64,13 @@ struct hw_instance {
 
 #define HW_MAX_INSTANCES 16
 
+/* How the session may use the machine (hw_open_opts, resolved).  */
+struct hw_policy {
+	unsigned threads;       /* >= 1: walk threads, the caller's included */
+	bool prefault;
+	uint64_t cache_max;
+};
+
 struct hw_session {
 	struct hw_open_opts opts;
 	char *core_path;
@@ -89,6 +97,9 @@ struct hw_session {
 	size_t nfindings, findings_cap;
 	uint64_t findings_total;
 	struct hw_partial partial;
+	struct hw_policy policy;
+	atomic_bool oom;                  /* a walk ran out of memory: its
+					     results are not to be trusted */
 	char err[512];
 };
 
@@ -106,6 +117,13 @@ void hw_finding(struct hw_session *s, uint64_t addr, const char *fmt, ...)
    (an arena locked mid-update, a count that heuristics could not match).  */
 void hw_note(struct hw_session *s, uint64_t addr, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
+
+/* A walk could not get memory: the command fails with "out of memory"
+   (never a heap finding).  Thread-safe.  */
+void hw_oom(struct hw_session *s);
+
+/* Threads a walk may use, the caller's included (>= 1).  */
+unsigned hw_threads(const struct hw_session *s);
 
 /* Check that the files and directories named in s->opts exist and are
    of the right kind: HW_OK, or HW_USAGE with the error recorded.  */

@@ -7,7 +7,10 @@
 #include "arch/arch.h"
 #include "internal.h"
 #include "sym/sym.h"
+#include "target/cache.h"
 #include "target/core.h"
+#include "target/process.h"
+#include <unistd.h>
 
 enum hw_status hw_error(struct hw_session *s, enum hw_status st,
 			const char *fmt, ...)
@@ -84,6 +87,32 @@ void hw_partial(struct hw_session *s, uint64_t addr, const char *fmt, ...)
 	pthread_mutex_unlock(&s->findings_lock);
 	add_finding(s, addr, false, fmt, ap);
 	va_end(ap);
+}
+
+void hw_oom(struct hw_session *s)
+{
+	atomic_store(&s->oom, true);
+}
+
+unsigned hw_threads(const struct hw_session *s)
+{
+	return s->policy.threads ? s->policy.threads : 1;
+}
+
+/* The options' policy, with the defaults filled in.  */
+static void resolve_policy(struct hw_session *s)
+{
+	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+	s->policy.threads = s->opts.threads ? s->opts.threads
+			    : cpus > 0 ? (unsigned)cpus : 1;
+	if (s->policy.threads > 64)
+		s->policy.threads = 64;
+	s->policy.prefault = !s->opts.no_prefault;
+	long pages = sysconf(_SC_PHYS_PAGES), psz = sysconf(_SC_PAGESIZE);
+	s->policy.cache_max = s->opts.cache_max ? s->opts.cache_max
+			      : pages > 0 && psz > 0
+			      ? (uint64_t)pages * (uint64_t)psz / 2
+			      : (uint64_t)1 << 30;
 }
 
 static char *dup_or_null(const char *s)
@@ -311,7 +340,7 @@ static enum hw_status no_allocator(struct hw_session *s,
 		snprintf(s->err, sizeof s->err, "%s", why);
 	else
 		hw_error(s, HW_NO_ALLOCATOR, "'%s': no supported allocator found",
-			 s->core_path ? s->core_path : "target");
+			 s->target->path ? s->target->path : "target");
 	/* What is missing may be exactly what a cut core lost.  */
 	if (st == HW_NO_ALLOCATOR && s->target->truncated) {
 		char cut[sizeof s->err];
@@ -360,6 +389,38 @@ static enum hw_status find_allocator(struct hw_session *s)
 	return HW_OK;
 }
 
+/* A live process: stopped, copied and let go inside hw_process_open;
+   from here on it is a target like a core.  */
+static enum hw_status open_process(struct hw_session *s)
+{
+	if (s->sysroot || s->exe)
+		return hw_error(s, HW_USAGE, "--sysroot and --exe are for "
+				"cores; a live process's own files are used");
+	struct hw_process_opts po = {
+		.no_stop = s->opts.no_stop,
+		.cache_max = s->policy.cache_max,
+		.stop_wait_ms = s->opts.stop_wait_ms,
+		.cancel = s->opts.cancel,
+	};
+	enum hw_status st = hw_process_open(s->opts.pid, &po, &s->target,
+					    s->err, sizeof s->err);
+	if (st != HW_OK)
+		return st;
+	struct hw_syms_opts so = {
+		.debug_dirs = s->opts.debug_dirs,
+		.n_debug_dirs = s->opts.n_debug_dirs,
+		.no_debuginfo = s->opts.no_debuginfo,
+	};
+	char err[256] = "";
+	/* Without libdwfl's view the walkers fall back on heuristics.  */
+	s->syms = hw_syms_open_pid(s->opts.pid, &so, err, sizeof err);
+	if (hw_cache_over_budget(s->target->cache))
+		hw_partial(s, 0, "the process's writable memory is more than "
+			   "the cache may hold (%llu MiB): pages past it are "
+			   "unknown", (unsigned long long)(s->policy.cache_max >> 20));
+	return find_allocator(s);
+}
+
 enum hw_status hw_session_open(const struct hw_open_opts *opts,
 			       hw_session **out)
 {
@@ -385,15 +446,17 @@ enum hw_status hw_session_open(const struct hw_open_opts *opts,
 	s->opts.exe = s->exe;
 	s->opts.sysroot = s->sysroot;
 	s->opts.debug_dirs = (const char *const *)s->debug_dirs;
-	if (s->opts.pid)
-		return hw_error(s, HW_BAD_TARGET, "--pid: live processes are "
-				"not supported yet; use gcore to make a core");
-	if (!s->core_path)
+	resolve_policy(s);
+	if (s->opts.pid && s->core_path)
+		return hw_error(s, HW_USAGE, "give a core or --pid, not both");
+	if (!s->core_path && !s->opts.pid)
 		return hw_error(s, HW_USAGE, "no target given");
 	enum hw_status checked = hw_check_open_opts(s);
 	if (checked != HW_OK)
 		return checked;
 	elf_version(EV_CURRENT);
+	if (s->opts.pid)
+		return open_process(s);
 	enum hw_status st = hw_core_open(s->core_path, s->exe, s->sysroot,
 					 &s->target, &s->core_elf, s->err,
 					 sizeof s->err);

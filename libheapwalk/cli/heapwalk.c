@@ -22,7 +22,9 @@ static void usage(FILE *f)
 	      "       heapwalk [OPTIONS] --pid PID [COMMAND [ARGS...]]\n"
 	      "\n"
 	      "options:\n"
-	      "  --pid PID         a live process (not yet supported)\n"
+	      "  --pid PID         a live process: stop it, copy its heap, let it go\n"
+	      "  --no-stop         with --pid: never stop the process (the view\n"
+	      "                    may be torn; reports say so)\n"
 	      "  --exe FILE        the executable (default: from the core)\n"
 	      "  --sysroot DIR     look up the target's files under DIR\n"
 	      "  --debug-dir DIR   extra separate-debug-info directory (repeatable)\n"
@@ -30,6 +32,9 @@ static void usage(FILE *f)
 	      "  --allocator A     auto (default) | ptmalloc | jemalloc | N (instance\n"
 	      "                    N as summary lists them)\n"
 	      "  --json            machine-readable output\n"
+	      "  --threads N       worker threads (default: one per CPU)\n"
+	      "  --cache-max SIZE  memory for a live process's copy (e.g. 4G;\n"
+	      "                    default: half of this machine's memory)\n"
 	      "  -h, --help        this help;  --version  the version\n"
 	      "\n"
 	      "commands (default: summary):\n", f);
@@ -69,14 +74,62 @@ static bool write_stdout(void *cookie, const char *data, size_t len)
 	return !sink->err;
 }
 
+/* "123", "64K", "512M", "4G", "1T" (powers of 1024).  */
+static bool parse_size(const char *v, uint64_t *out)
+{
+	char *end;
+	errno = 0;
+	unsigned long long n = strtoull(v, &end, 10);
+	if (end == v || errno || v[0] == '-')
+		return false;
+	unsigned shift = 0;
+	switch (*end) {
+	case '\0': break;
+	case 'k': case 'K': shift = 10; break;
+	case 'm': case 'M': shift = 20; break;
+	case 'g': case 'G': shift = 30; break;
+	case 't': case 'T': shift = 40; break;
+	default: return false;
+	}
+	if (*end && end[1] && strcmp(end + 1, "iB") != 0 && strcmp(end + 1, "B"))
+		return false;
+	if (shift && n > (~0ull >> shift))
+		return false;
+	*out = (uint64_t)n << shift;
+	return true;
+}
+
+/* Set by SIGINT, SIGTERM and SIGHUP while a live process may be stopped:
+   the library then lets it go and returns; the signal is raised again
+   afterwards, so heapwalk still dies of it as the sender meant.  */
+static volatile sig_atomic_t stop_signal;
+
+static void on_stop_signal(int sig)
+{
+	stop_signal = sig;
+}
+
+static void catch_stop_signals(bool on)
+{
+	static const int sigs[] = { SIGINT, SIGTERM, SIGHUP };
+	struct sigaction sa;
+	memset(&sa, 0, sizeof sa);
+	sa.sa_handler = on ? on_stop_signal : SIG_DFL;
+	sigemptyset(&sa.sa_mask);
+	for (size_t i = 0; i < sizeof sigs / sizeof *sigs; i++)
+		sigaction(sigs[i], &sa, NULL);
+}
+
 /* Is argv[i] a global option?  Consumes its value too.  */
 static int global_option(int argc, char **argv, int *i,
 			 struct hw_open_opts *o, const char **dirs,
 			 bool *json, const char **pid)
 {
 	const char *a = argv[*i];
+	uint64_t num;
 	static const char *const with_value[] = {
 		"--pid", "--exe", "--sysroot", "--debug-dir", "--allocator",
+		"--threads", "--cache-max",
 	};
 	for (size_t k = 0; k < sizeof with_value / sizeof *with_value; k++) {
 		size_t n = strlen(with_value[k]);
@@ -101,11 +154,24 @@ static int global_option(int argc, char **argv, int *i,
 			dirs[o->n_debug_dirs++] = v;
 			break;
 		case 4: o->allocator = v; break;
+		case 5:
+			if (!parse_size(v, &num) || num == 0 || num > 1024)
+				return fail(HW_USAGE, "--threads: '%s' is not "
+					    "a number from 1 to 1024", v);
+			o->threads = (unsigned)num;
+			break;
+		case 6:
+			if (!parse_size(v, &o->cache_max) || !o->cache_max)
+				return fail(HW_USAGE, "--cache-max: '%s' is not "
+					    "a size (e.g. 512M, 4G)", v);
+			break;
 		}
 		return 0;
 	}
 	if (!strcmp(a, "--json"))
 		*json = true;
+	else if (!strcmp(a, "--no-stop"))
+		o->no_stop = true;
 	else if (!strcmp(a, "--no-debuginfo"))
 		o->no_debuginfo = true;
 	else
@@ -199,7 +265,21 @@ int main(int argc, char **argv)
 		}
 	}
 	hw_session *s;
+	/* A live process is stopped only inside hw_session_open: a signal
+	   there must not kill heapwalk before the process is let go.  */
+	o.cancel = &stop_signal;
+	if (o.pid)
+		catch_stop_signals(true);
 	enum hw_status st = hw_session_open(&o, &s);
+	if (o.pid) {
+		catch_stop_signals(false);
+		if (stop_signal) {
+			hw_session_close(s);
+			free(cmd);
+			raise(stop_signal);
+			return 128 + stop_signal;
+		}
+	}
 	struct stdout_sink sink = { 0 };
 	if (st == HW_OK) {
 		struct hw_output out = { write_stdout, &sink, json };

@@ -1017,6 +1017,10 @@ enum hw_status hw_session_run(hw_session *s, int argc, char *const argv[],
 	enum hw_status st = cmd->run(&c);
 	if (!em_flush(e) && st == HW_OK)
 		st = hw_error(s, HW_BAD_TARGET, "write error on output");
+	if (atomic_load(&s->oom))
+		st = hw_error(s, HW_BAD_TARGET, "out of memory: the walk could "
+			      "not keep track of the heap; what was printed is "
+			      "incomplete");
 	free(e);
 	return st;
 }

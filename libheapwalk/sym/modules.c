@@ -366,22 +366,12 @@ static int cmp_module_low(const void *a, const void *b)
 	return la < lb ? -1 : la > lb;
 }
 
-struct hw_syms *hw_syms_open_core(Elf *core, const struct hw_syms_opts *opts,
-				  char *err, size_t errlen)
+/* The hw_syms both kinds of target start from: options taken, libdwfl
+   set up with our callbacks, nothing reported yet.  */
+static struct hw_syms *syms_begin(const struct hw_syms_opts *opts,
+				  Dwfl_Callbacks *proto, char *err,
+				  size_t errlen)
 {
-	static const struct hw_syms_opts no_opts;
-	if (opts == NULL)
-		opts = &no_opts;
-	if (err != NULL && errlen > 0)
-		err[0] = '\0';
-
-	GElf_Ehdr ehdr;
-	if (core == NULL || elf_kind(core) != ELF_K_ELF ||
-	    gelf_getehdr(core, &ehdr) == NULL || ehdr.e_type != ET_CORE) {
-		set_err(err, errlen, "not an ELF core file");
-		return NULL;
-	}
-
 	struct hw_syms *s = calloc(1, sizeof *s);
 	if (s == NULL) {
 		set_err(err, errlen, "out of memory");
@@ -411,10 +401,9 @@ struct hw_syms *hw_syms_open_core(Elf *core, const struct hw_syms_opts *opts,
 	if (s->debuginfo_path == NULL)
 		goto fail;
 
-	s->cb.find_elf = hw_find_elf;
+	s->cb = *proto;
 	s->cb.find_debuginfo = s->no_debuginfo ? hw_no_debuginfo
 					       : dwfl_standard_find_debuginfo;
-	s->cb.section_address = dwfl_offline_section_address;
 	s->cb.debuginfo_path = &s->debuginfo_path;
 
 	s->dwfl = dwfl_begin(&s->cb);
@@ -423,24 +412,6 @@ struct hw_syms *hw_syms_open_core(Elf *core, const struct hw_syms_opts *opts,
 		goto fail;
 	}
 	dwfl_report_begin(s->dwfl);
-	int n = dwfl_core_file_report(s->dwfl, core, s->exe);
-	if (n < 0) {
-		set_err(err, errlen, "libdwfl cannot read the core: %s",
-			dwfl_errmsg(-1));
-		goto fail;
-	}
-	report_files(s, opts);
-	if (dwfl_report_end(s->dwfl, NULL, NULL) != 0) {
-		set_err(err, errlen, "libdwfl: %s", dwfl_errmsg(-1));
-		goto fail;
-	}
-
-	struct collect c = { .s = s };
-	(void)dwfl_getmodules(s->dwfl, collect_module, &c, 0);
-	if (c.failed)
-		goto nomem;
-	if (s->nmods > 1)
-		qsort(s->mods, s->nmods, sizeof *s->mods, cmp_module_low);
 	return s;
 
 nomem:
@@ -448,6 +419,87 @@ nomem:
 fail:
 	hw_syms_close(s);
 	return NULL;
+}
+
+/* Reporting done: take libdwfl's module list, in address order.  */
+static struct hw_syms *syms_end(struct hw_syms *s, char *err, size_t errlen)
+{
+	if (dwfl_report_end(s->dwfl, NULL, NULL) != 0) {
+		set_err(err, errlen, "libdwfl: %s", dwfl_errmsg(-1));
+		hw_syms_close(s);
+		return NULL;
+	}
+	struct collect c = { .s = s };
+	(void)dwfl_getmodules(s->dwfl, collect_module, &c, 0);
+	if (c.failed) {
+		set_err(err, errlen, "out of memory");
+		hw_syms_close(s);
+		return NULL;
+	}
+	if (s->nmods > 1)
+		qsort(s->mods, s->nmods, sizeof *s->mods, cmp_module_low);
+	return s;
+}
+
+struct hw_syms *hw_syms_open_core(Elf *core, const struct hw_syms_opts *opts,
+				  char *err, size_t errlen)
+{
+	static const struct hw_syms_opts no_opts;
+	if (opts == NULL)
+		opts = &no_opts;
+	if (err != NULL && errlen > 0)
+		err[0] = '\0';
+
+	GElf_Ehdr ehdr;
+	if (core == NULL || elf_kind(core) != ELF_K_ELF ||
+	    gelf_getehdr(core, &ehdr) == NULL || ehdr.e_type != ET_CORE) {
+		set_err(err, errlen, "not an ELF core file");
+		return NULL;
+	}
+	Dwfl_Callbacks cb = {
+		.find_elf = hw_find_elf,
+		.section_address = dwfl_offline_section_address,
+	};
+	struct hw_syms *s = syms_begin(opts, &cb, err, errlen);
+	if (s == NULL)
+		return NULL;
+	int n = dwfl_core_file_report(s->dwfl, core, s->exe);
+	if (n < 0) {
+		set_err(err, errlen, "libdwfl cannot read the core: %s",
+			dwfl_errmsg(-1));
+		hw_syms_close(s);
+		return NULL;
+	}
+	report_files(s, opts);
+	return syms_end(s, err, errlen);
+}
+
+struct hw_syms *hw_syms_open_pid(int pid, const struct hw_syms_opts *opts,
+				 char *err, size_t errlen)
+{
+	static const struct hw_syms_opts no_opts;
+	if (opts == NULL)
+		opts = &no_opts;
+	if (err != NULL && errlen > 0)
+		err[0] = '\0';
+	/* libdwfl reads /proc/PID/maps itself and opens the files the
+	   process maps (from /proc/PID/map_files or memory when a file was
+	   deleted or replaced since).  */
+	Dwfl_Callbacks cb = {
+		.find_elf = dwfl_linux_proc_find_elf,
+		.section_address = dwfl_offline_section_address,
+	};
+	struct hw_syms *s = syms_begin(opts, &cb, err, errlen);
+	if (s == NULL)
+		return NULL;
+	int rc = dwfl_linux_proc_report(s->dwfl, pid);
+	if (rc != 0) {
+		set_err(err, errlen, "libdwfl cannot read pid %d's modules: %s",
+			pid, rc > 0 ? strerror(rc) : dwfl_errmsg(-1));
+		hw_syms_close(s);
+		return NULL;
+	}
+	return syms_end(s, err, errlen);
 }
 
 void hw_syms_close(struct hw_syms *s)

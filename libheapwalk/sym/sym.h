@@ -64,6 +64,11 @@ struct hw_syms_file {
    a core with no findable modules is not an error (nmodules() is then 0). */
 struct hw_syms *hw_syms_open_core(Elf *core, const struct hw_syms_opts *opts,
 				  char *err, size_t errlen);
+/* The same for live process `pid`: libdwfl reports its modules from
+   /proc/PID/maps (dwfl_linux_proc_report).  sysroot and exe do not apply
+   (the process's own files are what ran).  */
+struct hw_syms *hw_syms_open_pid(int pid, const struct hw_syms_opts *opts,
+				 char *err, size_t errlen);
 void hw_syms_close(struct hw_syms *s);
 
 /* What is known about one module.  Strings stay valid until close.

@@ -1,14 +1,38 @@
 /* memory.c - bounds-checked reads over a target's regions.
  *
- * Every walker read goes through here.  There is deliberately no "last
- * region" cache: walkers read from several threads, and a shared cache
- * line written by both costs more than the binary search it saves (hot
- * loops take a pointer to a whole readable run instead).
+ * Every walker read goes through here, whatever the backend: a core's
+ * bytes are in its mapping, a lazy region's come through the cache.
+ * There is deliberately no "last region" cache: walkers read from several
+ * threads, and a shared cache line written by both costs more than the
+ * binary search it saves (hot loops take a pointer to a whole readable
+ * run instead).
  */
 #include <string.h>
 
 #include "../arch/arch.h"
+#include "cache.h"
 #include "target.h"
+
+/* The readable bytes of r from addr on, in one piece; at least `want` of
+   them are fetched from a slow backend if need be (a walk over a whole
+   region asks for all of it at once, a pointer peek for a few bytes).  */
+static uint64_t region_run(struct hw_target *t, const struct hw_region *r,
+			   uint64_t addr, uint64_t want, const uint8_t **p)
+{
+	uint64_t off = addr - r->start;
+	if (off < r->avail) {
+		if (r->lazy)
+			return hw_cache_run(t, (struct hw_region *)r, addr,
+					    want, p);
+		*p = r->data + off;
+		return r->avail - off;
+	}
+	if (r->backing && off < r->backing_len) {
+		*p = r->backing + off;
+		return r->backing_len - off;
+	}
+	return 0;
+}
 
 const struct hw_region *hw_region_of(const struct hw_target *t, uint64_t addr)
 {
@@ -29,25 +53,14 @@ uint64_t hw_readable_run(struct hw_target *t, uint64_t addr,
 			 const uint8_t **p)
 {
 	const struct hw_region *r = hw_region_of(t, addr);
-	if (!r)
-		return 0;
-	uint64_t off = addr - r->start;
-	if (off < r->avail) {
-		*p = r->data + off;
-		return r->avail - off;
-	}
-	if (r->backing && off < r->backing_len) {
-		*p = r->backing + off;
-		return r->backing_len - off;
-	}
-	return 0;
+	return r ? region_run(t, r, addr, UINT64_MAX, p) : 0;
 }
 
 const uint8_t *hw_peek(struct hw_target *t, uint64_t addr, size_t len)
 {
 	const uint8_t *p = NULL;
-	uint64_t run = hw_readable_run(t, addr, &p);
-	return run >= len ? p : NULL;
+	const struct hw_region *r = hw_region_of(t, addr);
+	return r && region_run(t, r, addr, len, &p) >= len ? p : NULL;
 }
 
 const uint8_t *hw_peek_near(struct hw_target *t, const struct hw_region **hint,
@@ -61,11 +74,10 @@ const uint8_t *hw_peek_near(struct hw_target *t, const struct hw_region **hint,
 			return NULL;
 	}
 	uint64_t off = addr - r->start;
-	if (off < r->avail)
+	if (off < r->avail && !r->lazy)
 		return r->avail - off >= len ? r->data + off : NULL;
-	if (r->backing && off < r->backing_len)
-		return r->backing_len - off >= len ? r->backing + off : NULL;
-	return NULL;
+	const uint8_t *p = NULL;
+	return region_run(t, r, addr, len, &p) >= len ? p : NULL;
 }
 
 bool hw_read(struct hw_target *t, uint64_t addr, void *buf, size_t len)
@@ -73,7 +85,8 @@ bool hw_read(struct hw_target *t, uint64_t addr, void *buf, size_t len)
 	uint8_t *out = buf;
 	while (len > 0) {
 		const uint8_t *p = NULL;
-		uint64_t run = hw_readable_run(t, addr, &p);
+		const struct hw_region *r = hw_region_of(t, addr);
+		uint64_t run = r ? region_run(t, r, addr, len, &p) : 0;
 		if (run == 0)
 			return false;
 		size_t n = run < len ? (size_t)run : len;
@@ -130,6 +143,11 @@ const struct hw_arch *hw_elf_arch_at(struct hw_target *t, uint64_t addr)
 
 void hw_target_close(struct hw_target *t)
 {
-	if (t && t->ops)
+	if (!t)
+		return;
+	/* The cache's blocks live in the regions the backend frees.  */
+	hw_cache_free(t->cache, t->regions, t->nregions);
+	t->cache = NULL;
+	if (t->ops)
 		t->ops->close(t);
 }

@@ -1,13 +1,21 @@
 /* target.h - the memory, threads and files of the process being analysed.
  *
- * A target is a read-only snapshot: an ELF core today, a ptrace'd live
- * process or gdb's memory later.  Each backend fills the same struct
- * hw_target (regions sorted by address, threads, auxv, mapped files) and
- * provides hw_target_ops; the walkers only ever see this header, so a new
- * backend never touches them.
+ * A target is a read-only view of a process: an ELF core, a live process
+ * (ptrace), or gdb's memory.  Each backend fills the same struct hw_target
+ * (regions sorted by address, threads with registers and thread pointer,
+ * auxv, mapped files) and provides hw_target_ops; the walkers only ever
+ * see this header, so a new backend never touches them.
  *
- * Reads are all-or-nothing and bounds-checked: a core is untrusted input,
- * and any address a walker computes from it may be garbage.
+ * Memory comes two ways.  A core's regions point into the mmapped file
+ * (`data`): reads copy nothing.  A slow backend (a process, gdb) marks its
+ * regions `lazy` and supplies ops->read; the target's cache (cache.h)
+ * reads them in large blocks on first use and keeps them, so every
+ * pointer handed out stays valid until the target is closed, exactly as
+ * with a core.  Walkers cannot tell the two apart.
+ *
+ * Reads are bounds-checked and fallible: a core is untrusted input, a
+ * live process may unmap pages under us, and any address a walker
+ * computes may be garbage.  Nothing ever faults.
  */
 #ifndef HW_TARGET_H
 #define HW_TARGET_H
@@ -20,8 +28,12 @@ struct hw_arch;
 
 enum hw_prot { HW_PROT_R = 1, HW_PROT_W = 2, HW_PROT_X = 4 };
 
+struct hw_lazy;
+struct hw_cache;
+
 /* One mapping of the target: [start, end).  The first `avail` bytes are
-   readable at `data` (the dumped part of a core segment).  Past that, a
+   readable: at `data` (the dumped part of a core segment), or, when
+   `lazy` is set, through the target's cache from ops->read.  Past that, a
    file-backed mapping may be served from its file on disk (`backing`,
    `backing_len` bytes from `start`), once the file was checked against
    what the core holds of it.  */
@@ -31,8 +43,10 @@ struct hw_region {
 	uint64_t avail;
 	const uint8_t *backing;
 	uint64_t backing_len;
+	struct hw_lazy *lazy;   /* cache state of a lazy region, or NULL */
 	uint32_t prot;
 	int32_t file;      /* index into hw_target.files, or -1 (anonymous) */
+	bool shared;       /* MAP_SHARED (live processes; cores don't say) */
 };
 
 /* A file mapped into the target (NT_FILE or /proc/PID/maps).  */
@@ -63,9 +77,31 @@ struct hw_thread {
 struct hw_target;
 
 struct hw_target_ops {
-	const char *name;  /* "core", "ptrace", "gdb" */
+	const char *name;  /* "core", "process", "gdb" */
+	/* Copy up to len bytes at addr into buf; returns how many bytes were
+	   read before the first unreadable one (0: addr itself is not
+	   readable).  Called only for lazy regions, from any thread, with
+	   the cache's lock held.  NULL for backends without lazy regions.  */
+	size_t (*read)(struct hw_target *t, uint64_t addr, void *buf,
+		       size_t len);
+	/* Which of the npages pages from addr (page-aligned) hold data; a
+	   page reported empty is read as zeros without asking read() (an
+	   untouched anonymous page: reading it would make the target map
+	   it).  Returns false when it cannot tell (then every page is
+	   read).  May be NULL.  */
+	bool (*present)(struct hw_target *t, uint64_t addr, size_t npages,
+			uint8_t *present);
 	/* Release everything the backend owns; must not be NULL.  */
 	void (*close)(struct hw_target *t);
+};
+
+/* A live process's view: how it was taken.  */
+struct hw_live {
+	int pid;
+	bool no_stop;            /* read while it ran: the view may be torn */
+	double stopped_ms;       /* how long its threads were stopped */
+	uint64_t snapshot_bytes; /* bytes copied while they were */
+	size_t unstoppable;      /* threads that would not stop in time */
 };
 
 struct hw_target {
@@ -83,6 +119,10 @@ struct hw_target {
 	const char *exe;               /* from NT_FILE / the user, or NULL */
 	const char *files_from;        /* "NT_FILE", "link_map" or NULL */
 	bool truncated;                /* some segment is cut short */
+	struct hw_cache *cache;        /* lazy regions' blocks, or NULL */
+	struct hw_live *live;          /* a live process, or NULL */
+	char limit[256];               /* what this backend could not give,
+					  said once in the summary, or "" */
 	void *priv;                    /* backend state */
 };
 

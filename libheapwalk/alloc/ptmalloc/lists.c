@@ -24,14 +24,16 @@ static uint64_t mix(uint64_t x)
 	return x;
 }
 
-/* Insert; false if already there or out of memory.  */
-static bool addrset_add(struct pm_addrset *set, uint64_t addr)
+enum add_result { ADDED, ALREADY, NO_MEMORY };
+
+/* Insert addr (not 0).  */
+static enum add_result addrset_add(struct pm_addrset *set, uint64_t addr)
 {
 	if ((set->n + 1) * 2 > set->cap) {
 		size_t cap = set->cap ? set->cap * 2 : 1024;
 		uint64_t *slots = calloc(cap, sizeof *slots);
 		if (!slots)
-			return false;
+			return NO_MEMORY;
 		for (size_t i = 0; i < set->cap; i++) {
 			uint64_t v = set->slots[i];
 			if (!v)
@@ -48,12 +50,12 @@ static bool addrset_add(struct pm_addrset *set, uint64_t addr)
 	size_t j = mix(addr) & (set->cap - 1);
 	while (set->slots[j]) {
 		if (set->slots[j] == addr)
-			return false;
+			return ALREADY;
 		j = (j + 1) & (set->cap - 1);
 	}
 	set->slots[j] = addr;
 	set->n++;
-	return true;
+	return ADDED;
 }
 
 /* ---- tags over heaps --------------------------------------------------- */
@@ -344,7 +346,12 @@ static void walk_tcache(struct pm_state *p, struct pm_tcache *tc)
 			}
 			if (sz > p->tcache_max_chunk)
 				p->tcache_max_chunk = sz;
-			if (!addrset_add(&p->tcached, e)) {
+			enum add_result added = addrset_add(&p->tcached, e);
+			if (added == NO_MEMORY) {
+				hw_oom(p->s);
+				break;
+			}
+			if (added == ALREADY) {
 				hw_finding(p->s, e, "tcache bin %u of thread %d: "
 					   "chunk listed twice (free(): double "
 					   "free detected in tcache 2, or a "
@@ -544,9 +551,11 @@ static void *walk_arena_lists(void *arg)
 static void walk_all_arena_lists(struct pm_state *p)
 {
 	uint64_t load[PM_LIST_THREADS] = { 0 };
+	unsigned nthreads = hw_threads(p->s) < PM_LIST_THREADS
+			    ? hw_threads(p->s) : PM_LIST_THREADS;
 	for (size_t a = 0; a < p->narenas; a++) {
 		unsigned best = 0;
-		for (unsigned k = 1; k < PM_LIST_THREADS; k++)
+		for (unsigned k = 1; k < nthreads; k++)
 			if (load[k] < load[best])
 				best = k;
 		p->arenas[a].part = best;
@@ -555,13 +564,13 @@ static void walk_all_arena_lists(struct pm_state *p)
 	struct lists_job jobs[PM_LIST_THREADS];
 	pthread_t tids[PM_LIST_THREADS];
 	bool started[PM_LIST_THREADS] = { false };
-	for (unsigned k = 0; k < PM_LIST_THREADS; k++)
-		jobs[k] = (struct lists_job){ p, k, PM_LIST_THREADS };
-	for (unsigned k = 1; k < PM_LIST_THREADS; k++)
+	for (unsigned k = 0; k < nthreads; k++)
+		jobs[k] = (struct lists_job){ p, k, nthreads };
+	for (unsigned k = 1; k < nthreads; k++)
 		started[k] = pthread_create(&tids[k], NULL, walk_arena_lists,
 					    &jobs[k]) == 0;
 	walk_arena_lists(&jobs[0]);
-	for (unsigned k = 1; k < PM_LIST_THREADS; k++) {
+	for (unsigned k = 1; k < nthreads; k++) {
 		if (started[k])
 			pthread_join(tids[k], NULL);
 		else

@@ -34,7 +34,8 @@ static enum hw_status pm_open(struct hw_session *s, void **state)
 		return hw_error(s, HW_NO_ALLOCATOR, "out of memory");
 	p->s = s;
 	p->t = s->target;
-	pm_prefault_start(p);
+	if (s->policy.prefault && hw_threads(s) > 1)
+		pm_prefault_start(p);
 	enum hw_status st = pm_find_roots(p);
 	if (st == HW_OK)
 		st = pm_find_heaps(p);

@@ -1,0 +1,29 @@
+/* process.h - a live process as a target.  */
+#ifndef HW_TARGET_PROCESS_H
+#define HW_TARGET_PROCESS_H
+
+#include <signal.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "../heapwalk.h"
+#include "target.h"
+
+struct hw_process_opts {
+	bool no_stop;            /* never stop all threads at once */
+	uint64_t cache_max;      /* bytes the cache may hold */
+	int stop_wait_ms;        /* how long a thread may take to stop */
+	const volatile sig_atomic_t *cancel;
+};
+
+/* Open process `pid`: its mappings from /proc/PID/maps, its threads'
+   registers (ptrace), and, unless no_stop, a snapshot of every writable
+   page taken while all its threads were stopped.  The process runs again
+   when this returns, whatever the outcome.  On failure err holds one line
+   naming the cause (and the fix, for permissions).  */
+enum hw_status hw_process_open(int pid, const struct hw_process_opts *opts,
+			       struct hw_target **out, char *err,
+			       size_t errlen);
+
+#endif /* HW_TARGET_PROCESS_H */
