@@ -88,6 +88,12 @@ struct hw_allocator_ops {
 	   thread.  May be NULL (then callers use chunks).  */
 	bool (*chunks_parallel)(void *state, unsigned nparts, hw_chunk_fn *fn,
 				void *const cookies[]);
+	/* Only the blocks of the heap, mmapped chunk or extent that holds
+	   addr, in address order: a block's neighbours are in it, so
+	   `chunk ADDR` need not walk the whole heap.  May be NULL (then
+	   callers walk everything).  */
+	bool (*chunks_around)(void *state, uint64_t addr, hw_chunk_fn *fn,
+			      void *cookie);
 	/* Allocator-specific members of the summary (JSON object members or
 	   text lines).  */
 	void (*summary)(void *state, struct hw_emitter *e);

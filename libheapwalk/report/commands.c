@@ -841,7 +841,11 @@ static enum hw_status cmd_chunk(struct cmd_ctx *c)
 	if (!parse_address(c->argv[1], &l.addr))
 		return hw_error(c->s, HW_USAGE, "chunk: '%s' is not an address "
 				"(hexadecimal, with or without 0x)", c->argv[1]);
-	c->s->alloc->chunks(c->s->alloc_state, lookup_chunk, &l);
+	if (c->s->alloc->chunks_around)
+		c->s->alloc->chunks_around(c->s->alloc_state, l.addr,
+					   lookup_chunk, &l);
+	else
+		c->s->alloc->chunks(c->s->alloc_state, lookup_chunk, &l);
 	struct hw_emitter *e = c->e;
 	bool found = l.state != 0;
 	if (e->json) {

@@ -75,6 +75,12 @@ static size_t je_narenas(void *state)
 	return je_count_arenas(j);
 }
 
+static bool je_chunks_around(void *state, uint64_t addr, hw_chunk_fn *fn,
+			     void *cookie)
+{
+	return je_walk_around(state, addr, fn, cookie);
+}
+
 static bool je_chunks(void *state, hw_chunk_fn *fn, void *cookie)
 {
 	return je_walk(state, fn, cookie);
@@ -96,6 +102,7 @@ const struct hw_allocator_ops hw_jemalloc_ops = {
 	.narenas = je_narenas,
 	.chunks = je_chunks,
 	.chunks_parallel = je_chunks_parallel,
+	.chunks_around = je_chunks_around,
 	.summary = je_report_summary,
 	.arenas = je_report_arenas,
 	.bins = je_report_bins,

@@ -166,6 +166,9 @@ const struct je_extent *je_extent_of(const struct je_state *j, uint64_t addr);
 void je_find_tcaches(struct je_state *j);
 /* walk.c */
 bool je_walk(struct je_state *j, hw_chunk_fn *fn, void *cookie);
+/* Only the extent that holds addr.  */
+bool je_walk_around(struct je_state *j, uint64_t addr, hw_chunk_fn *fn,
+		    void *cookie);
 bool je_walk_parallel(struct je_state *j, unsigned nparts, hw_chunk_fn *fn,
 		      void *const cookies[]);
 /* arenas.c */

@@ -132,6 +132,22 @@ bool je_walk(struct je_state *j, hw_chunk_fn *fn, void *cookie)
 	return !w.stopped;
 }
 
+bool je_walk_around(struct je_state *j, uint64_t addr, hw_chunk_fn *fn,
+		    void *cookie)
+{
+	const struct je_extent *x = je_extent_of(j, addr);
+	if (!x)
+		return true;
+	size_t i = (size_t)(x - j->ext);
+	/* Its neighbours too: the region before or after it may be the last
+	   or first of the extent next to it in memory.  Findings are the
+	   full walk's to record.  */
+	size_t first = i ? i - 1 : 0, last = i + 2 < j->next ? i + 2 : j->next;
+	struct walker w = { j, first, last, 0, false, fn, cookie, false };
+	walk_part(&w);
+	return !w.stopped;
+}
+
 #define MAX_PARTS 16
 
 bool je_walk_parallel(struct je_state *j, unsigned nparts, hw_chunk_fn *fn,

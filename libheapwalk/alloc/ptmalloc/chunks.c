@@ -157,6 +157,12 @@ static bool walk_heap(struct pm_state *p, struct pm_heap *h, hw_chunk_fn *fn,
 		      void *cookie, bool report)
 {
 	struct pm_arena *ar = &p->arenas[h->arena];
+	/* Each heap's findings are recorded once, by whichever walk comes
+	   first (a lookup walks one heap only).  */
+	if (h->reported)
+		report = false;
+	else if (report)
+		h->reported = true;
 	const uint8_t *base = NULL;
 	uint64_t run = hw_readable_run(p->t, h->start, &base);
 	uint64_t end = h->end, c = h->start;
@@ -322,6 +328,21 @@ bool pm_walk_chunks_parallel(struct pm_state *p, unsigned nparts,
 		ok &= jobs[k].ok;
 	}
 	return ok;
+}
+
+bool pm_walk_around(struct pm_state *p, uint64_t addr, hw_chunk_fn *fn,
+		    void *cookie)
+{
+	for (size_t i = 0; i < p->nheaps; i++)
+		if (addr >= p->heaps[i].start && addr < p->heaps[i].end)
+			return walk_heap(p, &p->heaps[i], fn, cookie, true);
+	for (size_t i = 0; i < p->nmmapped; i++)
+		if (addr >= p->mmapped[i].chunk &&
+		    addr - p->mmapped[i].chunk < p->mmapped[i].size) {
+			struct hw_chunk c = mmapped_chunk(&p->mmapped[i]);
+			return fn(cookie, &c);
+		}
+	return true;
 }
 
 bool pm_walk_chunks(struct pm_state *p, hw_chunk_fn *fn, void *cookie)

@@ -118,6 +118,12 @@ static bool pm_chunks(void *state, hw_chunk_fn *fn, void *cookie)
 	return pm_walk_chunks(state, fn, cookie);
 }
 
+static bool pm_chunks_around(void *state, uint64_t addr, hw_chunk_fn *fn,
+			     void *cookie)
+{
+	return pm_walk_around(state, addr, fn, cookie);
+}
+
 static bool pm_chunks_parallel(void *state, unsigned nparts, hw_chunk_fn *fn,
 			       void *const cookies[])
 {
@@ -134,6 +140,7 @@ const struct hw_allocator_ops hw_ptmalloc_ops = {
 	.narenas = pm_narenas,
 	.chunks = pm_chunks,
 	.chunks_parallel = pm_chunks_parallel,
+	.chunks_around = pm_chunks_around,
 	.summary = pm_report_summary,
 	.arenas = pm_report_arenas,
 	.bins = pm_report_bins,

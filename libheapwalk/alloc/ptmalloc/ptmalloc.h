@@ -100,6 +100,7 @@ struct pm_heap {
 	int32_t arena;
 	uint8_t *tags;        /* 2 bits per 16 bytes: enum pm_tag */
 	size_t tags_len;      /* bytes mapped for tags */
+	bool reported;        /* a walk recorded its findings already */
 };
 
 enum pm_tag { PM_TAG_NONE, PM_TAG_FAST, PM_TAG_UNSORTED, PM_TAG_BINNED };
@@ -264,6 +265,9 @@ void pm_find_thread_arenas(struct pm_state *p);
 /* chunks.c */
 void pm_find_mmapped(struct pm_state *p);
 bool pm_walk_chunks(struct pm_state *p, hw_chunk_fn *fn, void *cookie);
+/* Only the heap (or the mmapped chunk) that holds addr.  */
+bool pm_walk_around(struct pm_state *p, uint64_t addr, hw_chunk_fn *fn,
+		    void *cookie);
 bool pm_walk_chunks_parallel(struct pm_state *p, unsigned nparts,
 			     hw_chunk_fn *fn, void *const cookies[]);
 /* classes.c: the bin (or, past the last bin, power of two) of a usable
