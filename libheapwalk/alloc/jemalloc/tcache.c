@@ -143,8 +143,10 @@ static bool add_cached(struct je_state *j, uint64_t p, size_t *cap)
 	if (j->ncached == *cap) {
 		size_t c = *cap ? 2 * *cap : 1024;
 		uint64_t *v = realloc(j->cached, c * sizeof *v);
-		if (!v)
+		if (!v) {
+			hw_oom(j->s);
 			return false;
+		}
 		j->cached = v;
 		*cap = c;
 	}
@@ -158,8 +160,10 @@ static bool add_tcache(struct je_state *j, const struct je_tcache *tc,
 	if (j->ntcaches == *cap) {
 		size_t c = *cap ? 2 * *cap : 16;
 		struct je_tcache *v = realloc(j->tcaches, c * sizeof *v);
-		if (!v)
+		if (!v) {
+			hw_oom(j->s);
 			return false;
+		}
 		j->tcaches = v;
 		*cap = c;
 	}
@@ -296,8 +300,10 @@ void je_find_tcaches(struct je_state *j)
 	struct hw_target *t = j->t;
 	size_t cap_items = 0, cap_tc = 0;
 	struct found *f = malloc(sizeof *f);
-	if (!f)
+	if (!f) {
+		hw_oom(j->s);
 		return;
+	}
 	/* Writable memory between the extents.  */
 	size_t x = 0;
 	for (size_t i = 0; i < t->nregions; i++) {

@@ -31,8 +31,10 @@ static bool add_mmapped(struct pm_state *p, size_t *cap, uint64_t chunk,
 	if (p->nmmapped == *cap) {
 		size_t ncap = *cap ? *cap * 2 : 64;
 		struct pm_mmapped *n = realloc(p->mmapped, ncap * sizeof *n);
-		if (!n)
+		if (!n) {
+			hw_oom(p->s);
 			return false;
+		}
 		p->mmapped = n;
 		*cap = ncap;
 	}

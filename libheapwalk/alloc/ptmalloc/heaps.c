@@ -27,8 +27,10 @@ static bool add_heap(struct pm_state *p, uint64_t start, uint64_t end,
 	if (p->nheaps == p->heaps_cap) {
 		size_t cap = p->heaps_cap ? 2 * p->heaps_cap : 16;
 		struct pm_heap *n = realloc(p->heaps, cap * sizeof *n);
-		if (!n)
+		if (!n) {
+			hw_oom(p->s);
 			return false;
+		}
 		p->heaps = n;
 		p->heaps_cap = cap;
 	}

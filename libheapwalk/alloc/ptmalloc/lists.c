@@ -173,8 +173,10 @@ static void orphan_tcaches(struct pm_state *p, const uint64_t *cand,
 	p->how_tcache = ncand ? "not found (no thread points at a tcache)"
 			      : "not found (no tcache chunk)";
 	p->tcaches = calloc(ncand ? ncand : 1, sizeof *p->tcaches);
-	if (!p->tcaches)
+	if (!p->tcaches) {
+		hw_oom(p->s);
 		return;
+	}
 	for (size_t c = 0; c < ncand; c++) {
 		uint64_t sz, next;
 		if (!chunk_size_of(p, cand[c] - PM_HDR, &sz) ||
@@ -284,8 +286,10 @@ void pm_find_tcaches(struct pm_state *p)
 	p->tcache_tp_known = true;
 	p->how_tcache = "thread pointer scan";
 	p->tcaches = calloc(t->nthreads, sizeof *p->tcaches);
-	if (!p->tcaches)
+	if (!p->tcaches) {
+		hw_oom(p->s);
 		return;
+	}
 	for (size_t ti = 0; ti < t->nthreads; ti++) {
 		const struct hw_thread *th = &t->threads[ti];
 		uint64_t v;
@@ -502,8 +506,10 @@ static void *walk_arena_lists(void *arg)
 	struct pm_state *p = j->p;
 	size_t n = 0, cap = p->narenas * (PM_NFASTBINS + PM_NBINS);
 	struct cursor *ks = calloc(cap ? cap : 1, sizeof *ks);
-	if (!ks)
+	if (!ks) {
+		hw_oom(p->s);
 		return NULL;
+	}
 	for (size_t a = 0; a < p->narenas; a++) {
 		struct pm_arena *ar = &p->arenas[a];
 		if (ar->part != j->part)

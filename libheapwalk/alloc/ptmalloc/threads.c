@@ -162,8 +162,10 @@ void pm_find_thread_arenas(struct pm_state *p)
 	}
 	p->thread_arenas = calloc(t->nthreads ? t->nthreads : 1,
 				  sizeof *p->thread_arenas);
-	if (!p->thread_arenas)
+	if (!p->thread_arenas) {
+		hw_oom(p->s);
 		return;
+	}
 	for (size_t i = 0; i < t->nthreads; i++) {
 		struct pm_thread_arena *ta = &p->thread_arenas[i];
 		*ta = read_thread_arena(p, &t->threads[i], p->arena_tp_off);
