@@ -9,7 +9,9 @@
 #   cat core > /dev/null                      (the I/O floor; page cache warmed first)
 #   heapwalk core summary
 #   heapwalk --json core chunks > /dev/null
-# and reports whether `summary` stays within 2x of `cat`.
+#   heapwalk core chunk ADDR                  (one chunk from the middle of the heap)
+#   heapwalk core bins
+# and reports summary/cat (target <= 1.3x) and chunks --json/cat (target <= 3x).
 #
 # Environment:
 #   HEAPWALK     command to benchmark (default BUILD_DIR/heapwalk); may be a stand-in
@@ -199,7 +201,20 @@ sum_status=$m_status
 row "heapwalk core summary"
 
 measure /dev/null "$hw" --json "$core" chunks
+chunks_wall=$m_wall
+chunks_status=$m_status
 row "heapwalk --json core chunks > /dev/null"
+
+# An address in the middle of the heap (the mallinfo arena's middle
+# chunk), for the one-chunk lookup.
+mid=$("$hw" --json "$core" chunks 2>/dev/null | awk -v n="$live" 'NR == int(n / 2) { print; exit }' |
+      sed -n 's/.*"addr":"\(0x[0-9a-f]*\)".*/\1/p')
+if [[ -n $mid ]]; then
+    measure /dev/null "$hw" "$core" chunk "$mid"
+    row "heapwalk core chunk ADDR"
+fi
+measure /dev/null "$hw" "$core" bins
+row "heapwalk core bins"
 rm -f "$out/probe.err"
 
 # ---- report ----
@@ -212,14 +227,19 @@ echo
 printf '%-42s %9s %14s %17s\n' "command" "wall(s)" "peak RSS(MiB)" "peak anon(MiB)"
 printf '%s\n' "${rows[@]}"
 echo
-if ((sum_status == 0)) && awk -v c="$cat_wall" 'BEGIN { exit !(c > 0) }'; then
-    awk -v s="$sum_wall" -v c="$cat_wall" 'BEGIN {
-        r = s / c
-        printf "summary/cat time ratio  %.2fx   target <= 2x   %s\n", r, (r <= 2 ? "MET" : "NOT MET")
-    }'
-else
-    echo "summary/cat time ratio  n/a (summary failed or cat took no time)"
-fi
+# ratio NAME WALL STATUS TARGET
+ratio() {
+    if (($3 == 0)) && awk -v c="$cat_wall" 'BEGIN { exit !(c > 0) }'; then
+        awk -v n="$1" -v s="$2" -v c="$cat_wall" -v t="$4" 'BEGIN {
+            r = s / c
+            printf "%-22s  %.2fx   target <= %sx   %s\n", n "/cat time ratio", r, t, (r <= t ? "MET" : "NOT MET")
+        }'
+    else
+        printf '%-22s  n/a (failed, or cat took no time)\n' "$1/cat time ratio"
+    fi
+}
+ratio summary "$sum_wall" "$sum_status" 1.3
+ratio "chunks --json" "$chunks_wall" "$chunks_status" 3
 
 # Cross-check: heapwalk's mallinfo must equal the program's own mallinfo2().
 mi_line=$(sed -n 's/^mallinfo //p' "$info")
