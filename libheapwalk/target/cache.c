@@ -161,6 +161,11 @@ static void fill_block(struct hw_target *t, struct hw_cache *c,
 						      memory_order_release);
 			return;
 		}
+		/* Huge pages where the kernel allows them: filling a block
+		   then costs one page fault instead of 64 (page faults, not
+		   copying, are most of a snapshot's time otherwise).  */
+		if (z->len >= (2u << 20))
+			(void)madvise(m, z->len, MADV_HUGEPAGE);
 		z->base = m;
 	}
 	uint64_t ps = c->page;
@@ -219,9 +224,11 @@ uint64_t hw_cache_run(struct hw_target *t, struct hw_region *r, uint64_t addr,
 		fill_block(t, c, r, b);
 		pthread_mutex_unlock(&c->lock);
 	}
-	/* The run: from addr over filled blocks, up to the first hole.  */
+	/* The run: from addr over filled blocks, up to the first hole, and
+	   no further than asked (a peek must not cost a scan of the whole
+	   region).  */
 	uint64_t ps = c->page, end = off;
-	for (size_t b = first; b < z->nblocks; b++) {
+	for (size_t b = first; b < z->nblocks && end < off + want; b++) {
 		uint8_t st = block_state(z, b);
 		uint64_t bstart = (uint64_t)b * HW_CACHE_BLOCK;
 		uint64_t bend = bstart + HW_CACHE_BLOCK < z->len
