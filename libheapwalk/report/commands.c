@@ -349,12 +349,51 @@ static size_t target_limits(const struct hw_session *s, const char *out[],
 			     "given their threads";
 	if (!t->auxv_len && n < max)
 		out[n++] = "no NT_AUXV: page size assumed 4 KiB";
+	if (t->limit[0] && n < max)
+		out[n++] = t->limit;
 	return n;
+}
+
+/* How a live process was read: "live": {...} in JSON, a "live:" line in
+   text.  Nothing for a core.  */
+static void emit_live(const struct hw_session *s, struct hw_emitter *e)
+{
+	const struct hw_live *l = s->target->live;
+	if (!l)
+		return;
+	if (e->json) {
+		em_obj_begin(e, "live");
+		em_i64(e, "pid", l->pid);
+		em_fixed(e, "stopped_ms", l->stopped_ms, 3);
+		em_u64(e, "snapshot_bytes", l->snapshot_bytes);
+		em_bool(e, "no_stop", l->no_stop);
+		em_u64(e, "unstoppable_threads", l->unstoppable);
+		em_obj_end(e);
+		return;
+	}
+	char b[32];
+	if (l->no_stop)
+		em_printf(e, "%-24s pid %d, read while it ran (--no-stop): the "
+			  "view may be torn; each thread was stopped alone for "
+			  "its registers, at most %.3f ms\n", "live:", l->pid,
+			  l->stopped_ms);
+	else
+		em_printf(e, "%-24s pid %d, stopped %.3f ms while %s of its "
+			  "writable memory were copied, then let go\n", "live:",
+			  l->pid, l->stopped_ms,
+			  hw_human(b, sizeof b, l->snapshot_bytes));
 }
 
 /* "target: /abs/core (core of /path/prog)", and whether it is cut.  */
 static void emit_target_line(const struct hw_session *s, struct hw_emitter *e)
 {
+	if (s->target->live) {
+		em_printf(e, "%-24s pid %d (%s)\n", "target:",
+			  s->target->live->pid,
+			  s->target->exe ? s->target->exe : "?");
+		emit_live(s, e);
+		return;
+	}
 	char *abs = s->core_path ? realpath(s->core_path, NULL) : NULL;
 	const char *name = abs ? abs : s->core_path ? s->core_path : "?";
 	const char *exe = s->exe ? s->exe : s->target->exe;
@@ -418,6 +457,7 @@ static enum hw_status cmd_summary(struct cmd_ctx *c)
 		summary_instances(s, e);
 		em_u64(e, "arenas", s->alloc->narenas(s->alloc_state));
 		em_u64(e, "threads", s->target->nthreads);
+		emit_live(s, e);
 		em_obj_begin(e, "used");
 		em_u64(e, "count", t.used);
 		em_u64(e, "bytes", t.used_bytes);
@@ -456,7 +496,8 @@ static enum hw_status cmd_summary(struct cmd_ctx *c)
 	char missing[512];
 	size_t nlimits = target_limits(s, limits, 8, missing, sizeof missing);
 	for (size_t i = 0; i < nlimits; i++)
-		em_printf(e, "%-24s %s\n", i ? "" : "core lacks:", limits[i]);
+		em_printf(e, "%-24s %s\n", i ? "" : s->target->live ?
+			  "target lacks:" : "core lacks:", limits[i]);
 	em_printf(e, "%-24s %zu\n", "threads:", s->target->nthreads);
 	em_printf(e, "%-24s %zu\n", "arenas:", s->alloc->narenas(s->alloc_state));
 	const char *part = s->partial.places ? "  (partial)" : "";
