@@ -372,6 +372,9 @@ static struct hw_syms *syms_begin(const struct hw_syms_opts *opts,
 				  Dwfl_Callbacks *proto, char *err,
 				  size_t errlen)
 {
+	static const struct hw_syms_opts no_opts;
+	if (opts == NULL)
+		opts = &no_opts;
 	struct hw_syms *s = calloc(1, sizeof *s);
 	if (s == NULL) {
 		set_err(err, errlen, "out of memory");
@@ -444,9 +447,6 @@ static struct hw_syms *syms_end(struct hw_syms *s, char *err, size_t errlen)
 struct hw_syms *hw_syms_open_core(Elf *core, const struct hw_syms_opts *opts,
 				  char *err, size_t errlen)
 {
-	static const struct hw_syms_opts no_opts;
-	if (opts == NULL)
-		opts = &no_opts;
 	if (err != NULL && errlen > 0)
 		err[0] = '\0';
 
@@ -470,16 +470,14 @@ struct hw_syms *hw_syms_open_core(Elf *core, const struct hw_syms_opts *opts,
 		hw_syms_close(s);
 		return NULL;
 	}
-	report_files(s, opts);
+	if (opts != NULL)
+		report_files(s, opts);
 	return syms_end(s, err, errlen);
 }
 
 struct hw_syms *hw_syms_open_pid(int pid, const struct hw_syms_opts *opts,
 				 char *err, size_t errlen)
 {
-	static const struct hw_syms_opts no_opts;
-	if (opts == NULL)
-		opts = &no_opts;
 	if (err != NULL && errlen > 0)
 		err[0] = '\0';
 	/* libdwfl reads /proc/PID/maps itself and opens the files the

@@ -176,18 +176,11 @@ static void read_prstatus(struct hw_target *t, const uint8_t *desc,
 	th->tid = pid;
 	th->signo = cursig;
 	size_t avail = len > a->pr_reg_off ? (len - a->pr_reg_off) / 8 : 0;
-	th->nregs = a->nregs < avail ? a->nregs : (uint32_t)avail;
-	if (th->nregs > HW_MAX_REGS)
-		th->nregs = HW_MAX_REGS;
-	memcpy(th->regs, desc + a->pr_reg_off, th->nregs * 8u);
-	if ((unsigned)a->sp_reg < th->nregs)
-		th->sp = th->regs[a->sp_reg];
-	if ((unsigned)a->pc_reg < th->nregs)
-		th->pc = th->regs[a->pc_reg];
-	if (a->tp_reg >= 0 && (unsigned)a->tp_reg < th->nregs) {
-		th->tp = th->regs[a->tp_reg];
-		th->has_tp = true;
-	}
+	uint64_t regs[HW_MAX_REGS];
+	if (avail > HW_MAX_REGS)
+		avail = HW_MAX_REGS;
+	memcpy(regs, desc + a->pr_reg_off, avail * 8);
+	hw_thread_set_regs(th, a, regs, avail);
 }
 
 /* NT_FILE: count, page size, count x {start, end, page offset}, names.  */

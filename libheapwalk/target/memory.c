@@ -115,6 +115,25 @@ bool hw_read_u32(struct hw_target *t, uint64_t addr, uint32_t *v)
 	return hw_read(t, addr, v, 4);
 }
 
+void hw_thread_set_regs(struct hw_thread *th, const struct hw_arch *a,
+			const uint64_t *regs, size_t n)
+{
+	if (n > a->nregs)
+		n = a->nregs;
+	if (n > HW_MAX_REGS)
+		n = HW_MAX_REGS;
+	th->nregs = (uint32_t)n;
+	memmove(th->regs, regs, n * 8);
+	if ((unsigned)a->sp_reg < th->nregs)
+		th->sp = th->regs[a->sp_reg];
+	if ((unsigned)a->pc_reg < th->nregs)
+		th->pc = th->regs[a->pc_reg];
+	if (a->tp_reg >= 0 && (unsigned)a->tp_reg < th->nregs) {
+		th->tp = th->regs[a->tp_reg];
+		th->has_tp = true;
+	}
+}
+
 bool hw_auxv_get(const struct hw_target *t, uint64_t type, uint64_t *val)
 {
 	for (size_t off = 0; off + 16 <= t->auxv_len; off += 16) {

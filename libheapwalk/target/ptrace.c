@@ -268,19 +268,10 @@ static void read_regs(struct tracer *tr, struct task *k)
 	memset(th, 0, sizeof *th);
 	th->tid = k->tid;
 	th->signo = k->inject;
-	struct iovec io = { th->regs, sizeof th->regs };
-	if (ptrace(PTRACE_GETREGSET, k->tid, (void *)NT_PRSTATUS, &io) == 0) {
-		size_t n = io.iov_len / 8;
-		th->nregs = (uint32_t)(n < a->nregs ? n : a->nregs);
-		if ((unsigned)a->sp_reg < th->nregs)
-			th->sp = th->regs[a->sp_reg];
-		if ((unsigned)a->pc_reg < th->nregs)
-			th->pc = th->regs[a->pc_reg];
-		if (a->tp_reg >= 0 && (unsigned)a->tp_reg < th->nregs) {
-			th->tp = th->regs[a->tp_reg];
-			th->has_tp = true;
-		}
-	}
+	uint64_t regs[HW_MAX_REGS];
+	struct iovec io = { regs, sizeof regs };
+	if (ptrace(PTRACE_GETREGSET, k->tid, (void *)NT_PRSTATUS, &io) == 0)
+		hw_thread_set_regs(th, a, regs, io.iov_len / 8);
 	if (a->tp_reg < 0 && a->tp_note) {
 		uint64_t tp = 0;
 		struct iovec tio = { &tp, sizeof tp };

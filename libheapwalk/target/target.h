@@ -149,6 +149,13 @@ const uint8_t *hw_peek_near(struct hw_target *t, const struct hw_region **hint,
 uint64_t hw_readable_run(struct hw_target *t, uint64_t addr,
 			 const uint8_t **p);
 
+/* Set th's general registers to the first n of regs (the kernel's
+   elf_gregset_t order, as in NT_PRSTATUS and PTRACE_GETREGSET), and its
+   sp, pc and thread pointer from them where the architecture keeps
+   those there.  */
+void hw_thread_set_regs(struct hw_thread *th, const struct hw_arch *a,
+			const uint64_t *regs, size_t n);
+
 /* Value of auxv entry `type`, or false.  */
 bool hw_auxv_get(const struct hw_target *t, uint64_t type, uint64_t *val);
 
