@@ -10,6 +10,8 @@
 #include "target/cache.h"
 #include "target/core.h"
 #include "target/process.h"
+#include <errno.h>
+#include <signal.h>
 #include <unistd.h>
 
 enum hw_status hw_error(struct hw_session *s, enum hw_status st,
@@ -418,7 +420,14 @@ static enum hw_status open_process(struct hw_session *s)
 		hw_partial(s, 0, "the process's writable memory is more than "
 			   "the cache may hold (%llu MiB): pages past it are "
 			   "unknown", (unsigned long long)(s->policy.cache_max >> 20));
-	return find_allocator(s);
+	st = find_allocator(s);
+	/* A process killed meanwhile has no memory left to read: say that,
+	   not that its allocator is unknown.  */
+	if (st != HW_OK && st != HW_USAGE && kill(s->opts.pid, 0) != 0 &&
+	    errno == ESRCH)
+		return hw_error(s, HW_BAD_TARGET, "pid %d exited during the "
+				"analysis", s->opts.pid);
+	return st;
 }
 
 enum hw_status hw_session_open(const struct hw_open_opts *opts,

@@ -311,6 +311,10 @@ static bool snapshot(struct hw_target *t, void *arg, char *err,
 		     size_t errlen)
 {
 	struct proc_priv *p = arg;
+	/* The map is read now, with every thread stopped: read before, it
+	   could miss a heap that grew or a mapping made meanwhile.  */
+	if (!read_maps(t, p, err, errlen))
+		return false;
 	for (size_t i = 0; i < t->nregions; i++) {
 		struct hw_region *r = &t->regions[i];
 		if (!r->lazy || !(r->prot & HW_PROT_W))
@@ -324,10 +328,11 @@ static bool snapshot(struct hw_target *t, void *arg, char *err,
 	return true;
 }
 
-static bool nothing(struct hw_target *t, void *arg, char *err, size_t errlen)
+/* --no-stop: the map as it is now; everything is read live later.  */
+static bool maps_only(struct hw_target *t, void *arg, char *err,
+		      size_t errlen)
 {
-	(void)t, (void)arg, (void)err, (void)errlen;
-	return true;
+	return read_maps(t, arg, err, errlen);
 }
 
 enum hw_status hw_process_open(int pid, const struct hw_process_opts *opts,
@@ -373,7 +378,7 @@ enum hw_status hw_process_open(int pid, const struct hw_process_opts *opts,
 		snprintf(err, errlen, "out of memory");
 		goto fail;
 	}
-	if (!check_exe(t, p, err, errlen) || !read_maps(t, p, err, errlen))
+	if (!check_exe(t, p, err, errlen))
 		goto fail;
 	snprintf(path, sizeof path, "/proc/%d/mem", pid);
 	p->mem_fd = open(path, O_RDONLY | O_CLOEXEC);
@@ -385,7 +390,7 @@ enum hw_status hw_process_open(int pid, const struct hw_process_opts *opts,
 						       : 1000,
 		.cancel = opts->cancel,
 	};
-	st = hw_ptrace_run(t, &po, opts->no_stop ? nothing : snapshot, p,
+	st = hw_ptrace_run(t, &po, opts->no_stop ? maps_only : snapshot, p,
 			   err, errlen);
 	if (!opts->no_stop) {
 		/* What was not copied while the threads were stopped must
