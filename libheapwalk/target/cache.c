@@ -203,6 +203,17 @@ static uint8_t block_state(struct hw_lazy *z, size_t b)
 	return atomic_load_explicit(&z->state[b], memory_order_acquire);
 }
 
+/* Block b of r, read if it was not: the lock only when it may be.  */
+static void need_block(struct hw_target *t, struct hw_cache *c,
+		       struct hw_region *r, size_t b)
+{
+	if (block_state(r->lazy, b) != BLOCK_EMPTY)
+		return;
+	pthread_mutex_lock(&c->lock);
+	fill_block(t, c, r, b);
+	pthread_mutex_unlock(&c->lock);
+}
+
 uint64_t hw_cache_run(struct hw_target *t, struct hw_region *r, uint64_t addr,
 		      uint64_t want, const uint8_t **p)
 {
@@ -217,13 +228,8 @@ uint64_t hw_cache_run(struct hw_target *t, struct hw_region *r, uint64_t addr,
 		want = 1;
 	size_t first = (size_t)(off / HW_CACHE_BLOCK);
 	size_t last = (size_t)((off + want - 1) / HW_CACHE_BLOCK);
-	for (size_t b = first; b <= last; b++) {
-		if (block_state(z, b) != BLOCK_EMPTY)
-			continue;
-		pthread_mutex_lock(&c->lock);
-		fill_block(t, c, r, b);
-		pthread_mutex_unlock(&c->lock);
-	}
+	for (size_t b = first; b <= last; b++)
+		need_block(t, c, r, b);
 	/* The run: from addr over filled blocks, up to the first hole, and
 	   no further than asked (a peek must not cost a scan of the whole
 	   region).  */
@@ -261,11 +267,7 @@ bool hw_cache_fill(struct hw_target *t, struct hw_region *r,
 	for (size_t b = 0; b < z->nblocks; b++) {
 		if (cancel && *cancel)
 			return false;
-		if (block_state(z, b) != BLOCK_EMPTY)
-			continue;
-		pthread_mutex_lock(&t->cache->lock);
-		fill_block(t, t->cache, r, b);
-		pthread_mutex_unlock(&t->cache->lock);
+		need_block(t, t->cache, r, b);
 	}
 	return true;
 }

@@ -73,9 +73,6 @@ const uint8_t *hw_peek_near(struct hw_target *t, const struct hw_region **hint,
 		if (!r)
 			return NULL;
 	}
-	uint64_t off = addr - r->start;
-	if (off < r->avail && !r->lazy)
-		return r->avail - off >= len ? r->data + off : NULL;
 	const uint8_t *p = NULL;
 	return region_run(t, r, addr, len, &p) >= len ? p : NULL;
 }

@@ -39,6 +39,7 @@ struct proc_priv {
 	int mem_fd;              /* /proc/PID/mem, or -1 */
 	int pagemap_fd;          /* /proc/PID/pagemap, or -1 */
 	bool no_vm_readv;        /* process_vm_readv refused: use mem_fd */
+	uint64_t page;           /* its page size (pagemap's unit) */
 	char **paths;            /* one per file, owned */
 	uint8_t *auxv;
 	char *exe;
@@ -81,9 +82,7 @@ static bool proc_present(struct hw_target *t, uint64_t addr, size_t npages,
 	uint64_t ent[64];
 	if (p->pagemap_fd < 0 || npages > 64)
 		return false;
-	uint64_t ps = 4096;
-	hw_auxv_get(t, AT_PAGESZ, &ps);
-	off_t off = (off_t)(addr / ps * 8);
+	off_t off = (off_t)(addr / p->page * 8);
 	if (pread(p->pagemap_fd, ent, npages * 8, off) != (ssize_t)(npages * 8))
 		return false;
 	for (size_t i = 0; i < npages; i++)
@@ -371,9 +370,11 @@ enum hw_status hw_process_open(int pid, const struct hw_process_opts *opts,
 	snprintf(path, sizeof path, "/proc/%d/auxv", pid);
 	p->auxv = slurp(path, &t->auxv_len);
 	t->auxv = p->auxv;
-	uint64_t ps = (uint64_t)sysconf(_SC_PAGESIZE);
-	hw_auxv_get(t, AT_PAGESZ, &ps);
-	t->cache = hw_cache_new(opts->cache_max, ps);
+	p->page = (uint64_t)sysconf(_SC_PAGESIZE);
+	hw_auxv_get(t, AT_PAGESZ, &p->page);
+	if (p->page < 4096 || (p->page & (p->page - 1)))
+		p->page = 4096;
+	t->cache = hw_cache_new(opts->cache_max, p->page);
 	if (!t->cache) {
 		snprintf(err, errlen, "out of memory");
 		goto fail;

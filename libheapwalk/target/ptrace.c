@@ -232,6 +232,23 @@ static void took_status(struct tracer *tr, struct task *k, int status)
 	k->state = TASK_STOPPED;
 }
 
+/* Take task k's stop if it has one to report (never blocks).  */
+static void poll_stop(struct tracer *tr, struct task *k)
+{
+	int status;
+	pid_t r = waitpid(k->tid, &status, __WALL | WNOHANG);
+	if (r == k->tid)
+		took_status(tr, k, status);
+	else if (r < 0 && errno == ECHILD)
+		k->state = TASK_GONE;
+}
+
+static void nap_us(long us)
+{
+	struct timespec nap = { 0, us * 1000 };
+	nanosleep(&nap, NULL);
+}
+
 /* Wait until every seized thread stopped or the time is up.  */
 static void wait_stops(struct tracer *tr, double deadline)
 {
@@ -241,20 +258,14 @@ static void wait_stops(struct tracer *tr, double deadline)
 			struct task *k = &tr->tasks[i];
 			if (k->state != TASK_SEIZED)
 				continue;
-			int status;
-			pid_t r = waitpid(k->tid, &status, __WALL | WNOHANG);
-			if (r == k->tid)
-				took_status(tr, k, status);
-			else if (r < 0 && errno == ECHILD)
-				k->state = TASK_GONE;
+			poll_stop(tr, k);
 			if (k->state == TASK_SEIZED)
 				pending = true;
 		}
 		if (!pending || tr->execed || cancelled(tr) ||
 		    now_ms() >= deadline)
 			return;
-		struct timespec nap = { 0, 200 * 1000 };
-		nanosleep(&nap, NULL);
+		nap_us(200);
 	}
 }
 
@@ -423,16 +434,9 @@ static void run_one_by_one(struct tracer *tr)
 		double deadline = t0 + tr->opts->stop_wait_ms;
 		while (k->state == TASK_SEIZED && now_ms() < deadline &&
 		       !cancelled(tr)) {
-			int status;
-			pid_t r = waitpid(k->tid, &status, __WALL | WNOHANG);
-			if (r == k->tid)
-				took_status(tr, k, status);
-			else if (r < 0)
-				k->state = TASK_GONE;
-			else {
-				struct timespec nap = { 0, 100 * 1000 };
-				nanosleep(&nap, NULL);
-			}
+			poll_stop(tr, k);
+			if (k->state == TASK_SEIZED)
+				nap_us(100);
 		}
 		if (k->state == TASK_STOPPED && t->threads)
 			read_regs(tr, k);
