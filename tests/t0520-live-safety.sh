@@ -11,9 +11,11 @@
 # b) `heapwalk --pid N chunks | head -n1` (text and JSON): heapwalk exits 0
 #    with nothing on stderr, and the target is let go.
 # c) Errors: a pid no process has: exit 3, one "heapwalk: " line; a
-#    process that exits during the attach (livetarget exit-after, at
-#    several moments of heapwalk's start): exit 0, 3 (one line) or 4,
-#    never a hang; a process whose threads come and go all the time
+#    process that ends during the run: killed (SIGKILL) 0-60 ms into it,
+#    its heap built before: exit 0, or 3 with one line, never 4 ("no
+#    allocator"); ending by itself about when heapwalk starts (livetarget
+#    exit-after, maybe before its first malloc): exit 0, 3 or 4; never a
+#    hang; a process whose threads come and go all the time
 #    (livetarget churn): a result or exit 3, never a hang, and not left
 #    stopped; a process another tracer holds (tests/helper/tracer.c):
 #    exit 3, one line that names the other tracer; a program under
@@ -21,7 +23,7 @@
 #    mode, a SIGUSR1 pending): an error (exit 3) or a result that says
 #    it is qemu, and the program is let go and says OK (skipped, with a
 #    note, without qemu-aarch64 or the arm64 sysroot).
-# Every heapwalk run is under a timeout.  About 30 s.
+# Every heapwalk run is under a timeout.  About 15-25 s.
 # shellcheck source=tests/live-lib.sh
 . "$(dirname "$0")/live-lib.sh"
 [ "$LIVE_STANDIN" != gcore ] || skip "safety needs heapwalk --pid itself (no stand-in)"
