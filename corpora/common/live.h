@@ -332,7 +332,7 @@ static int live_check_threads(void)
 	if (nthreads < live_threads) {
 		live_say("threads: ", NULL);
 		live_add_num((unsigned)nthreads, 10);
-		live_add(", expected ");
+		live_add(", expected at least ");
 		live_add_num((unsigned)live_threads, 10);
 		return -1;
 	}
