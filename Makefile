@@ -4,7 +4,10 @@
 #   make deps       install the missing Debian packages (apt-get; sudo if not root)
 #   make check      deps, ASan/UBSan build, every test; ends "N passed, N failed"
 #   make demo       deps, build, analyse a sample core made from corpora/
-#   make bench      the big-heap benchmark (>= 1 GiB heap, >= 10M chunks)
+#   make bench      the big-heap benchmark (>= 1 GiB heap, >= 10M chunks): cores,
+#                   then a live process of that size (scripts/bench/live-big.sh)
+#   make bench-live 1000 attach/analyse/detach cycles of --pid on a busy
+#                   16-thread program (scripts/bench/live-cycles.sh; minutes)
 #   make clean-bench  remove the benchmark's cores (several GiB)
 
 CC      ?= cc
@@ -29,7 +32,7 @@ TOOLS   := $(patsubst tests/tools/%.c,$(BUILD)/tools/%,$(wildcard tests/tools/*.
 LIB_OBJ      := $(patsubst %.c,$(BUILD)/obj/%.o,$(LIB_SRC))
 LIB_OBJ_ASAN := $(patsubst %.c,$(BUILD)/asan/obj/%.o,$(LIB_SRC))
 
-.PHONY: all deps libs check demo bench clean clean-bench test
+.PHONY: all deps libs check demo bench bench-live clean clean-bench test
 all: $(BUILD)/heapwalk
 
 deps:
@@ -87,9 +90,16 @@ bench: deps
 	@scripts/bench.sh $(BUILD)
 	@echo
 	@BENCH_ALLOCATOR=jemalloc BIGHEAP_ARGS="4 5000000" scripts/bench.sh $(BUILD)
+	@echo
+	@scripts/bench/live-big.sh $(BUILD) || [ $$? = 77 ]
+
+# Not part of `bench`: it runs for minutes (77: this heapwalk has no --pid).
+bench-live: deps
+	@$(MAKE) --no-print-directory $(BUILD)/heapwalk
+	@scripts/bench/live-cycles.sh $(BUILD) || [ $$? = 77 ]
 
 clean:
 	rm -rf $(BUILD)
 
 clean-bench:
-	rm -rf $(BUILD)/bench $(BUILD)/bench-jemalloc
+	rm -rf $(BUILD)/bench $(BUILD)/bench-jemalloc $(BUILD)/bench-live

@@ -82,6 +82,7 @@
 #include <jemalloc/jemalloc.h>
 
 #include "../common/out.h"
+#include "../common/live.h"
 
 #define MAX_THREADS 16
 #define MAX_RECS 40000
@@ -419,6 +420,7 @@ static void *ja(int t, size_t req)
 	r->arena = arena_of(p);
 	r->w = us <= C.small_max ? W_SLAB : W_LARGE;
 	r->t = (unsigned char)t;
+	live_fill(p, us);
 	return p;
 }
 
@@ -481,6 +483,7 @@ static void *live_of(int t, size_t us, int i)
 
 static void truth_open(const char *path)
 {
+	live_begin(); /* before any thread: all inherit its signal mask */
 	out_fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
 	if (out_fd < 0)
 		die("cannot open the truth file");
@@ -493,6 +496,24 @@ static void out_kv(const char *tag, const char *k, unsigned long long v)
 	out_str(k);
 	out_sp(v);
 	out_str("\n");
+}
+
+/* Live mode: every live region and extent still holds its pattern.  */
+static int live_regions_intact(void)
+{
+	for (int i = 0; i < R_count; i++) {
+		const struct rec *r = &R[i];
+		long off;
+		if (r->w != W_SLAB && r->w != W_LARGE)
+			continue;
+		off = live_bad(r->p, r->usize);
+		if (off >= 0) {
+			live_say_addr("a live block changed:", (uintptr_t)r->p,
+				      off);
+			return -1;
+		}
+	}
+	return 0;
 }
 
 /* Read the statistics, check them, write everything and abort().  No
@@ -615,6 +636,10 @@ static void truth_write_and_abort(const char *prog)
 	out_str("end\n");
 	out_flush();
 	close(out_fd);
+	if (live_mode()) {
+		live_threads = T_count;
+		live_park(live_regions_intact);
+	}
 	abort();
 }
 

@@ -50,6 +50,7 @@
 #include <unistd.h>
 
 #include "../common/out.h"
+#include "../common/live.h"
 
 /* mallinfo2() is glibc 2.33+; older ones only have int mallinfo().  */
 #if !defined(HW_NO_MALLINFO2) && defined(__GLIBC__) && \
@@ -144,6 +145,7 @@ static void *ta(int t, size_t req)
 	r->usable = malloc_usable_size(p);
 	r->chunk = chunk_size(p);
 	r->w = (size_word(p) & CHUNK_IS_MMAPPED) ? W_MMAPPED : W_HEAP;
+	live_fill(p, r->usable);
 	return p;
 }
 
@@ -345,6 +347,7 @@ static void build_bins(int t, unsigned v)
 
 static void truth_open(const char *path, const char *prog)
 {
+	live_begin(); /* before any thread: all inherit its signal mask */
 	out_fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
 	if (out_fd < 0)
 		die("cannot open the truth file");
@@ -415,6 +418,25 @@ static void truth_threads_and_allocs(void)
 	out_flush();
 }
 
+/* Live mode: every live chunk still holds its pattern.  */
+static int live_chunks_intact(void)
+{
+	for (int t = 0; t < T_count; t++)
+		for (int i = 0; i < T[t].nrec; i++) {
+			const struct rec *r = &T[t].r[i];
+			long off;
+			if (r->w != W_HEAP && r->w != W_MMAPPED)
+				continue;
+			off = live_bad(r->p, r->usable);
+			if (off >= 0) {
+				live_say_addr("a live chunk changed:",
+					      (uintptr_t)r->p, off);
+				return -1;
+			}
+		}
+	return 0;
+}
+
 /* The last thing before abort(): mallinfo2() only reads (glibc 2.36
    int_mallinfo walks the lists under the arena locks; no consolidation),
    and writing it out needs no malloc.  */
@@ -445,6 +467,10 @@ static void truth_mallinfo_and_abort(void)
 	out_str("end\n");
 	out_flush();
 	close(out_fd);
+	if (live_mode()) {
+		live_threads = T_count;
+		live_park(live_chunks_intact);
+	}
 	abort();
 }
 

@@ -1,7 +1,13 @@
 #!/bin/bash
-# make-core.sh CASE OUTDIR [VARIANT] - build corpora/ptmalloc/CASE.c (or
-# corpora/jemalloc/CASE.c for the jemalloc-* variants) and make it dump a
-# core: leaves OUTDIR/prog, OUTDIR/core and OUTDIR/truth.txt.
+# make-core.sh [--prog-only] CASE OUTDIR [VARIANT] - build
+# corpora/ptmalloc/CASE.c (or corpora/jemalloc/CASE.c for the jemalloc-*
+# variants) and make it dump a core: leaves OUTDIR/prog, OUTDIR/core and
+# OUTDIR/truth.txt.
+#
+# --prog-only: only build OUTDIR/prog (and the OUTDIR/sysroot link), the
+# same way, and run nothing: for the live-process tests, which run the
+# program themselves in its live mode (CORPUS_LIVE=1, see
+# corpora/common/live.h).  Its stamp is OUTDIR/.prog-stamp.
 #
 # VARIANT (default "host": the host's gcc and glibc) names another glibc,
 # one of scripts/corpus/sysroot.sh's: glibc-2.31-amd64, glibc-2.36-amd64,
@@ -54,7 +60,12 @@ me=make-core.sh
 # shellcheck source=scripts/corpus/corpus-lib.sh
 . "$(dirname "${BASH_SOURCE[0]}")/corpus-lib.sh"
 
-[ $# -eq 2 ] || [ $# -eq 3 ] || die "usage: $me CASE OUTDIR [VARIANT]"
+prog_only=false
+if [ "${1:-}" = --prog-only ]; then
+	prog_only=true
+	shift
+fi
+[ $# -eq 2 ] || [ $# -eq 3 ] || die "usage: $me [--prog-only] CASE OUTDIR [VARIANT]"
 case_name=$1
 outdir=$2
 variant=${3:-host}
@@ -101,9 +112,13 @@ if command -v flock >/dev/null 2>&1; then
 fi
 
 stamp=$outdir/.stamp
-if [ -f "$stamp" ] && [ -s "$outdir/core" ] && [ -x "$outdir/prog" ] &&
-	[ -s "$outdir/truth.txt" ] &&
-	{ [ "${variant#host-static}" = "$variant" ] || [ -x "$outdir/prog.stripped" ]; }; then
+have_outputs() {
+	[ -x "$outdir/prog" ] &&
+		{ [ "${variant#host-static}" = "$variant" ] || [ -x "$outdir/prog.stripped" ]; } &&
+		{ $prog_only || { [ -s "$outdir/core" ] && [ -s "$outdir/truth.txt" ]; }; }
+}
+if $prog_only; then stamp=$outdir/.prog-stamp; fi
+if [ -f "$stamp" ] && have_outputs; then
 	fresh=1
 	for f in "$src" "$srcdir"/*.h "$top"/corpora/common/*.h "$0" \
 		"$top/scripts/corpus/corpus-lib.sh" ${sysroot_stamp:+"$sysroot_stamp"}; do
@@ -149,6 +164,11 @@ jemalloc-*-amd64)
 		die "compiling $src for $variant failed (see $log)"
 	;;
 esac
+
+if $prog_only; then
+	: >"$stamp"
+	exit 0
+fi
 
 # Is the kernel going to write a file we can find?
 # (MAKE_CORE_PATTERN overrides what we believe, to exercise the fallback.)

@@ -14,6 +14,17 @@
  *   truthcmp --classes SIZES EXACT
  *       `sizes` (size classes) against `sizes --exact`: every exact size
  *       in one class [min, size], each class the sum of its exact rows
+ *   truthcmp --bins TRUTH BINS CHUNKS
+ *       `heapwalk --json CORE bins` against the chunk lines (CHUNKS, which
+ *       the first form checks against the truth) and the truth: per arena
+ *       and list kind, the bins' counts and bytes are exactly the free
+ *       chunk lines of that list (tcache, fast = fastbin, unsorted,
+ *       small = smallbin, large = largebin); an entry with a chunk_size
+ *       holds count x chunk_size bytes; and every free chunk the truth
+ *       puts in a list is counted there: per (arena, kind, chunk size),
+ *       and for tcaches per thread (by tid), the bins hold at least the
+ *       truth's (glibc frees chunks of its own too, e.g. a full heap's
+ *       leftover top)
  *
  * Prints each mismatch (the first 20, then how many more), then
  * "truthcmp: N allocations, M mismatches" (or "truthcmp: sizes: N classes,
@@ -434,6 +445,193 @@ static int classes_mode(const char *gpath, const char *xpath)
 	return cmp_finish(what);
 }
 
+/* ---- --bins ------------------------------------------------------- */
+
+/* bins' kinds and the chunk lines' "where" of the same list.  */
+static const char *const bin_kinds[5][2] = {
+	{ "tcache", "tcache" }, { "fast", "fastbin" },
+	{ "unsorted", "unsorted" }, { "small", "smallbin" },
+	{ "large", "largebin" },
+};
+
+static int bin_kind(const char *name, int col)
+{
+	for (int k = 0; k < 5; k++)
+		if (!strcmp(bin_kinds[k][col], name))
+			return k;
+	return -1;
+}
+
+/* One tally: a list (kind) of an arena, optionally one chunk size and
+   one thread (0 = any).  */
+struct btally {
+	int kind;
+	long long arena;
+	unsigned long long chunk_size, tid;
+	unsigned long long count, bytes;      /* from bins */
+	unsigned long long want, want_bytes;  /* from the chunk lines */
+	unsigned long long truth;             /* the truth's chunks */
+};
+
+static struct btally *btal;
+static size_t nbtal, capbtal;
+
+static struct btally *btally(int kind, long long arena,
+			     unsigned long long chunk_size,
+			     unsigned long long tid)
+{
+	for (size_t i = 0; i < nbtal; i++)
+		if (btal[i].kind == kind && btal[i].arena == arena &&
+		    btal[i].chunk_size == chunk_size && btal[i].tid == tid)
+			return &btal[i];
+	if (nbtal == capbtal) {
+		capbtal = capbtal ? 2 * capbtal : 64;
+		btal = xrealloc(btal, capbtal * sizeof *btal);
+	}
+	btal[nbtal] = (struct btally){ .kind = kind, .arena = arena,
+				       .chunk_size = chunk_size, .tid = tid };
+	return &btal[nbtal++];
+}
+
+static int bins_mode(const char *tpath, const char *bpath, const char *cpath)
+{
+	char *doc = slurp(bpath, NULL);
+	if (!jvalid(doc))
+		fatal("%s: not valid JSON", bpath);
+	const char *arr = jget(doc, "bins");
+	if (!arr || *jws(arr) != '[')
+		fatal("%s: no \"bins\" array", bpath);
+	read_chunks(cpath);
+	chunk_defaults();
+
+	/* The bins: per (kind, arena) totals (chunk_size 0, tid 0), per
+	   (kind, arena, chunk size) and, for tcaches, per (arena, chunk size,
+	   thread).  */
+	unsigned long n = 0;
+	bool bad = false;
+	for (const char *el = jfirst(arr); el; el = jnext(el, &bad)) {
+		char kname[16];
+		unsigned long long arena, cs = 0, tid = 0, count, bytes;
+		n++;
+		if (!jstr(jget(el, "kind"), kname, sizeof kname) ||
+		    !jnum(jget(el, "arena"), &arena) ||
+		    !jnum(jget(el, "count"), &count) ||
+		    !jnum(jget(el, "bytes"), &bytes)) {
+			mismatch("bins: entry %lu lacks kind/arena/count/bytes", n);
+			continue;
+		}
+		int k = bin_kind(kname, 0);
+		if (k < 0) {
+			mismatch("bins: entry %lu: unknown kind \"%s\"", n, kname);
+			continue;
+		}
+		if (jnum(jget(el, "chunk_size"), &cs) && bytes != count * cs)
+			mismatch("bins: %s arena %llu chunk size %llu: %llu "
+				 "chunks in %llu bytes", kname, arena, cs,
+				 count, bytes);
+		if (k == 0 && !jnum(jget(el, "thread"), &tid))
+			tid = 0;
+		struct btally *t = btally(k, (long long)arena, 0, 0);
+		t->count += count;
+		t->bytes += bytes;
+		if (cs) {
+			t = btally(k, (long long)arena, cs, 0);
+			t->count += count;
+			t->bytes += bytes;
+			if (tid) {
+				t = btally(k, (long long)arena, cs, tid);
+				t->count += count;
+				t->bytes += bytes;
+			}
+		}
+	}
+	if (bad)
+		fatal("%s: malformed bins array", bpath);
+
+	/* The free chunk lines of each list, per arena.  */
+	for (size_t i = 0; i < nchunks; i++) {
+		const struct chunk *c = &chunks[i];
+		int k = bin_kind(c->where, 1);
+		if (c->used || k < 0)
+			continue;
+		struct btally *t = btally(k, c->arena, 0, 0);
+		t->want++;
+		t->want_bytes += c->chunk_size;
+	}
+	for (size_t i = 0; i < nbtal; i++) {
+		const struct btally *t = &btal[i];
+		if (t->chunk_size || t->tid)
+			continue;
+		if (t->count != t->want || t->bytes != t->want_bytes)
+			mismatch("bins: %s of arena %lld: %llu chunks in %llu "
+				 "bytes, the chunk lines have %llu in %llu",
+				 bin_kinds[t->kind][0], t->arena, t->count,
+				 t->bytes, t->want, t->want_bytes);
+	}
+
+	/* The truth's free chunks: at least that many in each list.  */
+	FILE *f = fopen(tpath, "r");
+	if (!f)
+		fatal("%s: %s", tpath, strerror(errno));
+	unsigned long long tids[MAX_THREADS] = { 0 };
+	unsigned long listed = 0;
+	char line[512];
+	while (fgets(line, sizeof line, f)) {
+		char kw[16], a1[64], a2[64], a3[64], a4[64], a5[64];
+		int m = sscanf(line, "%15s %63s %63s %63s %63s %63s", kw, a1, a2,
+			       a3, a4, a5);
+		if (m == 6 && !strcmp(kw, "alloc")) {
+			int k = bin_kind(a4, 1);
+			unsigned long t = strtoul(a5, NULL, 10);
+			if (k < 0)
+				continue;
+			listed++;
+			const struct chunk *c = find_chunk(strtoull(a1, NULL, 16));
+			if (!c || c->arena < 0)
+				continue; /* the first form reports it */
+			unsigned long long cs = c->chunk_size;
+			btally(k, c->arena, 0, 0)->truth++;
+			/* unsorted and large entries span sizes */
+			if (k == 2 || k == 4)
+				continue;
+			btally(k, c->arena, cs, 0)->truth++;
+			if (k == 0 && t < MAX_THREADS && tids[t])
+				btally(k, c->arena, cs, tids[t])->truth++;
+		} else if (m >= 3 && !strcmp(kw, "thread")) {
+			unsigned long t = strtoul(a1, NULL, 10);
+			if (t < MAX_THREADS)
+				tids[t] = strtoull(a2, NULL, 10);
+		}
+	}
+	fclose(f);
+	for (size_t i = 0; i < nbtal; i++) {
+		const struct btally *t = &btal[i];
+		if (t->count >= t->truth)
+			continue;
+		if (t->tid)
+			mismatch("bins: tcache of thread %llu (arena %lld), "
+				 "chunk size %llu: %llu chunks, the truth has "
+				 "%llu there", t->tid, t->arena, t->chunk_size,
+				 t->count, t->truth);
+		else if (t->chunk_size)
+			mismatch("bins: %s of arena %lld, chunk size %llu: %llu "
+				 "chunks, the truth has %llu there",
+				 bin_kinds[t->kind][0], t->arena, t->chunk_size,
+				 t->count, t->truth);
+		else
+			mismatch("bins: %s of arena %lld: %llu chunks, the "
+				 "truth has %llu there", bin_kinds[t->kind][0],
+				 t->arena, t->count, t->truth);
+	}
+	char what[80];
+	snprintf(what, sizeof what, "bins: %lu entries, %lu listed allocations",
+		 n, listed);
+	free(doc);
+	free(chunks);
+	free(btal);
+	return cmp_finish(what);
+}
+
 /* ---- --arenas ----------------------------------------------------- */
 
 /* Is `tid` in the JSON array of numbers at `arr`?  */
@@ -533,11 +731,14 @@ int main(int argc, char **argv)
 		return arenas_mode(argv[2], argv[3], argc == 5);
 	if (argc == 4 && !strcmp(argv[1], "--classes"))
 		return classes_mode(argv[2], argv[3]);
+	if (argc == 5 && !strcmp(argv[1], "--bins"))
+		return bins_mode(argv[2], argv[3], argv[4]);
 	if (argc == 4 && argv[1][0] != '-')
 		return truth_mode(argv[1], argv[2], argv[3]);
 	fprintf(stderr, "usage: truthcmp TRUTH CHUNKS.jsonl SUMMARY.json\n"
 			"       truthcmp --sizes SIZES.json SUMMARY.json CHUNKS.jsonl\n"
 			"       truthcmp --classes SIZES.json EXACT.json\n"
-			"       truthcmp --arenas TRUTH ARENAS.json [--unknown]\n");
+			"       truthcmp --arenas TRUTH ARENAS.json [--unknown]\n"
+			"       truthcmp --bins TRUTH BINS.json CHUNKS.jsonl\n");
 	return 2;
 }
