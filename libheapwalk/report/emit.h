@@ -100,9 +100,12 @@ enum em_kind {
 	EM_K_IDS,     /* a list of int32 ids: a JSON array */
 };
 
+/* 24 bytes: a `chunks` row is nine of them, written and read back for
+   each of millions of blocks.  */
 struct em_val {
 	uint8_t kind;        /* enum em_kind */
 	uint8_t only;        /* enum em_only: this value in one form only */
+	uint32_t nids;       /* EM_K_IDS: how many */
 	const char *text;    /* text form to show instead of the typed one
 				(still padded, with pre and post) */
 	union {
@@ -111,10 +114,7 @@ struct em_val {
 		double d;
 		const char *s;
 		bool b;
-		struct {
-			const int32_t *v;
-			size_t n;
-		} ids;
+		const int32_t *ids;
 	};
 };
 
@@ -132,7 +132,8 @@ struct em_val {
 #define ev_null() ((struct em_val){ .kind = EM_K_NULL })
 #define ev_absent() ((struct em_val){ .kind = EM_K_ABSENT })
 #define ev_ids(p, count) \
-	((struct em_val){ .kind = EM_K_IDS, .ids = { (p), (count) } })
+	((struct em_val){ .kind = EM_K_IDS, .nids = (uint32_t)(count), \
+			  .ids = (p) })
 
 /* An address that was not found (0) is null.  */
 static inline struct em_val ev_addr_or_null(uint64_t v)

@@ -105,11 +105,11 @@ static void value(struct hw_emitter *e, const struct em_field *f,
 		return;
 	case EM_K_IDS:
 		em_put_char(e, '[');
-		for (size_t i = 0; i < v->ids.n; i++) {
+		for (size_t i = 0; i < v->nids; i++) {
 			char *p = em_reserve(e, FMT_U64_MAX + 1);
 			if (i)
 				*p++ = ',';
-			em_advance_to(e, fmt_i64(p, v->ids.v[i]));
+			em_advance_to(e, fmt_i64(p, v->ids[i]));
 		}
 		em_put_char(e, ']');
 		return;

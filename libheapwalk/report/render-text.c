@@ -125,10 +125,10 @@ static inline char *number_cell(char *p, unsigned form, unsigned zeros,
 static size_t ids_text(char *buf, size_t len, const struct em_val *v)
 {
 	size_t n = 0;
-	for (size_t i = 0; i < v->ids.n && n + FMT_U64_MAX + 2 < len; i++) {
+	for (size_t i = 0; i < v->nids && n + FMT_U64_MAX + 2 < len; i++) {
 		if (i)
 			buf[n++] = ',';
-		n = (size_t)(fmt_i64(buf + n, v->ids.v[i]) - buf);
+		n = (size_t)(fmt_i64(buf + n, v->ids[i]) - buf);
 	}
 	return n;
 }
@@ -220,14 +220,14 @@ static void put_cell(struct hw_emitter *e, const struct em_field *f,
 static void put_idline(struct hw_emitter *e, const struct em_field *f,
 		       const struct em_val *v)
 {
-	if (v->kind != EM_K_IDS || v->ids.n == 0)
+	if (v->kind != EM_K_IDS || v->nids == 0)
 		return;
 	const char *pre = f->pre ? f->pre : "", *label = f->label ? f->label : "";
 	size_t indent = strlen(pre) + strlen(label) + 1, col = 0;
 	end_line(e);
-	for (size_t i = 0; i < v->ids.n; i++) {
+	for (size_t i = 0; i < v->nids; i++) {
 		char id[FMT_U64_MAX];
-		size_t n = (size_t)(fmt_i64(id, v->ids.v[i]) - id);
+		size_t n = (size_t)(fmt_i64(id, v->ids[i]) - id);
 		if (col == 0) {
 			em_put_str(e, pre);
 			em_put_str(e, label);
