@@ -94,11 +94,14 @@ struct hw_allocator_ops {
 	   callers walk everything).  */
 	bool (*chunks_around)(void *state, uint64_t addr, hw_chunk_fn *fn,
 			      void *cookie);
-	/* Allocator-specific members of the summary (JSON object members or
-	   text lines).  */
+	/* The reports the walker writes itself, as records (report/emit.h):
+	   summary's allocator-specific members (records inside summary's
+	   document), and the whole arenas and bins documents.  arenas and
+	   bins return HW_OK or an error (out of memory; bins: HW_USAGE for
+	   an unknown kind).  */
 	void (*summary)(void *state, struct hw_emitter *e);
-	void (*arenas)(void *state, struct hw_emitter *e);
-	/* kind NULL = all; HW_USAGE for an unknown kind.  */
+	enum hw_status (*arenas)(void *state, struct hw_emitter *e);
+	/* kind NULL = all.  */
 	enum hw_status (*bins)(void *state, struct hw_emitter *e,
 			       const char *kind);
 	/* The allocator's own size class of a usable size: returns the

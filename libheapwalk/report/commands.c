@@ -1,9 +1,10 @@
 /* commands.c - THE command table, shared by the CLI and the gdb plugin.
  *
- * Each command renders one report through the emitter, in text or JSON.
- * Reports that are the same for every allocator (summary, chunks, sizes,
- * chunk, check, frag) are written here against the walker interface;
- * arenas and bins are the walker's own.
+ * Each command emits its report once, as records (emit.h); the emitter's
+ * renderer makes text or JSON of them.  Reports that are the same for
+ * every allocator (summary, chunks, sizes, chunk, check, frag) are written
+ * here against the walker interface; arenas and bins, and summary's
+ * allocator-specific part, are the walker's own.
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -150,8 +151,9 @@ static int class_cmp(const void *a, const void *b)
 	return sx < sy ? -1 : sx > sy;
 }
 
-#define GATHER_THREADS 2
-
+/* At most this many walk threads for the totals (each has its own
+   tables, merged at the end).  */
+#define GATHER_MAX_THREADS 16
 /* Add u's counts into t (both still in their walk form).  */
 static void merge_totals(struct totals *t, struct totals *u)
 {
@@ -184,13 +186,18 @@ static void merge_totals(struct totals *t, struct totals *u)
    up sorted and packed.  */
 static enum hw_status gather(struct hw_session *s, struct totals *t)
 {
-	struct totals extra[GATHER_THREADS - 1];
-	void *cookies[GATHER_THREADS] = { t };
+	/* The session's policy: one thread inside gdb, the cores otherwise;
+	   only a walker that can split its work uses more than one.  */
+	unsigned nthreads = s->alloc->chunks_parallel ? hw_threads(s) : 1;
+	if (nthreads > GATHER_MAX_THREADS)
+		nthreads = GATHER_MAX_THREADS;
+	struct totals extra[GATHER_MAX_THREADS - 1];
+	void *cookies[GATHER_MAX_THREADS] = { t };
 	memset(t, 0, sizeof *t);
 	memset(extra, 0, sizeof extra);
 	t->sizes.small = calloc(SMALL_SIZES, sizeof *t->sizes.small);
 	bool oom = !t->sizes.small;
-	for (unsigned k = 1; k < GATHER_THREADS; k++) {
+	for (unsigned k = 1; k < nthreads; k++) {
 		extra[k - 1].sizes.small = calloc(SMALL_SIZES,
 						  sizeof *t->sizes.small);
 		oom |= !extra[k - 1].sizes.small;
@@ -198,12 +205,12 @@ static enum hw_status gather(struct hw_session *s, struct totals *t)
 	}
 	if (oom)
 		t->sizes.oom = true;
-	else if (s->alloc->chunks_parallel)
-		s->alloc->chunks_parallel(s->alloc_state, GATHER_THREADS,
-					  add_total, cookies);
+	else if (nthreads > 1)
+		s->alloc->chunks_parallel(s->alloc_state, nthreads, add_total,
+					  cookies);
 	else
 		s->alloc->chunks(s->alloc_state, add_total, t);
-	for (unsigned k = 1; k < GATHER_THREADS; k++)
+	for (unsigned k = 1; k < nthreads; k++)
 		merge_totals(t, &extra[k - 1]);
 	/* Move the small classes that occurred into the table.  */
 	for (size_t i = 0; i < SMALL_SIZES && t->sizes.small && !t->sizes.oom; i++) {
@@ -271,27 +278,42 @@ static const char *blocks(uint64_t n, const char *noun, char *buf, size_t len)
 	return buf;
 }
 
-/* Totals that the walk could not complete are said to be partial, with
-   the first reason, in text and JSON.  */
-void hw_emit_partial(const struct hw_session *s, struct hw_emitter *e)
+/* ---- partial walks ----------------------------------------------------- */
+
+static const struct em_field F_PARTIAL = {
+	.key = "partial", .only = EM_JSON_ONLY };
+static const struct em_field F_PARTIAL_REASON = {
+	.key = "partial_reason", .only = EM_JSON_ONLY };
+static const struct em_field F_PARTIAL_ADDR = {
+	.key = "partial_addr", .only = EM_JSON_ONLY };
+static const struct em_field F_PARTIAL_PLACES = {
+	.key = "partial_places", .only = EM_JSON_ONLY };
+
+void hw_emit_partial_members(const struct hw_session *s, struct hw_emitter *e)
 {
-	if (e->json) {
-		em_bool(e, "partial", s->partial.places > 0);
-		if (s->partial.places) {
-			em_str(e, "partial_reason", s->partial.why);
-			em_hex(e, "partial_addr", s->partial.addr);
-			em_u64(e, "partial_places", s->partial.places);
-		}
+	em_kv(e, &F_PARTIAL, ev_bool(s->partial.places > 0));
+	if (!s->partial.places)
 		return;
-	}
-	if (s->partial.places)
-		em_printf(e, "%-24s totals are partial: the walk stopped at "
-			  "0x%llx: %s%s\n", "partial:",
-			  (unsigned long long)s->partial.addr, s->partial.why,
-			  s->partial.places > 1 ? " (and elsewhere: see 'heapwalk "
-			  "check')" : "");
+	em_kv(e, &F_PARTIAL_REASON, ev_str(s->partial.why));
+	em_kv(e, &F_PARTIAL_ADDR, ev_addr(s->partial.addr));
+	em_kv(e, &F_PARTIAL_PLACES, ev_u64(s->partial.places));
 }
 
+void hw_emit_partial_line(const struct hw_session *s, struct hw_emitter *e)
+{
+	if (s->partial.places)
+		em_notef(e, "%-24s totals are partial: the walk stopped at "
+			 "0x%llx: %s%s", "partial:",
+			 (unsigned long long)s->partial.addr, s->partial.why,
+			 s->partial.places > 1 ? " (and elsewhere: see 'heapwalk "
+			 "check')" : "");
+}
+
+void hw_emit_partial(const struct hw_session *s, struct hw_emitter *e)
+{
+	hw_emit_partial_members(s, e);
+	hw_emit_partial_line(s, e);
+}
 /* What this target cannot tell, and what that costs the analysis: said
    once in the summary rather than guessed around silently.  */
 static size_t target_limits(const struct hw_session *s, const char *out[],
@@ -354,88 +376,210 @@ static size_t target_limits(const struct hw_session *s, const char *out[],
 	return n;
 }
 
-/* How a live process was read: "live": {...} in JSON, a "live:" line in
-   text.  Nothing for a core.  */
-static void emit_live(const struct hw_session *s, struct hw_emitter *e)
+/* How a live process was read: JSON's "live" object; text has its line
+   under the target's.  Nothing for a core.  */
+static const struct em_section S_LIVE = {
+	.key = "live", .only = EM_JSON_ONLY };
+static const struct em_field F_LIVE_PID = { .key = "pid" };
+static const struct em_field F_LIVE_STOPPED = {
+	.key = "stopped_ms", .json_prec = 3 };
+static const struct em_field F_LIVE_SNAPSHOT = { .key = "snapshot_bytes" };
+static const struct em_field F_LIVE_NO_STOP = { .key = "no_stop" };
+static const struct em_field F_LIVE_UNSTOPPABLE = {
+	.key = "unstoppable_threads" };
+
+static void summary_live_json(const struct hw_session *s,
+			      struct hw_emitter *e)
 {
 	const struct hw_live *l = s->target->live;
 	if (!l)
 		return;
-	if (e->json) {
-		em_obj_begin(e, "live");
-		em_i64(e, "pid", l->pid);
-		em_fixed(e, "stopped_ms", l->stopped_ms, 3);
-		em_u64(e, "snapshot_bytes", l->snapshot_bytes);
-		em_bool(e, "no_stop", l->no_stop);
-		em_u64(e, "unstoppable_threads", l->unstoppable);
-		em_obj_end(e);
-		return;
-	}
-	char b[32];
-	if (l->no_stop)
-		em_printf(e, "%-24s pid %d, read while it ran (--no-stop): the "
-			  "view may be torn; each thread was stopped alone for "
-			  "its registers, at most %.3f ms\n", "live:", l->pid,
-			  l->stopped_ms);
-	else
-		em_printf(e, "%-24s pid %d, stopped %.3f ms while %s of its "
-			  "writable memory were copied, then let go\n", "live:",
-			  l->pid, l->stopped_ms,
-			  hw_human(b, sizeof b, l->snapshot_bytes));
+	em_section_begin(e, &S_LIVE);
+	em_kv(e, &F_LIVE_PID, ev_i64(l->pid));
+	em_kv(e, &F_LIVE_STOPPED, ev_dbl(l->stopped_ms));
+	em_kv(e, &F_LIVE_SNAPSHOT, ev_u64(l->snapshot_bytes));
+	em_kv(e, &F_LIVE_NO_STOP, ev_bool(l->no_stop));
+	em_kv(e, &F_LIVE_UNSTOPPABLE, ev_u64(l->unstoppable));
+	em_section_end(e);
 }
 
-/* "target: /abs/core (core of /path/prog)", and whether it is cut.  */
-static void emit_target_line(const struct hw_session *s, struct hw_emitter *e)
+static void summary_live_text(const struct hw_session *s,
+			      struct hw_emitter *e)
+{
+	const struct hw_live *l = s->target->live;
+	char b[32];
+	if (l->no_stop)
+		em_notef(e, "%-24s pid %d, read while it ran (--no-stop): the "
+			 "view may be torn; each thread was stopped alone for "
+			 "its registers, at most %.3f ms", "live:", l->pid,
+			 l->stopped_ms);
+	else
+		em_notef(e, "%-24s pid %d, stopped %.3f ms while %s of its "
+			 "writable memory were copied, then let go", "live:",
+			 l->pid, l->stopped_ms,
+			 hw_human(b, sizeof b, l->snapshot_bytes));
+}
+
+/* ---- summary ----------------------------------------------------------- */
+
+/* summary's lines: labels padded to 24 columns.  Where the two forms
+   order their members differently, a member appears twice, once for each
+   form (EM_TEXT_ONLY / EM_JSON_ONLY).  */
+static const struct em_section SUMMARY_LAYOUT = { .label_width = 24 };
+
+static const struct em_field F_ALLOCATOR = {
+	.key = "allocator", .label = "allocator:" };
+static const struct em_field F_VERSION = { .key = "version" };
+static const struct em_field F_ARCH = {
+	.key = "arch", .join = " (", .post = ")" };
+
+/* Every allocator instance found, the walked one marked; --allocator N
+   picks another.  Text: "1: ptmalloc 2.36 (x86_64) /lib/libc.so.6, holds
+   1.7 MiB [walked]".  */
+static const struct em_section S_INSTANCES = {
+	.key = "instances", .title = "instances:", .flags = EM_S_LIST };
+static const struct em_field F_INST_INDEX = { .key = "index", .post = ":" };
+static const struct em_field F_INST_ALLOCATOR = { .key = "allocator" };
+static const struct em_field F_INST_MODULE = { .key = "module" };
+static const struct em_field F_INST_HELD = {
+	.key = "held", .join = ", holds ", .form = EM_T_HUMAN };
+static const struct em_field F_INST_SELECTED = {
+	.key = "selected", .join = "", .yes = " [walked]", .no = "" };
+
+static void summary_instances(const struct hw_session *s, struct hw_emitter *e)
+{
+	em_section_begin(e, &S_INSTANCES);
+	for (size_t i = 0; i < s->ninstances; i++) {
+		const struct hw_instance *in = &s->instances[i];
+		em_item_begin(e);
+		em_kv(e, &F_INST_INDEX, ev_u64(i + 1));
+		em_kv(e, &F_INST_ALLOCATOR, ev_str(in->ops->name));
+		em_kv(e, &F_VERSION, ev_str(in->version));
+		em_kv(e, &F_ARCH, ev_str(in->arch->name));
+		em_kv(e, &F_INST_MODULE, ev_text(ev_str(in->module),
+						 in->module[0] ? NULL : "(no file)"));
+		em_kv(e, &F_INST_HELD, ev_u64(in->held));
+		em_kv(e, &F_INST_SELECTED, ev_bool(i == s->selected));
+		em_item_end(e);
+	}
+	em_section_end(e);
+}
+
+/* "target: /abs/core (core of /path/prog)", and whether it is cut (JSON
+   says "truncated" further down).  */
+static const struct em_field F_TARGET = {
+	.label = "target:", .only = EM_TEXT_ONLY };
+static const struct em_field F_TARGET_EXE = {
+	.join = " (core of ", .post = ")", .only = EM_TEXT_ONLY };
+static const struct em_field F_TARGET_PROCESS_EXE = {
+	.join = " (", .post = ")", .only = EM_TEXT_ONLY };
+static const struct em_field F_TARGET_CUT = {
+	.join = "", .yes = " (truncated: some memory is missing)", .no = "",
+	.only = EM_TEXT_ONLY };
+
+static void summary_target(const struct hw_session *s, struct hw_emitter *e)
 {
 	if (s->target->live) {
-		em_printf(e, "%-24s pid %d (%s)\n", "target:",
-			  s->target->live->pid,
-			  s->target->exe ? s->target->exe : "?");
-		emit_live(s, e);
+		char pid[32];
+		snprintf(pid, sizeof pid, "pid %d", s->target->live->pid);
+		em_kv(e, &F_TARGET, ev_str(pid));
+		em_kv(e, &F_TARGET_PROCESS_EXE,
+		      ev_str(s->target->exe ? s->target->exe : "?"));
+		summary_live_text(s, e);
 		return;
 	}
 	char *abs = s->core_path ? realpath(s->core_path, NULL) : NULL;
-	const char *name = abs ? abs : s->core_path ? s->core_path : "?";
 	const char *exe = s->exe ? s->exe : s->target->exe;
-	em_printf(e, "%-24s %s", "target:", name);
-	if (exe)
-		em_printf(e, " (core of %s)", exe);
-	if (s->target->truncated)
-		em_printf(e, " (truncated: some memory is missing)");
-	em_printf(e, "\n");
+	em_kv(e, &F_TARGET, ev_str(abs ? abs : s->core_path ? s->core_path : "?"));
+	em_kv(e, &F_TARGET_EXE, exe ? ev_str(exe) : ev_absent());
+	em_kv(e, &F_TARGET_CUT, ev_bool(s->target->truncated));
 	free(abs);
 }
 
-/* Every allocator instance found (summary's "instances"), the walked one
-   marked; --allocator N picks another.  */
-static void summary_instances(const struct hw_session *s, struct hw_emitter *e)
+/* What the core lacks: text near the top, JSON's "target_limits" near
+   the end.  */
+static const struct em_section S_CORE_LACKS = {
+	.title = "core lacks:", .flags = EM_S_LIST, .only = EM_TEXT_ONLY };
+static const struct em_section S_PROCESS_LACKS = {
+	.title = "target lacks:", .flags = EM_S_LIST, .only = EM_TEXT_ONLY };
+static const struct em_section S_TARGET_LIMITS = {
+	.key = "target_limits", .flags = EM_S_LIST, .only = EM_JSON_ONLY };
+static const struct em_field F_ELEMENT = { 0 };
+
+static void emit_strings(struct hw_emitter *e, const struct em_section *list,
+			 const char *const *v, size_t n)
 {
-	char held[32];
-	if (e->json)
-		em_arr_begin(e, "instances");
-	for (size_t i = 0; i < s->ninstances; i++) {
-		const struct hw_instance *in = &s->instances[i];
-		if (!e->json) {
-			em_printf(e, "%-24s %zu: %s %s (%s) %s, holds %s%s\n",
-				  i ? "" : "instances:", i + 1, in->ops->name,
-				  in->version, in->arch->name,
-				  in->module[0] ? in->module : "(no file)",
-				  hw_human(held, sizeof held, in->held),
-				  i == s->selected ? " [walked]" : "");
-			continue;
+	em_section_begin(e, list);
+	for (size_t i = 0; i < n; i++)
+		em_kv(e, &F_ELEMENT, ev_str(v[i]));
+	em_section_end(e);
+}
+
+static const struct em_field F_THREADS_TEXT = {
+	.label = "threads:", .only = EM_TEXT_ONLY };
+static const struct em_field F_ARENAS = { .key = "arenas", .label = "arenas:" };
+static const struct em_field F_THREADS_JSON = {
+	.key = "threads", .only = EM_JSON_ONLY };
+
+/* "in use:   12 chunks   1.5 MiB", JSON "used":{"count":12,"bytes":N}.  */
+static const struct em_section S_USED = {
+	.key = "used", .title = "in use:", .flags = EM_S_LINE };
+static const struct em_section S_FREE = {
+	.key = "free", .title = "free:", .flags = EM_S_LINE };
+static const struct em_field F_BLOCK_COUNT = { .key = "count", .width = 19 };
+static const struct em_field F_BLOCK_BYTES = {
+	.key = "bytes", .width = 12, .form = EM_T_HUMAN };
+/* The end of a line that text alone has ("  (partial)").  */
+static const struct em_field F_TEXT_TAIL = { .join = "", .only = EM_TEXT_ONLY };
+static const struct em_field F_OVERHEAD = {
+	.key = "overhead", .label = "overhead:", .width = 32,
+	.form = EM_T_HUMAN };
+static const struct em_field F_LARGEST_FREE = {
+	.key = "largest_free", .only = EM_JSON_ONLY };
+/* Leak analysis does not exist yet: null, not zero.  */
+static const struct em_field F_LEAKS = { .key = "leaks", .only = EM_JSON_ONLY };
+static const struct em_field F_FINDINGS = {
+	.key = "findings", .label = "findings:" };
+static const struct em_field F_FINDINGS_HINT = {
+	.join = "", .yes = " (see 'heapwalk check')", .no = "",
+	.only = EM_TEXT_ONLY };
+static const struct em_field F_TRUNCATED = {
+	.key = "truncated", .only = EM_JSON_ONLY };
+
+/* The size classes holding the most memory in use (text: `sizes` has
+   them all, for both forms).  */
+static const struct em_field TOP_COLS[] = {
+	{ .label = "size", .join = "  ", .width = 10 },
+	{ .label = "count", .width = 10 },
+	{ .label = "bytes", .width = 12, .form = EM_T_HUMAN },
+};
+static const struct em_table TOP_TABLE = {
+	.title = "top size classes in use:", .cols = TOP_COLS, .ncols = 3,
+	.only = EM_TEXT_ONLY };
+
+static void summary_top_classes(const struct totals *t, struct hw_emitter *e)
+{
+	struct size_class top[10];
+	size_t ntop = 0;
+	for (size_t i = 0; i < t->sizes.n; i++) {
+		struct size_class sc = t->sizes.slots[i];
+		size_t j = ntop < 10 ? ntop++ : 10;
+		while (j > 0 && top[j - 1].used_bytes < sc.used_bytes) {
+			if (j < 10)
+				top[j] = top[j - 1];
+			j--;
 		}
-		em_obj_begin(e, NULL);
-		em_u64(e, "index", i + 1);
-		em_str(e, "allocator", in->ops->name);
-		em_str(e, "version", in->version);
-		em_str(e, "arch", in->arch->name);
-		em_str(e, "module", in->module);
-		em_u64(e, "held", in->held);
-		em_bool(e, "selected", i == s->selected);
-		em_obj_end(e);
+		if (j < 10)
+			top[j] = sc;
 	}
-	if (e->json)
-		em_arr_end(e);
+	em_table_begin(e, &TOP_TABLE);
+	for (size_t i = 0; i < ntop && top[i].used; i++) {
+		const struct em_val row[] = { ev_u64(top[i].size),
+					      ev_u64(top[i].used),
+					      ev_u64(top[i].used_bytes) };
+		em_row(e, row);
+	}
+	em_table_end(e);
 }
 
 static enum hw_status cmd_summary(struct cmd_ctx *c)
@@ -448,103 +592,63 @@ static enum hw_status cmd_summary(struct cmd_ctx *c)
 		st = gather(s, &t);
 	if (st != HW_OK)
 		return st;
-	const char *ver = s->alloc->version(s->alloc_state);
-	if (e->json) {
-		em_obj_begin(e, NULL);
-		em_str(e, "allocator", s->alloc->name);
-		em_str(e, "version", ver);
-		em_str(e, "arch", s->arch->name);
-		summary_instances(s, e);
-		em_u64(e, "arenas", s->alloc->narenas(s->alloc_state));
-		em_u64(e, "threads", s->target->nthreads);
-		emit_live(s, e);
-		em_obj_begin(e, "used");
-		em_u64(e, "count", t.used);
-		em_u64(e, "bytes", t.used_bytes);
-		em_obj_end(e);
-		em_obj_begin(e, "free");
-		em_u64(e, "count", t.free);
-		em_u64(e, "bytes", t.free_bytes);
-		em_obj_end(e);
-		em_u64(e, "overhead", t.overhead);
-		em_u64(e, "largest_free", t.largest_free);
-		/* Leak analysis does not exist yet: null, not zero.  */
-		em_null(e, "leaks");
-		em_u64(e, "findings", s->findings_total);
-		em_bool(e, "truncated", s->target->truncated);
-		hw_emit_partial(s, e);
-		const char *limits[8];
-		char missing[512];
-		size_t nlimits = target_limits(s, limits, 8, missing,
-					       sizeof missing);
-		em_arr_begin(e, "target_limits");
-		for (size_t i = 0; i < nlimits; i++)
-			em_str(e, NULL, limits[i]);
-		em_arr_end(e);
-		s->alloc->summary(s->alloc_state, e);
-		em_obj_end(e);
-		em_jsonl_end(e);
-		free(t.sizes.slots);
-		return HW_OK;
-	}
-	char a[32], b[32], d[32], n1[48], n2[48];
-	em_printf(e, "%-24s %s %s (%s)\n", "allocator:", s->alloc->name, ver,
-		  s->arch->name);
-	summary_instances(s, e);
-	emit_target_line(s, e);
 	const char *limits[8];
 	char missing[512];
 	size_t nlimits = target_limits(s, limits, 8, missing, sizeof missing);
-	for (size_t i = 0; i < nlimits; i++)
-		em_printf(e, "%-24s %s\n", i ? "" : s->target->live ?
-			  "target lacks:" : "core lacks:", limits[i]);
-	em_printf(e, "%-24s %zu\n", "threads:", s->target->nthreads);
-	em_printf(e, "%-24s %zu\n", "arenas:", s->alloc->narenas(s->alloc_state));
-	const char *part = s->partial.places ? "  (partial)" : "";
 	/* ptmalloc counts chunks; jemalloc names its blocks itself.  */
 	const char *noun = s->alloc->block_noun;
-	em_printf(e, "%-24s %19s %12s%s\n", "in use:",
-		  blocks(t.used, noun, n1, sizeof n1),
-		  hw_human(a, sizeof a, t.used_bytes), part);
+	const char *part = s->partial.places ? "  (partial)" : "";
+	char a[32], b[32], n1[48], n2[48], free_tail[160];
 	/* ptmalloc's top; jemalloc keeps unused pages as extents instead.
 	   Top is summed over the arenas, so it may exceed the largest
-	   single free chunk: the label says so.  */
+	   single free chunk: the line says so.  */
 	bool has_top = strcmp(s->alloc->name, "ptmalloc") == 0;
-	em_printf(e, "%-24s %19s %12s  (%s%s%slargest %s %s)%s\n",
-		  "free:", blocks(t.free, noun, n2, sizeof n2),
-		  hw_human(b, sizeof b, t.free_bytes),
-		  has_top ? "of which the arenas' top chunks " : "",
-		  has_top ? hw_human(a, sizeof a, t.top_bytes) : "",
-		  has_top ? "; " : "", noun ? "block" : "chunk",
-		  hw_human(d, sizeof d, t.largest_free), part);
-	em_printf(e, "%-24s %19s %12s%s\n", "overhead:", "",
-		  hw_human(a, sizeof a, t.overhead), part);
-	hw_emit_partial(s, e);
-	em_printf(e, "%-24s %llu%s\n", "findings:",
-		  (unsigned long long)s->findings_total,
-		  s->findings_total ? " (see 'heapwalk check')" : "");
+	snprintf(free_tail, sizeof free_tail, "  (%s%s%slargest %s %s)%s",
+		 has_top ? "of which the arenas' top chunks " : "",
+		 has_top ? hw_human(a, sizeof a, t.top_bytes) : "",
+		 has_top ? "; " : "", noun ? "block" : "chunk",
+		 hw_human(b, sizeof b, t.largest_free), part);
+
+	em_doc_begin(e);
+	em_section_begin(e, &SUMMARY_LAYOUT);
+	em_kv(e, &F_ALLOCATOR, ev_str(s->alloc->name));
+	em_kv(e, &F_VERSION, ev_str(s->alloc->version(s->alloc_state)));
+	em_kv(e, &F_ARCH, ev_str(s->arch->name));
+	summary_instances(s, e);
+	summary_target(s, e);
+	emit_strings(e, s->target->live ? &S_PROCESS_LACKS : &S_CORE_LACKS,
+		     limits, nlimits);
+	em_kv(e, &F_THREADS_TEXT, ev_u64(s->target->nthreads));
+	em_kv(e, &F_ARENAS, ev_u64(s->alloc->narenas(s->alloc_state)));
+	em_kv(e, &F_THREADS_JSON, ev_u64(s->target->nthreads));
+	summary_live_json(s, e);
+
+	em_section_begin(e, &S_USED);
+	em_kv(e, &F_BLOCK_COUNT, ev_text(ev_u64(t.used),
+					 blocks(t.used, noun, n1, sizeof n1)));
+	em_kv(e, &F_BLOCK_BYTES, ev_u64(t.used_bytes));
+	em_kv(e, &F_TEXT_TAIL, ev_str(part));
+	em_section_end(e);
+	em_section_begin(e, &S_FREE);
+	em_kv(e, &F_BLOCK_COUNT, ev_text(ev_u64(t.free),
+					 blocks(t.free, noun, n2, sizeof n2)));
+	em_kv(e, &F_BLOCK_BYTES, ev_u64(t.free_bytes));
+	em_kv(e, &F_TEXT_TAIL, ev_str(free_tail));
+	em_section_end(e);
+	em_kv(e, &F_OVERHEAD, ev_u64(t.overhead));
+	em_kv(e, &F_TEXT_TAIL, ev_str(part));
+	em_kv(e, &F_LARGEST_FREE, ev_u64(t.largest_free));
+	em_kv(e, &F_LEAKS, ev_null());
+	hw_emit_partial_line(s, e);
+	em_kv(e, &F_FINDINGS, ev_u64(s->findings_total));
+	em_kv(e, &F_FINDINGS_HINT, ev_bool(s->findings_total > 0));
+	em_kv(e, &F_TRUNCATED, ev_bool(s->target->truncated));
+	hw_emit_partial_members(s, e);
+	emit_strings(e, &S_TARGET_LIMITS, limits, nlimits);
 	s->alloc->summary(s->alloc_state, e);
-	/* The size classes holding the most memory in use.  */
-	struct size_class top[10];
-	size_t ntop = 0;
-	for (size_t i = 0; i < t.sizes.n; i++) {
-		struct size_class sc = t.sizes.slots[i];
-		size_t j = ntop < 10 ? ntop++ : 10;
-		while (j > 0 && top[j - 1].used_bytes < sc.used_bytes) {
-			if (j < 10)
-				top[j] = top[j - 1];
-			j--;
-		}
-		if (j < 10)
-			top[j] = sc;
-	}
-	em_printf(e, "top size classes in use:\n  %10s %10s %12s\n", "size",
-		  "count", "bytes");
-	for (size_t i = 0; i < ntop && top[i].used; i++)
-		em_printf(e, "  %10llu %10llu %12s\n",
-			  (unsigned long long)top[i].size,
-			  (unsigned long long)top[i].used,
-			  hw_human(a, sizeof a, top[i].used_bytes));
+	summary_top_classes(&t, e);
+	em_section_end(e);
+	em_doc_end(e);
 	free(t.sizes.slots);
 	return HW_OK;
 }
@@ -587,44 +691,47 @@ static struct size_row *size_rows(struct hw_session *s,
 	return rows;
 }
 
-static void size_row_json(struct hw_emitter *e, const struct size_row *r,
-			  bool exact)
-{
-	em_obj_begin(e, NULL);
-	em_u64(e, "size", r->c.size);
-	if (!exact)
-		em_u64(e, "min", r->min);
-	em_u64(e, "used", r->c.used);
-	em_u64(e, "used_bytes", r->c.used_bytes);
-	em_u64(e, "free", r->c.free);
-	em_u64(e, "free_bytes", r->c.free_bytes);
-	em_u64(e, "cached", r->c.cached);
-	em_u64(e, "cached_bytes", r->c.cached_bytes);
-	em_obj_end(e);
-}
+/* sizes: one row per class, the allocator's classes ("min-size", bytes
+   in human units) or every exact size (bytes in full).  */
+static const struct em_field CLASS_COLS[] = {
+	{ .key = "size", .label = "size (class)", .width = 23 },
+	{ .key = "min", .only = EM_JSON_ONLY },
+	{ .key = "used", .label = "used", .width = 10 },
+	{ .key = "used_bytes", .label = "used bytes", .width = 12,
+	  .form = EM_T_HUMAN },
+	{ .key = "free", .label = "free", .width = 10 },
+	{ .key = "free_bytes", .label = "free bytes", .width = 12,
+	  .form = EM_T_HUMAN },
+	{ .key = "cached", .only = EM_JSON_ONLY },
+	{ .key = "cached_bytes", .only = EM_JSON_ONLY },
+};
+static const struct em_field EXACT_COLS[] = {
+	{ .key = "size", .label = "size", .width = 12 },
+	{ .key = "min", .only = EM_JSON_ONLY },
+	{ .key = "used", .label = "used", .width = 10 },
+	{ .key = "used_bytes", .label = "used bytes", .width = 14 },
+	{ .key = "free", .label = "free", .width = 10 },
+	{ .key = "free_bytes", .label = "free bytes", .width = 14 },
+	{ .key = "cached", .only = EM_JSON_ONLY },
+	{ .key = "cached_bytes", .only = EM_JSON_ONLY },
+};
+static const struct em_table CLASS_TABLE = {
+	.key = "classes", .cols = CLASS_COLS, .ncols = 8 };
+static const struct em_table EXACT_TABLE = {
+	.key = "classes", .cols = EXACT_COLS, .ncols = 8 };
 
-/* A class as "min-size" (just "size" when it holds one size), its bytes
-   in human units.  */
-static void size_row_text(struct hw_emitter *e, const char *label,
-			  const struct size_class *c)
+/* A row's values; `size` names the row in text ("total", "17-24").  */
+static void size_row_vals(struct em_val *v, struct em_val size, uint64_t min,
+			  bool with_min, const struct size_class *c)
 {
-	char ub[32], fb[32];
-	em_printf(e, "%23s %10llu %12s %10llu %12s\n", label,
-		  (unsigned long long)c->used,
-		  hw_human(ub, sizeof ub, c->used_bytes),
-		  (unsigned long long)c->free,
-		  hw_human(fb, sizeof fb, c->free_bytes));
-}
-
-/* Today's exact rows: every byte count in full.  */
-static void exact_row_text(struct hw_emitter *e, const char *label,
-			   const struct size_class *c)
-{
-	em_printf(e, "%12s %10llu %14llu %10llu %14llu\n", label,
-		  (unsigned long long)c->used,
-		  (unsigned long long)c->used_bytes,
-		  (unsigned long long)c->free,
-		  (unsigned long long)c->free_bytes);
+	v[0] = size;
+	v[1] = with_min ? ev_u64(min) : ev_absent();
+	v[2] = ev_u64(c->used);
+	v[3] = ev_u64(c->used_bytes);
+	v[4] = ev_u64(c->free);
+	v[5] = ev_u64(c->free_bytes);
+	v[6] = ev_u64(c->cached);
+	v[7] = ev_u64(c->cached_bytes);
 }
 
 static enum hw_status cmd_sizes(struct cmd_ctx *c)
@@ -646,41 +753,72 @@ static enum hw_status cmd_sizes(struct cmd_ctx *c)
 	free(t.sizes.slots);
 	if (!rows)
 		return hw_error(c->s, HW_BAD_TARGET, "out of memory");
-	if (e->json) {
-		em_obj_begin(e, NULL);
-		em_arr_begin(e, "classes");
-		for (size_t i = 0; i < n; i++)
-			size_row_json(e, &rows[i], exact);
-		em_arr_end(e);
-		hw_emit_partial(c->s, e);
-		em_obj_end(e);
-		em_jsonl_end(e);
-		free(rows);
-		return HW_OK;
-	}
-	if (exact)
-		em_printf(e, "%12s %10s %14s %10s %14s\n", "size", "used",
-			  "used bytes", "free", "free bytes");
-	else
-		em_printf(e, "%23s %10s %12s %10s %12s\n", "size (class)",
-			  "used", "used bytes", "free", "free bytes");
+	struct em_val v[8];
+	em_doc_begin(e);
+	em_table_begin(e, exact ? &EXACT_TABLE : &CLASS_TABLE);
 	for (size_t i = 0; i < n; i++) {
+		const struct size_row *r = &rows[i];
 		char label[48];
-		if (rows[i].min == rows[i].c.size || exact)
-			snprintf(label, sizeof label, "%llu",
-				 (unsigned long long)rows[i].c.size);
-		else
+		struct em_val size = ev_u64(r->c.size);
+		if (r->min != r->c.size && !exact) {
 			snprintf(label, sizeof label, "%llu-%llu",
-				 (unsigned long long)rows[i].min,
-				 (unsigned long long)rows[i].c.size);
-		(exact ? exact_row_text : size_row_text)(e, label, &rows[i].c);
+				 (unsigned long long)r->min,
+				 (unsigned long long)r->c.size);
+			size = ev_text(size, label);
+		}
+		size_row_vals(v, size, r->min, !exact, &r->c);
+		em_row(e, v);
 	}
+	/* The total is the text table's last line; JSON readers add up.  */
 	struct size_class total = { .used = t.used, .used_bytes = t.used_bytes,
 				    .free = t.free, .free_bytes = t.free_bytes };
-	(exact ? exact_row_text : size_row_text)(e, "total", &total);
+	size_row_vals(v, ev_text(ev_absent(), "total"), 0, false, &total);
+	em_row_as(e, NULL, v, EM_TEXT_ONLY);
+	em_table_end(e);
 	hw_emit_partial(c->s, e);
+	em_doc_end(e);
 	free(rows);
 	return HW_OK;
+}
+
+/* ---- chunks ------------------------------------------------------------ */
+
+/* A block as `chunks` and `chunk ADDR` show it: the first column is chunk
+   ADDR's (which of the three blocks the row is), `chunks` starts at the
+   second.  ptmalloc blocks are chunks (header address and size);
+   jemalloc's name their extent and size index in JSON, and show the
+   block's own start and size in text.  */
+static const struct em_field BLOCK_COLS[] = {
+	{ .width = -6, .only = EM_TEXT_ONLY },
+	{ .key = "addr", .label = "address", .width = -18, .form = EM_T_HEX0,
+	  .digits = 16 },
+	{ .key = "size", .label = "size", .width = 12 },
+	{ .key = "state", .label = "state", .join = "  ", .width = -5 },
+	{ .key = "where", .label = "where", .width = -9 },
+	{ .key = "arena", .label = "arena", .width = 5 },
+	{ .key = "extent", .only = EM_JSON_ONLY },
+	{ .key = "szind", .only = EM_JSON_ONLY },
+	{ .key = "chunk", .label = "chunk", .join = "  ", .width = -18,
+	  .form = EM_T_HEX0, .digits = 16 },
+	{ .key = "chunk_size", .label = "chunk size", .width = 10 },
+};
+#define NBLOCK_COLS (sizeof BLOCK_COLS / sizeof BLOCK_COLS[0] - 1)
+
+static void block_vals(struct em_val *v, const struct hw_chunk *ch)
+{
+	bool extent = ch->extent != 0;
+	uint8_t chunk_only = extent ? EM_TEXT_ONLY : EM_BOTH;
+	v[0] = ev_addr(ch->addr);
+	v[1] = ev_u64(ch->size);
+	v[2] = ev_str(ch->used ? "used" : "free");
+	v[3] = ev_str(hw_where_name((enum hw_where)ch->where));
+	v[4] = ev_i64(ch->arena);
+	v[5] = extent ? ev_addr(ch->extent) : ev_absent();
+	v[6] = extent ? ev_u64(ch->szind) : ev_absent();
+	v[7] = (struct em_val){ .kind = EM_K_ADDR, .only = chunk_only,
+				.u = ch->chunk };
+	v[8] = (struct em_val){ .kind = EM_K_U64, .only = chunk_only,
+				.u = ch->chunk_size };
 }
 
 struct chunks_walk {
@@ -688,57 +826,15 @@ struct chunks_walk {
 	int filter;     /* 0 all, 1 used, 2 free */
 };
 
-static void chunk_json(struct hw_emitter *e, const struct hw_chunk *ch)
-{
-	/* Hand-rolled: this is the hot loop for millions of chunks.  */
-	EM_LIT(e, "{\"addr\":\"");
-	em_hexnum(e, ch->addr);
-	EM_LIT(e, "\",\"size\":");
-	em_dec(e, ch->size);
-	if (ch->used)
-		EM_LIT(e, ",\"state\":\"used\",\"where\":\"");
-	else
-		EM_LIT(e, ",\"state\":\"free\",\"where\":\"");
-	em_str_raw(e, hw_where_name((enum hw_where)ch->where));
-	EM_LIT(e, "\",\"arena\":");
-	em_dec(e, (uint64_t)(ch->arena < 0 ? 0 : ch->arena));
-	if (ch->extent) {
-		EM_LIT(e, ",\"extent\":\"");
-		em_hexnum(e, ch->extent);
-		EM_LIT(e, "\",\"szind\":");
-		em_dec(e, ch->szind);
-		EM_LIT(e, "}");
-		return;
-	}
-	EM_LIT(e, ",\"chunk\":\"");
-	em_hexnum(e, ch->chunk);
-	EM_LIT(e, "\",\"chunk_size\":");
-	em_dec(e, ch->chunk_size);
-	EM_LIT(e, "}");
-}
-
-static void chunk_text(struct hw_emitter *e, const struct hw_chunk *ch)
-{
-	em_printf(e, "0x%016llx %12llu  %-5s %-9s %5d  0x%016llx %10llu\n",
-		  (unsigned long long)ch->addr, (unsigned long long)ch->size,
-		  ch->used ? "used" : "free",
-		  hw_where_name((enum hw_where)ch->where), ch->arena,
-		  (unsigned long long)ch->chunk,
-		  (unsigned long long)ch->chunk_size);
-}
-
 static bool print_chunk(void *cookie, const struct hw_chunk *ch)
 {
 	struct chunks_walk *w = cookie;
 	if ((w->filter == 1 && !ch->used) || (w->filter == 2 && ch->used))
 		return true;
-	if (w->e->json) {
-		chunk_json(w->e, ch);
-		em_raw(w->e, "\n", 1);
-	} else {
-		chunk_text(w->e, ch);
-	}
-	return !w->e->failed;
+	struct em_val v[NBLOCK_COLS];
+	block_vals(v, ch);
+	em_row(w->e, v);
+	return !em_failed(w->e);
 }
 
 static enum hw_status cmd_chunks(struct cmd_ctx *c)
@@ -757,17 +853,24 @@ static enum hw_status cmd_chunks(struct cmd_ctx *c)
 					"neither for every chunk)");
 		w.filter = f;
 	}
+	/* The last two headers name the allocator's blocks.  */
+	struct em_field cols[NBLOCK_COLS];
+	memcpy(cols, BLOCK_COLS + 1, sizeof cols);
 	const char *noun = c->s->alloc->block_noun;
-	if (!c->e->json)
-		em_printf(c->e, "%-18s %12s  %-5s %-9s %5s  %-18s %10s\n",
-			  "address", "size", "state", "where", "arena",
-			  noun ? noun : "chunk", noun ? "bytes" : "chunk size");
+	if (noun) {
+		cols[7].label = noun;
+		cols[8].label = "bytes";
+	}
+	const struct em_table table = { .cols = cols, .ncols = NBLOCK_COLS,
+					.flags = EM_TB_LINES };
+	em_table_begin(c->e, &table);
 	c->s->alloc->chunks(c->s->alloc_state, print_chunk, &w);
+	em_table_end(c->e);
 	/* JSON Lines has no place for a trailer; summary --json says it.  */
-	if (!c->e->json && !c->e->failed && c->s->partial.places)
-		em_printf(c->e, "(partial: the walk stopped at 0x%llx: %s)\n",
-			  (unsigned long long)c->s->partial.addr,
-			  c->s->partial.why);
+	if (!em_failed(c->e) && c->s->partial.places)
+		em_notef(c->e, "(partial: the walk stopped at 0x%llx: %s)",
+			 (unsigned long long)c->s->partial.addr,
+			 c->s->partial.why);
 	return HW_OK;
 }
 
@@ -776,8 +879,7 @@ static enum hw_status cmd_arenas(struct cmd_ctx *c)
 	enum hw_status st = check_nargs(c, 0, NULL);
 	if (st != HW_OK)
 		return st;
-	c->s->alloc->arenas(c->s->alloc_state, c->e);
-	return HW_OK;
+	return c->s->alloc->arenas(c->s->alloc_state, c->e);
 }
 
 static enum hw_status cmd_bins(struct cmd_ctx *c)
@@ -828,29 +930,24 @@ static bool lookup_chunk(void *cookie, const struct hw_chunk *ch)
 	return true;
 }
 
-static void lookup_emit(struct hw_emitter *e, const char *key,
-			const struct hw_chunk *ch, bool have)
+/* The block and its neighbours: JSON names them (chunk, prev, next; null
+   for none), text lists them in address order under a header.  */
+static const struct em_table LOOKUP_TABLE = {
+	.cols = BLOCK_COLS, .ncols = NBLOCK_COLS + 1 };
+static const struct em_field F_QUERY = { .key = "query", .only = EM_JSON_ONLY };
+
+static void lookup_row(struct hw_emitter *e, const char *key,
+		       const struct hw_chunk *ch, bool have, enum em_only only)
 {
-	if (e->json) {
-		if (!have) {
-			em_null(e, key);
-			return;
-		}
-		em_obj_begin(e, key);
-		em_hex(e, "addr", ch->addr);
-		em_u64(e, "size", ch->size);
-		em_str(e, "state", ch->used ? "used" : "free");
-		em_str(e, "where", hw_where_name((enum hw_where)ch->where));
-		em_i64(e, "arena", ch->arena);
-		em_hex(e, "chunk", ch->chunk);
-		em_u64(e, "chunk_size", ch->chunk_size);
-		em_obj_end(e);
+	if (!have) {
+		const struct em_field none = { .key = key, .only = EM_JSON_ONLY };
+		em_kv(e, &none, ev_null());
 		return;
 	}
-	if (have) {
-		em_printf(e, "%-6s ", key);
-		chunk_text(e, ch);
-	}
+	struct em_val v[NBLOCK_COLS + 1];
+	v[0] = ev_str(key);
+	block_vals(v + 1, ch);
+	em_row_as(e, key, v, only);
 }
 
 /* An address as people paste it from gdb, /proc/PID/maps or heapwalk's
@@ -889,48 +986,46 @@ static enum hw_status cmd_chunk(struct cmd_ctx *c)
 		c->s->alloc->chunks(c->s->alloc_state, lookup_chunk, &l);
 	struct hw_emitter *e = c->e;
 	bool found = l.state != 0;
-	if (e->json) {
-		em_obj_begin(e, NULL);
-		em_hex(e, "query", l.addr);
-		lookup_emit(e, "chunk", &l.hit, found);
-		lookup_emit(e, "prev", &l.prev, found && l.have_prev);
-		lookup_emit(e, "next", &l.next, found && l.have_next);
-		em_obj_end(e);
-		em_jsonl_end(e);
-		return HW_OK;
-	}
+	em_doc_begin(e);
+	em_kv(e, &F_QUERY, ev_addr(l.addr));
 	if (!found) {
-		em_printf(e, "0x%llx is not inside any heap chunk\n",
-			  (unsigned long long)l.addr);
+		em_notef(e, "0x%llx is not inside any heap chunk",
+			 (unsigned long long)l.addr);
+		lookup_row(e, "chunk", NULL, false, EM_BOTH);
+		lookup_row(e, "prev", NULL, false, EM_BOTH);
+		lookup_row(e, "next", NULL, false, EM_BOTH);
+		em_doc_end(e);
 		return HW_OK;
 	}
 	if (l.addr < l.hit.addr)
-		em_printf(e, "0x%llx is in the header of the %s chunk at user "
-			  "address 0x%llx\n", (unsigned long long)l.addr,
-			  l.hit.used ? "used" : "free",
-			  (unsigned long long)l.hit.addr);
+		em_notef(e, "0x%llx is in the header of the %s chunk at user "
+			 "address 0x%llx", (unsigned long long)l.addr,
+			 l.hit.used ? "used" : "free",
+			 (unsigned long long)l.hit.addr);
 	else
-		em_printf(e, "0x%llx is %llu bytes into the %s chunk at user "
-			  "address 0x%llx\n", (unsigned long long)l.addr,
-			  (unsigned long long)(l.addr - l.hit.addr),
-			  l.hit.used ? "used" : "free",
-			  (unsigned long long)l.hit.addr);
-	em_printf(e, "%-6s %-18s %12s  %-5s %-9s %5s  %-18s %10s\n", "",
-		  "address", "size", "state", "where", "arena", "chunk",
-		  "chunk size");
-	lookup_emit(e, "prev", &l.prev, l.have_prev);
-	lookup_emit(e, "chunk", &l.hit, true);
-	lookup_emit(e, "next", &l.next, l.have_next);
+		em_notef(e, "0x%llx is %llu bytes into the %s chunk at user "
+			 "address 0x%llx", (unsigned long long)l.addr,
+			 (unsigned long long)(l.addr - l.hit.addr),
+			 l.hit.used ? "used" : "free",
+			 (unsigned long long)l.hit.addr);
+	/* JSON puts the block first, text between its neighbours.  */
+	em_table_begin(e, &LOOKUP_TABLE);
+	lookup_row(e, "chunk", &l.hit, true, EM_JSON_ONLY);
+	lookup_row(e, "prev", &l.prev, l.have_prev, EM_BOTH);
+	lookup_row(e, "chunk", &l.hit, true, EM_TEXT_ONLY);
+	lookup_row(e, "next", &l.next, l.have_next, EM_BOTH);
+	em_table_end(e);
 	if (l.hit.where == HW_WHERE_MMAPPED)
-		em_printf(e, "(an mmapped chunk is a mapping of its own: it has "
-			  "no neighbouring chunks)\n");
+		em_note(e, "(an mmapped chunk is a mapping of its own: it has "
+			"no neighbouring chunks)");
 	else if (!l.have_prev || !l.have_next)
-		em_printf(e, "(no %s%s%s: %s)\n", l.have_prev ? "" : "previous",
-			  !l.have_prev && !l.have_next ? " or " : "",
-			  l.have_next ? "" : "next",
-			  c->s->partial.places ? "the walk of this heap stopped "
-			  "at damage; see 'heapwalk check'" : "the chunk is "
-			  "at the edge of its heap or extent");
+		em_notef(e, "(no %s%s%s: %s)", l.have_prev ? "" : "previous",
+			 !l.have_prev && !l.have_next ? " or " : "",
+			 l.have_next ? "" : "next",
+			 c->s->partial.places ? "the walk of this heap stopped "
+			 "at damage; see 'heapwalk check'" : "the chunk is "
+			 "at the edge of its heap or extent");
+	em_doc_end(e);
 	return HW_OK;
 }
 
@@ -949,6 +1044,24 @@ static int finding_cmp(const void *a, const void *b)
 	return x->addr < y->addr ? -1 : x->addr > y->addr;
 }
 
+/* Each finding on a line: "0x...: [note: ]problem".  */
+static const struct em_field FINDING_COLS[] = {
+	{ .key = "addr", .form = EM_T_HEX0, .digits = 16, .post = ":" },
+	{ .key = "problem", .join = "" },
+	{ .key = "severity", .join = " " },
+};
+static const uint8_t FINDING_TEXT_ORDER[] = { 0, 2, 1 };
+static const struct em_table FINDINGS_TABLE = {
+	.key = "findings", .cols = FINDING_COLS, .ncols = 3,
+	.text_order = FINDING_TEXT_ORDER, .ntext = 3,
+	.flags = EM_TB_NO_HEADER };
+/* "N chunks checked, N problems found".  */
+static const struct em_field F_CHECKED = {
+	.key = "chunks", .noun = "chunk", .post = " checked" };
+static const struct em_field F_CORRUPTIONS = {
+	.key = "corruptions", .join = ", ", .noun = "problem",
+	.post = " found" };
+
 static enum hw_status cmd_check(struct cmd_ctx *c)
 {
 	struct hw_session *s = c->s;
@@ -963,42 +1076,25 @@ static enum hw_status cmd_check(struct cmd_ctx *c)
 	if (s->nfindings)
 		qsort(s->findings, s->nfindings, sizeof *s->findings,
 		      finding_cmp);
-	if (e->json) {
-		em_obj_begin(e, NULL);
-		em_arr_begin(e, "findings");
-	}
+	em_doc_begin(e);
+	em_table_begin(e, &FINDINGS_TABLE);
 	for (size_t i = 0; i < s->nfindings; i++) {
 		const struct hw_finding *f = &s->findings[i];
-		if (e->json) {
-			em_obj_begin(e, NULL);
-			em_hex(e, "addr", f->addr);
-			em_str(e, "problem", f->problem);
-			if (f->note)
-				em_str(e, "severity", "note");
-			em_obj_end(e);
-		} else {
-			em_printf(e, "0x%016llx: %s%s\n",
-				  (unsigned long long)f->addr,
-				  f->note ? "note: " : "", f->problem);
-		}
+		const struct em_val v[] = {
+			ev_addr(f->addr), ev_str(f->problem),
+			f->note ? ev_text(ev_str("note"), "note: ") : ev_absent(),
+		};
+		em_row(e, v);
 	}
-	if (e->json) {
-		em_arr_end(e);
-		em_u64(e, "chunks", n);
-		em_u64(e, "corruptions", s->findings_total);
-		hw_emit_partial(s, e);
-		em_obj_end(e);
-		em_jsonl_end(e);
-	} else {
-		if (s->nfindings < s->findings_total)
-			em_printf(e, "(%llu more findings not kept)\n",
-				  (unsigned long long)(s->findings_total -
-						       s->nfindings));
-		char a[48], b[48];
-		em_printf(e, "%s checked, %s found\n",
-			  plural(n, "chunk", a, sizeof a),
-			  plural(s->findings_total, "problem", b, sizeof b));
-	}
+	em_table_end(e);
+	if (s->nfindings < s->findings_total)
+		em_notef(e, "(%llu more findings not kept)",
+			 (unsigned long long)(s->findings_total - s->nfindings));
+	em_kv(e, &F_CHECKED, ev_u64(n));
+	em_kv(e, &F_CORRUPTIONS, ev_u64(s->findings_total));
+	/* Text lists the findings; the walk's partial mark is in JSON.  */
+	hw_emit_partial_members(s, e);
+	em_doc_end(e);
 	return s->findings_total ? HW_CORRUPT : HW_OK;
 }
 
@@ -1052,20 +1148,17 @@ enum hw_status hw_session_run(hw_session *s, int argc, char *const argv[],
 		return hw_error(s, HW_USAGE, "unknown command '%s'", name);
 	if (!s->alloc)
 		return hw_error(s, HW_NO_ALLOCATOR, "no allocator was found");
-	/* The emitter's buffer is big; keep it off the caller's stack.  */
-	struct hw_emitter *e = malloc(sizeof *e);
+	struct hw_emitter *e = em_open(out);
 	if (!e)
 		return hw_error(s, HW_BAD_TARGET, "out of memory");
-	em_init(e, out);
 	char *const dflt[] = { (char *)"summary", NULL };
 	struct cmd_ctx c = { s, e, argc > 0 ? argc : 1, argc > 0 ? argv : dflt };
 	enum hw_status st = cmd->run(&c);
-	if (!em_flush(e) && st == HW_OK)
+	if (!em_close(e) && st == HW_OK)
 		st = hw_error(s, HW_BAD_TARGET, "write error on output");
 	if (atomic_load(&s->oom))
 		st = hw_error(s, HW_BAD_TARGET, "out of memory: the walk could "
 			      "not keep track of the heap; what was printed is "
 			      "incomplete");
-	free(e);
 	return st;
 }

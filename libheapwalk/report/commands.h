@@ -9,8 +9,13 @@ struct hw_emitter;
 /* frag.c: free memory and fragmentation per arena.  */
 enum hw_status hw_report_frag(struct hw_session *s, struct hw_emitter *e);
 
-/* commands.c: say that the totals are partial, and why, when a walk
-   could not cover the whole heap (JSON: "partial" and its reason).  */
+/* commands.c: when a walk could not cover the whole heap, say that the
+   totals are partial, and why.  hw_emit_partial() is both halves, which
+   summary places apart: the members JSON always has ("partial" and, when
+   partial, its reason, address and count of places) and the text line
+   (only when partial).  */
 void hw_emit_partial(const struct hw_session *s, struct hw_emitter *e);
+void hw_emit_partial_members(const struct hw_session *s, struct hw_emitter *e);
+void hw_emit_partial_line(const struct hw_session *s, struct hw_emitter *e);
 
 #endif /* HW_COMMANDS_H */

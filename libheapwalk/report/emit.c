@@ -1,215 +1,284 @@
-/* emit.c - the buffered text / JSON writer.  */
+/* emit.c - the emitter: the structure of a report, the records each form
+ * shows, and the buffer between the renderer and the sink.
+ *
+ * Which form is written is decided here, once, when the emitter is opened
+ * (the renderer and the `only` value whose records are dropped); nothing
+ * else asks.
+ */
 #include <stdarg.h>
 #include <stdio.h>
-#include <string.h>
+#include <stdlib.h>
 
-#include "emit.h"
+#include "render.h"
 
-void em_init(struct hw_emitter *e, const struct hw_output *out)
+struct hw_emitter *em_open(const struct hw_output *out)
 {
+	struct hw_emitter *e = calloc(1, sizeof *e);
+	if (!e)
+		return NULL;
+	e->buf = malloc(EM_BUF_SIZE);
+	if (!e->buf) {
+		free(e);
+		return NULL;
+	}
 	e->out = *out;
-	e->json = out->json;
-	e->failed = false;
-	e->depth = 0;
-	e->need_comma[0] = false;
-	e->len = 0;
+	e->r = out->json ? &em_json_renderer : &em_text_renderer;
+	e->hide = out->json ? EM_TEXT_ONLY : EM_JSON_ONLY;
+	e->frames[0].kind = EM_F_ROOT;
+	return e;
 }
 
-bool em_flush(struct hw_emitter *e)
+bool em_close(struct hw_emitter *e)
+{
+	em_flush(e);
+	bool ok = !e->failed;
+	free(e->buf);
+	free(e);
+	return ok;
+}
+
+bool em_failed(const struct hw_emitter *e)
+{
+	return e->failed;
+}
+
+void em_flush(struct hw_emitter *e)
 {
 	if (e->len && !e->failed && !e->out.write(e->out.cookie, e->buf, e->len))
 		e->failed = true;
 	e->len = 0;
-	return !e->failed;
 }
 
-void em_raw(struct hw_emitter *e, const char *s, size_t n)
+void em_put_long(struct hw_emitter *e, const char *s, size_t n)
 {
-	if (e->failed)
-		return;
-	if (e->len + n > EM_BUF) {
-		em_flush(e);
-		if (n > EM_BUF) {
-			if (!e->failed && !e->out.write(e->out.cookie, s, n))
-				e->failed = true;
-			return;
+	while (n > 0) {
+		size_t room = EM_BUF_SIZE - e->len;
+		if (room == 0) {
+			em_flush(e);
+			room = EM_BUF_SIZE;
 		}
+		size_t k = n < room ? n : room;
+		memcpy(e->buf + e->len, s, k);
+		e->len += k;
+		s += k;
+		n -= k;
 	}
-	memcpy(e->buf + e->len, s, n);
-	e->len += n;
 }
 
-void em_str_raw(struct hw_emitter *e, const char *s)
+void em_put_spaces(struct hw_emitter *e, size_t n)
 {
-	em_raw(e, s, strlen(s));
+	static const char spaces[64] = "                                "
+				       "                                ";
+	while (n > 0) {
+		size_t k = n < sizeof spaces ? n : sizeof spaces;
+		em_put(e, spaces, k);
+		n -= k;
+	}
 }
 
-void em_printf(struct hw_emitter *e, const char *fmt, ...)
+/* ---- structure ---------------------------------------------------------- */
+
+/* Is a record with this `only` shown?  Nothing inside a frame the form
+   does not show is.  */
+static bool shown(const struct hw_emitter *e, unsigned only)
 {
-	char tmp[1024];
+	return !e->hidden && only != e->hide;
+}
+
+/* A new innermost frame with the parent's text layout, or NULL (then the
+   frame counts as hidden) when it is not shown or nesting is too deep
+   (reports nest a handful of levels; this is a bug guard, not a limit
+   that data can reach).  */
+static struct em_frame *push(struct hw_emitter *e, enum em_frame_kind kind,
+			     unsigned only)
+{
+	if (!shown(e, only) || e->depth + 1 >= EM_DEPTH) {
+		e->hidden++;
+		return NULL;
+	}
+	const struct em_frame *parent = em_top(e);
+	struct em_frame *f = &e->frames[++e->depth];
+	*f = (struct em_frame){
+		.kind = (uint8_t)kind,
+		.indent = parent->indent,
+		.label_width = parent->label_width,
+		.first = true,
+	};
+	return f;
+}
+
+/* Leave the innermost frame: true if it was shown (the renderer must
+   close it first), false when it was hidden.  */
+static bool leaving_shown(struct hw_emitter *e)
+{
+	if (e->hidden) {
+		e->hidden--;
+		return false;
+	}
+	return true;
+}
+
+void em_doc_begin(struct hw_emitter *e)
+{
+	if (push(e, EM_F_DOC, EM_BOTH))
+		e->r->doc_begin(e);
+}
+
+void em_doc_end(struct hw_emitter *e)
+{
+	if (!leaving_shown(e))
+		return;
+	e->r->doc_end(e);
+	e->depth--;
+}
+
+void em_section_begin(struct hw_emitter *e, const struct em_section *s)
+{
+	struct em_frame *f = push(e, s->flags & EM_S_LIST ? EM_F_LIST
+				  : EM_F_SECTION, s->only);
+	if (!f)
+		return;
+	f->section = s;
+	if (s->indent)
+		f->indent = s->indent;
+	if (s->label_width)
+		f->label_width = s->label_width;
+	e->r->section_begin(e, s);
+}
+
+void em_section_end(struct hw_emitter *e)
+{
+	if (!leaving_shown(e))
+		return;
+	e->r->section_end(e, em_top(e)->section);
+	e->depth--;
+}
+
+void em_item_begin(struct hw_emitter *e)
+{
+	if (push(e, EM_F_ITEM, EM_BOTH))
+		e->r->item_begin(e);
+}
+
+void em_item_end(struct hw_emitter *e)
+{
+	if (!leaving_shown(e))
+		return;
+	e->r->item_end(e);
+	e->depth--;
+	em_top(e)->first = false;
+}
+
+void em_kv(struct hw_emitter *e, const struct em_field *f, struct em_val v)
+{
+	if (shown(e, f->only) && v.only != e->hide)
+		e->r->kv(e, f, &v);
+}
+
+/* ---- tables ------------------------------------------------------------- */
+
+void em_table_begin(struct hw_emitter *e, const struct em_table *t)
+{
+	if (e->ntables == EM_TABLE_DEPTH) {
+		e->hidden++;    /* bug guard, as in push() */
+		return;
+	}
+	if (!push(e, EM_F_TABLE, t->only))
+		return;
+	struct em_table_state *ts = &e->tables[e->ntables++];
+	ts->t = t;
+	e->r->table_begin(e, ts);
+}
+
+void em_table_end(struct hw_emitter *e)
+{
+	if (!leaving_shown(e))
+		return;
+	e->r->table_end(e, &e->tables[e->ntables - 1]);
+	e->ntables--;
+	e->depth--;
+}
+
+void em_row_open(struct hw_emitter *e, const struct em_val *v)
+{
+	if (!e->ntables) {
+		e->hidden++;    /* a row outside a table: a bug */
+		return;
+	}
+	if (push(e, EM_F_ROW, EM_BOTH))
+		e->r->row_open(e, &e->tables[e->ntables - 1], v);
+}
+
+void em_row_close(struct hw_emitter *e)
+{
+	if (!leaving_shown(e))
+		return;
+	e->r->row_close(e, &e->tables[e->ntables - 1]);
+	e->depth--;
+}
+
+void em_row_as(struct hw_emitter *e, const char *key, const struct em_val *v,
+	       enum em_only only)
+{
+	if (shown(e, only) && e->ntables)
+		e->r->row(e, &e->tables[e->ntables - 1], key, v);
+}
+
+void em_row(struct hw_emitter *e, const struct em_val *v)
+{
+	if (!e->hidden && e->ntables)
+		e->r->row(e, &e->tables[e->ntables - 1], NULL, v);
+}
+
+/* ---- notes -------------------------------------------------------------- */
+
+void em_note(struct hw_emitter *e, const char *text)
+{
+	if (shown(e, EM_TEXT_ONLY))
+		e->r->note(e, text, strlen(text));
+}
+
+void em_notef(struct hw_emitter *e, const char *fmt, ...)
+{
+	if (!shown(e, EM_TEXT_ONLY))
+		return;
+	char small[1024], *text = small;
 	va_list ap;
 	va_start(ap, fmt);
-	int n = vsnprintf(tmp, sizeof tmp, fmt, ap);
+	int n = vsnprintf(small, sizeof small, fmt, ap);
 	va_end(ap);
 	if (n < 0)
 		return;
-	em_raw(e, tmp, (size_t)n < sizeof tmp ? (size_t)n : sizeof tmp - 1);
-}
-
-void em_dec(struct hw_emitter *e, uint64_t v)
-{
-	char tmp[24];
-	int i = sizeof tmp;
-	do {
-		tmp[--i] = (char)('0' + v % 10);
-		v /= 10;
-	} while (v);
-	em_raw(e, tmp + i, sizeof tmp - (size_t)i);
-}
-
-void em_hexnum(struct hw_emitter *e, uint64_t v)
-{
-	static const char digits[] = "0123456789abcdef";
-	char tmp[20];
-	int i = sizeof tmp;
-	do {
-		tmp[--i] = digits[v & 15];
-		v >>= 4;
-	} while (v);
-	tmp[--i] = 'x';
-	tmp[--i] = '0';
-	em_raw(e, tmp + i, sizeof tmp - (size_t)i);
-}
-
-static void json_string(struct hw_emitter *e, const char *s)
-{
-	em_raw(e, "\"", 1);
-	for (; *s; s++) {
-		unsigned char c = (unsigned char)*s;
-		if (c == '"' || c == '\\') {
-			char esc[2] = { '\\', (char)c };
-			em_raw(e, esc, 2);
-		} else if (c < 0x20) {
-			char esc[8];
-			snprintf(esc, sizeof esc, "\\u%04x", c);
-			em_raw(e, esc, 6);
-		} else {
-			em_raw(e, (const char *)&c, 1);
-		}
+	if ((size_t)n >= sizeof small) {
+		text = malloc((size_t)n + 1);
+		if (!text)
+			return;
+		va_start(ap, fmt);
+		vsnprintf(text, (size_t)n + 1, fmt, ap);
+		va_end(ap);
 	}
-	em_raw(e, "\"", 1);
+	e->r->note(e, text, (size_t)n);
+	if (text != small)
+		free(text);
 }
 
-/* Comma and key before a value.  */
-static void prefix(struct hw_emitter *e, const char *key)
+/* ---- a sink into memory ------------------------------------------------- */
+
+bool em_membuf_write(void *cookie, const char *data, size_t len)
 {
-	if (e->need_comma[e->depth])
-		em_raw(e, ",", 1);
-	e->need_comma[e->depth] = true;
-	if (key) {
-		json_string(e, key);
-		em_raw(e, ":", 1);
+	struct em_membuf *m = cookie;
+	if (m->len + len + 1 > m->cap) {
+		size_t cap = m->cap ? m->cap : 4096;
+		while (cap < m->len + len + 1)
+			cap *= 2;
+		char *d = realloc(m->data, cap);
+		if (!d)
+			return false;
+		m->data = d;
+		m->cap = cap;
 	}
-}
-
-static void open_scope(struct hw_emitter *e, const char *key, char c)
-{
-	prefix(e, key);
-	em_raw(e, &c, 1);
-	if (e->depth + 1 < EM_DEPTH)
-		e->depth++;
-	e->need_comma[e->depth] = false;
-}
-
-static void close_scope(struct hw_emitter *e, char c)
-{
-	if (e->depth > 0)
-		e->depth--;
-	em_raw(e, &c, 1);
-}
-
-void em_obj_begin(struct hw_emitter *e, const char *key) { open_scope(e, key, '{'); }
-void em_obj_end(struct hw_emitter *e) { close_scope(e, '}'); }
-void em_arr_begin(struct hw_emitter *e, const char *key) { open_scope(e, key, '['); }
-void em_arr_end(struct hw_emitter *e) { close_scope(e, ']'); }
-
-void em_u64(struct hw_emitter *e, const char *key, uint64_t v)
-{
-	prefix(e, key);
-	em_dec(e, v);
-}
-
-void em_i64(struct hw_emitter *e, const char *key, int64_t v)
-{
-	prefix(e, key);
-	if (v < 0) {
-		em_raw(e, "-", 1);
-		em_dec(e, (uint64_t)0 - (uint64_t)v);
-	} else {
-		em_dec(e, (uint64_t)v);
-	}
-}
-
-void em_hex(struct hw_emitter *e, const char *key, uint64_t v)
-{
-	prefix(e, key);
-	em_raw(e, "\"", 1);
-	em_hexnum(e, v);
-	em_raw(e, "\"", 1);
-}
-
-void em_hex_or_null(struct hw_emitter *e, const char *key, uint64_t v)
-{
-	if (v)
-		em_hex(e, key, v);
-	else
-		em_null(e, key);
-}
-
-void em_str(struct hw_emitter *e, const char *key, const char *v)
-{
-	prefix(e, key);
-	json_string(e, v);
-}
-
-void em_bool(struct hw_emitter *e, const char *key, bool v)
-{
-	prefix(e, key);
-	em_str_raw(e, v ? "true" : "false");
-}
-
-void em_null(struct hw_emitter *e, const char *key)
-{
-	prefix(e, key);
-	em_str_raw(e, "null");
-}
-
-void em_fixed(struct hw_emitter *e, const char *key, double v, int prec)
-{
-	prefix(e, key);
-	em_printf(e, "%.*f", prec, v);
-}
-
-void em_jsonl_end(struct hw_emitter *e)
-{
-	em_raw(e, "\n", 1);
-	e->depth = 0;
-	e->need_comma[0] = false;
-}
-
-const char *hw_human(char *buf, size_t len, uint64_t bytes)
-{
-	static const char *const units[] = { "B", "KiB", "MiB", "GiB", "TiB" };
-	if (bytes < 1024) {
-		snprintf(buf, len, "%llu B", (unsigned long long)bytes);
-		return buf;
-	}
-	double v = (double)bytes;
-	unsigned u = 0;
-	while (v >= 1024 && u + 1 < sizeof units / sizeof units[0]) {
-		v /= 1024;
-		u++;
-	}
-	snprintf(buf, len, "%.1f %s", v, units[u]);
-	return buf;
+	memcpy(m->data + m->len, data, len);
+	m->len += len;
+	m->data[m->len] = '\0';
+	return true;
 }

@@ -11,7 +11,6 @@
  *   frag       = 1 - largest_free / free  (0: one free block; near 1:
  *                many small ones, as in malloc_info's fragmentation)
  */
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -66,73 +65,87 @@ static double ratio(uint64_t a, uint64_t b)
 	return b ? (double)a / (double)b : 0;
 }
 
-static void emit_row(struct hw_emitter *e, const char *name, long arena,
+/* One row per arena, and the total.  ptmalloc's page-level reserve is
+   top; jemalloc's are its unused extents, and it has slabs.  */
+#define FRAG_COMMON_COLS \
+	{ .key = "arena", .label = "arena", .width = 6 }, \
+	{ .key = "used", .label = "used", .width = 10, .form = EM_T_HUMAN }, \
+	{ .key = "free", .label = "free", .width = 10, .form = EM_T_HUMAN }, \
+	{ .key = "free_blocks", .only = EM_JSON_ONLY }, \
+	{ .key = "largest_free", .label = "largest", .width = 10, \
+	  .form = EM_T_HUMAN }, \
+	{ .key = "free_ratio", .label = "free%", .width = 7, .form = EM_T_PCT, \
+	  .prec = 1, .json_prec = 4 }, \
+	{ .key = "frag", .label = "frag", .width = 6, .form = EM_T_PCT, \
+	  .prec = 1, .json_prec = 4 }
+
+static const struct em_field PM_COLS[] = {
+	FRAG_COMMON_COLS,
+	{ .key = "top", .label = "top", .width = 10, .form = EM_T_HUMAN },
+};
+static const struct em_field JE_COLS[] = {
+	FRAG_COMMON_COLS,
+	{ .key = "dirty", .label = "dirty", .width = 10, .form = EM_T_HUMAN },
+	{ .key = "muzzy", .label = "muzzy", .width = 10, .form = EM_T_HUMAN },
+	{ .key = "retained", .label = "retained", .width = 10,
+	  .form = EM_T_HUMAN },
+	{ .key = "slab_util", .label = "slabs", .width = 6, .form = EM_T_PCT,
+	  .prec = 1, .json_prec = 4 },
+};
+static const struct em_table PM_TABLE = { .cols = PM_COLS, .ncols = 8 };
+static const struct em_table JE_TABLE = { .cols = JE_COLS, .ncols = 11 };
+static const struct em_section S_ARENAS = {
+	.key = "arenas", .flags = EM_S_LIST };
+
+/* The row of one arena, or the total (arena < 0: JSON "total", text
+   "total").  */
+static void emit_row(struct hw_emitter *e, long arena,
 		     const struct frag_row *r, bool je)
 {
-	double free_ratio = ratio(r->free, r->used + r->free);
-	double frag = r->free ? 1 - ratio(r->largest, r->free) : 0;
-	if (e->json) {
-		em_obj_begin(e, name);
-		if (arena >= 0)
-			em_u64(e, "arena", (uint64_t)arena);
-		em_u64(e, "used", r->used);
-		em_u64(e, "free", r->free);
-		em_u64(e, "free_blocks", r->nfree);
-		em_u64(e, "largest_free", r->largest);
-		em_fixed(e, "free_ratio", free_ratio, 4);
-		em_fixed(e, "frag", frag, 4);
-		if (je) {
-			em_u64(e, "dirty", r->dirty);
-			em_u64(e, "muzzy", r->muzzy);
-			em_u64(e, "retained", r->retained);
-			em_fixed(e, "slab_util", ratio(r->slab_used, r->slab_bytes), 4);
-		} else {
-			em_u64(e, "top", r->top);
-		}
-		em_obj_end(e);
-		return;
+	const struct em_val common[] = {
+		arena >= 0 ? ev_u64((uint64_t)arena)
+			   : ev_text(ev_absent(), "total"),
+		ev_u64(r->used),
+		ev_u64(r->free),
+		ev_u64(r->nfree),
+		ev_u64(r->largest),
+		ev_dbl(ratio(r->free, r->used + r->free)),
+		ev_dbl(r->free ? 1 - ratio(r->largest, r->free) : 0),
+	};
+	struct em_val v[11];
+	memcpy(v, common, sizeof common);
+	if (je) {
+		v[7] = ev_u64(r->dirty);
+		v[8] = ev_u64(r->muzzy);
+		v[9] = ev_u64(r->retained);
+		v[10] = ev_dbl(ratio(r->slab_used, r->slab_bytes));
+	} else {
+		v[7] = ev_u64(r->top);
 	}
-	char a[32], b[32], c[32], d[32], f[32], g[32];
-	char label[24];
 	if (arena >= 0)
-		snprintf(label, sizeof label, "%ld", arena);
+		em_row(e, v);
 	else
-		snprintf(label, sizeof label, "%s", name);
-	if (je)
-		em_printf(e, "%6s %10s %10s %10s %6.1f%% %5.1f%% %10s %10s %10s %5.1f%%\n",
-			  label, hw_human(a, sizeof a, r->used),
-			  hw_human(b, sizeof b, r->free),
-			  hw_human(c, sizeof c, r->largest), 100 * free_ratio,
-			  100 * frag, hw_human(d, sizeof d, r->dirty),
-			  hw_human(f, sizeof f, r->muzzy),
-			  hw_human(g, sizeof g, r->retained),
-			  100 * ratio(r->slab_used, r->slab_bytes));
-	else
-		em_printf(e, "%6s %10s %10s %10s %6.1f%% %5.1f%% %10s\n", label,
-			  hw_human(a, sizeof a, r->used),
-			  hw_human(b, sizeof b, r->free),
-			  hw_human(c, sizeof c, r->largest), 100 * free_ratio,
-			  100 * frag, hw_human(d, sizeof d, r->top));
+		em_row_as(e, "total", v, EM_BOTH);
 }
 
 /* The columns, defined under the table (text only: JSON keys are named
    in the reference).  */
 static void emit_legend(struct hw_emitter *e, bool je)
 {
-	em_printf(e, "\nused, free: bytes in blocks in use / free for reuse "
-		  "(%s)\n", je ? "free slab regions and thread-cached ones"
-		  : "binned and cached chunks, top not included");
-	em_printf(e, "largest: the largest free block;  free%%: free / (used "
-		  "+ free);\nfrag: 1 - largest / free (0%%: all free memory in "
-		  "one block; near 100%%: scattered)\n");
+	em_notef(e, "\nused, free: bytes in blocks in use / free for reuse "
+		 "(%s)", je ? "free slab regions and thread-cached ones"
+		 : "binned and cached chunks, top not included");
+	em_note(e, "largest: the largest free block;  free%: free / (used "
+		"+ free);\nfrag: 1 - largest / free (0%: all free memory in "
+		"one block; near 100%: scattered)");
 	if (je)
-		em_printf(e, "dirty, muzzy: unused pages jemalloc still maps "
-			  "(not yet purged / lazily purged);\nretained: "
-			  "address space kept for reuse, no memory behind it;  "
-			  "slabs: share of slab regions in use\n");
+		em_note(e, "dirty, muzzy: unused pages jemalloc still maps "
+			"(not yet purged / lazily purged);\nretained: "
+			"address space kept for reuse, no memory behind it;  "
+			"slabs: share of slab regions in use");
 	else
-		em_printf(e, "top: the arena's top chunk(s), memory at the end "
-			  "of each heap that glibc can return to the system\n");
+		em_note(e, "top: the arena's top chunk(s), memory at the end "
+			"of each heap that glibc can return to the system");
 }
 
 enum hw_status hw_report_frag(struct hw_session *s, struct hw_emitter *e)
@@ -143,22 +156,14 @@ enum hw_status hw_report_frag(struct hw_session *s, struct hw_emitter *e)
 	s->alloc->chunks(s->alloc_state, add_chunk, rows);
 	bool je = !strcmp(s->alloc->name, "jemalloc");
 	struct frag_row total = { 0 };
-	if (e->json) {
-		em_obj_begin(e, NULL);
-		em_arr_begin(e, "arenas");
-	} else if (je) {
-		em_printf(e, "%6s %10s %10s %10s %7s %6s %10s %10s %10s %6s\n",
-			  "arena", "used", "free", "largest", "free%", "frag",
-			  "dirty", "muzzy", "retained", "slabs");
-	} else {
-		em_printf(e, "%6s %10s %10s %10s %7s %6s %10s\n", "arena",
-			  "used", "free", "largest", "free%", "frag", "top");
-	}
+	em_doc_begin(e);
+	em_table_begin(e, je ? &JE_TABLE : &PM_TABLE);
+	em_section_begin(e, &S_ARENAS);
 	for (long a = 0; a < MAX_ARENAS; a++) {
 		const struct frag_row *r = &rows[a];
 		if (!r->any)
 			continue;
-		emit_row(e, NULL, a, r, je);
+		emit_row(e, a, r, je);
 		total.used += r->used;
 		total.free += r->free;
 		total.nfree += r->nfree;
@@ -171,22 +176,17 @@ enum hw_status hw_report_frag(struct hw_session *s, struct hw_emitter *e)
 		total.slab_bytes += r->slab_bytes;
 		total.slab_used += r->slab_used;
 	}
-	if (e->json)
-		em_arr_end(e);
-	emit_row(e, "total", -1, &total, je);
-	if (je && !e->json)
-		em_printf(e, "\nfree: free slab regions + regions and large "
-			  "extents in thread caches (summary's free); dirty, "
-			  "muzzy: unused pages;\nretained: address space only, "
-			  "no memory behind it (summary's stats.retained)\n");
-	if (e->json) {
-		hw_emit_partial(s, e);
-		em_obj_end(e);
-		em_jsonl_end(e);
-	} else {
-		emit_legend(e, je);
-		hw_emit_partial(s, e);
-	}
+	em_section_end(e);
+	emit_row(e, -1, &total, je);
+	em_table_end(e);
+	if (je)
+		em_note(e, "\nfree: free slab regions + regions and large "
+			"extents in thread caches (summary's free); dirty, "
+			"muzzy: unused pages;\nretained: address space only, "
+			"no memory behind it (summary's stats.retained)");
+	emit_legend(e, je);
+	hw_emit_partial(s, e);
+	em_doc_end(e);
 	free(rows);
 	return HW_OK;
 }

@@ -72,98 +72,128 @@ size_t je_count_arenas(const struct je_state *j)
 	return t.narenas;
 }
 
-static void emit_figure_json(struct hw_emitter *e, const char *name,
-			     const struct je_figure *f)
+/* summary's jemalloc part, indented under it.  */
+static const struct em_section JE_SUMMARY = { .indent = 2, .label_width = 22 };
+static const struct em_field F_MODULE = { .key = "module", .label = "module:" };
+/* "build: 5.3.0-0-g54eaed1d; page 4096, quantum 16, 48-bit addresses" */
+static const struct em_field F_BUILD = { .key = "build", .label = "build:" };
+static const struct em_field F_PAGE = { .key = "page", .join = "; page " };
+static const struct em_field F_QUANTUM = {
+	.key = "quantum", .join = ", quantum " };
+static const struct em_field F_LG_VADDR = {
+	.key = "lg_vaddr", .join = ", ", .post = "-bit addresses" };
+/* Counts JSON gives here and text after the stats.  */
+static const struct em_field F_NBINS = { .key = "nbins", .only = EM_JSON_ONLY };
+static const struct em_field F_EXTENTS_JSON = {
+	.key = "extents", .only = EM_JSON_ONLY };
+static const struct em_field F_SLABS_JSON = { .key = "slabs", .only = EM_JSON_ONLY };
+static const struct em_field F_LARGE_JSON = { .key = "large", .only = EM_JSON_ONLY };
+static const struct em_field F_TCACHES_JSON = {
+	.key = "tcaches", .only = EM_JSON_ONLY };
+
+/* jemalloc's stats.* figures, each with where it came from.  */
+static const struct em_section S_STATS = {
+	.key = "stats", .title = "stats (jemalloc's stats.*, from the heap):",
+	.indent = 4, .label_width = 10 };
+static const struct em_field F_DIRTY_JSON = { .key = "dirty", .only = EM_JSON_ONLY };
+static const struct em_field F_MUZZY_JSON = { .key = "muzzy", .only = EM_JSON_ONLY };
+static const struct em_field F_TCACHE_BYTES_JSON = {
+	.key = "tcache_bytes", .only = EM_JSON_ONLY };
+static const struct em_field F_BELOW = { .key = "below" };
+static const struct em_field F_ABOVE = { .key = "above" };
+static const struct em_field F_FROM = { .key = "from" };
+
+/* The same counts, in text under the stats.  */
+static const struct em_field F_UNUSED_DIRTY = {
+	.label = "unused extents:", .post = " dirty", .form = EM_T_HUMAN,
+	.only = EM_TEXT_ONLY };
+static const struct em_field F_UNUSED_MUZZY = {
+	.join = ", ", .post = " muzzy (whole free pages, not in 'free' above)",
+	.form = EM_T_HUMAN, .only = EM_TEXT_ONLY };
+static const struct em_field F_EXTENTS_TEXT = {
+	.label = "extents:", .post = " extents", .only = EM_TEXT_ONLY };
+static const struct em_field F_SLABS_TEXT = {
+	.join = ": ", .post = " slabs", .only = EM_TEXT_ONLY };
+static const struct em_field F_LARGE_TEXT = {
+	.join = ", ", .post = " large", .only = EM_TEXT_ONLY };
+static const struct em_field F_TCACHES_TEXT = {
+	.label = "thread caches:", .only = EM_TEXT_ONLY };
+static const struct em_field F_TCACHED_TEXT = {
+	.join = ", holding ", .post = " regions", .only = EM_TEXT_ONLY };
+static const struct em_field F_TCACHED_BYTES_TEXT = {
+	.join = " (", .post = ")", .form = EM_T_HUMAN, .only = EM_TEXT_ONLY };
+
+/* How each root was found.  */
+static const struct em_section S_ROOTS = {
+	.key = "roots", .title = "roots:", .indent = 4, .label_width = 20 };
+static const struct em_field F_MODULE_FROM = {
+	.key = "module_from", .label = "module" };
+static const struct em_field F_RTREE_ROOT = {
+	.key = "rtree_root", .label = "radix tree" };
+static const struct em_field F_RTREE_FROM = { .key = "rtree_from", .join = ", " };
+static const struct em_field F_SIZE_CLASSES = {
+	.key = "size_classes", .only = EM_JSON_ONLY };
+static const struct em_field F_SIZE_CLASSES_FROM = {
+	.key = "size_classes_from", .label = "size classes" };
+static const struct em_field F_BIN_INFOS = {
+	.key = "bin_infos", .only = EM_JSON_ONLY };
+static const struct em_field F_BIN_INFOS_FROM = {
+	.key = "bin_infos_from", .label = "bin infos" };
+static const struct em_field F_ARENAS = { .key = "arenas", .only = EM_JSON_ONLY };
+static const struct em_field F_ARENAS_FROM = {
+	.key = "arenas_from", .label = "arenas" };
+static const struct em_field F_TCACHES_FROM = {
+	.key = "tcaches_from", .label = "thread caches" };
+static const struct em_field F_BASES_FROM = {
+	.key = "bases_from", .label = "bases" };
+static const struct em_field F_INTERNAL_FROM = {
+	.key = "internal_from", .label = "stats.internal" };
+
+/* One figure: JSON its value (null when unknown); text the value with
+   "=" implied or "≈", and its source.  */
+static void figure(struct hw_emitter *e, const char *name,
+		   const struct je_figure *f)
 {
-	if (f->known)
-		em_u64(e, name, f->value);
+	char text[512], a[32], b[32];
+	if (!f->known)
+		snprintf(text, sizeof text, "%14s  %s", "unknown",
+			 f->from ? f->from : "no base_t found");
+	else if (f->exact)
+		snprintf(text, sizeof text, "  %12s  %s",
+			 hw_human(a, sizeof a, f->value), f->from);
 	else
-		em_null(e, name);
+		snprintf(text, sizeof text, "\u2248 %12s  %s (true value up to "
+			 "%s more)", hw_human(a, sizeof a, f->value), f->from,
+			 hw_human(b, sizeof b, f->above));
+	const struct em_field field = { .key = name, .label = name };
+	em_kv(e, &field, ev_text(f->known ? ev_u64(f->value) : ev_null(), text));
 }
 
 /* "approximate": {name: {below, above, from}} for the figures that are
    not exact: the true value is within [value - below, value + above]. */
-static void emit_approx_json(struct hw_emitter *e, const struct je_figures *f)
+static void approximate(struct hw_emitter *e, const struct je_figures *f)
 {
 	const struct je_figure *v[] = { &f->allocated, &f->active, &f->metadata,
 					&f->resident, &f->mapped, &f->retained };
 	static const char *const names[] = { "allocated", "active", "metadata",
 					     "resident", "mapped", "retained" };
-	em_obj_begin(e, "approximate");
+	static const struct em_section all = {
+		.key = "approximate", .only = EM_JSON_ONLY };
+	em_section_begin(e, &all);
 	for (size_t i = 0; i < sizeof v / sizeof *v; i++) {
 		if (v[i]->exact)
 			continue;
-		em_obj_begin(e, names[i]);
+		const struct em_section one = { .key = names[i] };
+		em_section_begin(e, &one);
 		if (v[i]->known) {
-			em_u64(e, "below", v[i]->below);
-			em_u64(e, "above", v[i]->above);
+			em_kv(e, &F_BELOW, ev_u64(v[i]->below));
+			em_kv(e, &F_ABOVE, ev_u64(v[i]->above));
 		}
-		em_str(e, "from", v[i]->from ? v[i]->from :
-			   "not found (no base_t: the arena array was not found)");
-		em_obj_end(e);
+		em_kv(e, &F_FROM, ev_str(v[i]->from ? v[i]->from :
+			"not found (no base_t: the arena array was not found)"));
+		em_section_end(e);
 	}
-	em_obj_end(e);
-}
-
-static void summary_json(const struct je_state *j, struct hw_emitter *e,
-			 const struct je_totals *t, const struct je_figures *f)
-{
-	em_str(e, "module", j->module);
-	em_str(e, "build", j->git[0] ? j->git : "unknown");
-	em_u64(e, "page", (uint64_t)1 << j->p.lg_page);
-	em_u64(e, "quantum", (uint64_t)1 << j->p.lg_quantum);
-	em_u64(e, "lg_vaddr", (uint64_t)j->p.lg_vaddr);
-	em_u64(e, "nbins", j->nbins);
-	em_u64(e, "extents", j->next);
-	em_u64(e, "slabs", t->u.slabs);
-	em_u64(e, "large", t->u.large);
-	em_u64(e, "tcaches", j->ntcaches);
-	em_obj_begin(e, "stats");
-	emit_figure_json(e, "allocated", &f->allocated);
-	emit_figure_json(e, "active", &f->active);
-	emit_figure_json(e, "metadata", &f->metadata);
-	emit_figure_json(e, "resident", &f->resident);
-	emit_figure_json(e, "mapped", &f->mapped);
-	emit_figure_json(e, "retained", &f->retained);
-	em_u64(e, "dirty", f->dirty);
-	em_u64(e, "muzzy", f->muzzy);
-	em_u64(e, "tcache_bytes", t->cached_bytes);
-	emit_approx_json(e, f);
-	em_obj_end(e);
-	em_obj_begin(e, "roots");
-	em_str(e, "module_from", j->how_module);
-	em_hex(e, "rtree_root", j->rtree_root);
-	em_str(e, "rtree_from", j->how_rtree);
-	em_hex_or_null(e, "size_classes", j->size_table);
-	em_str(e, "size_classes_from", j->how_sizes);
-	em_hex_or_null(e, "bin_infos", j->bin_infos);
-	em_str(e, "bin_infos_from", j->how_bins);
-	em_hex_or_null(e, "arenas", j->arenas_array);
-	em_str(e, "arenas_from", j->how_arenas);
-	em_str(e, "tcaches_from", j->how_tcache);
-	em_str(e, "bases_from", j->how_bases);
-	em_str(e, "internal_from", j->how_internal);
-	em_obj_end(e);
-}
-
-/* One line of the stats block: name, "=" or "≈", the figure, its source. */
-static void figure_line(struct hw_emitter *e, const char *name,
-			const struct je_figure *f)
-{
-	char a[32], b[32];
-	if (!f->known) {
-		em_printf(e, "    %-10s %14s  %s\n", name, "unknown",
-			  f->from ? f->from : "no base_t found");
-		return;
-	}
-	if (f->exact) {
-		em_printf(e, "    %-10s   %12s  %s\n", name,
-			  hw_human(a, sizeof a, f->value), f->from);
-		return;
-	}
-	em_printf(e, "    %-10s \u2248 %12s  %s (true value up to %s more)\n",
-		  name, hw_human(a, sizeof a, f->value), f->from,
-		  hw_human(b, sizeof b, f->above));
+	em_section_end(e);
 }
 
 void je_report_summary(void *state, struct hw_emitter *e)
@@ -173,42 +203,56 @@ void je_report_summary(void *state, struct hw_emitter *e)
 	struct je_figures f;
 	totals(j, &t);
 	je_figures(j, &f);
-	if (e->json) {
-		summary_json(j, e, &t, &f);
-		return;
-	}
-	char a[32], b[32];
-	em_printf(e, "  %-22s %s\n", "module:", j->module);
-	em_printf(e, "  %-22s %s; page %llu, quantum %llu, %d-bit addresses\n",
-		  "build:", j->git[0] ? j->git : "unknown version",
-		  (unsigned long long)1 << j->p.lg_page,
-		  (unsigned long long)1 << j->p.lg_quantum, j->p.lg_vaddr);
-	em_printf(e, "  stats (jemalloc's stats.*, from the heap):\n");
-	figure_line(e, "allocated", &f.allocated);
-	figure_line(e, "active", &f.active);
-	figure_line(e, "metadata", &f.metadata);
-	figure_line(e, "resident", &f.resident);
-	figure_line(e, "mapped", &f.mapped);
-	figure_line(e, "retained", &f.retained);
-	em_printf(e, "  %-22s %s dirty, %s muzzy (whole free pages, not in "
-		  "'free' above)\n", "unused extents:",
-		  hw_human(a, sizeof a, f.dirty), hw_human(b, sizeof b, f.muzzy));
-	em_printf(e, "  %-22s %zu extents: %llu slabs, %llu large\n",
-		  "extents:", j->next, (unsigned long long)t.u.slabs,
-		  (unsigned long long)t.u.large);
-	em_printf(e, "  %-22s %zu, holding %llu regions (%s)\n",
-		  "thread caches:", j->ntcaches, (unsigned long long)t.cached,
-		  hw_human(a, sizeof a, t.cached_bytes));
-	em_printf(e, "  roots:\n");
-	em_printf(e, "    %-20s %s\n", "module", j->how_module);
-	em_printf(e, "    %-20s 0x%llx, %s\n", "radix tree",
-		  (unsigned long long)j->rtree_root, j->how_rtree);
-	em_printf(e, "    %-20s %s\n", "size classes", j->how_sizes);
-	em_printf(e, "    %-20s %s\n", "bin infos", j->how_bins);
-	em_printf(e, "    %-20s %s\n", "arenas", j->how_arenas);
-	em_printf(e, "    %-20s %s\n", "thread caches", j->how_tcache);
-	em_printf(e, "    %-20s %s\n", "bases", j->how_bases);
-	em_printf(e, "    %-20s %s\n", "stats.internal", j->how_internal);
+	em_section_begin(e, &JE_SUMMARY);
+	em_kv(e, &F_MODULE, ev_str(j->module));
+	em_kv(e, &F_BUILD, ev_text(ev_str(j->git[0] ? j->git : "unknown"),
+				   j->git[0] ? NULL : "unknown version"));
+	em_kv(e, &F_PAGE, ev_u64((uint64_t)1 << j->p.lg_page));
+	em_kv(e, &F_QUANTUM, ev_u64((uint64_t)1 << j->p.lg_quantum));
+	em_kv(e, &F_LG_VADDR, ev_u64((uint64_t)j->p.lg_vaddr));
+	em_kv(e, &F_NBINS, ev_u64(j->nbins));
+	em_kv(e, &F_EXTENTS_JSON, ev_u64(j->next));
+	em_kv(e, &F_SLABS_JSON, ev_u64(t.u.slabs));
+	em_kv(e, &F_LARGE_JSON, ev_u64(t.u.large));
+	em_kv(e, &F_TCACHES_JSON, ev_u64(j->ntcaches));
+
+	em_section_begin(e, &S_STATS);
+	figure(e, "allocated", &f.allocated);
+	figure(e, "active", &f.active);
+	figure(e, "metadata", &f.metadata);
+	figure(e, "resident", &f.resident);
+	figure(e, "mapped", &f.mapped);
+	figure(e, "retained", &f.retained);
+	em_kv(e, &F_DIRTY_JSON, ev_u64(f.dirty));
+	em_kv(e, &F_MUZZY_JSON, ev_u64(f.muzzy));
+	em_kv(e, &F_TCACHE_BYTES_JSON, ev_u64(t.cached_bytes));
+	approximate(e, &f);
+	em_section_end(e);
+
+	em_kv(e, &F_UNUSED_DIRTY, ev_u64(f.dirty));
+	em_kv(e, &F_UNUSED_MUZZY, ev_u64(f.muzzy));
+	em_kv(e, &F_EXTENTS_TEXT, ev_u64(j->next));
+	em_kv(e, &F_SLABS_TEXT, ev_u64(t.u.slabs));
+	em_kv(e, &F_LARGE_TEXT, ev_u64(t.u.large));
+	em_kv(e, &F_TCACHES_TEXT, ev_u64(j->ntcaches));
+	em_kv(e, &F_TCACHED_TEXT, ev_u64(t.cached));
+	em_kv(e, &F_TCACHED_BYTES_TEXT, ev_u64(t.cached_bytes));
+
+	em_section_begin(e, &S_ROOTS);
+	em_kv(e, &F_MODULE_FROM, ev_str(j->how_module));
+	em_kv(e, &F_RTREE_ROOT, ev_addr(j->rtree_root));
+	em_kv(e, &F_RTREE_FROM, ev_str(j->how_rtree));
+	em_kv(e, &F_SIZE_CLASSES, ev_addr_or_null(j->size_table));
+	em_kv(e, &F_SIZE_CLASSES_FROM, ev_str(j->how_sizes));
+	em_kv(e, &F_BIN_INFOS, ev_addr_or_null(j->bin_infos));
+	em_kv(e, &F_BIN_INFOS_FROM, ev_str(j->how_bins));
+	em_kv(e, &F_ARENAS, ev_addr_or_null(j->arenas_array));
+	em_kv(e, &F_ARENAS_FROM, ev_str(j->how_arenas));
+	em_kv(e, &F_TCACHES_FROM, ev_str(j->how_tcache));
+	em_kv(e, &F_BASES_FROM, ev_str(j->how_bases));
+	em_kv(e, &F_INTERNAL_FROM, ev_str(j->how_internal));
+	em_section_end(e);
+	em_section_end(e);
 }
 
 /* ---- per arena --------------------------------------------------------- */
@@ -255,91 +299,99 @@ static void thread_list(const struct je_state *j, unsigned a, char *buf,
 		snprintf(buf, len, "-");
 }
 
-static void arena_json(const struct je_state *j, struct hw_emitter *e,
-		       unsigned a, const struct je_usage *r, bool tps)
-{
-	em_obj_begin(e, NULL);
-	em_u64(e, "index", a);
-	em_hex_or_null(e, "addr", j->arena_addr[a]);
-	em_u64(e, "slabs", r->slabs);
-	em_u64(e, "regions_used", r->regs_used);
-	em_u64(e, "small_bytes", r->small_bytes);
-	em_u64(e, "large", r->large);
-	em_u64(e, "large_bytes", r->large_bytes);
-	em_u64(e, "tcached", r->cached);
-	em_u64(e, "active", r->active);
-	em_u64(e, "dirty", r->dirty);
-	em_u64(e, "muzzy", r->muzzy);
-	em_u64(e, "retained", r->retained);
-	int64_t nt = arena_nthreads(j, a);
-	if (nt >= 0)
-		em_u64(e, "nthreads", (uint64_t)nt);
-	else
-		em_null(e, "nthreads");
-	if (!tps || !j->arenas_array) {
-		em_null(e, "threads");
-	} else {
-		em_arr_begin(e, "threads");
-		for (size_t i = 0; i < j->ntcaches; i++)
-			if (j->tcaches[i].arena == (int32_t)a && j->tcaches[i].tid)
-				em_u64(e, NULL, (uint64_t)j->tcaches[i].tid);
-		em_arr_end(e);
-	}
-	em_obj_end(e);
-}
+/* One row per arena that has extents or is known to exist.  Text names
+   every binding's thread ("?" for a tsd whose thread is unknown); JSON
+   lists the known tids, or null when no binding can be given a thread.  */
+enum {
+	JA_INDEX, JA_ADDR, JA_SLABS, JA_REGIONS_USED, JA_SMALL_BYTES, JA_LARGE,
+	JA_LARGE_BYTES, JA_TCACHED, JA_ACTIVE, JA_DIRTY, JA_MUZZY,
+	JA_RETAINED, JA_NTHREADS, JA_THREADS, JA_THREADS_TEXT, JA_COUNT
+};
+static const struct em_field ARENA_COLS[JA_COUNT] = {
+	[JA_INDEX] = { .key = "index", .label = "arena", .width = 5 },
+	[JA_ADDR] = { .key = "addr", .label = "address", .width = -18,
+		      .none = "-" },
+	[JA_SLABS] = { .key = "slabs", .label = "slabs", .width = 8 },
+	[JA_REGIONS_USED] = { .key = "regions_used", .label = "small used",
+			      .width = 12 },
+	[JA_SMALL_BYTES] = { .key = "small_bytes", .label = "small bytes",
+			     .width = 12, .form = EM_T_HUMAN },
+	[JA_LARGE] = { .key = "large", .label = "large", .width = 7 },
+	[JA_LARGE_BYTES] = { .key = "large_bytes", .label = "large bytes",
+			     .width = 12, .form = EM_T_HUMAN },
+	[JA_TCACHED] = { .key = "tcached", .only = EM_JSON_ONLY },
+	[JA_ACTIVE] = { .key = "active", .label = "active", .width = 12,
+			.form = EM_T_HUMAN },
+	[JA_DIRTY] = { .key = "dirty", .label = "dirty", .width = 12,
+		       .form = EM_T_HUMAN },
+	[JA_MUZZY] = { .key = "muzzy", .only = EM_JSON_ONLY },
+	[JA_RETAINED] = { .key = "retained", .label = "retained", .width = 12,
+			  .form = EM_T_HUMAN },
+	[JA_NTHREADS] = { .key = "nthreads", .label = "nthreads", .width = 8,
+			  .none = "?" },
+	[JA_THREADS] = { .key = "threads", .only = EM_JSON_ONLY },
+	[JA_THREADS_TEXT] = { .label = "threads", .join = "  ",
+			      .only = EM_TEXT_ONLY },
+};
+static const struct em_table ARENA_TABLE = {
+	.key = "arenas", .cols = ARENA_COLS, .ncols = JA_COUNT };
+static const struct em_field F_THREADS_UNKNOWN = {
+	.key = "threads_unknown", .label = "threads unknown:" };
 
-static void arena_text(const struct je_state *j, struct hw_emitter *e,
-		       unsigned a, const struct je_usage *r)
+static void arena_row(const struct je_state *j, struct hw_emitter *e,
+		      unsigned a, const struct je_usage *r, bool tps,
+		      int32_t *tids)
 {
-	char addr[24] = "-", nt[24] = "?", threads[256];
-	if (j->arena_addr[a])
-		snprintf(addr, sizeof addr, "0x%llx",
-			 (unsigned long long)j->arena_addr[a]);
-	int64_t n = arena_nthreads(j, a);
-	if (n >= 0)
-		snprintf(nt, sizeof nt, "%lld", (long long)n);
+	char threads[256];
 	thread_list(j, a, threads, sizeof threads);
-	char b1[32], b2[32], b3[32], b4[32], b5[32];
-	em_printf(e, "%5u %-18s %8llu %12llu %12s %7llu %12s %12s %12s %12s "
-		  "%8s  %s\n", a, addr, (unsigned long long)r->slabs,
-		  (unsigned long long)r->regs_used,
-		  hw_human(b1, sizeof b1, r->small_bytes),
-		  (unsigned long long)r->large,
-		  hw_human(b2, sizeof b2, r->large_bytes),
-		  hw_human(b3, sizeof b3, r->active),
-		  hw_human(b4, sizeof b4, r->dirty),
-		  hw_human(b5, sizeof b5, r->retained), nt, threads);
+	size_t ntids = 0;
+	for (size_t i = 0; i < j->ntcaches; i++)
+		if (j->tcaches[i].arena == (int32_t)a && j->tcaches[i].tid)
+			tids[ntids++] = j->tcaches[i].tid;
+	int64_t nt = arena_nthreads(j, a);
+	const struct em_val v[JA_COUNT] = {
+		[JA_INDEX] = ev_u64(a),
+		[JA_ADDR] = ev_addr_or_null(j->arena_addr[a]),
+		[JA_SLABS] = ev_u64(r->slabs),
+		[JA_REGIONS_USED] = ev_u64(r->regs_used),
+		[JA_SMALL_BYTES] = ev_u64(r->small_bytes),
+		[JA_LARGE] = ev_u64(r->large),
+		[JA_LARGE_BYTES] = ev_u64(r->large_bytes),
+		[JA_TCACHED] = ev_u64(r->cached),
+		[JA_ACTIVE] = ev_u64(r->active),
+		[JA_DIRTY] = ev_u64(r->dirty),
+		[JA_MUZZY] = ev_u64(r->muzzy),
+		[JA_RETAINED] = ev_u64(r->retained),
+		[JA_NTHREADS] = nt >= 0 ? ev_u64((uint64_t)nt) : ev_null(),
+		[JA_THREADS] = tps && j->arenas_array ? ev_ids(tids, ntids)
+						      : ev_null(),
+		[JA_THREADS_TEXT] = ev_str(threads),
+	};
+	em_row(e, v);
 }
 
-void je_report_arenas(void *state, struct hw_emitter *e)
+enum hw_status je_report_arenas(void *state, struct hw_emitter *e)
 {
 	struct je_state *j = state;
 	struct je_usage *rows = calloc(JE_MAX_ARENAS, sizeof *rows);
-	if (!rows)
-		return;
+	int32_t *tids = malloc((j->ntcaches + 1) * sizeof *tids);
+	if (!rows || !tids) {
+		free(rows);
+		free(tids);
+		return hw_error(j->s, HW_BAD_TARGET, "out of memory");
+	}
 	for (size_t i = 0; i < j->next; i++)
 		add_extent(j, &rows[j->ext[i].arena % JE_MAX_ARENAS], &j->ext[i]);
 	for (unsigned a = 0; a < JE_MAX_ARENAS; a++)
 		if (j->arena_addr[a])
 			rows[a].any = true;
 	bool tps = have_thread_pointers(j);
-	if (e->json) {
-		em_obj_begin(e, NULL);
-		em_arr_begin(e, "arenas");
-	} else {
-		em_printf(e, "%5s %-18s %8s %12s %12s %7s %12s %12s %12s %12s "
-			  "%8s  %s\n", "arena", "address", "slabs", "small used",
-			  "small bytes", "large", "large bytes", "active",
-			  "dirty", "retained", "nthreads", "threads");
-	}
-	for (unsigned a = 0; a < JE_MAX_ARENAS; a++) {
-		if (!rows[a].any)
-			continue;
-		if (e->json)
-			arena_json(j, e, a, &rows[a], tps);
-		else
-			arena_text(j, e, a, &rows[a]);
-	}
+	em_doc_begin(e);
+	em_table_begin(e, &ARENA_TABLE);
+	for (unsigned a = 0; a < JE_MAX_ARENAS; a++)
+		if (rows[a].any)
+			arena_row(j, e, a, &rows[a], tps, tids);
+	em_table_end(e);
 	bool a64 = !strcmp(j->t->arch->name, "aarch64");
 	const char *why = !j->arenas_array ?
 		"the arena array was not found, so no tsd's arena can be named" :
@@ -348,22 +400,14 @@ void je_report_arenas(void *state, struct hw_emitter *e)
 		"cannot be given their threads" :
 		"the core has no thread pointers, so bindings cannot be given "
 		"their threads";
-	if (e->json) {
-		em_arr_end(e);
-		if (why)
-			em_str(e, "threads_unknown", why);
-		else
-			em_null(e, "threads_unknown");
-		em_obj_end(e);
-		em_jsonl_end(e);
-	} else {
-		em_printf(e, "\nnthreads: jemalloc's own count of threads bound "
-			  "to the arena; threads: each thread's tsd arena (\"?\": "
-			  "a tsd whose thread is unknown)\n");
-		if (why)
-			em_printf(e, "threads unknown: %s\n", why);
-	}
+	em_note(e, "\nnthreads: jemalloc's own count of threads bound to the "
+		"arena; threads: each thread's tsd arena (\"?\": a tsd whose "
+		"thread is unknown)");
+	em_kv(e, &F_THREADS_UNKNOWN, why ? ev_str(why) : ev_null());
+	em_doc_end(e);
+	free(tids);
 	free(rows);
+	return HW_OK;
 }
 
 /* ---- bins: per (arena, size class) ------------------------------------- */
@@ -430,6 +474,43 @@ static struct bin_row *bin_rows(const struct je_state *j, size_t *nrows)
 	return v;
 }
 
+/* bins: the slabs of each small size class, the large extents, the
+   thread caches; KIND keeps one of the three tables.  */
+static const struct em_field SMALL_COLS[] = {
+	{ .key = "arena", .label = "arena", .width = 5 },
+	{ .key = "bin", .label = "bin", .width = 4 },
+	{ .key = "size", .label = "size", .width = 8 },
+	{ .key = "nregs", .label = "nregs", .width = 6 },
+	{ .key = "slab_size", .label = "slab_size", .width = 9 },
+	{ .key = "slabs", .label = "slabs", .width = 8 },
+	{ .key = "curregs", .label = "curregs", .width = 10 },
+	{ .key = "cached", .label = "tcached", .width = 10 },
+	{ .key = "free", .label = "free", .width = 10 },
+	{ .key = "util", .label = "util", .width = 6, .form = EM_T_FIXED,
+	  .prec = 3, .json_prec = 3 },
+};
+static const struct em_table SMALL_TABLE = {
+	.key = "bins", .cols = SMALL_COLS, .ncols = 10 };
+static const struct em_field LARGE_COLS[] = {
+	{ .key = "arena", .label = "arena", .width = 5 },
+	{ .key = "szind", .label = "szind", .width = 6 },
+	{ .key = "size", .label = "size", .width = 12 },
+	{ .key = "curlextents", .label = "curlextents", .width = 12 },
+	{ .key = "cached", .label = "tcached", .width = 10 },
+};
+static const struct em_table LARGE_TABLE = {
+	.key = "large", .cols = LARGE_COLS, .ncols = 5 };
+static const struct em_field TCACHE_COLS[] = {
+	{ .key = "addr", .label = "tcache", .width = -18, .form = EM_T_HEX0,
+	  .digits = 16 },
+	{ .key = "thread", .label = "thread", .width = 8, .none = "?" },
+	{ .key = "bins", .label = "bins", .width = 6 },
+	{ .key = "cached", .label = "cached", .width = 10 },
+	{ .key = "bytes", .label = "bytes", .width = 12, .form = EM_T_HUMAN },
+};
+static const struct em_table TCACHE_TABLE = {
+	.key = "tcaches", .cols = TCACHE_COLS, .ncols = 5 };
+
 enum hw_status je_report_bins(void *state, struct hw_emitter *e,
 			      const char *kind)
 {
@@ -448,119 +529,62 @@ enum hw_status je_report_bins(void *state, struct hw_emitter *e,
 	struct bin_row *rows = bin_rows(j, &n);
 	if (!rows)
 		return hw_error(j->s, HW_BAD_TARGET, "out of memory");
-	if (e->json)
-		em_obj_begin(e, NULL);
+	em_doc_begin(e);
 	if (small) {
-		if (e->json)
-			em_arr_begin(e, "bins");
-		else
-			em_printf(e, "%5s %4s %8s %6s %9s %8s %10s %10s %10s %6s\n",
-				  "arena", "bin", "size", "nregs", "slab_size",
-				  "slabs", "curregs", "tcached", "free", "util");
+		em_table_begin(e, &SMALL_TABLE);
 		for (size_t i = 0; i < n; i++) {
 			const struct bin_row *r = &rows[i];
 			if (!r->slabs)
 				continue;
 			uint64_t nregs = r->nregs_total / r->slabs;
-			uint64_t freeregs = r->nregs_total - r->curregs;
-			double util = r->nregs_total ?
-				(double)r->curregs / (double)r->nregs_total : 0;
-			if (e->json) {
-				em_obj_begin(e, NULL);
-				em_u64(e, "arena", r->arena);
-				em_u64(e, "bin", r->szind);
-				em_u64(e, "size", j->sizes[r->szind]);
-				em_u64(e, "nregs", nregs);
-				em_u64(e, "slab_size", nregs * j->sizes[r->szind]);
-				em_u64(e, "slabs", r->slabs);
-				em_u64(e, "curregs", r->curregs);
-				em_u64(e, "cached", r->cached);
-				em_u64(e, "free", freeregs);
-				em_fixed(e, "util", util, 3);
-				em_obj_end(e);
-			} else {
-				em_printf(e, "%5u %4u %8llu %6llu %9llu %8llu %10llu "
-					  "%10llu %10llu %6.3f\n", r->arena,
-					  r->szind,
-					  (unsigned long long)j->sizes[r->szind],
-					  (unsigned long long)nregs,
-					  (unsigned long long)(nregs * j->sizes[r->szind]),
-					  (unsigned long long)r->slabs,
-					  (unsigned long long)r->curregs,
-					  (unsigned long long)r->cached,
-					  (unsigned long long)freeregs, util);
-			}
+			const struct em_val v[] = {
+				ev_u64(r->arena), ev_u64(r->szind),
+				ev_u64(j->sizes[r->szind]), ev_u64(nregs),
+				ev_u64(nregs * j->sizes[r->szind]),
+				ev_u64(r->slabs), ev_u64(r->curregs),
+				ev_u64(r->cached),
+				ev_u64(r->nregs_total - r->curregs),
+				ev_dbl(r->nregs_total ? (double)r->curregs /
+				       (double)r->nregs_total : 0),
+			};
+			em_row(e, v);
 		}
-		if (e->json)
-			em_arr_end(e);
+		em_table_end(e);
 	}
 	if (large) {
-		if (e->json)
-			em_arr_begin(e, "large");
-		else
-			em_printf(e, "%s%5s %6s %12s %12s %10s\n",
-				  small ? "\n" : "", "arena", "szind", "size",
-				  "curlextents", "tcached");
+		if (small)
+			em_note(e, "");
+		em_table_begin(e, &LARGE_TABLE);
 		for (size_t i = 0; i < n; i++) {
 			const struct bin_row *r = &rows[i];
 			if (!r->large)
 				continue;
-			if (e->json) {
-				em_obj_begin(e, NULL);
-				em_u64(e, "arena", r->arena);
-				em_u64(e, "szind", r->szind);
-				em_u64(e, "size", j->sizes[r->szind]);
-				em_u64(e, "curlextents", r->large);
-				em_u64(e, "cached", r->cached);
-				em_obj_end(e);
-			} else {
-				em_printf(e, "%5u %6u %12llu %12llu %10llu\n",
-					  r->arena, r->szind,
-					  (unsigned long long)j->sizes[r->szind],
-					  (unsigned long long)r->large,
-					  (unsigned long long)r->cached);
-			}
+			const struct em_val v[] = {
+				ev_u64(r->arena), ev_u64(r->szind),
+				ev_u64(j->sizes[r->szind]), ev_u64(r->large),
+				ev_u64(r->cached),
+			};
+			em_row(e, v);
 		}
-		if (e->json)
-			em_arr_end(e);
+		em_table_end(e);
 	}
 	if (tcache) {
-		if (e->json)
-			em_arr_begin(e, "tcaches");
-		else
-			em_printf(e, "%s%-18s %8s %6s %10s %12s\n",
-				  small || large ? "\n" : "", "tcache", "thread",
-				  "bins", "cached", "bytes");
+		if (small || large)
+			em_note(e, "");
+		em_table_begin(e, &TCACHE_TABLE);
 		for (size_t i = 0; i < j->ntcaches; i++) {
 			const struct je_tcache *tc = &j->tcaches[i];
-			if (e->json) {
-				em_obj_begin(e, NULL);
-				em_hex(e, "addr", tc->addr);
-				if (tc->tid)
-					em_u64(e, "thread", (uint64_t)tc->tid);
-				else
-					em_null(e, "thread");
-				em_u64(e, "bins", tc->nbins);
-				em_u64(e, "cached", tc->cached);
-				em_u64(e, "bytes", tc->bytes);
-				em_obj_end(e);
-			} else {
-				char b[32], tid[16] = "?";
-				if (tc->tid)
-					snprintf(tid, sizeof tid, "%d", tc->tid);
-				em_printf(e, "0x%016llx %8s %6u %10llu %12s\n",
-					  (unsigned long long)tc->addr, tid, tc->nbins,
-					  (unsigned long long)tc->cached,
-					  hw_human(b, sizeof b, tc->bytes));
-			}
+			const struct em_val v[] = {
+				ev_addr(tc->addr),
+				tc->tid ? ev_u64((uint64_t)tc->tid) : ev_null(),
+				ev_u64(tc->nbins), ev_u64(tc->cached),
+				ev_u64(tc->bytes),
+			};
+			em_row(e, v);
 		}
-		if (e->json)
-			em_arr_end(e);
+		em_table_end(e);
 	}
-	if (e->json) {
-		em_obj_end(e);
-		em_jsonl_end(e);
-	}
+	em_doc_end(e);
 	free(rows);
 	return HW_OK;
 }

@@ -275,7 +275,7 @@ bool pm_walk_chunks_parallel(struct pm_state *p, unsigned nparts,
 uint64_t pm_size_class(void *state, uint64_t usable, uint64_t *min);
 /* report.c */
 void pm_report_summary(void *state, struct hw_emitter *e);
-void pm_report_arenas(void *state, struct hw_emitter *e);
+enum hw_status pm_report_arenas(void *state, struct hw_emitter *e);
 enum hw_status pm_report_bins(void *state, struct hw_emitter *e,
 			      const char *kind);
 

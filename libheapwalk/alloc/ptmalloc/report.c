@@ -1,5 +1,6 @@
 /* report.c - the ptmalloc-specific reports: summary members, arenas, bins.  */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "../../report/emit.h"
@@ -41,80 +42,115 @@ static void compute_mallinfo(const struct pm_state *p, struct mallinfo_sum *m)
 		m->hblkhd += p->mmapped[i].size;
 }
 
+/* summary's ptmalloc part, indented under it.  */
+static const struct em_section PM_SUMMARY = { .indent = 2, .label_width = 22 };
+static const struct em_field F_HEAPS = {
+	.key = "heaps", .label = "layout:", .noun = "heap" };
+static const struct em_field F_MMAPPED = {
+	.key = "mmapped_chunks", .join = ", ", .noun = "mmapped chunk" };
+static const struct em_field F_TCACHES = {
+	.key = "tcaches", .join = ", ", .noun = "thread cache" };
+
+/* How each root was found.  Text shows these lines before mallinfo2,
+   JSON after it.  */
+static const struct em_section S_ROOTS = { .key = "roots" };
+static const struct em_field F_MAIN_ARENA = {
+	.key = "main_arena", .label = "main_arena:" };
+static const struct em_field F_MAIN_ARENA_FROM = {
+	.key = "main_arena_from", .join = " (", .post = ")" };
+static const struct em_field F_MP = { .key = "mp_", .label = "mp_:", .none = "0x0" };
+static const struct em_field F_MP_FROM = {
+	.key = "mp_from", .join = " (", .post = ")" };
+static const struct em_field F_TCACHE_FROM = {
+	.key = "tcache_from", .label = "tcaches:" };
+static const struct em_field F_LAYOUT = {
+	.key = "layout", .label = "struct layouts:" };
+/* JSON has the version at the top of summary.  */
+static const struct em_field F_GLIBC_VERSION = {
+	.label = "glibc version:", .only = EM_TEXT_ONLY };
+static const struct em_field F_VERSION_FROM = {
+	.key = "version_from", .join = " (", .post = ")" };
+static const struct em_field F_DATA_SAYS = {
+	.key = "data_says", .label = "the heap's data:", .pre = "glibc " };
+static const struct em_field F_TEXT_TAIL = { .join = "", .only = EM_TEXT_ONLY };
+static const struct em_field F_DATA_EVIDENCE = {
+	.key = "data_evidence", .join = ": " };
+static const struct em_field F_VERSION_AGREES = {
+	.key = "version_agrees", .only = EM_JSON_ONLY };
+static const struct em_field F_NO_EVIDENCE = {
+	.label = "the heap's data:", .only = EM_TEXT_ONLY };
+
+/* glibc's mallinfo2 members: JSON has them all, before the roots; text
+   after them, without usmblks (always 0), arena also in human units.  */
+static const struct em_section S_MALLINFO_JSON = {
+	.key = "mallinfo", .only = EM_JSON_ONLY };
+static const struct em_section S_MALLINFO_TEXT = {
+	.title = "mallinfo2 (as glibc would report it):", .indent = 4,
+	.label_width = 10, .only = EM_TEXT_ONLY };
+static const struct em_field F_ARENA_HUMAN = {
+	.join = "  (", .post = ")", .form = EM_T_HUMAN };
+
+static void emit_mallinfo(struct hw_emitter *e, const struct em_section *sect,
+			  const struct mallinfo_sum *m)
+{
+	const struct { const char *name; uint64_t v; bool text; } mi[] = {
+		{ "arena", m->arena, true }, { "ordblks", m->ordblks, true },
+		{ "smblks", m->smblks, true }, { "hblks", m->hblks, true },
+		{ "hblkhd", m->hblkhd, true }, { "usmblks", m->usmblks, false },
+		{ "fsmblks", m->fsmblks, true },
+		{ "uordblks", m->uordblks, true },
+		{ "fordblks", m->fordblks, true },
+		{ "keepcost", m->keepcost, true },
+	};
+	em_section_begin(e, sect);
+	for (size_t i = 0; i < sizeof mi / sizeof mi[0]; i++) {
+		const struct em_field f = {
+			.key = mi[i].name, .label = mi[i].name, .width = 14,
+			.only = mi[i].text ? EM_BOTH : EM_JSON_ONLY };
+		em_kv(e, &f, ev_u64(mi[i].v));
+		if (i == 0)
+			em_kv(e, &F_ARENA_HUMAN, ev_only(ev_u64(mi[i].v),
+							 EM_TEXT_ONLY));
+	}
+	em_section_end(e);
+}
+
 void pm_report_summary(void *state, struct hw_emitter *e)
 {
 	struct pm_state *p = state;
 	struct mallinfo_sum m;
 	compute_mallinfo(p, &m);
-	if (e->json) {
-		em_u64(e, "heaps", p->nheaps);
-		em_u64(e, "mmapped_chunks", p->nmmapped);
-		em_u64(e, "tcaches", p->ntcaches);
-		em_obj_begin(e, "mallinfo");
-		em_u64(e, "arena", m.arena);
-		em_u64(e, "ordblks", m.ordblks);
-		em_u64(e, "smblks", m.smblks);
-		em_u64(e, "hblks", m.hblks);
-		em_u64(e, "hblkhd", m.hblkhd);
-		em_u64(e, "usmblks", m.usmblks);
-		em_u64(e, "fsmblks", m.fsmblks);
-		em_u64(e, "uordblks", m.uordblks);
-		em_u64(e, "fordblks", m.fordblks);
-		em_u64(e, "keepcost", m.keepcost);
-		em_obj_end(e);
-		em_obj_begin(e, "roots");
-		em_hex(e, "main_arena", p->main_arena);
-		em_str(e, "main_arena_from", p->how_arena);
-		em_hex_or_null(e, "mp_", p->mp);
-		em_str(e, "mp_from", p->how_mp);
-		em_str(e, "tcache_from", p->how_tcache ? p->how_tcache
-						       : "no tcache in this glibc");
-		em_str(e, "layout", p->l.source);
-		em_str(e, "version_from", p->how_version);
-		if (p->era.observed) {
-			char range[32];
-			snprintf(range, sizeof range, "2.%d-2.%d", p->era.lo,
-				 p->era.hi);
-			em_str(e, "data_says", range);
-			em_str(e, "data_evidence", p->era.seen);
-			em_bool(e, "version_agrees", !p->era.disagrees);
-		}
-		em_obj_end(e);
-		return;
+	em_section_begin(e, &PM_SUMMARY);
+	em_kv(e, &F_HEAPS, ev_u64(p->nheaps));
+	em_kv(e, &F_MMAPPED, ev_u64(p->nmmapped));
+	em_kv(e, &F_TCACHES, ev_u64(p->ntcaches));
+	emit_mallinfo(e, &S_MALLINFO_JSON, &m);
+	em_section_begin(e, &S_ROOTS);
+	em_kv(e, &F_MAIN_ARENA, ev_addr(p->main_arena));
+	em_kv(e, &F_MAIN_ARENA_FROM, ev_str(p->how_arena));
+	em_kv(e, &F_MP, ev_addr_or_null(p->mp));
+	em_kv(e, &F_MP_FROM, ev_str(p->how_mp));
+	em_kv(e, &F_TCACHE_FROM, ev_str(p->how_tcache ? p->how_tcache
+					 : "no tcache in this glibc"));
+	em_kv(e, &F_LAYOUT, ev_str(p->l.source));
+	em_kv(e, &F_GLIBC_VERSION, ev_str(p->version));
+	em_kv(e, &F_VERSION_FROM, ev_str(p->how_version));
+	if (p->era.observed) {
+		char range[32];
+		snprintf(range, sizeof range, "2.%d-2.%d", p->era.lo, p->era.hi);
+		em_kv(e, &F_DATA_SAYS, ev_str(range));
+		em_kv(e, &F_TEXT_TAIL, ev_str(p->era.disagrees ?
+			" (NOT the version string's)" :
+			p->l.ver_major ? " (agrees)" : ""));
+		em_kv(e, &F_DATA_EVIDENCE, ev_str(p->era.seen));
+		em_kv(e, &F_VERSION_AGREES, ev_bool(!p->era.disagrees));
+	} else {
+		em_kv(e, &F_NO_EVIDENCE,
+		      ev_str("no layout evidence (empty heap?)"));
 	}
-	char b1[32];
-	em_printf(e, "  %-22s %zu heap%s, %zu mmapped chunk%s, %zu thread "
-		  "cache%s\n", "layout:", p->nheaps, p->nheaps == 1 ? "" : "s",
-		  p->nmmapped, p->nmmapped == 1 ? "" : "s", p->ntcaches,
-		  p->ntcaches == 1 ? "" : "s");
-	em_printf(e, "  %-22s 0x%llx (%s)\n", "main_arena:",
-		  (unsigned long long)p->main_arena, p->how_arena);
-	em_printf(e, "  %-22s 0x%llx (%s)\n", "mp_:",
-		  (unsigned long long)p->mp, p->how_mp);
-	em_printf(e, "  %-22s %s\n", "tcaches:",
-		  p->how_tcache ? p->how_tcache : "no tcache in this glibc");
-	em_printf(e, "  %-22s %s\n", "struct layouts:", p->l.source);
-	em_printf(e, "  %-22s %s (%s)\n", "glibc version:", p->version,
-		  p->how_version);
-	if (p->era.observed)
-		em_printf(e, "  %-22s glibc 2.%d-2.%d%s: %s\n", "the heap's data:",
-			  p->era.lo, p->era.hi,
-			  p->era.disagrees ? " (NOT the version string's)"
-			  : p->l.ver_major ? " (agrees)" : "", p->era.seen);
-	else
-		em_printf(e, "  %-22s %s\n", "the heap's data:",
-			  "no layout evidence (empty heap?)");
-	em_printf(e, "  mallinfo2 (as glibc would report it):\n");
-	em_printf(e, "    %-10s %14llu  (%s)\n", "arena",
-		  (unsigned long long)m.arena, hw_human(b1, sizeof b1, m.arena));
-	em_printf(e, "    %-10s %14llu\n", "ordblks", (unsigned long long)m.ordblks);
-	em_printf(e, "    %-10s %14llu\n", "smblks", (unsigned long long)m.smblks);
-	em_printf(e, "    %-10s %14llu\n", "hblks", (unsigned long long)m.hblks);
-	em_printf(e, "    %-10s %14llu\n", "hblkhd", (unsigned long long)m.hblkhd);
-	em_printf(e, "    %-10s %14llu\n", "fsmblks", (unsigned long long)m.fsmblks);
-	em_printf(e, "    %-10s %14llu\n", "uordblks", (unsigned long long)m.uordblks);
-	em_printf(e, "    %-10s %14llu\n", "fordblks", (unsigned long long)m.fordblks);
-	em_printf(e, "    %-10s %14llu\n", "keepcost", (unsigned long long)m.keepcost);
+	em_section_end(e);
+	emit_mallinfo(e, &S_MALLINFO_TEXT, &m);
+	em_section_end(e);
 }
 
 /* ---- arenas ------------------------------------------------------------ */
@@ -145,183 +181,202 @@ static bool add_arena_chunk(void *cookie, const struct hw_chunk *c)
 }
 
 /* The tids of the threads whose thread_arena is `arena` (an index or a
-   PM_TA_* value) as a JSON array.  */
-static void thread_tids_json(struct hw_emitter *e, const char *key,
-			     const struct pm_state *p, int32_t arena)
+   PM_TA_* value), into tids (room for every thread).  */
+static struct em_val thread_tids(const struct pm_state *p, int32_t arena,
+				 int32_t *tids)
 {
-	em_arr_begin(e, key);
+	size_t n = 0;
 	for (size_t i = 0; i < p->nthread_arenas; i++)
 		if (p->thread_arenas[i].arena == arena)
-			em_i64(e, NULL, p->thread_arenas[i].tid);
-	em_arr_end(e);
+			tids[n++] = p->thread_arenas[i].tid;
+	return ev_ids(tids, n);
 }
 
-/* The same as a text line "LABEL 2187,2190", wrapped to stay within
-   100 columns; nothing when no thread has it.  */
-static void thread_tids_text(struct hw_emitter *e, const char *label,
-			     const struct pm_state *p, int32_t arena)
-{
-	int indent = 9 + (int)strlen(label) + 1, col = 0;
-	for (size_t i = 0; i < p->nthread_arenas; i++) {
-		if (p->thread_arenas[i].arena != arena)
-			continue;
-		char tid[16];
-		int n = snprintf(tid, sizeof tid, "%d",
-				 p->thread_arenas[i].tid);
-		if (col == 0) {
-			em_printf(e, "%9s%s %s", "", label, tid);
-			col = indent + n;
-		} else if (col + 1 + n > 99) {
-			em_printf(e, ",\n%*s%s", indent, "", tid);
-			col = indent + n;
-		} else {
-			em_printf(e, ",%s", tid);
-			col += 1 + n;
-		}
-	}
-	if (col)
-		em_printf(e, "\n");
-}
+/* Text: a line "LABEL 2187,2190" under the table, wrapped to stay within
+   100 columns; nothing when no thread has it.  JSON: arrays before it.  */
+#define TIDS_PRE "         "
+static const struct em_field F_NO_ARENA_JSON = {
+	.key = "no_arena", .only = EM_JSON_ONLY };
+static const struct em_field F_NOT_AN_ARENA_JSON = {
+	.key = "not_an_arena", .only = EM_JSON_ONLY };
+static const struct em_field F_UNREADABLE_JSON = {
+	.key = "unreadable", .only = EM_JSON_ONLY };
+static const struct em_field F_NO_ARENA_TEXT = {
+	.label = "no arena (thread_arena NULL: no malloc yet):", .pre = TIDS_PRE,
+	.form = EM_T_IDLINE, .only = EM_TEXT_ONLY };
+static const struct em_field F_NOT_AN_ARENA_TEXT = {
+	.label = "thread_arena not an arena:", .pre = TIDS_PRE,
+	.form = EM_T_IDLINE, .only = EM_TEXT_ONLY };
+static const struct em_field F_UNREADABLE_TEXT = {
+	.label = "TLS not in the core:", .pre = TIDS_PRE,
+	.form = EM_T_IDLINE, .only = EM_TEXT_ONLY };
+static const struct em_field F_THREADS_FROM_JSON = {
+	.key = "threads_from", .only = EM_JSON_ONLY };
+static const struct em_field F_THREADS_FROM_TEXT = {
+	.label = "threads:", .only = EM_TEXT_ONLY };
 
-static void arena_json(struct hw_emitter *e, const struct pm_state *p,
-		       size_t i, const struct arena_tot *tot)
+/* One row per arena (99 columns), its threads and heaps under it.  */
+enum {
+	AC_ARENA, AC_ADDR, AC_KIND, AC_TOP, AC_TOP_SIZE, AC_SYSTEM_MEM,
+	AC_MAX_SYSTEM_MEM, AC_ATTACHED, AC_THREADS, AC_MUTEX, AC_FLAGS,
+	AC_NHEAPS, AC_USED, AC_USED_BYTES, AC_FREE, AC_FREE_BYTES, AC_COUNT
+};
+static const struct em_field ARENA_COLS[AC_COUNT] = {
+	[AC_ARENA] = { .key = "arena", .label = "arena", .width = 5 },
+	[AC_ADDR] = { .key = "addr", .label = "address", .join = "  ",
+		      .width = -14, .form = EM_T_HEX0, .digits = 12 },
+	[AC_KIND] = { .key = "kind", .label = "kind", .width = -6 },
+	[AC_TOP] = { .key = "top", .only = EM_JSON_ONLY },
+	[AC_TOP_SIZE] = { .key = "top_size", .label = "top size", .width = 10,
+			  .form = EM_T_HUMAN },
+	[AC_SYSTEM_MEM] = { .key = "system_mem", .label = "system_mem",
+			    .width = 10, .form = EM_T_HUMAN },
+	[AC_MAX_SYSTEM_MEM] = { .key = "max_system_mem", .only = EM_JSON_ONLY },
+	[AC_ATTACHED] = { .key = "attached_threads", .label = "thr", .width = 3 },
+	[AC_THREADS] = { .key = "threads", .label = "threads", .pre = TIDS_PRE,
+			 .form = EM_T_IDLINE },
+	[AC_MUTEX] = { .key = "mutex", .only = EM_JSON_ONLY },
+	[AC_FLAGS] = { .key = "flags", .only = EM_JSON_ONLY },
+	[AC_NHEAPS] = { .label = "heaps", .width = 5, .only = EM_TEXT_ONLY },
+	[AC_USED] = { .key = "used", .label = "used", .width = 8 },
+	[AC_USED_BYTES] = { .key = "used_bytes", .label = "used bytes",
+			    .width = 10, .form = EM_T_HUMAN },
+	[AC_FREE] = { .key = "free", .label = "free", .width = 7 },
+	[AC_FREE_BYTES] = { .key = "free_bytes", .label = "free bytes",
+			    .width = 10, .form = EM_T_HUMAN },
+};
+static const uint8_t ARENA_TEXT_ORDER[] = {
+	AC_ARENA, AC_ADDR, AC_KIND, AC_NHEAPS, AC_SYSTEM_MEM, AC_TOP_SIZE,
+	AC_ATTACHED, AC_USED, AC_USED_BYTES, AC_FREE, AC_FREE_BYTES,
+};
+static const struct em_table ARENA_TABLE = {
+	.key = "arenas", .cols = ARENA_COLS, .ncols = AC_COUNT,
+	.text_order = ARENA_TEXT_ORDER, .ntext = sizeof ARENA_TEXT_ORDER };
+
+/* "         heap 0x...-0x... (132.0 KiB)".  */
+static const struct em_field HEAP_COLS[] = {
+	{ .key = "start", .join = TIDS_PRE "heap " },
+	{ .key = "end", .join = "-" },
+	{ .join = " (", .post = ")", .form = EM_T_HUMAN, .only = EM_TEXT_ONLY },
+	{ .key = "heap_info", .only = EM_JSON_ONLY },
+};
+static const struct em_table HEAP_TABLE = {
+	.key = "heaps", .cols = HEAP_COLS, .ncols = 4,
+	.flags = EM_TB_NO_HEADER };
+
+static void arena_row(struct hw_emitter *e, const struct pm_state *p,
+		      size_t i, const struct arena_tot *tot, int32_t *tids)
 {
 	const struct pm_arena *ar = &p->arenas[i];
-	em_obj_begin(e, NULL);
-	em_u64(e, "arena", i);
-	em_hex(e, "addr", ar->addr);
-	em_str(e, "kind", i == 0 ? "main" : "thread");
-	em_hex(e, "top", ar->top);
-	em_u64(e, "top_size", ar->top_size);
-	em_u64(e, "system_mem", ar->system_mem);
-	em_u64(e, "max_system_mem", ar->max_system_mem);
-	em_u64(e, "attached_threads", ar->attached_threads);
-	if (p->thread_arenas)
-		thread_tids_json(e, "threads", p, (int32_t)i);
-	else
-		em_null(e, "threads");
-	em_u64(e, "mutex", ar->mutex);
-	em_u64(e, "flags", ar->flags);
-	em_u64(e, "used", tot->used);
-	em_u64(e, "used_bytes", tot->used_bytes);
-	em_u64(e, "free", tot->free);
-	em_u64(e, "free_bytes", tot->free_bytes);
-	em_arr_begin(e, "heaps");
+	struct em_val v[AC_COUNT] = {
+		[AC_ARENA] = ev_u64(i),
+		[AC_ADDR] = ev_addr(ar->addr),
+		[AC_KIND] = ev_str(i == 0 ? "main" : "thread"),
+		[AC_TOP] = ev_addr(ar->top),
+		[AC_TOP_SIZE] = ev_u64(ar->top_size),
+		[AC_SYSTEM_MEM] = ev_u64(ar->system_mem),
+		[AC_MAX_SYSTEM_MEM] = ev_u64(ar->max_system_mem),
+		[AC_ATTACHED] = ev_u64(ar->attached_threads),
+		[AC_THREADS] = p->thread_arenas ? thread_tids(p, (int32_t)i, tids)
+						: ev_null(),
+		[AC_MUTEX] = ev_u64(ar->mutex),
+		[AC_FLAGS] = ev_u64(ar->flags),
+		[AC_NHEAPS] = ev_u64(ar->nheaps),
+		[AC_USED] = ev_u64(tot->used),
+		[AC_USED_BYTES] = ev_u64(tot->used_bytes),
+		[AC_FREE] = ev_u64(tot->free),
+		[AC_FREE_BYTES] = ev_u64(tot->free_bytes),
+	};
+	em_row_open(e, v);
+	em_table_begin(e, &HEAP_TABLE);
 	for (size_t h = 0; h < p->nheaps; h++) {
-		if (p->heaps[h].arena != (int32_t)i)
+		const struct pm_heap *hp = &p->heaps[h];
+		if (hp->arena != (int32_t)i)
 			continue;
-		em_obj_begin(e, NULL);
-		em_hex(e, "start", p->heaps[h].start);
-		em_hex(e, "end", p->heaps[h].end);
-		if (p->heaps[h].info)
-			em_hex(e, "heap_info", p->heaps[h].info);
-		em_obj_end(e);
+		const struct em_val hv[] = {
+			ev_addr(hp->start), ev_addr(hp->end),
+			ev_u64(hp->end - hp->start),
+			hp->info ? ev_addr(hp->info) : ev_absent(),
+		};
+		em_row(e, hv);
 	}
-	em_arr_end(e);
-	em_obj_end(e);
+	em_table_end(e);
+	em_row_close(e);
 }
 
-/* One row of the table (99 columns), then its threads and heaps.  */
-static void arena_text(struct hw_emitter *e, const struct pm_state *p,
-		       size_t i, const struct arena_tot *tot)
-{
-	const struct pm_arena *ar = &p->arenas[i];
-	char a[32], b[32], c[32], d[32];
-	em_printf(e, "%5zu  0x%012llx %-6s %5zu %10s %10s %3llu %8llu %10s "
-		  "%7llu %10s\n", i, (unsigned long long)ar->addr,
-		  i == 0 ? "main" : "thread", ar->nheaps,
-		  hw_human(a, sizeof a, ar->system_mem),
-		  hw_human(b, sizeof b, ar->top_size),
-		  (unsigned long long)ar->attached_threads,
-		  (unsigned long long)tot->used,
-		  hw_human(c, sizeof c, tot->used_bytes),
-		  (unsigned long long)tot->free,
-		  hw_human(d, sizeof d, tot->free_bytes));
-	thread_tids_text(e, "threads", p, (int32_t)i);
-	for (size_t h = 0; h < p->nheaps; h++)
-		if (p->heaps[h].arena == (int32_t)i)
-			em_printf(e, "         heap 0x%llx-0x%llx (%s)\n",
-				  (unsigned long long)p->heaps[h].start,
-				  (unsigned long long)p->heaps[h].end,
-				  hw_human(a, sizeof a, p->heaps[h].end -
-					   p->heaps[h].start));
-}
-
-void pm_report_arenas(void *state, struct hw_emitter *e)
+enum hw_status pm_report_arenas(void *state, struct hw_emitter *e)
 {
 	struct pm_state *p = state;
 	struct arena_tot tot[PM_MAX_ARENAS];
 	memset(tot, 0, sizeof tot);
+	int32_t *tids = malloc((p->nthread_arenas + 1) * sizeof *tids);
+	if (!tids)
+		return hw_error(p->s, HW_BAD_TARGET, "out of memory");
 	struct arena_walk w = { tot, p->narenas };
 	pm_walk_chunks(p, add_arena_chunk, &w);
-	if (e->json) {
-		em_obj_begin(e, NULL);
-		em_str(e, "threads_from", p->how_thread_arena);
-		if (p->thread_arenas) {
-			thread_tids_json(e, "no_arena", p, PM_TA_NONE);
-			thread_tids_json(e, "not_an_arena", p, PM_TA_OTHER);
-			thread_tids_json(e, "unreadable", p, PM_TA_UNREAD);
-		}
-		em_arr_begin(e, "arenas");
-		for (size_t i = 0; i < p->narenas; i++)
-			arena_json(e, p, i, &tot[i]);
-		em_arr_end(e);
-		em_obj_end(e);
-		em_jsonl_end(e);
-		return;
+	em_doc_begin(e);
+	em_kv(e, &F_THREADS_FROM_JSON, ev_str(p->how_thread_arena));
+	if (p->thread_arenas) {
+		em_kv(e, &F_NO_ARENA_JSON, thread_tids(p, PM_TA_NONE, tids));
+		em_kv(e, &F_NOT_AN_ARENA_JSON, thread_tids(p, PM_TA_OTHER, tids));
+		em_kv(e, &F_UNREADABLE_JSON, thread_tids(p, PM_TA_UNREAD, tids));
 	}
-	em_printf(e, "%5s  %-14s %-6s %5s %10s %10s %3s %8s %10s %7s %10s\n",
-		  "arena", "address", "kind", "heaps", "system_mem",
-		  "top size", "thr", "used", "used bytes", "free",
-		  "free bytes");
+	em_table_begin(e, &ARENA_TABLE);
 	for (size_t i = 0; i < p->narenas; i++)
-		arena_text(e, p, i, &tot[i]);
+		arena_row(e, p, i, &tot[i], tids);
+	em_table_end(e);
 	/* Threads the table does not show, and where the rest came from.  */
-	thread_tids_text(e, "no arena (thread_arena NULL: no malloc yet):", p,
-			 PM_TA_NONE);
-	thread_tids_text(e, "thread_arena not an arena:", p, PM_TA_OTHER);
-	thread_tids_text(e, "TLS not in the core:", p, PM_TA_UNREAD);
-	em_printf(e, "threads: %s\n", p->how_thread_arena);
+	em_kv(e, &F_NO_ARENA_TEXT, thread_tids(p, PM_TA_NONE, tids));
+	em_kv(e, &F_NOT_AN_ARENA_TEXT, thread_tids(p, PM_TA_OTHER, tids));
+	em_kv(e, &F_UNREADABLE_TEXT, thread_tids(p, PM_TA_UNREAD, tids));
+	em_kv(e, &F_THREADS_FROM_TEXT, ev_str(p->how_thread_arena));
+	em_doc_end(e);
+	free(tids);
+	return HW_OK;
 }
 
 /* ---- bins -------------------------------------------------------------- */
 
 enum { K_TCACHE = 1, K_FAST = 2, K_UNSORTED = 4, K_SMALL = 8, K_LARGE = 16 };
 
+/* A row per bin that holds chunks; JSON names the arena or thread that
+   owns it, text says "arena N" / "thread N".  */
+static const struct em_field BIN_COLS[] = {
+	{ .key = "kind", .label = "kind", .width = -9 },
+	{ .key = "arena", .only = EM_JSON_ONLY },
+	{ .key = "thread", .only = EM_JSON_ONLY },
+	{ .label = "owner", .width = -14, .only = EM_TEXT_ONLY },
+	{ .key = "index", .label = "index", .width = 5 },
+	{ .key = "chunk_size", .label = "chunk size", .width = 12,
+	  .form = EM_T_HEX, .none = "-" },
+	{ .key = "count", .label = "count", .width = 8 },
+	{ .key = "bytes", .label = "bytes", .width = 12, .form = EM_T_HUMAN },
+};
+static const struct em_table BIN_TABLE = {
+	.key = "bins", .cols = BIN_COLS, .ncols = 8 };
+
 static void bin_row(struct hw_emitter *e, const char *kind, int arena,
 		    int tid, int index, uint64_t chunk_size, uint64_t count,
 		    uint64_t bytes)
 {
-	if (e->json) {
-		em_obj_begin(e, NULL);
-		em_str(e, "kind", kind);
-		if (arena >= 0)
-			em_i64(e, "arena", arena);
-		if (tid >= 0)
-			em_i64(e, "thread", tid);
-		em_i64(e, "index", index);
-		if (chunk_size)
-			em_u64(e, "chunk_size", chunk_size);
-		em_u64(e, "count", count);
-		em_u64(e, "bytes", bytes);
-		em_obj_end(e);
-		return;
-	}
-	char b[32], where[32];
+	char owner[32];
 	if (tid == -1 && strcmp(kind, "tcache") == 0)
-		snprintf(where, sizeof where, "thread ?");
+		snprintf(owner, sizeof owner, "thread ?");
 	else if (tid >= 0)
-		snprintf(where, sizeof where, "thread %d", tid);
+		snprintf(owner, sizeof owner, "thread %d", tid);
 	else
-		snprintf(where, sizeof where, "arena %d", arena);
-	if (chunk_size)
-		em_printf(e, "%-9s %-14s %5d %#12llx %8llu %12s\n", kind, where,
-			  index, (unsigned long long)chunk_size,
-			  (unsigned long long)count, hw_human(b, sizeof b, bytes));
-	else
-		em_printf(e, "%-9s %-14s %5d %12s %8llu %12s\n", kind, where,
-			  index, "-", (unsigned long long)count,
-			  hw_human(b, sizeof b, bytes));
+		snprintf(owner, sizeof owner, "arena %d", arena);
+	const struct em_val v[] = {
+		ev_str(kind),
+		arena >= 0 ? ev_i64(arena) : ev_absent(),
+		tid >= 0 ? ev_i64(tid) : ev_absent(),
+		ev_str(owner),
+		ev_i64(index),
+		chunk_size ? ev_u64(chunk_size) : ev_absent(),
+		ev_u64(count),
+		ev_u64(bytes),
+	};
+	em_row(e, v);
 }
 
 enum hw_status pm_report_bins(void *state, struct hw_emitter *e,
@@ -340,13 +395,8 @@ enum hw_status pm_report_bins(void *state, struct hw_emitter *e,
 					"(tcache, fast, unsorted, small, large)",
 					kind);
 	}
-	if (e->json) {
-		em_obj_begin(e, NULL);
-		em_arr_begin(e, "bins");
-	} else {
-		em_printf(e, "%-9s %-14s %5s %12s %8s %12s\n", "kind", "owner",
-			  "index", "chunk size", "count", "bytes");
-	}
+	em_doc_begin(e);
+	em_table_begin(e, &BIN_TABLE);
 	if (want & K_TCACHE)
 		for (size_t i = 0; i < p->ntcaches; i++) {
 			const struct pm_tcache *tc = &p->tcaches[i];
@@ -379,10 +429,7 @@ enum hw_status pm_report_bins(void *state, struct hw_emitter *e,
 				ar->bins[b].count, ar->bins[b].bytes);
 		}
 	}
-	if (e->json) {
-		em_arr_end(e);
-		em_obj_end(e);
-		em_jsonl_end(e);
-	}
+	em_table_end(e);
+	em_doc_end(e);
 	return HW_OK;
 }

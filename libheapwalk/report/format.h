@@ -1,0 +1,125 @@
+/* format.h - number formatting for the renderers, straight into the
+ * output buffer.
+ *
+ * The callers reserve room first (FMT_ROOM bytes for any number) and
+ * write in place: no temporary buffer, no copy, no printf.  `chunks`
+ * formats tens of millions of numbers, so the digit writers are inline:
+ * decimal two digits per step, hex eight at a time.
+ */
+#ifndef HW_FORMAT_H
+#define HW_FORMAT_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+/* The longest a formatted 64-bit number can be: "-9223372036854775808"
+   and "18446744073709551615" (20); 16 hex digits.  */
+#define FMT_U64_MAX 20
+/* What to reserve for one: fmt_hex() stores 16 bytes at a time.  */
+#define FMT_ROOM 24
+
+/* "00" "01" ... "99".  */
+extern const char fmt_dec_pairs[200];
+extern const uint64_t fmt_pow10[20];
+
+/* Decimal digits of v (1 for 0).  */
+static inline unsigned fmt_dec_len(uint64_t v)
+{
+	/* log10 from log2: bits * log10(2) (1233 / 4096) is the digit count
+	   or one less; the power of ten decides.  v | 1 gives 0 its one
+	   digit (no power of ten is odd).  */
+	uint64_t w = v | 1;
+	unsigned t = (64 - (unsigned)__builtin_clzll(w)) * 1233 >> 12;
+	return t + (w >= fmt_pow10[t]);
+}
+
+/* v in decimal at p, its length n = fmt_dec_len(v) known; returns the
+   end.  */
+static inline char *fmt_dec_n(char *p, uint64_t v, unsigned n)
+{
+	char *end = p + n, *q = end;
+	while (v >= 100) {
+		unsigned r = (unsigned)(v % 100);
+		v /= 100;
+		q -= 2;
+		memcpy(q, fmt_dec_pairs + 2 * r, 2);
+	}
+	if (v >= 10)
+		memcpy(q - 2, fmt_dec_pairs + 2 * v, 2);
+	else
+		q[-1] = (char)('0' + v);
+	return end;
+}
+
+/* v in decimal at p (exactly fmt_dec_len(v) bytes); returns the end.  */
+static inline char *fmt_dec(char *p, uint64_t v)
+{
+	return fmt_dec_n(p, v, fmt_dec_len(v));
+}
+
+/* The magnitude of v, also for INT64_MIN.  */
+static inline uint64_t fmt_magnitude(int64_t v)
+{
+	return v < 0 ? (uint64_t)0 - (uint64_t)v : (uint64_t)v;
+}
+
+static inline unsigned fmt_i64_len(int64_t v)
+{
+	return (v < 0) + fmt_dec_len(fmt_magnitude(v));
+}
+
+static inline char *fmt_i64(char *p, int64_t v)
+{
+	if (v < 0)
+		*p++ = '-';
+	return fmt_dec(p, fmt_magnitude(v));
+}
+
+/* Hex digits of v, no "0x" (1 for 0).  */
+static inline unsigned fmt_hex_len(uint64_t v)
+{
+	return (67 - (unsigned)__builtin_clzll(v | 1)) / 4;
+}
+
+/* The 8 hex digits of x, most significant first, as the bytes of a
+   little-endian word: each nibble spread to a byte, then made a digit
+   without a branch ('a' - '0' - 10 = 39 is added past 9).  */
+static inline uint64_t fmt_hex8(uint32_t x)
+{
+	uint64_t v = x;
+	v = (v | v << 16) & 0x0000ffff0000ffffull;
+	v = (v | v << 8) & 0x00ff00ff00ff00ffull;
+	v = (v | v << 4) & 0x0f0f0f0f0f0f0f0full;
+	uint64_t letter = ((v + 0x0606060606060606ull) >> 4) &
+			  0x0101010101010101ull;
+	v += 0x3030303030303030ull + letter * 39;
+	return __builtin_bswap64(v);
+}
+
+/* The last n (1..16) hex digits of v at p; returns the end.  Writes 16
+   bytes at p whatever n is: reserve them.  */
+static inline char *fmt_hex_n(char *p, uint64_t v, unsigned n)
+{
+	/* All 16 digits, the leading ones shifted out.  */
+	__extension__ unsigned __int128 all =
+		(unsigned __int128)fmt_hex8((uint32_t)v) << 64 |
+		fmt_hex8((uint32_t)(v >> 32));
+	all >>= 8 * (16 - n);
+	memcpy(p, &all, 16);
+	return p + n;
+}
+
+/* v in lower-case hex at p, zero-padded to `digits` (<= 16) digits;
+   returns the end.  Writes 16 bytes at p: reserve them.  */
+static inline char *fmt_hex(char *p, uint64_t v, unsigned digits)
+{
+	unsigned n = fmt_hex_len(v);
+	return fmt_hex_n(p, v, n < digits ? digits : n);
+}
+
+/* v with `prec` decimals, as printf's "%.*f" writes it, into buf
+   (>= 32 bytes); returns its length.  Ratios only: not for hot loops.  */
+size_t fmt_fixed(char *buf, size_t len, double v, int prec);
+
+#endif /* HW_FORMAT_H */

@@ -1,0 +1,21 @@
+#!/bin/bash
+# The report model and its renderers on their own (tests/helper/emit-test.c,
+# built here with ASan and UBSan from libheapwalk/report's emitter files):
+# every record kind in text and JSON against hand-written output, the
+# renderers' fast paths and their limits, number formatting against
+# printf, output larger than the emitter's buffer, a failing sink.
+# shellcheck source=tests/lib.sh
+. "$(dirname "$0")/lib.sh"
+need_cmd cc
+
+r=$TOP/libheapwalk/report
+cc -std=c11 -D_GNU_SOURCE -O1 -g -Wall -Wextra -Werror -Wshadow \
+	-fsanitize=address,undefined -fno-sanitize-recover=all \
+	-I"$TOP/libheapwalk" "$r/emit.c" "$r/format.c" "$r/render-text.c" \
+	"$r/render-json.c" "$TOP/tests/helper/emit-test.c" -o "$T/emit-test" ||
+	fail "cannot build tests/helper/emit-test.c"
+"$T/emit-test" >"$T/out" 2>"$T/err" || {
+	head -n 60 "$T/err" >&2
+	fail "emit-test failed"
+}
+say "$(cat "$T/out")"
