@@ -334,6 +334,20 @@ static bool maps_only(struct hw_target *t, void *arg, char *err,
 	return read_maps(t, arg, err, errlen);
 }
 
+bool hw_process_gone(int pid)
+{
+	if (kill(pid, 0) != 0 && errno == ESRCH)
+		return true;
+	char path[64], c;
+	snprintf(path, sizeof path, "/proc/%d/maps", pid);
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return errno == ENOENT || errno == ESRCH;
+	ssize_t n = read(fd, &c, 1);
+	close(fd);
+	return n == 0 || (n < 0 && errno == ESRCH);
+}
+
 enum hw_status hw_process_open(int pid, const struct hw_process_opts *opts,
 			       struct hw_target **out, char *err,
 			       size_t errlen)

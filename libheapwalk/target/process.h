@@ -26,4 +26,8 @@ enum hw_status hw_process_open(int pid, const struct hw_process_opts *opts,
 			       struct hw_target **out, char *err,
 			       size_t errlen);
 
+/* Has process `pid` lost its memory (exited, killed, or a zombie not yet
+   reaped)?  A zombie still answers kill(pid, 0), but its maps are empty.  */
+bool hw_process_gone(int pid);
+
 #endif /* HW_TARGET_PROCESS_H */
