@@ -67,8 +67,21 @@ struct hw_open_opts {
 	/* Set non-zero (e.g. from a SIGINT handler) to make a running
 	   attach give up and release the process at once.  */
 	const volatile sig_atomic_t *cancel;
+	/* What the commands to come need (HW_NEED_*, or'ed; 0 = anything,
+	   e.g. an interactive front end): the session does no eager work
+	   beyond it.  A command that needs more later still gets it.  */
+	unsigned needs;
 };
 #define HW_OPEN_OPTS_INIT { .sz = sizeof(struct hw_open_opts) }
+
+/* What a command needs of the target: the session opens in stages
+   (target and symbols; the allocator's roots, heaps and arenas; then the
+   free lists; then every chunk) and takes only those a command needs.  */
+enum hw_need {
+	HW_NEED_LISTS = 1 << 0,   /* every free list (bins, tcaches) */
+	HW_NEED_CHUNKS = 1 << 1,  /* every chunk of every heap */
+	HW_NEED_AROUND = 1 << 2,  /* the blocks around one address only */
+};
 
 /* Where output goes: `len` bytes at `data`.  Returns false when the sink
    failed (e.g. EPIPE); the command then stops early.  */
@@ -100,5 +113,8 @@ void hw_session_close(hw_session *s);
    name and one-line description, or NULL past the end.  */
 const char *hw_command_name(size_t i);
 const char *hw_command_help(size_t i);
+/* What command `name` needs (HW_NEED_*), for hw_open_opts.needs; 0 for
+   an unknown command.  */
+unsigned hw_command_needs(const char *name);
 
 #endif /* HEAPWALK_H */

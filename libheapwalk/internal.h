@@ -96,6 +96,12 @@ struct hw_session {
 	struct hw_finding *findings;
 	size_t nfindings, findings_cap;
 	uint64_t findings_total;
+	/* Hashes of the findings recorded (addr and text): a place two walks
+	   cover (a lookup's, then a report's) is reported once.  */
+	struct hw_seen {
+		uint64_t *slots;
+		size_t cap, n;
+	} seen;
 	struct hw_partial partial;
 	struct hw_policy policy;
 	atomic_bool oom;                  /* a walk ran out of memory: its

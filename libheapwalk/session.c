@@ -41,17 +41,74 @@ static struct hw_finding *new_finding(struct hw_session *s)
 	return &s->findings[s->nfindings++];
 }
 
-static void add_finding(struct hw_session *s, uint64_t addr, bool note,
-			const char *fmt, va_list ap)
+/* Add key to the set; false when it was there.  Out of memory, findings
+   are no longer told apart (a duplicate beats a lost finding).  */
+static bool seen_add(struct hw_seen *set, uint64_t key)
 {
+	if (2 * (set->n + 1) > set->cap) {
+		size_t cap = set->cap ? 2 * set->cap : 256;
+		uint64_t *slots = calloc(cap, sizeof *slots);
+		if (!slots)
+			return true;
+		for (size_t i = 0; i < set->cap; i++) {
+			uint64_t k = set->slots[i];
+			if (!k)
+				continue;
+			size_t j = k & (cap - 1);
+			while (slots[j])
+				j = (j + 1) & (cap - 1);
+			slots[j] = k;
+		}
+		free(set->slots);
+		set->slots = slots;
+		set->cap = cap;
+	}
+	size_t j = key & (set->cap - 1);
+	while (set->slots[j]) {
+		if (set->slots[j] == key)
+			return false;
+		j = (j + 1) & (set->cap - 1);
+	}
+	set->slots[j] = key;
+	set->n++;
+	return true;
+}
+
+/* FNV-1a over the text, mixed with the address; never 0 (the set's
+   empty slot).  */
+static uint64_t finding_key(uint64_t addr, const char *text)
+{
+	uint64_t h = 0xcbf29ce484222325ull ^ (addr * 0x9e3779b97f4a7c15ull);
+	for (const char *c = text; *c; c++)
+		h = (h ^ (uint8_t)*c) * 0x100000001b3ull;
+	return h ? h : 1;
+}
+
+/* Record one finding (a partial mark too when `partial`), unless the
+   same text at the same address was recorded before.  */
+static void add_finding(struct hw_session *s, uint64_t addr, bool note,
+			bool partial, const char *fmt, va_list ap)
+{
+	char text[sizeof s->findings->problem];
+	vsnprintf(text, sizeof text, fmt, ap);
+	uint64_t key = finding_key(addr, text);
 	pthread_mutex_lock(&s->findings_lock);
+	if (!seen_add(&s->seen, key)) {
+		pthread_mutex_unlock(&s->findings_lock);
+		return;
+	}
+	/* The first place that made the totals partial is the one shown.  */
+	if (partial && s->partial.places++ == 0) {
+		s->partial.addr = addr;
+		snprintf(s->partial.why, sizeof s->partial.why, "%s", text);
+	}
 	if (!note)
 		s->findings_total++;
 	struct hw_finding *f = new_finding(s);
 	if (f) {
 		f->addr = addr;
 		f->note = note;
-		vsnprintf(f->problem, sizeof f->problem, fmt, ap);
+		memcpy(f->problem, text, sizeof f->problem);
 	}
 	pthread_mutex_unlock(&s->findings_lock);
 }
@@ -60,7 +117,7 @@ void hw_finding(struct hw_session *s, uint64_t addr, const char *fmt, ...)
 {
 	va_list ap;
 	va_start(ap, fmt);
-	add_finding(s, addr, false, fmt, ap);
+	add_finding(s, addr, false, false, fmt, ap);
 	va_end(ap);
 }
 
@@ -68,7 +125,7 @@ void hw_note(struct hw_session *s, uint64_t addr, const char *fmt, ...)
 {
 	va_list ap;
 	va_start(ap, fmt);
-	add_finding(s, addr, true, fmt, ap);
+	add_finding(s, addr, true, false, fmt, ap);
 	va_end(ap);
 }
 
@@ -76,18 +133,7 @@ void hw_partial(struct hw_session *s, uint64_t addr, const char *fmt, ...)
 {
 	va_list ap;
 	va_start(ap, fmt);
-	pthread_mutex_lock(&s->findings_lock);
-	/* Walkers report each place once (their reporting walk).  */
-	bool first = s->partial.places++ == 0;
-	if (first) {
-		s->partial.addr = addr;
-		va_list aq;
-		va_copy(aq, ap);
-		vsnprintf(s->partial.why, sizeof s->partial.why, fmt, aq);
-		va_end(aq);
-	}
-	pthread_mutex_unlock(&s->findings_lock);
-	add_finding(s, addr, false, fmt, ap);
+	add_finding(s, addr, false, true, fmt, ap);
 	va_end(ap);
 }
 
@@ -109,7 +155,10 @@ static void resolve_policy(struct hw_session *s)
 			    : cpus > 0 ? (unsigned)cpus : 1;
 	if (s->policy.threads > 64)
 		s->policy.threads = 64;
-	s->policy.prefault = !s->opts.no_prefault;
+	/* Faulting the whole heap in pays only for a walk of all of it.  */
+	unsigned walk = HW_NEED_LISTS | HW_NEED_CHUNKS;
+	s->policy.prefault = !s->opts.no_prefault &&
+			     (!s->opts.needs || (s->opts.needs & walk));
 	long pages = sysconf(_SC_PHYS_PAGES), psz = sysconf(_SC_PAGESIZE);
 	s->policy.cache_max = s->opts.cache_max ? s->opts.cache_max
 			      : pages > 0 && psz > 0
@@ -174,6 +223,14 @@ static void findings_unstash(struct hw_session *s,
 		s->partial = st->partial;
 	else
 		s->partial.places += st->partial.places;
+	/* The other instances' findings were dropped: only the walked
+	   one's count as seen.  */
+	if (s->seen.slots)
+		memset(s->seen.slots, 0, s->seen.cap * sizeof *s->seen.slots);
+	s->seen.n = 0;
+	for (size_t i = 0; i < s->nfindings; i++)
+		seen_add(&s->seen, finding_key(s->findings[i].addr,
+					       s->findings[i].problem));
 	pthread_mutex_unlock(&s->findings_lock);
 }
 
@@ -516,6 +573,7 @@ void hw_session_close(hw_session *s)
 	free(s->exe);
 	free(s->sysroot);
 	free(s->findings);
+	free(s->seen.slots);
 	pthread_mutex_destroy(&s->findings_lock);
 	free(s);
 }

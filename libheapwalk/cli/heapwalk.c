@@ -264,6 +264,8 @@ int main(int argc, char **argv)
 			return st;
 		}
 	}
+	/* One command per run: the session does only what it needs.  */
+	o.needs = hw_command_needs(ncmd > 0 ? cmd[0] : "summary");
 	hw_session *s;
 	/* A live process is stopped only inside hw_session_open: a signal
 	   there must not kill heapwalk before the process is let go.  */

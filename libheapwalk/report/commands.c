@@ -1110,18 +1110,27 @@ struct command {
 	const char *name;
 	enum hw_status (*run)(struct cmd_ctx *c);
 	const char *help;
+	unsigned needs;           /* HW_NEED_* */
 };
 
+#define NEED_WALK (HW_NEED_LISTS | HW_NEED_CHUNKS)
+
 static const struct command commands[] = {
-	{ "summary", cmd_summary, "allocator, arenas, totals in use / free / overhead" },
-	{ "arenas", cmd_arenas, "each arena with its heaps and totals" },
+	{ "summary", cmd_summary, "allocator, arenas, totals in use / free / "
+	  "overhead", NEED_WALK },
+	{ "arenas", cmd_arenas, "each arena with its heaps and totals",
+	  NEED_WALK },
 	{ "bins", cmd_bins, "[KIND]: free lists (ptmalloc: tcache fast unsorted "
-	  "small large; jemalloc: small large tcache)" },
-	{ "chunks", cmd_chunks, "every chunk [--used|--free]" },
-	{ "sizes", cmd_sizes, "per size class: count and bytes in use and free" },
-	{ "chunk", cmd_chunk, "ADDR: the chunk containing ADDR and its neighbours" },
-	{ "check", cmd_check, "heap consistency: every problem with its address" },
-	{ "frag", cmd_frag, "free memory and fragmentation per arena" },
+	  "small large; jemalloc: small large tcache)", HW_NEED_LISTS },
+	{ "chunks", cmd_chunks, "every chunk [--used|--free]", NEED_WALK },
+	{ "sizes", cmd_sizes, "per size class: count and bytes in use and free",
+	  NEED_WALK },
+	{ "chunk", cmd_chunk, "ADDR: the chunk containing ADDR and its "
+	  "neighbours", HW_NEED_AROUND },
+	{ "check", cmd_check, "heap consistency: every problem with its address",
+	  NEED_WALK },
+	{ "frag", cmd_frag, "free memory and fragmentation per arena",
+	  NEED_WALK },
 };
 
 #define NCOMMANDS (sizeof commands / sizeof commands[0])
@@ -1134,6 +1143,14 @@ const char *hw_command_name(size_t i)
 const char *hw_command_help(size_t i)
 {
 	return i < NCOMMANDS ? commands[i].help : NULL;
+}
+
+unsigned hw_command_needs(const char *name)
+{
+	for (size_t i = 0; i < NCOMMANDS; i++)
+		if (!strcmp(commands[i].name, name))
+			return commands[i].needs;
+	return 0;
 }
 
 enum hw_status hw_session_run(hw_session *s, int argc, char *const argv[],

@@ -155,19 +155,15 @@ static void bad_size(struct pm_state *p, uint64_t c, uint64_t sz,
 			   (unsigned long long)sz, (unsigned long long)field);
 }
 
-static bool walk_heap(struct pm_state *p, struct pm_heap *h, hw_chunk_fn *fn,
-		      void *cookie, bool report)
+/* Walk heap h from chunk `from` (h->start, or a chunk boundary an
+   earlier walk found) to its end or until fn says stop.  */
+static bool walk_heap(struct pm_state *p, struct pm_heap *h, uint64_t from,
+		      hw_chunk_fn *fn, void *cookie, bool report)
 {
 	struct pm_arena *ar = &p->arenas[h->arena];
-	/* Each heap's findings are recorded once, by whichever walk comes
-	   first (a lookup walks one heap only).  */
-	if (h->reported)
-		report = false;
-	else if (report)
-		h->reported = true;
 	const uint8_t *base = NULL;
 	uint64_t run = hw_readable_run(p->t, h->start, &base);
-	uint64_t end = h->end, c = h->start;
+	uint64_t end = h->end, c = from;
 	struct hw_chunk out = { .arena = h->arena };
 	uint64_t prefetched = c;
 	while (c < end) {
@@ -277,7 +273,8 @@ static void *walk_part(void *arg)
 	for (size_t u = j->first; u < j->last && j->ok; u++) {
 		struct pm_state *p = j->p;
 		if (u < p->nheaps) {
-			j->ok = walk_heap(p, &p->heaps[u], j->fn, j->cookie,
+			j->ok = walk_heap(p, &p->heaps[u], p->heaps[u].start,
+					  j->fn, j->cookie,
 					  j->report);
 			continue;
 		}
@@ -332,19 +329,64 @@ bool pm_walk_chunks_parallel(struct pm_state *p, unsigned nparts,
 	return ok;
 }
 
+/* The chunks around an address: the one holding it, the one before and
+   the one after (as a lookup shows them).  */
+struct around {
+	uint64_t addr;
+	struct hw_chunk last, hit, next;
+	bool have_last, have_hit, have_next;
+};
+
+static bool collect_around(void *cookie, const struct hw_chunk *c)
+{
+	struct around *a = cookie;
+	if (a->have_hit) {
+		a->next = *c;
+		a->have_next = true;
+		return false;
+	}
+	if (a->addr >= c->chunk && a->addr - c->chunk < c->chunk_size) {
+		a->hit = *c;
+		a->have_hit = true;
+		return true;
+	}
+	a->last = *c;
+	a->have_last = true;
+	return true;
+}
+
 bool pm_walk_around(struct pm_state *p, uint64_t addr, hw_chunk_fn *fn,
 		    void *cookie)
 {
-	for (size_t i = 0; i < p->nheaps; i++)
-		if (addr >= p->heaps[i].start && addr < p->heaps[i].end)
-			return walk_heap(p, &p->heaps[i], fn, cookie, true);
 	for (size_t i = 0; i < p->nmmapped; i++)
 		if (addr >= p->mmapped[i].chunk &&
 		    addr - p->mmapped[i].chunk < p->mmapped[i].size) {
 			struct hw_chunk c = mmapped_chunk(&p->mmapped[i]);
 			return fn(cookie, &c);
 		}
-	return true;
+	struct pm_heap *h = pm_heap_of(p, addr);
+	if (!h)
+		return true;
+	if (p->lists_done)
+		return walk_heap(p, h, h->start, fn, cookie, true);
+	/* First the chunk boundaries up to the chunk after addr (the size
+	   chain is the only way to them), then only the lists those chunks
+	   could be on, then the few chunks again, classified.  The walk
+	   resumes at the last chunk before addr: a boundary, and the chunk
+	   the damage is blamed on if the chain breaks there.  */
+	struct around a = { .addr = addr };
+	walk_heap(p, h, h->start, collect_around, &a, false);
+	uint64_t sizes[3];
+	size_t n = 0;
+	if (a.have_last)
+		sizes[n++] = a.last.chunk_size;
+	if (a.have_hit)
+		sizes[n++] = a.hit.chunk_size;
+	if (a.have_next)
+		sizes[n++] = a.next.chunk_size;
+	pm_walk_lists_for(p, h->arena, sizes, n);
+	return walk_heap(p, h, a.have_last ? a.last.chunk : h->start, fn,
+			 cookie, true);
 }
 
 bool pm_walk_chunks(struct pm_state *p, hw_chunk_fn *fn, void *cookie)
@@ -357,7 +399,8 @@ bool pm_walk_chunks(struct pm_state *p, hw_chunk_fn *fn, void *cookie)
 	while (hi < p->nheaps || mi < p->nmmapped) {
 		if (mi == p->nmmapped ||
 		    (hi < p->nheaps && p->heaps[hi].start < p->mmapped[mi].chunk)) {
-			if (!walk_heap(p, &p->heaps[hi++], fn, cookie, report))
+			struct pm_heap *h = &p->heaps[hi++];
+			if (!walk_heap(p, h, h->start, fn, cookie, report))
 				return false;
 			continue;
 		}

@@ -108,6 +108,36 @@ static bool chunk_size_of(struct pm_state *p, uint64_t chunk, uint64_t *sz)
 	return true;
 }
 
+/* Which lists a walk takes: all of them (nsizes 0), or those that chunks
+   of the given sizes in one arena could be on.  */
+struct list_filter {
+	int arena;
+	const uint64_t *sizes;
+	size_t nsizes;
+};
+
+static bool filter_size(const struct list_filter *f, uint64_t size)
+{
+	for (size_t i = 0; i < f->nsizes; i++)
+		if (f->sizes[i] == size)
+			return true;
+	return f->nsizes == 0;
+}
+
+static bool filter_bin(const struct list_filter *f, int arena, int bin)
+{
+	if (f->nsizes == 0)
+		return true;
+	if (arena != f->arena)
+		return false;
+	if (bin == 1)
+		return true;
+	for (size_t i = 0; i < f->nsizes; i++)
+		if (pm_bin_index(f->sizes[i]) == bin)
+			return true;
+	return false;
+}
+
 /* ---- tcache ------------------------------------------------------------ */
 
 static bool read_tcache(struct pm_state *p, struct pm_tcache *tc)
@@ -311,16 +341,22 @@ void pm_find_tcaches(struct pm_state *p)
 	}
 }
 
-static void walk_tcache(struct pm_state *p, struct pm_tcache *tc)
+static void walk_tcache(struct pm_state *p, struct pm_tcache *tc,
+			const struct list_filter *f)
 {
 	unsigned nbins = (unsigned)(p->tcache_bins ? p->tcache_bins
 						   : PM_TCACHE_MAX_BINS);
+	if (nbins > PM_TCACHE_MAX_BINS)
+		nbins = PM_TCACHE_MAX_BINS;
 	for (unsigned i = 0; i < nbins; i++) {
 		uint64_t e;
 		uint64_t head = tc->addr + (uint64_t)p->l.tc_entries + 8 * i;
+		uint64_t want = (uint64_t)i * 16 + PM_MINSIZE, n = 0;
+		if (tc->done[i] || !filter_size(f, want))
+			continue;
+		tc->done[i] = true;
 		if (!hw_read_u64(p->t, head, &e))
 			continue;
-		uint64_t want = (uint64_t)i * 16 + PM_MINSIZE, n = 0;
 		/* Where the pointer being followed was read: a pointer to
 		   nowhere is damage at its holder, not at the nowhere.  */
 		uint64_t holder = head;
@@ -497,6 +533,7 @@ static bool bin_step(struct pm_state *p, struct cursor *k)
 struct lists_job {
 	struct pm_state *p;
 	unsigned part, nparts;
+	const struct list_filter *f;
 };
 
 /* Walk the lists of the arenas given to this part.  */
@@ -516,6 +553,11 @@ static void *walk_arena_lists(void *arg)
 			continue;
 		for (int i = 0; i < PM_NFASTBINS; i++) {
 			uint64_t c;
+			if (ar->fast_done[i] ||
+			    !filter_size(j->f, (uint64_t)(i + 2) * 16) ||
+			    (j->f->nsizes && (int)a != j->f->arena))
+				continue;
+			ar->fast_done[i] = true;
 			if (hw_read_u64(p->t, ar->addr + (uint64_t)p->l.ms_fastbins +
 					8 * (uint64_t)i, &c) && c)
 				ks[n++] = (struct cursor){ .cur = c, .ar = ar,
@@ -525,6 +567,9 @@ static void *walk_arena_lists(void *arg)
 					.fast = true };
 		}
 		for (int i = 1; i < PM_NBINS - 1; i++) {
+			if (ar->bins_done[i] || !filter_bin(j->f, (int)a, i))
+				continue;
+			ar->bins_done[i] = true;
 			uint64_t bin = pm_bin_at(p, ar->addr, i), c;
 			if (hw_read_u64(p->t, bin + 16, &c) && c != bin)
 				ks[n++] = (struct cursor){ .cur = c, .prev = bin,
@@ -532,14 +577,25 @@ static void *walk_arena_lists(void *arg)
 					.arena = (int16_t)a, .index = (int16_t)i };
 		}
 	}
+	/* Only a few lists are in flight at once; the others wait past the
+	   window.  Measured on the bench core (2.5M free chunks in 440
+	   lists), one thread: all lists at once 1.27 s, 32 1.13 s, 8 0.88 s,
+	   4 0.78 s, 2 0.99 s, 1 1.26 s.  Each node is on a page of its own
+	   (a TLB miss, often a page fault of the core's mapping): a wider
+	   window only has the nodes evict each other's translations and
+	   prefetched lines before they are used.  */
+	const size_t window = 4;
 	while (n > 0) {
-		for (size_t i = 0; i < n;) {
+		size_t active = n < window ? n : window;
+		for (size_t i = 0; i < active;) {
 			struct cursor *k = &ks[i];
 			bool more = k->fast ? fast_step(p, k) : bin_step(p, k);
 			if (more && k->n > p->list_limit)
 				more = false;
 			if (!more) {
 				ks[i] = ks[--n];
+				if (active > n)
+					active = n;
 				continue;
 			}
 			prefetch_node(p, k, k->cur);
@@ -554,11 +610,14 @@ static void *walk_arena_lists(void *arg)
 
 /* Arenas are independent: their lists are walked by PM_LIST_THREADS
    threads, the arenas dealt out by size so the threads finish together.  */
-static void walk_all_arena_lists(struct pm_state *p)
+static void walk_all_arena_lists(struct pm_state *p,
+				 const struct list_filter *f)
 {
 	uint64_t load[PM_LIST_THREADS] = { 0 };
-	unsigned nthreads = hw_threads(p->s) < PM_LIST_THREADS
-			    ? hw_threads(p->s) : PM_LIST_THREADS;
+	/* A lookup's few lists are not worth a thread.  */
+	unsigned nthreads = f->nsizes ? 1 : hw_threads(p->s);
+	if (nthreads > PM_LIST_THREADS)
+		nthreads = PM_LIST_THREADS;
 	for (size_t a = 0; a < p->narenas; a++) {
 		unsigned best = 0;
 		for (unsigned k = 1; k < nthreads; k++)
@@ -571,7 +630,7 @@ static void walk_all_arena_lists(struct pm_state *p)
 	pthread_t tids[PM_LIST_THREADS];
 	bool started[PM_LIST_THREADS] = { false };
 	for (unsigned k = 0; k < nthreads; k++)
-		jobs[k] = (struct lists_job){ p, k, nthreads };
+		jobs[k] = (struct lists_job){ p, k, nthreads, f };
 	for (unsigned k = 1; k < nthreads; k++)
 		started[k] = pthread_create(&tids[k], NULL, walk_arena_lists,
 					    &jobs[k]) == 0;
@@ -584,9 +643,25 @@ static void walk_all_arena_lists(struct pm_state *p)
 	}
 }
 
-void pm_walk_lists(struct pm_state *p)
+static void walk_lists(struct pm_state *p, const struct list_filter *f)
 {
 	for (size_t i = 0; i < p->ntcaches; i++)
-		walk_tcache(p, &p->tcaches[i]);
-	walk_all_arena_lists(p);
+		walk_tcache(p, &p->tcaches[i], f);
+	walk_all_arena_lists(p, f);
+}
+
+void pm_walk_lists(struct pm_state *p)
+{
+	if (p->lists_done)
+		return;
+	p->lists_done = true;
+	walk_lists(p, &(struct list_filter){ .arena = -1 });
+}
+
+void pm_walk_lists_for(struct pm_state *p, int arena, const uint64_t *sizes,
+		       size_t nsizes)
+{
+	if (p->lists_done || nsizes == 0)
+		return;
+	walk_lists(p, &(struct list_filter){ arena, sizes, nsizes });
 }

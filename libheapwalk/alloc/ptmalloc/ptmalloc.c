@@ -1,8 +1,10 @@
 /* ptmalloc.c - glibc malloc behind the allocator interface.
  *
- * Opening does all the metadata work once: roots, heaps, every free list
- * and the mmapped chunks.  Chunk walks afterwards are linear passes over
- * the heaps that allocate nothing.
+ * Opening finds the roots, heaps, tcaches, thread arenas and mmapped
+ * chunks.  The free lists (millions of scattered nodes on a big heap) are
+ * walked on first use: every report and chunk walk needs them all, a
+ * lookup of one address only the few lists its chunks could be on.  Chunk
+ * walks are linear passes over the heaps that allocate nothing.
  */
 #include <stdlib.h>
 #include <sys/mman.h>
@@ -52,7 +54,6 @@ static enum hw_status pm_open(struct hw_session *s, void **state)
 	pm_find_thread_arenas(p);
 	pm_era_links(p);
 	pm_era_conclude(p);
-	pm_walk_lists(p);
 	pm_find_mmapped(p);
 	*state = p;
 	return HW_OK;
@@ -115,6 +116,7 @@ static size_t pm_narenas(void *state)
 
 static bool pm_chunks(void *state, hw_chunk_fn *fn, void *cookie)
 {
+	pm_walk_lists(state);
 	return pm_walk_chunks(state, fn, cookie);
 }
 
@@ -127,7 +129,27 @@ static bool pm_chunks_around(void *state, uint64_t addr, hw_chunk_fn *fn,
 static bool pm_chunks_parallel(void *state, unsigned nparts, hw_chunk_fn *fn,
 			       void *const cookies[])
 {
+	pm_walk_lists(state);
 	return pm_walk_chunks_parallel(state, nparts, fn, cookies);
+}
+
+static void pm_summary(void *state, struct hw_emitter *e)
+{
+	pm_walk_lists(state);
+	pm_report_summary(state, e);
+}
+
+static enum hw_status pm_arenas(void *state, struct hw_emitter *e)
+{
+	pm_walk_lists(state);
+	return pm_report_arenas(state, e);
+}
+
+static enum hw_status pm_bins(void *state, struct hw_emitter *e,
+			      const char *kind)
+{
+	pm_walk_lists(state);
+	return pm_report_bins(state, e, kind);
 }
 
 const struct hw_allocator_ops hw_ptmalloc_ops = {
@@ -141,9 +163,9 @@ const struct hw_allocator_ops hw_ptmalloc_ops = {
 	.chunks = pm_chunks,
 	.chunks_parallel = pm_chunks_parallel,
 	.chunks_around = pm_chunks_around,
-	.summary = pm_report_summary,
-	.arenas = pm_report_arenas,
-	.bins = pm_report_bins,
+	.summary = pm_summary,
+	.arenas = pm_arenas,
+	.bins = pm_bins,
 	.size_class = pm_size_class,
 	.check = NULL,
 };

@@ -100,7 +100,6 @@ struct pm_heap {
 	int32_t arena;
 	uint8_t *tags;        /* 2 bits per 16 bytes: enum pm_tag */
 	size_t tags_len;      /* bytes mapped for tags */
-	bool reported;        /* a walk recorded its findings already */
 };
 
 enum pm_tag { PM_TAG_NONE, PM_TAG_FAST, PM_TAG_UNSORTED, PM_TAG_BINNED };
@@ -134,6 +133,10 @@ struct pm_arena {
 	unsigned part;                    /* list-walk thread */
 	struct pm_bin_stat fast[PM_NFASTBINS];
 	struct pm_bin_stat bins[PM_NBINS]; /* 1 unsorted, 2..63 small, 64.. large */
+	/* Which lists were walked (each is walked once: a lookup walks only
+	   the lists its chunks could be on, a later report the others).  */
+	bool fast_done[PM_NFASTBINS];
+	bool bins_done[PM_NBINS];
 };
 
 /* One thread's tcache.  */
@@ -143,6 +146,7 @@ struct pm_tcache {
 	int32_t arena;        /* arena whose heap holds it, or -1 */
 	uint16_t counts[PM_TCACHE_MAX_BINS];
 	uint16_t walked[PM_TCACHE_MAX_BINS];
+	bool done[PM_TCACHE_MAX_BINS];    /* bin walked (see pm_arena) */
 };
 
 /* One thread's thread_arena (threads.c).  */
@@ -225,6 +229,7 @@ struct pm_state {
 	uint64_t list_limit;              /* bound on any list walk */
 	struct hw_prefault prefault;      /* faults the heaps in early */
 	bool walked;                      /* findings of the chunk walk taken */
+	bool lists_done;                  /* every list walked */
 };
 
 /* detect.c */
@@ -256,8 +261,15 @@ struct pm_heap *pm_heap_of(struct pm_state *p, uint64_t addr);
 /* pm_heap_of, trying *hint (the caller's last answer) first.  */
 struct pm_heap *pm_heap_near(struct pm_state *p, struct pm_heap **hint,
 			     uint64_t addr);
-/* lists.c */
+/* lists.c: every free list (tcache, fastbins, bins), once; each op that
+   shows or classifies free chunks calls it first.  */
 void pm_walk_lists(struct pm_state *p);
+/* Only the lists that chunks of these sizes (chunk sizes, headers
+   included) in arena `arena` could be on: their tcache bins in every
+   tcache, their fastbin, the unsorted bin and their bins.  For a lookup,
+   which classifies three chunks.  */
+void pm_walk_lists_for(struct pm_state *p, int arena, const uint64_t *sizes,
+		       size_t nsizes);
 void pm_find_tcaches(struct pm_state *p);
 enum pm_tag pm_tag_get(const struct pm_heap *h, uint64_t chunk);
 /* threads.c: every thread's thread_arena (after pm_find_tcaches).  */
