@@ -864,7 +864,7 @@ static enum hw_status cmd_chunks(struct cmd_ctx *c)
 	const struct em_table table = { .cols = cols, .ncols = NBLOCK_COLS,
 					.flags = EM_TB_LINES };
 	em_table_begin(c->e, &table);
-	c->s->alloc->chunks(c->s->alloc_state, print_chunk, &w);
+	hw_walk_chunks_piped(c->s, print_chunk, &w);
 	em_table_end(c->e);
 	/* JSON Lines has no place for a trailer; summary --json says it.  */
 	if (!em_failed(c->e) && c->s->partial.places)

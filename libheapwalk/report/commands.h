@@ -3,6 +3,7 @@
 #define HW_COMMANDS_H
 
 #include "../internal.h"
+#include "../alloc/alloc.h"
 
 struct hw_emitter;
 
@@ -17,5 +18,10 @@ enum hw_status hw_report_frag(struct hw_session *s, struct hw_emitter *e);
 void hw_emit_partial(const struct hw_session *s, struct hw_emitter *e);
 void hw_emit_partial_members(const struct hw_session *s, struct hw_emitter *e);
 void hw_emit_partial_line(const struct hw_session *s, struct hw_emitter *e);
+
+/* pipe.c: every chunk to fn in walk order, like s->alloc->chunks(); with
+   threads allowed, the walk runs in a thread of its own while fn (the
+   report) runs in the caller's.  */
+void hw_walk_chunks_piped(struct hw_session *s, hw_chunk_fn *fn, void *cookie);
 
 #endif /* HW_COMMANDS_H */

@@ -184,7 +184,7 @@ row "heapwalk --pid PID --no-stop --json summary" "stopped ms: ${m_ms[*]}"
 gib() { awk -v b="$1" 'BEGIN { printf "%.2f GiB", b / 1073741824 }'; }
 echo "heapwalk live bench: $hw --pid on bigheap ($allocator${preload:+, $preload})"
 printf '%-22s %s (%s bytes, %s); heapwalk snapshot %s\n' "heap" "$(gib "$heap_bytes")" \
-	"$heap_bytes" "$(field heap_how)" "${snap:+$(gib "$snap")}${snap:-unknown (no live.snapshot_bytes)}"
+	"$heap_bytes" "$(field heap_how)" "$(if [[ -n $snap ]]; then gib "$snap"; else echo "unknown (no live.snapshot_bytes)"; fi)"
 printf '%-22s %s (%s live; bigheap %s), built in %s s\n' "chunks allocated" "$allocs" "$live" \
 	"${bigheap_args[*]}" "$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.1f", b - a }')"
 echo

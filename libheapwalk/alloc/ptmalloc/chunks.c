@@ -44,59 +44,128 @@ static bool add_mmapped(struct pm_state *p, size_t *cap, uint64_t chunk,
 	return true;
 }
 
+/* Look at the page starts of region r for mmapped chunk headers; fn
+   takes each (false: stop).  *hi is the first heap not below r (heaps and
+   regions are both in address order).  */
+static bool scan_region(struct pm_state *p, const struct hw_region *r,
+			size_t *hi, bool (*fn)(struct pm_state *, void *,
+					       uint64_t, uint64_t),
+			void *cookie)
+{
+	uint64_t ps = p->pagesize;
+	uint64_t a = (r->start + ps - 1) & ~(ps - 1);
+	while (a + PM_HDR <= r->end) {
+		uint64_t hdr[2];
+		/* No mmapped chunk starts inside a heap: skip the heaps
+		   instead of looking at each of their pages.  */
+		while (*hi < p->nheaps && p->heaps[*hi].end <= a)
+			(*hi)++;
+		if (*hi < p->nheaps && p->heaps[*hi].start <= a) {
+			uint64_t next = (p->heaps[*hi].end + ps - 1) & ~(ps - 1);
+			if (next <= a)
+				break;
+			a = next;
+			continue;
+		}
+		const uint8_t *q = hw_peek(p->t, a, 16);
+		if (!q)
+			break;
+		memcpy(hdr, q, 16);
+		uint64_t sz = hdr[1] & ~(uint64_t)PM_SIZE_BITS;
+		if ((hdr[1] & PM_SIZE_BITS) == PM_IS_MMAPPED &&
+		    sz >= ps && hdr[0] < ps && !(hdr[0] & 15) &&
+		    !((hdr[0] + sz) & (ps - 1)) && a + sz > a &&
+		    a + sz <= r->end && !overlaps_heap(p, a, a + sz)) {
+			if (pm_mmapped_ours(p, a) && !fn(p, cookie, a, sz))
+				return false;
+			a += sz;
+			continue;
+		}
+		a += ps;
+	}
+	return true;
+}
+
+static bool mmapped_region(const struct hw_region *r)
+{
+	return r->file < 0 && (r->prot & HW_PROT_W) && r->avail;
+}
+
+struct mmapped_list {
+	size_t cap;
+	uint64_t total;
+};
+
+static bool add_found(struct pm_state *p, void *cookie, uint64_t a,
+		      uint64_t sz)
+{
+	struct mmapped_list *l = cookie;
+	if (!add_mmapped(p, &l->cap, a, sz))
+		return false;
+	l->total += sz;
+	return true;
+}
+
 void pm_find_mmapped(struct pm_state *p)
 {
+	if (p->mmapped_done)
+		return;
+	p->mmapped_done = true;
 	struct hw_target *t = p->t;
-	size_t cap = 0;
-	uint64_t ps = p->pagesize, total = 0;
-	size_t hi = 0;     /* heaps and regions are both in address order */
-	for (size_t i = 0; i < t->nregions; i++) {
-		const struct hw_region *r = &t->regions[i];
-		if (r->file >= 0 || !(r->prot & HW_PROT_W) || !r->avail)
-			continue;
-		uint64_t a = (r->start + ps - 1) & ~(ps - 1);
-		while (a + PM_HDR <= r->end) {
-			uint64_t hdr[2];
-			/* No mmapped chunk starts inside a heap: skip the heaps
-			   instead of looking at each of their pages.  */
-			while (hi < p->nheaps && p->heaps[hi].end <= a)
-				hi++;
-			if (hi < p->nheaps && p->heaps[hi].start <= a) {
-				uint64_t next = (p->heaps[hi].end + ps - 1) &
-						~(ps - 1);
-				if (next <= a)
-					break;
-				a = next;
-				continue;
-			}
-			const uint8_t *q = hw_peek(t, a, 16);
-			if (!q)
-				break;
-			memcpy(hdr, q, 16);
-			uint64_t sz = hdr[1] & ~(uint64_t)PM_SIZE_BITS;
-			if ((hdr[1] & PM_SIZE_BITS) == PM_IS_MMAPPED &&
-			    sz >= ps && hdr[0] < ps && !(hdr[0] & 15) &&
-			    !((hdr[0] + sz) & (ps - 1)) && a + sz > a &&
-			    a + sz <= r->end && !overlaps_heap(p, a, a + sz)) {
-				if (!pm_mmapped_ours(p, a)) {
-					a += sz;
-					continue;
-				}
-				if (!add_mmapped(p, &cap, a, sz))
-					return;
-				total += sz;
-				a += sz;
-				continue;
-			}
-			a += ps;
-		}
-	}
-	if (p->mp && (p->nmmapped != p->n_mmaps || total != p->mmapped_mem))
+	struct mmapped_list l = { 0 };
+	size_t hi = 0;
+	for (size_t i = 0; i < t->nregions; i++)
+		if (mmapped_region(&t->regions[i]) &&
+		    !scan_region(p, &t->regions[i], &hi, add_found, &l))
+			return;
+	if (p->mp && (p->nmmapped != p->n_mmaps || l.total != p->mmapped_mem))
 		hw_note(p->s, p->mp, "mp_ counts %llu mmapped chunks "
 			   "(%llu bytes), the core holds %zu (%llu bytes)",
 			   (unsigned long long)p->n_mmaps,
 			   (unsigned long long)p->mmapped_mem, p->nmmapped,
-			   (unsigned long long)total);
+			   (unsigned long long)l.total);
+}
+
+struct mmapped_hit {
+	uint64_t addr, chunk, size;
+};
+
+static bool match_found(struct pm_state *p, void *cookie, uint64_t a,
+			uint64_t sz)
+{
+	(void)p;
+	struct mmapped_hit *h = cookie;
+	if (h->addr >= a && h->addr - a < sz) {
+		h->chunk = a;
+		h->size = sz;
+		return false;
+	}
+	return a <= h->addr;
+}
+
+/* The mmapped chunk holding addr, if any: from the full list when it was
+   made, else by scanning the one mapping that holds addr.  */
+static bool mmapped_at(struct pm_state *p, uint64_t addr,
+		       struct pm_mmapped *out)
+{
+	if (p->mmapped_done) {
+		for (size_t i = 0; i < p->nmmapped; i++)
+			if (addr >= p->mmapped[i].chunk &&
+			    addr - p->mmapped[i].chunk < p->mmapped[i].size) {
+				*out = p->mmapped[i];
+				return true;
+			}
+		return false;
+	}
+	const struct hw_region *r = hw_region_of(p->t, addr);
+	if (!r || !mmapped_region(r))
+		return false;
+	size_t hi = 0;
+	struct mmapped_hit h = { .addr = addr };
+	scan_region(p, r, &hi, match_found, &h);
+	out->chunk = h.chunk;
+	out->size = h.size;
+	return h.size != 0;
 }
 
 /* Classify one heap chunk.  `next_p` is the P bit of the chunk after it.  */
@@ -358,15 +427,14 @@ static bool collect_around(void *cookie, const struct hw_chunk *c)
 bool pm_walk_around(struct pm_state *p, uint64_t addr, hw_chunk_fn *fn,
 		    void *cookie)
 {
-	for (size_t i = 0; i < p->nmmapped; i++)
-		if (addr >= p->mmapped[i].chunk &&
-		    addr - p->mmapped[i].chunk < p->mmapped[i].size) {
-			struct hw_chunk c = mmapped_chunk(&p->mmapped[i]);
-			return fn(cookie, &c);
-		}
 	struct pm_heap *h = pm_heap_of(p, addr);
-	if (!h)
-		return true;
+	if (!h) {
+		struct pm_mmapped m;
+		if (!mmapped_at(p, addr, &m))
+			return true;
+		struct hw_chunk c = mmapped_chunk(&m);
+		return fn(cookie, &c);
+	}
 	if (p->lists_done)
 		return walk_heap(p, h, h->start, fn, cookie, true);
 	/* First the chunk boundaries up to the chunk after addr (the size

@@ -1,10 +1,12 @@
 /* ptmalloc.c - glibc malloc behind the allocator interface.
  *
- * Opening finds the roots, heaps, tcaches, thread arenas and mmapped
- * chunks.  The free lists (millions of scattered nodes on a big heap) are
- * walked on first use: every report and chunk walk needs them all, a
- * lookup of one address only the few lists its chunks could be on.  Chunk
- * walks are linear passes over the heaps that allocate nothing.
+ * Opening finds the roots, heaps, tcaches and thread arenas: what every
+ * command needs, and cheap.  The free lists (millions of scattered nodes
+ * on a big heap) and the mmapped chunks (found by reading every page
+ * start outside the heaps) are looked for on first use: every report and
+ * chunk walk needs them all, a lookup of one address only the few lists
+ * its chunks could be on and the one mapping that holds it.  Chunk walks
+ * are linear passes over the heaps that allocate nothing.
  */
 #include <stdlib.h>
 #include <sys/mman.h>
@@ -54,7 +56,6 @@ static enum hw_status pm_open(struct hw_session *s, void **state)
 	pm_find_thread_arenas(p);
 	pm_era_links(p);
 	pm_era_conclude(p);
-	pm_find_mmapped(p);
 	*state = p;
 	return HW_OK;
 }
@@ -91,13 +92,15 @@ bool pm_mmapped_ours(const struct pm_state *p, uint64_t addr)
 }
 
 /* What ptmalloc holds from the system: every arena's heap memory and the
-   mmapped chunks found (not mp_'s counter, which damage could inflate).  */
+   mmapped chunks found, or until they are looked for, mp_'s count of
+   them (damage could inflate it: only the choice of the default instance
+   and summary's instance list rest on it).  */
 static void pm_describe(void *state, struct hw_instance_info *info)
 {
 	const struct pm_state *p = state;
 	info->module = p->libc_path;
 	info->arch = p->arch;
-	info->held = 0;
+	info->held = p->mmapped_done ? 0 : p->mmapped_mem;
 	for (size_t i = 0; i < p->nmmapped; i++)
 		info->held += p->mmapped[i].size;
 	for (size_t i = 0; i < p->narenas; i++)
@@ -114,9 +117,16 @@ static size_t pm_narenas(void *state)
 	return ((struct pm_state *)state)->narenas;
 }
 
+/* What a walk of everything needs first.  */
+static void pm_prepare_all(struct pm_state *p)
+{
+	pm_walk_lists(p);
+	pm_find_mmapped(p);
+}
+
 static bool pm_chunks(void *state, hw_chunk_fn *fn, void *cookie)
 {
-	pm_walk_lists(state);
+	pm_prepare_all(state);
 	return pm_walk_chunks(state, fn, cookie);
 }
 
@@ -129,19 +139,19 @@ static bool pm_chunks_around(void *state, uint64_t addr, hw_chunk_fn *fn,
 static bool pm_chunks_parallel(void *state, unsigned nparts, hw_chunk_fn *fn,
 			       void *const cookies[])
 {
-	pm_walk_lists(state);
+	pm_prepare_all(state);
 	return pm_walk_chunks_parallel(state, nparts, fn, cookies);
 }
 
 static void pm_summary(void *state, struct hw_emitter *e)
 {
-	pm_walk_lists(state);
+	pm_prepare_all(state);
 	pm_report_summary(state, e);
 }
 
 static enum hw_status pm_arenas(void *state, struct hw_emitter *e)
 {
-	pm_walk_lists(state);
+	pm_prepare_all(state);
 	return pm_report_arenas(state, e);
 }
 

@@ -230,6 +230,7 @@ struct pm_state {
 	struct hw_prefault prefault;      /* faults the heaps in early */
 	bool walked;                      /* findings of the chunk walk taken */
 	bool lists_done;                  /* every list walked */
+	bool mmapped_done;                /* mmapped chunks looked for */
 };
 
 /* detect.c */
@@ -274,7 +275,9 @@ void pm_find_tcaches(struct pm_state *p);
 enum pm_tag pm_tag_get(const struct pm_heap *h, uint64_t chunk);
 /* threads.c: every thread's thread_arena (after pm_find_tcaches).  */
 void pm_find_thread_arenas(struct pm_state *p);
-/* chunks.c */
+/* chunks.c: look for the mmapped chunks (once; every page start of the
+   anonymous writable memory outside the heaps is read, so only walks of
+   everything do it).  */
 void pm_find_mmapped(struct pm_state *p);
 bool pm_walk_chunks(struct pm_state *p, hw_chunk_fn *fn, void *cookie);
 /* Only the heap (or the mmapped chunk) that holds addr.  */

@@ -1,0 +1,125 @@
+/* pipe.c - a chunk walk in one thread, its report in another.
+ *
+ * Listing every chunk is two jobs of about the same size: the walk
+ * (pointer chasing through the target) and the rendering (number
+ * formatting).  With a second thread allowed, the walk runs there and
+ * hands its chunks over in batches through a small ring, in walk order,
+ * so the report is the same byte for byte as from a plain walk.  The
+ * ring is bounded: a slow sink holds the walk back instead of letting
+ * batches pile up.
+ */
+#include <pthread.h>
+#include <stdlib.h>
+
+#include "../alloc/alloc.h"
+#include "commands.h"
+
+#define PIPE_BATCH 4096       /* chunks per batch */
+#define PIPE_SLOTS 4          /* batches in flight */
+
+struct pipe {
+	struct hw_session *s;
+	pthread_mutex_t lock;
+	pthread_cond_t changed;
+	struct hw_chunk *slot[PIPE_SLOTS];
+	size_t len[PIPE_SLOTS];
+	uint64_t head, tail;  /* batches taken / published */
+	size_t fill;          /* chunks in the batch being filled */
+	bool have_slot;       /* the walk owns slot[tail % PIPE_SLOTS] */
+	bool done, stop;
+};
+
+/* Publish the batch being filled.  */
+static void publish(struct pipe *p)
+{
+	pthread_mutex_lock(&p->lock);
+	p->len[p->tail % PIPE_SLOTS] = p->fill;
+	p->tail++;
+	p->have_slot = false;
+	p->fill = 0;
+	pthread_cond_broadcast(&p->changed);
+	pthread_mutex_unlock(&p->lock);
+}
+
+/* The walk's callback: copy the chunk into the current batch.  */
+static bool take_chunk(void *cookie, const struct hw_chunk *c)
+{
+	struct pipe *p = cookie;
+	if (!p->have_slot) {
+		pthread_mutex_lock(&p->lock);
+		while (p->tail - p->head == PIPE_SLOTS && !p->stop)
+			pthread_cond_wait(&p->changed, &p->lock);
+		bool stop = p->stop;
+		pthread_mutex_unlock(&p->lock);
+		if (stop)
+			return false;
+		p->have_slot = true;
+	}
+	p->slot[p->tail % PIPE_SLOTS][p->fill++] = *c;
+	if (p->fill == PIPE_BATCH)
+		publish(p);
+	return true;
+}
+
+static void *walker(void *arg)
+{
+	struct pipe *p = arg;
+	p->s->alloc->chunks(p->s->alloc_state, take_chunk, p);
+	if (p->have_slot && p->fill)
+		publish(p);
+	pthread_mutex_lock(&p->lock);
+	p->done = true;
+	pthread_cond_broadcast(&p->changed);
+	pthread_mutex_unlock(&p->lock);
+	return NULL;
+}
+
+void hw_walk_chunks_piped(struct hw_session *s, hw_chunk_fn *fn, void *cookie)
+{
+	struct pipe p = { .s = s };
+	bool ok = hw_threads(s) > 1;
+	for (size_t i = 0; i < PIPE_SLOTS && ok; i++)
+		ok = (p.slot[i] = malloc(PIPE_BATCH * sizeof *p.slot[i]));
+	pthread_t tid;
+	if (ok) {
+		pthread_mutex_init(&p.lock, NULL);
+		pthread_cond_init(&p.changed, NULL);
+		ok = pthread_create(&tid, NULL, walker, &p) == 0;
+		if (!ok) {
+			pthread_cond_destroy(&p.changed);
+			pthread_mutex_destroy(&p.lock);
+		}
+	}
+	if (!ok) {
+		for (size_t i = 0; i < PIPE_SLOTS; i++)
+			free(p.slot[i]);
+		s->alloc->chunks(s->alloc_state, fn, cookie);
+		return;
+	}
+	bool more = true;
+	for (;;) {
+		pthread_mutex_lock(&p.lock);
+		while (p.head == p.tail && !p.done)
+			pthread_cond_wait(&p.changed, &p.lock);
+		bool empty = p.head == p.tail;
+		pthread_mutex_unlock(&p.lock);
+		if (empty)
+			break;
+		const struct hw_chunk *b = p.slot[p.head % PIPE_SLOTS];
+		size_t n = p.len[p.head % PIPE_SLOTS];
+		for (size_t i = 0; i < n && more; i++)
+			more = fn(cookie, &b[i]);
+		pthread_mutex_lock(&p.lock);
+		p.head++;
+		p.stop |= !more;
+		pthread_cond_broadcast(&p.changed);
+		pthread_mutex_unlock(&p.lock);
+		if (!more)
+			break;
+	}
+	pthread_join(tid, NULL);
+	pthread_cond_destroy(&p.changed);
+	pthread_mutex_destroy(&p.lock);
+	for (size_t i = 0; i < PIPE_SLOTS; i++)
+		free(p.slot[i]);
+}
