@@ -36,11 +36,7 @@ case $allocator in
 ptmalloc) out=$build/bench ;;
 jemalloc)
     out=$build/bench-jemalloc
-    sysroot=$build/sysroot/jemalloc-5.3.0-amd64
-    "$top/scripts/corpus/sysroot.sh" jemalloc-5.3.0-amd64 "$sysroot" ||
-        die "no jemalloc sysroot (scripts/corpus/sysroot.sh jemalloc-5.3.0-amd64)"
-    preload=$sysroot/usr/lib/x86_64-linux-gnu/libjemalloc.so.2
-    [[ -f $preload ]] || die "no $preload"
+    preload=$("$top/scripts/bench/jemalloc-preload.sh" "$build") || exit 1
     ;;
 *) die "BENCH_ALLOCATOR must be ptmalloc or jemalloc" ;;
 esac

@@ -166,11 +166,7 @@ run_allocator() {
 	local -a stop_ms=() nostop_ms=() stop_wall=() nostop_wall=()
 	preload=
 	if [[ $a == jemalloc ]]; then
-		local sysroot=$build/sysroot/jemalloc-5.3.0-amd64
-		"$top/scripts/corpus/sysroot.sh" jemalloc-5.3.0-amd64 "$sysroot" ||
-			die "no jemalloc sysroot (scripts/corpus/sysroot.sh jemalloc-5.3.0-amd64)"
-		preload=$sysroot/usr/lib/x86_64-linux-gnu/libjemalloc.so.2
-		[[ -f $preload ]] || die "no $preload"
+		preload=$("$top/scripts/bench/jemalloc-preload.sh" "$build") || exit 1
 	fi
 	start_target
 	echo "live-cycles: $n cycles of $hw --pid on busy16 (${a}${preload:+, $preload}; ${BUSY16_ARGS:-default load}), pid $pid"
