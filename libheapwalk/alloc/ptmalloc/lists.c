@@ -116,12 +116,20 @@ struct list_filter {
 	size_t nsizes;
 };
 
+/* A tcache bin of this chunk size (tcaches are not per arena: a thread
+   frees any arena's chunks into its own).  */
 static bool filter_size(const struct list_filter *f, uint64_t size)
 {
 	for (size_t i = 0; i < f->nsizes; i++)
 		if (f->sizes[i] == size)
 			return true;
 	return f->nsizes == 0;
+}
+
+/* The fastbin of this chunk size in `arena`.  */
+static bool filter_fast(const struct list_filter *f, int arena, uint64_t size)
+{
+	return filter_size(f, size) && (f->nsizes == 0 || arena == f->arena);
 }
 
 static bool filter_bin(const struct list_filter *f, int arena, int bin)
@@ -346,8 +354,6 @@ static void walk_tcache(struct pm_state *p, struct pm_tcache *tc,
 {
 	unsigned nbins = (unsigned)(p->tcache_bins ? p->tcache_bins
 						   : PM_TCACHE_MAX_BINS);
-	if (nbins > PM_TCACHE_MAX_BINS)
-		nbins = PM_TCACHE_MAX_BINS;
 	for (unsigned i = 0; i < nbins; i++) {
 		uint64_t e;
 		uint64_t head = tc->addr + (uint64_t)p->l.tc_entries + 8 * i;
@@ -554,8 +560,7 @@ static void *walk_arena_lists(void *arg)
 		for (int i = 0; i < PM_NFASTBINS; i++) {
 			uint64_t c;
 			if (ar->fast_done[i] ||
-			    !filter_size(j->f, (uint64_t)(i + 2) * 16) ||
-			    (j->f->nsizes && (int)a != j->f->arena))
+			    !filter_fast(j->f, (int)a, (uint64_t)(i + 2) * 16))
 				continue;
 			ar->fast_done[i] = true;
 			if (hw_read_u64(p->t, ar->addr + (uint64_t)p->l.ms_fastbins +
