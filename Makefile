@@ -30,10 +30,17 @@ HDRS    := $(shell find libheapwalk -name '*.h')
 TOOLS   := $(patsubst tests/tools/%.c,$(BUILD)/tools/%,$(wildcard tests/tools/*.c))
 
 LIB_OBJ      := $(patsubst %.c,$(BUILD)/obj/%.o,$(LIB_SRC))
+# The gdb plugin links a position-independent copy, built with -fexceptions:
+# gdb's Ctrl-C unwinds through it as a C++ exception (plugin/reader.c).
+LIB_OBJ_PIC  := $(patsubst %.c,$(BUILD)/pic/obj/%.o,$(LIB_SRC))
+PLUGIN_SRC   := plugin/reader.c plugin/gdbtext.c plugin/echo.c
+PLUGIN_HDRS  := $(wildcard plugin/*.h)
+PIC          := -fPIC -fexceptions
+PLUGIN       := $(BUILD)/plugin/heapwalk-gdb.so $(BUILD)/plugin/heapwalk.gdb
 LIB_OBJ_ASAN := $(patsubst %.c,$(BUILD)/asan/obj/%.o,$(LIB_SRC))
 
-.PHONY: all deps libs check demo bench bench-live clean clean-bench test
-all: $(BUILD)/heapwalk
+.PHONY: all deps libs gdbheader check demo bench bench-live clean clean-bench test
+all: $(BUILD)/heapwalk $(PLUGIN)
 
 deps:
 	@scripts/setup-deps.sh
@@ -56,6 +63,37 @@ $(BUILD)/asan/obj/%.o: %.c $(HDRS) | libs
 	@mkdir -p $(dir $@)
 	@echo "  CC/SAN  $<"
 	@$(CC) $(STD) $(WARN) -O1 -g $(SAN) $(PKG_CFLAGS) -c -o $@ $<
+
+$(BUILD)/pic/obj/%.o: %.c $(HDRS) | libs
+	@mkdir -p $(dir $@)
+	@echo "  CC/PIC  $<"
+	@$(CC) $(STD) $(WARN) $(CFLAGS) $(PIC) $(PKG_CFLAGS) -c -o $@ $<
+
+gdbheader:
+	@test -f /usr/include/gdb/jit-reader.h || { echo "heapwalk: the gdb \
+	plugin needs gdb's jit-reader.h (Debian: apt-get install gdb, or \
+	'make deps')" >&2; exit 1; }
+
+$(BUILD)/pic/libheapwalk.a: $(LIB_OBJ_PIC)
+	rm -f $@ && ar rcs $@ $^
+
+$(BUILD)/plugin/heapwalk-gdb.so: $(PLUGIN_SRC) $(PLUGIN_HDRS) plugin/exports.map \
+		$(BUILD)/pic/libheapwalk.a libheapwalk/heapwalk.h | gdbheader
+	@mkdir -p $(dir $@)
+	$(CC) $(STD) $(WARN) $(CFLAGS) $(PIC) -shared -o $@ $(PLUGIN_SRC) \
+	  $(BUILD)/pic/libheapwalk.a -Wl,--version-script=plugin/exports.map \
+	  -Wl,-z,defs $(PKG_LIBS)
+
+$(BUILD)/plugin/gen-script: plugin/gen-script.c $(BUILD)/libheapwalk.a
+	@mkdir -p $(dir $@)
+	$(CC) $(STD) $(WARN) $(CFLAGS) -o $@ $^ $(PKG_LIBS)
+
+# The script names the reader by its absolute path: jit-reader-load
+# looks a relative name up only in gdb's own directory.
+$(BUILD)/plugin/heapwalk.gdb: plugin/heapwalk.gdb.in $(BUILD)/plugin/gen-script
+	sed -e 's|@READER@|$(abspath $(BUILD)/plugin/heapwalk-gdb.so)|' \
+	    -e 's|@SCRIPT@|$(abspath $@)|' plugin/heapwalk.gdb.in > $@.tmp
+	$(BUILD)/plugin/gen-script >> $@.tmp && mv $@.tmp $@
 
 $(BUILD)/libheapwalk.a: $(LIB_OBJ)
 	rm -f $@ && ar rcs $@ $^

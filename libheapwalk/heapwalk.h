@@ -33,6 +33,49 @@ enum hw_status {
 	HW_NO_ALLOCATOR = 4, /* no supported allocator found */
 };
 
+/* A target read by a front end for the library: what a debugger (the gdb
+   plugin) knows of the process it debugs.  The library reads its memory
+   only through read(), and only from the thread that calls
+   hw_session_open() and hw_session_run() (so open it with threads = 1):
+   a debugger's memory interface is seldom thread-safe.  Everything is
+   copied at open; the caller may free it afterwards.  */
+enum hw_memory_prot { HW_MEM_R = 1, HW_MEM_W = 2, HW_MEM_X = 4 };
+
+struct hw_memory_region {
+	uint64_t start, end;     /* [start, end) */
+	unsigned prot;           /* HW_MEM_*; 0 = unknown (read as rw) */
+	const char *path;        /* the file mapped there, or NULL */
+	uint64_t offset;         /* of the mapping in that file */
+};
+
+struct hw_memory_thread {
+	int tid;                 /* the kernel's thread id, 0 if unknown */
+	uint64_t sp, pc;
+	uint64_t tp;             /* thread pointer (fs_base, TPIDR_EL0) */
+	bool has_tp;
+};
+
+struct hw_memory {
+	size_t sz;                 /* sizeof (struct hw_memory) */
+	const char *name;          /* "gdb": said in messages */
+	const char *machine;       /* "x86_64" or "aarch64" */
+	/* Copy up to len bytes at addr into buf; return how many bytes
+	   were readable from addr on (0: addr itself is not).  */
+	size_t (*read)(void *cookie, uint64_t addr, void *buf, size_t len);
+	void *cookie;
+	const struct hw_memory_region *regions;  /* any order */
+	size_t nregions;
+	const struct hw_memory_thread *threads;  /* the selected first */
+	size_t nthreads;
+	const uint8_t *auxv;       /* the auxiliary vector, or NULL */
+	size_t auxv_len;
+	const char *exe;           /* the executable, or NULL */
+	const char *core;          /* the core file the debugger reads (for
+				      the reports only: never opened), or
+				      NULL */
+	int pid;                   /* the live process, or 0 */
+};
+
 /* What to open and how.  Zero-fill it (HW_OPEN_OPTS_INIT) and set `sz`
    to sizeof, so fields can be added later without breaking callers.  */
 struct hw_open_opts {
@@ -71,6 +114,8 @@ struct hw_open_opts {
 	   e.g. an interactive front end): the session does no eager work
 	   beyond it.  A command that needs more later still gets it.  */
 	unsigned needs;
+	/* A front end's target (e.g. gdb's); exclusive with core and pid.  */
+	const struct hw_memory *memory;
 };
 #define HW_OPEN_OPTS_INIT { .sz = sizeof(struct hw_open_opts) }
 

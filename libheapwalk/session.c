@@ -9,6 +9,7 @@
 #include "sym/sym.h"
 #include "target/cache.h"
 #include "target/core.h"
+#include "target/external.h"
 #include "target/process.h"
 #include <errno.h>
 #include <signal.h>
@@ -486,6 +487,51 @@ static enum hw_status open_process(struct hw_session *s)
 	return st;
 }
 
+/* Every file's offset-0 mapping, for libdwfl (cores without NT_FILE, a
+   front end's target); NULL when out of memory.  */
+static struct hw_syms_file *offset0_files(const struct hw_target *t,
+					  size_t *n)
+{
+	struct hw_syms_file *files = calloc(t->nfiles + 1, sizeof *files);
+	*n = 0;
+	for (size_t i = 0; files && i < t->nfiles; i++)
+		if (t->files[i].offset == 0 && !t->files[i].absent)
+			files[(*n)++] = (struct hw_syms_file){
+				t->files[i].path, t->files[i].start };
+	return files;
+}
+
+/* A target a front end reads for us (gdb's): its mappings and threads as
+   it gave them, its modules from the files they map.  */
+static enum hw_status open_external(struct hw_session *s)
+{
+	struct hw_external_opts eo = {
+		.cache_max = s->policy.cache_max,
+		.sysroot = s->sysroot,
+	};
+	enum hw_status st = hw_external_open(s->opts.memory, &eo, &s->target,
+					     s->err, sizeof s->err);
+	s->opts.memory = NULL;   /* copied: the caller's may go now */
+	if (st != HW_OK)
+		return st;
+	struct hw_syms_opts so = {
+		.exe = s->exe ? s->exe : s->target->exe,
+		.sysroot = s->sysroot,
+		.debug_dirs = s->opts.debug_dirs,
+		.n_debug_dirs = s->opts.n_debug_dirs,
+		.no_debuginfo = s->opts.no_debuginfo,
+	};
+	so.files = offset0_files(s->target, &so.nfiles);
+	char err[256] = "";
+	s->syms = hw_syms_open_files(&so, err, sizeof err);
+	free((void *)so.files);
+	if (hw_cache_over_budget(s->target->cache))
+		hw_partial(s, 0, "the target's memory is more than the cache "
+			   "may hold (%llu MiB): pages past it are unknown",
+			   (unsigned long long)(s->policy.cache_max >> 20));
+	return find_allocator(s);
+}
+
 enum hw_status hw_session_open(const struct hw_open_opts *opts,
 			       hw_session **out)
 {
@@ -512,9 +558,9 @@ enum hw_status hw_session_open(const struct hw_open_opts *opts,
 	s->opts.sysroot = s->sysroot;
 	s->opts.debug_dirs = (const char *const *)s->debug_dirs;
 	resolve_policy(s);
-	if (s->opts.pid && s->core_path)
+	if (!!s->opts.pid + !!s->core_path + !!s->opts.memory > 1)
 		return hw_error(s, HW_USAGE, "give a core or --pid, not both");
-	if (!s->core_path && !s->opts.pid)
+	if (!s->core_path && !s->opts.pid && !s->opts.memory)
 		return hw_error(s, HW_USAGE, "no target given");
 	enum hw_status checked = hw_check_open_opts(s);
 	if (checked != HW_OK)
@@ -522,6 +568,8 @@ enum hw_status hw_session_open(const struct hw_open_opts *opts,
 	elf_version(EV_CURRENT);
 	if (s->opts.pid)
 		return open_process(s);
+	if (s->opts.memory)
+		return open_external(s);
 	enum hw_status st = hw_core_open(s->core_path, s->exe, s->sysroot,
 					 &s->target, &s->core_elf, s->err,
 					 sizeof s->err);
@@ -534,16 +582,8 @@ enum hw_status hw_session_open(const struct hw_open_opts *opts,
 		.n_debug_dirs = s->opts.n_debug_dirs,
 		.no_debuginfo = s->opts.no_debuginfo,
 	};
-	/* Every file's offset-0 mapping, for cores without NT_FILE.  */
-	struct hw_syms_file *files = calloc(s->target->nfiles + 1, sizeof *files);
-	size_t nfiles = 0;
-	for (size_t i = 0; files && i < s->target->nfiles; i++)
-		if (s->target->files[i].offset == 0 &&
-		    !s->target->files[i].absent)
-			files[nfiles++] = (struct hw_syms_file){
-				s->target->files[i].path, s->target->files[i].start };
+	struct hw_syms_file *files = offset0_files(s->target, &so.nfiles);
 	so.files = files;
-	so.nfiles = nfiles;
 	char err[256] = "";
 	/* Without libdwfl's view the walkers fall back on heuristics.  */
 	s->syms = hw_syms_open_core(s->core_elf, &so, err, sizeof err);

@@ -479,20 +479,26 @@ static const struct em_field F_TARGET_CUT = {
 
 static void summary_target(const struct hw_session *s, struct hw_emitter *e)
 {
-	if (s->target->live) {
+	const struct hw_target *t = s->target;
+	if (t->live) {
 		char pid[32];
-		snprintf(pid, sizeof pid, "pid %d", s->target->live->pid);
+		snprintf(pid, sizeof pid, "pid %d", t->live->pid);
 		em_kv(e, &F_TARGET, ev_str(pid));
-		em_kv(e, &F_TARGET_PROCESS_EXE,
-		      ev_str(s->target->exe ? s->target->exe : "?"));
+		em_kv(e, &F_TARGET_PROCESS_EXE, ev_str(t->exe ? t->exe : "?"));
 		summary_live_text(s, e);
 		return;
 	}
-	char *abs = s->core_path ? realpath(s->core_path, NULL) : NULL;
-	const char *exe = s->exe ? s->exe : s->target->exe;
-	em_kv(e, &F_TARGET, ev_str(abs ? abs : s->core_path ? s->core_path : "?"));
+	if (t->is_process) {   /* a debugger's live process */
+		em_kv(e, &F_TARGET, ev_str(t->path));
+		em_kv(e, &F_TARGET_PROCESS_EXE, ev_str(t->exe ? t->exe : "?"));
+		return;
+	}
+	const char *path = s->core_path ? s->core_path : t->path;
+	char *abs = path ? realpath(path, NULL) : NULL;
+	const char *exe = s->exe ? s->exe : t->exe;
+	em_kv(e, &F_TARGET, ev_str(abs ? abs : path ? path : "?"));
 	em_kv(e, &F_TARGET_EXE, exe ? ev_str(exe) : ev_absent());
-	em_kv(e, &F_TARGET_CUT, ev_bool(s->target->truncated));
+	em_kv(e, &F_TARGET_CUT, ev_bool(t->truncated));
 	free(abs);
 }
 

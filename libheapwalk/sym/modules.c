@@ -500,6 +500,22 @@ struct hw_syms *hw_syms_open_pid(int pid, const struct hw_syms_opts *opts,
 	return syms_end(s, err, errlen);
 }
 
+struct hw_syms *hw_syms_open_files(const struct hw_syms_opts *opts,
+				   char *err, size_t errlen)
+{
+	if (err != NULL && errlen > 0)
+		err[0] = '\0';
+	Dwfl_Callbacks cb = {
+		.find_elf = hw_find_elf,
+		.section_address = dwfl_offline_section_address,
+	};
+	struct hw_syms *s = syms_begin(opts, &cb, err, errlen);
+	if (s == NULL)
+		return NULL;
+	report_files(s, opts);
+	return syms_end(s, err, errlen);
+}
+
 void hw_syms_close(struct hw_syms *s)
 {
 	if (s == NULL)

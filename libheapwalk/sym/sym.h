@@ -69,6 +69,11 @@ struct hw_syms *hw_syms_open_core(Elf *core, const struct hw_syms_opts *opts,
    (the process's own files are what ran).  */
 struct hw_syms *hw_syms_open_pid(int pid, const struct hw_syms_opts *opts,
 				 char *err, size_t errlen);
+/* The same from opts->files alone (each reported as an ELF file loaded
+   at its offset-0 mapping, found under the sysroot first): a target a
+   front end describes, such as gdb's.  */
+struct hw_syms *hw_syms_open_files(const struct hw_syms_opts *opts,
+				   char *err, size_t errlen);
 void hw_syms_close(struct hw_syms *s);
 
 /* What is known about one module.  Strings stay valid until close.

@@ -376,6 +376,7 @@ enum hw_status hw_process_open(int pid, const struct hw_process_opts *opts,
 	p->live.no_stop = opts->no_stop;
 	p->cancel = opts->cancel;
 	t->live = &p->live;
+	t->is_process = true;
 	snprintf(p->name, sizeof p->name, "pid %d", pid);
 	t->path = p->name;
 	t->files_from = "maps";

@@ -121,6 +121,8 @@ struct hw_target {
 	bool truncated;                /* some segment is cut short */
 	struct hw_cache *cache;        /* lazy regions' blocks, or NULL */
 	struct hw_live *live;          /* a live process, or NULL */
+	bool is_process;               /* a process (path "pid N"), not a
+					  core: by ptrace or a debugger */
 	char limit[256];               /* what this backend could not give,
 					  said once in the summary, or "" */
 	void *priv;                    /* backend state */

@@ -1,0 +1,259 @@
+/* external.c - a target read by a front end: gdb's memory, for the plugin.
+ *
+ * The front end says what it knows (struct hw_memory in heapwalk.h: the
+ * mappings, the threads, the auxiliary vector) and reads memory for us.
+ * Every readable mapping becomes a lazy region of the target's cache, so
+ * memory is asked for in large blocks and each block once per session,
+ * as for a live process; nothing is copied up front (the debugger holds
+ * the process still, or it is a core).
+ *
+ * Mapped files come from the mappings' paths when the debugger names them
+ * (its "info proc mappings"), else from the dynamic linker's link_map
+ * through the auxiliary vector, as for a qemu-user core.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../arch/arch.h"
+#include "cache.h"
+#include "external.h"
+#include "linkmap.h"
+
+#ifndef EM_X86_64
+#define EM_X86_64 62
+#endif
+#ifndef EM_AARCH64
+#define EM_AARCH64 183
+#endif
+#define AT_PAGESZ_TYPE 6
+
+struct ext_priv {
+	size_t (*read)(void *cookie, uint64_t addr, void *buf, size_t len);
+	void *cookie;
+	char **paths;       /* owned strings: files, exe, the name */
+	size_t npaths;
+	uint8_t *auxv;
+	char name[64];
+};
+
+static size_t ext_read(struct hw_target *t, uint64_t addr, void *buf,
+		       size_t len)
+{
+	struct ext_priv *p = t->priv;
+	size_t n = p->read(p->cookie, addr, buf, len);
+	return n > len ? len : n;
+}
+
+static void ext_close(struct hw_target *t)
+{
+	struct ext_priv *p = t->priv;
+	if (p) {
+		for (size_t i = 0; i < p->npaths; i++)
+			free(p->paths[i]);
+		free(p->paths);
+		free(p->auxv);
+		free(p);
+	}
+	free(t->regions);
+	free(t->threads);
+	free(t->files);
+	free(t);
+}
+
+static const struct hw_target_ops external_ops = {
+	.name = "external",
+	.read = ext_read,
+	.close = ext_close,
+};
+
+/* A copy of s that the target owns, or NULL.  */
+static const char *keep(struct ext_priv *p, const char *s)
+{
+	char **np = realloc(p->paths, (p->npaths + 1) * sizeof *np);
+	if (!np)
+		return NULL;
+	p->paths = np;
+	char *copy = strdup(s);
+	if (copy)
+		p->paths[p->npaths++] = copy;
+	return copy;
+}
+
+static int cmp_region(const void *a, const void *b)
+{
+	const struct hw_region *x = a, *y = b;
+	return x->start < y->start ? -1 : x->start > y->start;
+}
+
+/* The kernel's pages that must not be read ([vvar] can fault).  */
+static bool kernel_page(const char *path)
+{
+	return path && (strcmp(path, "[vvar]") == 0 ||
+			strcmp(path, "[vvar_vclock]") == 0 ||
+			strcmp(path, "[vsyscall]") == 0);
+}
+
+static bool add_regions(struct hw_target *t, struct ext_priv *p,
+			const struct hw_memory *m)
+{
+	t->regions = calloc(m->nregions ? m->nregions : 1, sizeof *t->regions);
+	t->files = calloc(m->nregions ? m->nregions : 1, sizeof *t->files);
+	if (!t->regions || !t->files)
+		return false;
+	for (size_t i = 0; i < m->nregions; i++) {
+		const struct hw_memory_region *mr = &m->regions[i];
+		if (mr->end <= mr->start || kernel_page(mr->path))
+			continue;
+		struct hw_region *r = &t->regions[t->nregions++];
+		r->start = mr->start;
+		r->end = mr->end;
+		r->prot = mr->prot ? mr->prot : HW_PROT_R | HW_PROT_W;
+		r->file = -1;
+	}
+	qsort(t->regions, t->nregions, sizeof *t->regions, cmp_region);
+	/* Overlaps would break the binary search: keep the first.  */
+	size_t n = 0;
+	for (size_t i = 0; i < t->nregions; i++)
+		if (!n || t->regions[i].start >= t->regions[n - 1].end)
+			t->regions[n++] = t->regions[i];
+	t->nregions = n;
+	for (size_t i = 0; i < m->nregions; i++) {
+		const struct hw_memory_region *mr = &m->regions[i];
+		if (!mr->path || mr->path[0] != '/' || mr->end <= mr->start)
+			continue;
+		const char *path = keep(p, mr->path);
+		if (!path)
+			return false;
+		t->files[t->nfiles++] = (struct hw_mapped_file){
+			.start = mr->start, .end = mr->end,
+			.offset = mr->offset, .path = path, .verified = true,
+		};
+	}
+	for (size_t i = 0; i < t->nfiles; i++) {
+		struct hw_region *r = (struct hw_region *)
+			hw_region_of(t, t->files[i].start);
+		if (r)
+			r->file = (int32_t)i;
+	}
+	for (size_t i = 0; i < t->nregions; i++) {
+		struct hw_region *r = &t->regions[i];
+		r->avail = r->end - r->start;
+		if ((r->prot & HW_PROT_R) && !hw_cache_add_region(t->cache, r))
+			return false;
+	}
+	return true;
+}
+
+static bool add_threads(struct hw_target *t, const struct hw_memory *m)
+{
+	t->threads = calloc(m->nthreads ? m->nthreads : 1, sizeof *t->threads);
+	if (!t->threads)
+		return false;
+	for (size_t i = 0; i < m->nthreads; i++) {
+		const struct hw_memory_thread *mt = &m->threads[i];
+		struct hw_thread *th = &t->threads[t->nthreads++];
+		th->tid = mt->tid;
+		th->sp = mt->sp;
+		th->pc = mt->pc;
+		th->tp = mt->tp;
+		th->has_tp = mt->has_tp;
+	}
+	return true;
+}
+
+enum hw_status hw_external_open(const struct hw_memory *m,
+				const struct hw_external_opts *opts,
+				struct hw_target **out, char *err,
+				size_t errlen)
+{
+	*out = NULL;
+	uint16_t machine = 0;
+	if (m->machine && strcmp(m->machine, "x86_64") == 0)
+		machine = EM_X86_64;
+	else if (m->machine && strcmp(m->machine, "aarch64") == 0)
+		machine = EM_AARCH64;
+	const char *who = m->name ? m->name : "the front end";
+	if (!m->read || (!machine && m->machine)) {
+		snprintf(err, errlen, "%s: %s", who, !m->read ? "no way to "
+			 "read memory" : "architecture not supported");
+		return !m->read ? HW_USAGE : HW_BAD_TARGET;
+	}
+	struct hw_target *t = calloc(1, sizeof *t);
+	struct ext_priv *p = calloc(1, sizeof *p);
+	if (!t || !p) {
+		free(t);
+		free(p);
+		snprintf(err, errlen, "out of memory");
+		return HW_BAD_TARGET;
+	}
+	t->ops = &external_ops;
+	t->priv = p;
+	p->read = m->read;
+	p->cookie = m->cookie;
+	t->arch = hw_arch_by_machine(machine ? machine : EM_X86_64);
+	if (m->auxv && m->auxv_len) {
+		p->auxv = malloc(m->auxv_len);
+		if (!p->auxv)
+			goto nomem;
+		memcpy(p->auxv, m->auxv, m->auxv_len);
+		t->auxv = p->auxv;
+		t->auxv_len = m->auxv_len;
+	}
+	uint64_t page = 4096;
+	if (hw_auxv_get(t, AT_PAGESZ_TYPE, &page) &&
+	    (page < 4096 || page > HW_CACHE_BLOCK || (page & (page - 1))))
+		page = 4096;
+	t->cache = hw_cache_new(opts->cache_max, page);
+	if (!t->cache || !add_regions(t, p, m) || !add_threads(t, m))
+		goto nomem;
+	if (m->core)
+		t->path = keep(p, m->core);
+	else if (m->pid) {
+		snprintf(p->name, sizeof p->name, "pid %d", m->pid);
+		t->is_process = true;
+	}
+	else
+		snprintf(p->name, sizeof p->name, "%s's target", who);
+	if (!t->path)
+		t->path = p->name;
+	if (m->exe)
+		t->exe = keep(p, m->exe);
+	t->files_from = t->nfiles ? who : NULL;
+	if (!t->nfiles) {
+		char **paths = NULL;
+		size_t npaths = 0;
+		free(t->files);
+		t->files = NULL;
+		if (!hw_link_map_files(t, t->exe, opts->sysroot, &paths,
+				       &npaths))
+			goto nomem;
+		for (size_t i = 0; i < npaths; i++) {
+			char **np = realloc(p->paths,
+					    (p->npaths + 1) * sizeof *np);
+			if (!np) {
+				for (size_t k = i; k < npaths; k++)
+					free(paths[k]);
+				free(paths);
+				goto nomem;
+			}
+			p->paths = np;
+			p->paths[p->npaths++] = paths[i];
+		}
+		free(paths);
+	}
+	if (!t->exe && t->nfiles)
+		t->exe = t->files[0].path;
+	if (t->nthreads == 0) {
+		snprintf(err, errlen, "%s: no threads (no process or core?)",
+			 who);
+		hw_target_close(t);
+		return HW_BAD_TARGET;
+	}
+	*out = t;
+	return HW_OK;
+nomem:
+	hw_target_close(t);
+	snprintf(err, errlen, "out of memory");
+	return HW_BAD_TARGET;
+}

@@ -1,0 +1,459 @@
+/* gdbtext.c - read what the gdb script wrote and what gdb printed.  */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "gdbtext.h"
+
+/* A capture larger than this is not gdb's map of one process.  */
+#define MAX_FILE (64u << 20)
+#define MAX_REGIONS (1u << 20)
+#define MAX_THREADS (1u << 20)
+
+/* The whole of file `name` in dir, NUL-terminated (NUL bytes inside, as
+   `dump binary value` writes after a string, become newlines), or NULL
+   when it is missing.  */
+static char *slurp(int dir, const char *name, size_t *len)
+{
+	int fd = openat(dir, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return NULL;
+	size_t cap = 1 << 16, n = 0;
+	char *buf = malloc(cap + 1);
+	while (buf) {
+		if (n == cap) {
+			char *b = cap < MAX_FILE ? realloc(buf, 2 * cap + 1) : NULL;
+			if (!b)
+				break;
+			buf = b;
+			cap *= 2;
+		}
+		ssize_t r = read(fd, buf + n, cap - n);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			break;
+		n += (size_t)r;
+	}
+	close(fd);
+	if (!buf)
+		return NULL;
+	for (size_t i = 0; i < n; i++)
+		if (buf[i] == '\0')
+			buf[i] = '\n';
+	buf[n] = '\0';
+	*len = n;
+	return buf;
+}
+
+/* MI wraps console output as ~"escaped text" records, one per write;
+   join them back into plain text, in place.  Plain text is left as is.  */
+static void unwrap_mi(char *text)
+{
+	if (strncmp(text, "~\"", 2) != 0 && strncmp(text, "=", 1) != 0 &&
+	    strncmp(text, "^", 1) != 0 && strncmp(text, "&\"", 2) != 0)
+		return;
+	char *out = text;
+	for (char *line = text; *line; ) {
+		char *nl = strchr(line, '\n');
+		char *end = nl ? nl : line + strlen(line);
+		if (line[0] == '~' && line[1] == '"') {
+			for (char *c = line + 2; c < end && *c != '"'; c++) {
+				if (*c != '\\' || c + 1 >= end) {
+					*out++ = *c;
+					continue;
+				}
+				c++;
+				switch (*c) {
+				case 'n': *out++ = '\n'; break;
+				case 't': *out++ = '\t'; break;
+				case '\\': *out++ = '\\'; break;
+				case '"': *out++ = '"'; break;
+				default:
+					if (*c >= '0' && *c <= '7') {
+						int v = 0, k = 0;
+						while (k < 3 && c < end &&
+						       *c >= '0' && *c <= '7') {
+							v = v * 8 + (*c++ - '0');
+							k++;
+						}
+						c--;
+						*out++ = (char)(v ? v : ' ');
+					} else {
+						*out++ = *c;
+					}
+				}
+			}
+		}
+		line = nl ? nl + 1 : end;
+	}
+	*out = '\0';
+}
+
+static const char *own(struct gdb_view *v, const char *s, size_t n)
+{
+	char **no = realloc(v->owned, (v->nowned + 1) * sizeof *no);
+	char *copy = no ? strndup(s, n) : NULL;
+	if (no)
+		v->owned = no;
+	if (!copy) {
+		v->oom = true;
+		return NULL;
+	}
+	v->owned[v->nowned++] = copy;
+	return copy;
+}
+
+static struct hw_memory_region *new_region(struct gdb_view *v)
+{
+	if (v->nregions == v->cap_regions) {
+		size_t cap = v->cap_regions ? 2 * v->cap_regions : 256;
+		struct hw_memory_region *r = cap <= MAX_REGIONS
+			? realloc(v->regions, cap * sizeof *r) : NULL;
+		if (!r) {
+			v->oom = true;
+			return NULL;
+		}
+		v->regions = r;
+		v->cap_regions = cap;
+	}
+	struct hw_memory_region *r = &v->regions[v->nregions++];
+	memset(r, 0, sizeof *r);
+	return r;
+}
+
+static struct hw_memory_thread *thread_numbered(struct gdb_view *v, int num,
+						int **nums)
+{
+	for (size_t i = 0; i < v->nthreads; i++)
+		if ((*nums)[i] == num)
+			return &v->threads[i];
+	if (v->nthreads == v->cap_threads) {
+		size_t cap = v->cap_threads ? 2 * v->cap_threads : 64;
+		struct hw_memory_thread *t = cap <= MAX_THREADS
+			? realloc(v->threads, cap * sizeof *t) : NULL;
+		if (t)
+			v->threads = t;
+		int *n = t ? realloc(*nums, cap * sizeof *n) : NULL;
+		if (!n) {
+			v->oom = true;
+			return NULL;
+		}
+		*nums = n;
+		v->cap_threads = cap;
+	}
+	(*nums)[v->nthreads] = num;
+	struct hw_memory_thread *t = &v->threads[v->nthreads++];
+	memset(t, 0, sizeof *t);
+	return t;
+}
+
+/* Each line of text in turn, NUL-terminated in place.  */
+#define FOR_EACH_LINE(line, text) \
+	for (char *line = (text), *line##_nl; line && *line; \
+	     line = line##_nl ? line##_nl + 1 : NULL) \
+		if ((line##_nl = strchr(line, '\n')) ? (*line##_nl = '\0', 1) : 1)
+
+static char *skip_space(char *p)
+{
+	while (*p == ' ' || *p == '\t')
+		p++;
+	return p;
+}
+
+/* ctx: the script's own lines.  */
+static void read_ctx(struct gdb_view *v, char *text, int **nums)
+{
+	FOR_EACH_LINE(line, text) {
+		char word[16];
+		int at = 0, num;
+		if (sscanf(line, "%15s %n", word, &at) != 1)
+			continue;
+		char *rest = line + at;
+		size_t n = strlen(rest);
+		while (n && (rest[n - 1] == ' ' || rest[n - 1] == '\r'))
+			rest[--n] = '\0';
+		if (!strcmp(word, "arch"))
+			v->mem.machine = own(v, rest, n);
+		else if (!strcmp(word, "ptrsize"))
+			v->ptr_size = (unsigned)strtoul(rest, NULL, 0);
+		else if (!strcmp(word, "current"))
+			v->current = atoi(rest);
+		else if (!strcmp(word, "sysroot"))
+			v->sysroot = own(v, rest, n);
+		else if (!strcmp(word, "debugdir"))
+			v->debugdir = own(v, rest, n);
+		else if (!strcmp(word, "thread") &&
+			 sscanf(rest, "%d", &num) == 1) {
+			struct hw_memory_thread *t = thread_numbered(v, num, nums);
+			uint64_t sp, pc, tp;
+			char *p;
+			if (!t)
+				continue;
+			if ((p = strstr(rest, " sp ")) &&
+			    sscanf(p + 4, "%" SCNx64, &sp) == 1)
+				t->sp = sp;
+			if ((p = strstr(rest, " pc ")) &&
+			    sscanf(p + 4, "%" SCNx64, &pc) == 1)
+				t->pc = pc;
+			if ((p = strstr(rest, " tp ")) &&
+			    sscanf(p + 4, "%" SCNx64, &tp) == 1) {
+				t->tp = tp;
+				t->has_tp = true;
+			}
+		}
+	}
+}
+
+/* "Exec file: `PATH', file type ..." -> PATH.  */
+static const char *quoted_path(struct gdb_view *v, char *line)
+{
+	char *open = strchr(line, '`');
+	char *close = open ? strstr(open, "', file type") : NULL;
+	return close ? own(v, open + 1, (size_t)(close - open - 1)) : NULL;
+}
+
+/* maintenance info sections: the executable's name; a core's name and
+   its segments (loadN), writable unless READONLY.  */
+static void read_sections(struct gdb_view *v, char *text)
+{
+	bool in_core = false;
+	FOR_EACH_LINE(line, text) {
+		if (!strncmp(line, "Exec file: ", 11)) {
+			v->mem.exe = quoted_path(v, line);
+			in_core = false;
+			continue;
+		}
+		if (!strncmp(line, "Core file: ", 11)) {
+			v->mem.core = quoted_path(v, line);
+			in_core = true;
+			continue;
+		}
+		uint64_t lo, hi;
+		int at = 0;
+		char *p = skip_space(line);
+		if (!in_core || *p != '[' || !(p = strchr(p, ']')) ||
+		    sscanf(p + 1, " %" SCNx64 "->%" SCNx64 " at %*x: %n", &lo,
+			   &hi, &at) < 2 || !at || strncmp(p + 1 + at, "load", 4))
+			continue;
+		struct hw_memory_region *r = new_region(v);
+		if (!r)
+			return;
+		r->start = lo;
+		r->end = hi;
+		r->prot = HW_MEM_R | (strstr(p, " READONLY") ? 0 : HW_MEM_W) |
+			  (strstr(p, " CODE") ? HW_MEM_X : 0);
+	}
+}
+
+/* info proc mappings: "process N", then rows "START END SIZE OFFSET
+   [PERMS] [PATH]".  A live process's rows are its whole map (with
+   permissions); a core's are its NT_FILE (files only, no permissions).  */
+static void read_mappings(struct gdb_view *v, char *text)
+{
+	bool have_core = v->nregions > 0;
+	FOR_EACH_LINE(line, text) {
+		int pid;
+		if (sscanf(line, "process %d", &pid) == 1) {
+			v->mem.pid = pid;
+			continue;
+		}
+		uint64_t lo, hi, size, off;
+		int at = 0;
+		if (sscanf(line, " %" SCNx64 " %" SCNx64 " %" SCNx64 " %" SCNx64
+			   " %n", &lo, &hi, &size, &off, &at) < 4 || !at ||
+		    hi <= lo)
+			continue;
+		char *p = line + at;
+		unsigned prot = 0;
+		bool perms = strlen(p) >= 4 && strchr("r-", p[0]) &&
+			     strchr("w-", p[1]) && strchr("x-", p[2]) &&
+			     strchr("ps", p[3]) && (p[4] == ' ' || !p[4]);
+		if (perms) {
+			prot = (p[0] == 'r' ? HW_MEM_R : 0) |
+			       (p[1] == 'w' ? HW_MEM_W : 0) |
+			       (p[2] == 'x' ? HW_MEM_X : 0);
+			p = skip_space(p + 4);
+		}
+		size_t n = strlen(p);
+		while (n && p[n - 1] == ' ')
+			p[--n] = '\0';
+		const char *path = n ? own(v, p, n) : NULL;
+		if (have_core) {
+			/* Name the core's segments that this file covers.  */
+			for (size_t i = 0; i < v->nregions; i++) {
+				struct hw_memory_region *r = &v->regions[i];
+				if (r->start >= lo && r->start < hi && !r->path) {
+					r->path = path;
+					r->offset = off + (r->start - lo);
+				}
+			}
+			continue;
+		}
+		if (perms && !(prot & HW_MEM_R))
+			continue;   /* guard pages, reservations: nothing to read */
+		struct hw_memory_region *r = new_region(v);
+		if (!r)
+			return;
+		*r = (struct hw_memory_region){ lo, hi, prot, path, off };
+	}
+}
+
+/* info auxv: "TYPE  AT_NAME  Description  VALUE [\"string\"]".  */
+static void read_auxv(struct gdb_view *v, char *text)
+{
+	size_t cap = 0, n = 0;
+	uint64_t *av = NULL;
+	FOR_EACH_LINE(line, text) {
+		uint64_t type, val;
+		char *end;
+		char *p = skip_space(line);
+		if (*p < '0' || *p > '9')
+			continue;
+		type = strtoull(p, &end, 10);
+		if (end == p || (*end != ' ' && *end != '\t'))
+			continue;
+		char *q = strchr(end, '"');
+		if (q)
+			*q = '\0';
+		size_t len = strlen(end);
+		while (len && (end[len - 1] == ' ' || end[len - 1] == '\t'))
+			end[--len] = '\0';
+		char *last = strrchr(end, ' ');
+		char *tab = strrchr(end, '\t');
+		if (tab > last)
+			last = tab;
+		if (!last)
+			continue;
+		val = strtoull(last + 1, &q, 0);
+		if (q == last + 1 || *q)
+			continue;
+		if (n + 4 > cap) {
+			cap = cap ? 2 * cap : 64;
+			uint64_t *a = cap < 4096 ? realloc(av, cap * sizeof *a)
+						 : NULL;
+			if (!a)
+				break;
+			av = a;
+		}
+		av[n++] = type;
+		av[n++] = val;
+	}
+	if (!av)
+		return;
+	av[n++] = 0;
+	av[n++] = 0;
+	v->auxv = (uint8_t *)av;
+	v->auxv_len = n * sizeof *av;
+}
+
+/* info threads: "[*] NUM  Thread 0x... (LWP TID) ...", "NUM  LWP TID",
+   "NUM  Thread PID.TID" (remote), "NUM  process TID".  */
+static void read_threads(struct gdb_view *v, char *text, int *nums)
+{
+	FOR_EACH_LINE(line, text) {
+		char *p = skip_space(line);
+		if (*p == '*')
+			p = skip_space(p + 1);
+		char *end;
+		long num = strtol(p, &end, 10);
+		if (end == p || *end != ' ')
+			continue;
+		int tid = 0, a, b;
+		char *q;
+		p = skip_space(end);
+		if ((q = strstr(p, "(LWP ")) && sscanf(q + 5, "%d", &tid) == 1)
+			;
+		else if (sscanf(p, "LWP %d", &tid) == 1)
+			;
+		else if (sscanf(p, "Thread %d.%d", &a, &b) == 2)
+			tid = b;
+		else if (sscanf(p, "process %d", &a) == 1)
+			tid = a;
+		for (size_t i = 0; i < v->nthreads && tid > 0; i++)
+			if (nums[i] == (int)num)
+				v->threads[i].tid = tid;
+	}
+}
+
+bool gdb_view_read(struct gdb_view *v, int dir, char *why, size_t whylen)
+{
+	memset(v, 0, sizeof *v);
+	int *nums = NULL;
+	size_t len;
+	char *text;
+	if ((text = slurp(dir, "ctx", &len))) {
+		read_ctx(v, text, &nums);
+		free(text);
+	}
+	if ((text = slurp(dir, "sections", &len))) {
+		unwrap_mi(text);
+		read_sections(v, text);
+		free(text);
+	}
+	if ((text = slurp(dir, "mappings", &len))) {
+		unwrap_mi(text);
+		read_mappings(v, text);
+		free(text);
+	}
+	if ((text = slurp(dir, "auxv", &len))) {
+		unwrap_mi(text);
+		read_auxv(v, text);
+		free(text);
+	}
+	if ((text = slurp(dir, "threads", &len)) && nums) {
+		unwrap_mi(text);
+		read_threads(v, text, nums);
+	}
+	free(text);
+	/* The selected thread first: it is "the crashing one" to reports.  */
+	for (size_t i = 1; i < v->nthreads; i++)
+		if (nums[i] == v->current) {
+			struct hw_memory_thread t = v->threads[i];
+			memmove(&v->threads[1], &v->threads[0], i * sizeof t);
+			v->threads[0] = t;
+			break;
+		}
+	free(nums);
+	if (v->oom) {
+		snprintf(why, whylen, "out of memory");
+		return false;
+	}
+	if (!v->nthreads) {
+		snprintf(why, whylen, "gdb gave no thread registers "
+			 "(is the program running?)");
+		return false;
+	}
+	if (!v->nregions) {
+		snprintf(why, whylen, "gdb gave no memory map (neither "
+			 "'maintenance info sections' nor 'info proc "
+			 "mappings' lists this target's memory)");
+		return false;
+	}
+	v->mem.sz = sizeof v->mem;
+	v->mem.name = "gdb";
+	v->mem.regions = v->regions;
+	v->mem.nregions = v->nregions;
+	v->mem.threads = v->threads;
+	v->mem.nthreads = v->nthreads;
+	v->mem.auxv = v->auxv;
+	v->mem.auxv_len = v->auxv_len;
+	if (v->mem.core)
+		v->mem.pid = 0;
+	return true;
+}
+
+void gdb_view_free(struct gdb_view *v)
+{
+	for (size_t i = 0; i < v->nowned; i++)
+		free(v->owned[i]);
+	free(v->owned);
+	free(v->regions);
+	free(v->threads);
+	free(v->auxv);
+	memset(v, 0, sizeof *v);
+}

@@ -1,0 +1,49 @@
+/* gdbtext.h - what the gdb script hands the plugin, read into a target
+ * description.
+ *
+ * The script writes two kinds of files into the plugin's private
+ * directory before each request:
+ *  - `ctx`: lines the script formats itself with eval ("arch x86_64",
+ *    "thread 2 sp 0x... pc 0x... tp 0x...", "sysroot ..."), and
+ *  - captures of gdb's own text output, made with `set logging`:
+ *    `sections` (maintenance info sections: a core's segments, the
+ *    executable's and the core's names), `mappings` (info proc mappings:
+ *    a process's mappings, a core's NT_FILE), `auxv` (info auxv) and
+ *    `threads` (info threads: gdb's thread numbers to LWP ids).
+ * Under MI the captures are MI console records (~"text\n"); both forms
+ * are read.  Everything here is untrusted text: unparsable lines are
+ * skipped, never guessed at.
+ */
+#ifndef HW_PLUGIN_GDBTEXT_H
+#define HW_PLUGIN_GDBTEXT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "heapwalk.h"
+
+/* What the script said and gdb printed, as the library wants it.  */
+struct gdb_view {
+	struct hw_memory mem;                /* points into the arrays below */
+	struct hw_memory_region *regions;
+	size_t nregions, cap_regions;
+	struct hw_memory_thread *threads;
+	size_t nthreads, cap_threads;
+	uint8_t *auxv;
+	size_t auxv_len;
+	char **owned;                        /* every string above */
+	size_t nowned;
+	const char *sysroot, *debugdir;      /* as gdb has them, or NULL */
+	int current;                         /* gdb's selected thread */
+	unsigned ptr_size;
+	bool oom;
+};
+
+/* Read the files of directory fd `dir` into v.  False (with why) only
+   when what is there cannot describe a target at all.  */
+bool gdb_view_read(struct gdb_view *v, int dir, char *why, size_t whylen);
+
+void gdb_view_free(struct gdb_view *v);
+
+#endif /* HW_PLUGIN_GDBTEXT_H */

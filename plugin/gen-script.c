@@ -1,0 +1,74 @@
+/* gen-script.c - print the `heap` command definitions of heapwalk.gdb.
+ *
+ * One gdb user command per command of the library's table, with its help
+ * text from that table, so the plugin offers exactly the tool's commands
+ * and `help heap bins` says what `heapwalk --help` says.  gdb user
+ * commands cannot pass "all arguments" on, hence one branch per count.
+ */
+#include <ctype.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "heapwalk.h"
+
+#define MAX_ARGS 8
+
+static const char OPTIONS[] = "[--json] [--allocator A] [-o FILE]";
+
+/* A command whose help starts with ADDR takes a gdb expression last.  */
+static void branches(const char *cmd, bool addr)
+{
+	for (int n = 0; n <= MAX_ARGS; n++) {
+		printf("  if $argc == %d\n", n);
+		if (addr && n > 0) {
+			printf("    eval \"heapwalk-go \\\"%s", cmd);
+			for (int i = 0; i < n - 1; i++)
+				printf(" $arg%d", i);
+			printf(" %%#lx\\\"\", (unsigned long)($arg%d)\n", n - 1);
+		} else {
+			printf("    heapwalk-go \"%s", cmd);
+			for (int i = 0; i < n; i++)
+				printf(" $arg%d", i);
+			printf("\"\n");
+		}
+		printf("  end\n");
+	}
+}
+
+/* "ADDR: the chunk ..." -> usage "ADDR", text "The chunk ...".  */
+static void document(const char *name, const char *help)
+{
+	const char *colon = strstr(help, ": ");
+	const char *text = help;
+	int usage_len = 0;
+	if (colon && (help[0] == '[' || isupper((unsigned char)help[0]))) {
+		usage_len = (int)(colon - help);
+		text = colon + 2;
+	}
+	printf("document heap%s%s\n%c%s.\nUsage: heap%s%s%s%.*s %s\n"
+	       "Same as the command-line tool's `heapwalk TARGET %s`, on what "
+	       "gdb debugs.\nend\n", name ? " " : "", name ? name : "",
+	       toupper((unsigned char)text[0]), text + 1, name ? " " : "",
+	       name ? name : "", usage_len ? " " : "", usage_len, help,
+	       OPTIONS, name ? name : "summary");
+}
+
+int main(void)
+{
+	printf("\n# The commands, from the library's command table.\n"
+	       "define heap\n  dont-repeat\n");
+	branches("summary", false);
+	printf("end\n");
+	document(NULL, "allocator, arenas, totals in use / free / overhead; "
+		 "`heap COMMAND` runs another heapwalk command");
+	printf("define-prefix heap\n");
+	for (size_t i = 0; hw_command_name(i); i++) {
+		const char *name = hw_command_name(i);
+		const char *help = hw_command_help(i);
+		printf("\ndefine heap %s\n  dont-repeat\n", name);
+		branches(name, strncmp(help, "ADDR", 4) == 0);
+		printf("end\n");
+		document(name, help);
+	}
+	return 0;
+}

@@ -1,0 +1,513 @@
+/* reader.c - heapwalk inside gdb, through gdb's JIT reader interface.
+ *
+ * gdb has no C plugin API for commands, but it loads a "JIT debug info
+ * reader" (jit-reader-load) and calls its `unwind` callback with a way to
+ * read the inferior's memory (target_read), whatever gdb debugs: a core,
+ * a live process, gdbserver, qemu's gdbstub.  The `heap` commands are
+ * defined in a gdb script (heapwalk.gdb, made by gen-script.c).  For each
+ * command the script
+ *   1. writes the command's words (`cmd`), what it knows of the target
+ *      (`ctx`) and captures of gdb's own output (`sections`, `mappings`,
+ *      `auxv`, `threads`) into this plugin's private directory, which it
+ *      names /proc/self/fd/873/ (the directory is open on fd 873 of gdb
+ *      itself, so no other process or user can reach it);
+ *   2. writes the request, `req` ("run END\n"), last, in one command;
+ *   3. makes gdb unwind frame 0 afresh (a register-cache flush inside
+ *      `thread apply -s`, which keeps the user's frame and thread), so gdb
+ *      calls unwind() below, which serves the request: it opens a
+ *      session over gdb's memory, runs the command and writes the report
+ *      as `out.gdb`, a file of echo commands;
+ *   4. sources out.gdb, so the report goes through gdb's own output.
+ * unwind() never unwinds anything: it always returns GDB_FAIL, so gdb's
+ * own unwinders do all the work and backtraces are unchanged.  Without a
+ * request waiting it costs one fstatat().
+ *
+ * Ctrl-C in gdb during a long read makes target_read throw a C++
+ * exception through our frames; the plugin is built with -fexceptions so
+ * that the request's cleanup handler closes the session on the way out.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <gdb/jit-reader.h>
+
+#include "echo.h"
+#include "gdbtext.h"
+#include "heapwalk.h"
+
+GDB_DECLARE_GPL_COMPATIBLE_READER
+
+/* The fd the script reaches the directory by (/proc/self/fd/873/).  */
+#define CHANNEL_FD 873
+#define MAX_WORDS 64
+#define MAX_DEBUG_DIRS 16
+/* Commands slower than this say how long they took.  */
+#define SAY_TIME_AFTER 1.0
+
+/* Every file the script and the plugin make in the directory.  */
+static const char *const channel_files[] = {
+	"req", "cmd", "ctx", "sections", "mappings", "auxv", "threads",
+	"out.gdb", "out.tmp",
+};
+
+struct plugin {
+	struct gdb_reader_funcs funcs;
+	int dir;                   /* CHANNEL_FD, or -1 */
+	char path[PATH_MAX];       /* the directory, for its removal */
+};
+
+/* The reader gdb loaded, for the destructor: gdb never calls destroy()
+   when it exits, but the shared object's destructor does run.  */
+static struct plugin *loaded;
+
+/* ---- the private directory ---------------------------------------------- */
+
+static void empty_dir(int dir)
+{
+	for (size_t i = 0; i < sizeof channel_files / sizeof *channel_files; i++)
+		unlinkat(dir, channel_files[i], 0);
+}
+
+static void remove_channel(struct plugin *p)
+{
+	if (p->dir < 0)
+		return;
+	empty_dir(p->dir);
+	close(p->dir);
+	p->dir = -1;
+	rmdir(p->path);
+}
+
+__attribute__((destructor)) static void unload(void)
+{
+	if (loaded)
+		remove_channel(loaded);
+}
+
+static const char *tmp_dir(void)
+{
+	const char *t = getenv("TMPDIR");
+	return t && t[0] == '/' ? t : "/tmp";
+}
+
+/* Directories a gdb that was killed left behind: ours (same uid), named
+   after a pid that no longer runs.  */
+static void remove_stale(const char *tmp)
+{
+	DIR *d = opendir(tmp);
+	if (!d)
+		return;
+	struct dirent *de;
+	while ((de = readdir(d))) {
+		int pid;
+		char tail[8];
+		struct stat st;
+		if (sscanf(de->d_name, "heapwalk-%d-%6s", &pid, tail) != 2 ||
+		    pid <= 0 || kill(pid, 0) == 0 || errno != ESRCH ||
+		    fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) ||
+		    !S_ISDIR(st.st_mode) || st.st_uid != getuid())
+			continue;
+		int fd = openat(dirfd(d), de->d_name,
+				O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		if (fd < 0)
+			continue;
+		empty_dir(fd);
+		close(fd);
+		unlinkat(dirfd(d), de->d_name, AT_REMOVEDIR);
+	}
+	closedir(d);
+}
+
+static bool make_channel(struct plugin *p)
+{
+	const char *tmp = tmp_dir();
+	remove_stale(tmp);
+	if (fcntl(CHANNEL_FD, F_GETFD) != -1 || errno != EBADF) {
+		fprintf(stderr, "heapwalk: fd %d is taken in this gdb; the "
+			"plugin cannot open its channel\n", CHANNEL_FD);
+		return false;
+	}
+	int n = snprintf(p->path, sizeof p->path, "%s/heapwalk-%d-XXXXXX",
+			 tmp, (int)getpid());
+	if (n < 0 || (size_t)n >= sizeof p->path || !mkdtemp(p->path)) {
+		fprintf(stderr, "heapwalk: cannot make a private directory "
+			"in %s: %s\n", tmp, strerror(errno));
+		return false;
+	}
+	int fd = open(p->path, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0 || dup3(fd, CHANNEL_FD, O_CLOEXEC) != CHANNEL_FD) {
+		fprintf(stderr, "heapwalk: cannot open %s as fd %d: %s\n",
+			p->path, CHANNEL_FD, strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		rmdir(p->path);
+		return false;
+	}
+	close(fd);
+	p->dir = CHANNEL_FD;
+	return true;
+}
+
+/* ---- one request ----------------------------------------------------- */
+
+/* What a request holds while it runs; released by request_end whether it
+   returns or is unwound by gdb's Ctrl-C.  */
+struct request {
+	struct plugin *p;
+	hw_session *session;
+	struct gdb_view view;
+	FILE *out;             /* out.tmp, the echo commands */
+	FILE *file;            /* -o FILE */
+	char *cmd;
+};
+
+static void request_end(struct request *rq)
+{
+	if (rq->session)
+		hw_session_close(rq->session);
+	rq->session = NULL;
+	gdb_view_free(&rq->view);
+	if (rq->out)
+		fclose(rq->out);
+	rq->out = NULL;
+	if (rq->file)
+		fclose(rq->file);
+	rq->file = NULL;
+	free(rq->cmd);
+	rq->cmd = NULL;
+}
+
+/* gdb's target_read for the library: how many bytes from addr on could
+   be read.  gdb answers all or nothing, so a failed read is narrowed down
+   to the readable pages before the first hole.  */
+static size_t gdb_read(void *cookie, uint64_t addr, void *buf, size_t len)
+{
+	struct gdb_unwind_callbacks *cb = cookie;
+	if (len > (1u << 30))
+		len = 1u << 30;
+	if (cb->target_read(addr, buf, (int)len) == GDB_SUCCESS)
+		return len;
+	const uint64_t page = 4096;
+	size_t lo = 0, hi = len;   /* lo bytes read; reading hi bytes fails */
+	while (hi - lo > 1) {
+		/* Holes are whole pages: past a page boundary, a page that
+		   fails is where the readable part ends.  */
+		if ((addr + lo) % page == 0 && hi - lo <= page)
+			break;
+		size_t mid = lo + (hi - lo) / 2;
+		uint64_t b = (addr + mid) & ~(page - 1);
+		if (b > addr + lo && b < addr + hi)
+			mid = (size_t)(b - addr);
+		if (cb->target_read(addr + lo, (char *)buf + lo,
+				    (int)(mid - lo)) == GDB_SUCCESS)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+static double now(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* The command's words; NUL bytes (from `dump binary value` of a string)
+   and newlines end it.  */
+static char *read_cmd(int dir)
+{
+	int fd = openat(dir, "cmd", O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return NULL;
+	char *buf = malloc(4096);
+	ssize_t n = buf ? read(fd, buf, 4095) : -1;
+	close(fd);
+	if (n < 0) {
+		free(buf);
+		return NULL;
+	}
+	buf[n] = '\0';
+	buf[strcspn(buf, "\n")] = '\0';
+	return buf;
+}
+
+/* Options the plugin takes itself (the rest are the command's).  */
+struct plugin_opts {
+	bool json, no_debuginfo;
+	const char *allocator, *out_file;
+	const char *debug_dirs[MAX_DEBUG_DIRS];
+	size_t n_debug_dirs;
+};
+
+static bool take_option(struct plugin_opts *o, char **w, int n, int *i)
+{
+	const char *a = w[*i];
+	const char *val = *i + 1 < n ? w[*i + 1] : NULL;
+	if (!strcmp(a, "--json")) {
+		o->json = true;
+	} else if (!strcmp(a, "--no-debuginfo")) {
+		o->no_debuginfo = true;
+	} else if (!strncmp(a, "--allocator=", 12)) {
+		o->allocator = a + 12;
+	} else if ((!strcmp(a, "--allocator") || !strcmp(a, "-o") ||
+		    !strcmp(a, "--debug-dir")) && val) {
+		if (a[1] == 'o')
+			o->out_file = val;
+		else if (a[2] == 'a')
+			o->allocator = val;
+		else if (o->n_debug_dirs < MAX_DEBUG_DIRS)
+			o->debug_dirs[o->n_debug_dirs++] = val;
+		(*i)++;
+	} else {
+		return false;
+	}
+	return true;
+}
+
+/* gdb's "debug-file-directory" (colon-separated) after the user's own:
+   only directories that exist (the library refuses a missing one).  */
+static void add_gdb_debug_dirs(struct plugin_opts *o, char *list)
+{
+	for (char *d = strtok(list, ":"); d; d = strtok(NULL, ":")) {
+		struct stat st;
+		if (o->n_debug_dirs < MAX_DEBUG_DIRS && d[0] == '/' &&
+		    stat(d, &st) == 0 && S_ISDIR(st.st_mode))
+			o->debug_dirs[o->n_debug_dirs++] = d;
+	}
+}
+
+/* gdb's sysroot as a directory of this machine, or NULL: "" and
+   "target:" mean the target's own files, which (gdbserver on this
+   machine, a core of it) are this machine's.  */
+static const char *host_sysroot(const char *s)
+{
+	if (!s)
+		return NULL;
+	if (!strncmp(s, "target:", 7))
+		s += 7;
+	return s[0] && strcmp(s, "/") ? s : NULL;
+}
+
+/* Open out.tmp for the answer, fresh (never through a link).  */
+static FILE *open_answer(int dir)
+{
+	unlinkat(dir, "out.tmp", 0);
+	int fd = openat(dir, "out.tmp", O_WRONLY | O_CREAT | O_EXCL |
+			O_NOFOLLOW | O_CLOEXEC, 0600);
+	FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
+	if (!f && fd >= 0)
+		close(fd);
+	return f;
+}
+
+static void say(struct echo_file *e, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+static void say(struct echo_file *e, const char *fmt, ...)
+{
+	char line[1024];
+	va_list ap;
+	va_start(ap, fmt);
+	int n = vsnprintf(line, sizeof line, fmt, ap);
+	va_end(ap);
+	if (n > 0) {
+		bool raw = e->raw;
+		e->raw = false;
+		echo_write(e, line, (size_t)n < sizeof line ? (size_t)n
+							     : sizeof line - 1);
+		e->raw = raw;
+	}
+}
+
+static enum hw_status run_request(struct request *rq,
+				  struct gdb_unwind_callbacks *cb,
+				  struct echo_file *ans)
+{
+	char *words[MAX_WORDS];
+	int nwords = 0;
+	rq->cmd = read_cmd(rq->p->dir);
+	if (!rq->cmd) {
+		say(ans, "heapwalk: the script gave no command\n");
+		return HW_USAGE;
+	}
+	for (char *w = strtok(rq->cmd, " \t"); w && nwords < MAX_WORDS;
+	     w = strtok(NULL, " \t"))
+		words[nwords++] = w;
+	struct plugin_opts po = { 0 };
+	char *argv[MAX_WORDS + 1];
+	int argc = 0;
+	for (int i = 0; i < nwords; i++)
+		if (!take_option(&po, words, nwords, &i))
+			argv[argc++] = words[i];
+	if (!argc)
+		argv[argc++] = "summary";
+	argv[argc] = NULL;
+
+	char why[256];
+	if (!gdb_view_read(&rq->view, rq->p->dir, why, sizeof why)) {
+		say(ans, "heapwalk: %s\n", why);
+		return HW_BAD_TARGET;
+	}
+	rq->view.mem.read = gdb_read;
+	rq->view.mem.cookie = cb;
+	if (rq->view.debugdir)
+		add_gdb_debug_dirs(&po, (char *)rq->view.debugdir);
+
+	struct hw_open_opts oo = HW_OPEN_OPTS_INIT;
+	oo.memory = &rq->view.mem;
+	oo.sysroot = host_sysroot(rq->view.sysroot);
+	oo.debug_dirs = po.debug_dirs;
+	oo.n_debug_dirs = po.n_debug_dirs;
+	oo.no_debuginfo = po.no_debuginfo;
+	oo.allocator = po.allocator;
+	oo.threads = 1;        /* gdb's memory is read from gdb's thread only */
+	oo.needs = hw_command_needs(argv[0]);
+	enum hw_status st = hw_session_open(&oo, &rq->session);
+	if (st != HW_OK) {
+		say(ans, "heapwalk: %s\n", hw_session_errmsg(rq->session));
+		return st;
+	}
+	struct echo_file to_file = { 0 };
+	struct echo_file *sink = ans;
+	if (po.out_file) {
+		rq->file = fopen(po.out_file, "w");
+		if (!rq->file) {
+			say(ans, "heapwalk: -o %s: %s\n", po.out_file,
+			    strerror(errno));
+			return HW_USAGE;
+		}
+		to_file = (struct echo_file){ .f = rq->file, .raw = true };
+		sink = &to_file;
+	}
+	struct hw_output out = { echo_write, sink, po.json };
+	st = hw_session_run(rq->session, argc, argv, &out);
+	if (st != HW_OK && st != HW_CORRUPT)
+		say(ans, "heapwalk: %s\n", hw_session_errmsg(rq->session));
+	if (po.out_file) {
+		long size = ftell(rq->file);
+		if (fclose(rq->file) != 0 || to_file.failed)
+			say(ans, "heapwalk: -o %s: write error\n", po.out_file);
+		else
+			say(ans, "heapwalk: %ld bytes written to %s\n", size,
+			    po.out_file);
+		rq->file = NULL;
+	}
+	return st;
+}
+
+/* Serve the request now waiting: the answer becomes out.gdb.  */
+static void serve(struct plugin *p, struct gdb_unwind_callbacks *cb)
+{
+	__attribute__((cleanup(request_end))) struct request rq = { .p = p };
+	rq.out = open_answer(p->dir);
+	if (!rq.out)
+		return;   /* the script's default answer stays */
+	struct echo_file ans = { .f = rq.out };
+	double t0 = now();
+	enum hw_status st = run_request(&rq, cb, &ans);
+	double took = now() - t0;
+	if (took >= SAY_TIME_AFTER)
+		say(&ans, "(heapwalk: %.2f s)\n", took);
+	echo_finish(&ans);
+	fprintf(rq.out, "set $_heapwalk_status = %d\n", (int)st);
+	if (fclose(rq.out) == 0)
+		renameat(p->dir, "out.tmp", p->dir, "out.gdb");
+	rq.out = NULL;
+}
+
+/* ---- gdb's callbacks ------------------------------------------------- */
+
+static enum gdb_status reader_read(struct gdb_reader_funcs *self,
+				   struct gdb_symbol_callbacks *cb,
+				   void *memory, long memory_sz)
+{
+	(void)self, (void)cb, (void)memory, (void)memory_sz;
+	return GDB_FAIL;   /* a real JIT's objects are gdb's own business */
+}
+
+/* Is a whole request waiting?  It ends with "END\n": a request the script
+   is still writing is left alone (gdb may unwind in between).  */
+static bool request_waiting(int dir)
+{
+	struct stat st;
+	if (fstatat(dir, "req", &st, AT_SYMLINK_NOFOLLOW) != 0 ||
+	    !S_ISREG(st.st_mode) || st.st_size < 4)
+		return false;
+	int fd = openat(dir, "req", O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return false;
+	char buf[64];
+	ssize_t n = read(fd, buf, sizeof buf - 1);
+	close(fd);
+	while (n > 0 && buf[n - 1] == '\0')
+		n--;
+	return n >= 4 && memcmp(buf + n - 4, "END\n", 4) == 0;
+}
+
+static enum gdb_status reader_unwind(struct gdb_reader_funcs *self,
+				     struct gdb_unwind_callbacks *cb)
+{
+	struct plugin *p = self->priv_data;
+	if (p->dir < 0 || !request_waiting(p->dir))
+		return GDB_FAIL;
+	/* Consumed before the work: an interrupted request is not served
+	   again at some later unwind.  */
+	unlinkat(p->dir, "req", 0);
+	serve(p, cb);
+	return GDB_FAIL;
+}
+
+static struct gdb_frame_id reader_frame_id(struct gdb_reader_funcs *self,
+					   struct gdb_unwind_callbacks *cb)
+{
+	(void)self, (void)cb;
+	return (struct gdb_frame_id){ 0, 0 };
+}
+
+static void reader_destroy(struct gdb_reader_funcs *self)
+{
+	struct plugin *p = self->priv_data;
+	remove_channel(p);
+	if (loaded == p)
+		loaded = NULL;
+	free(p);
+}
+
+struct gdb_reader_funcs *gdb_init_reader(void)
+{
+	if (loaded) {
+		fprintf(stderr, "heapwalk: the reader is loaded already\n");
+		return NULL;
+	}
+	struct plugin *p = calloc(1, sizeof *p);
+	if (!p)
+		return NULL;
+	p->dir = -1;
+	if (!make_channel(p)) {
+		free(p);
+		return NULL;
+	}
+	p->funcs = (struct gdb_reader_funcs){
+		.reader_version = GDB_READER_INTERFACE_VERSION,
+		.priv_data = p,
+		.read = reader_read,
+		.unwind = reader_unwind,
+		.get_frame_id = reader_frame_id,
+		.destroy = reader_destroy,
+	};
+	loaded = p;
+	return &p->funcs;
+}
