@@ -413,6 +413,7 @@ static enum hw_status no_allocator(struct hw_session *s,
 
 static enum hw_status find_allocator(struct hw_session *s)
 {
+	hw_target_order_threads(s->target);
 	const char *want = s->opts.allocator;
 	bool any = !want || !strcmp(want, "auto");
 	size_t number = any ? 0 : instance_number(want);

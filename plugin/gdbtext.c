@@ -14,9 +14,9 @@
 #define MAX_REGIONS (1u << 20)
 #define MAX_THREADS (1u << 20)
 
-/* The whole of file `name` in dir, NUL-terminated (NUL bytes inside, as
-   `dump binary value` writes after a string, become newlines), or NULL
-   when it is missing.  */
+/* The whole of file `name` in dir, NUL-terminated, without the NUL bytes
+   `dump binary value` writes after each string; NULL when it is
+   missing.  */
 static char *slurp(int dir, const char *name, size_t *len)
 {
 	int fd = openat(dir, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
@@ -42,11 +42,12 @@ static char *slurp(int dir, const char *name, size_t *len)
 	close(fd);
 	if (!buf)
 		return NULL;
+	size_t k = 0;
 	for (size_t i = 0; i < n; i++)
-		if (buf[i] == '\0')
-			buf[i] = '\n';
-	buf[n] = '\0';
-	*len = n;
+		if (buf[i] != '\0')
+			buf[k++] = buf[i];
+	buf[k] = '\0';
+	*len = k;
 	return buf;
 }
 

@@ -218,6 +218,37 @@ static size_t gdb_read(void *cookie, uint64_t addr, void *buf, size_t len)
 	return lo;
 }
 
+/* HEAPWALK_GDB_DEBUG=FILE: what the plugin made of gdb's view, for bug
+   reports (the plugin has no other way to show its inputs).  */
+static void dump_view(const struct gdb_view *v)
+{
+	const char *path = getenv("HEAPWALK_GDB_DEBUG");
+	FILE *f = path && path[0] == '/' ? fopen(path, "a") : NULL;
+	if (!f)
+		return;
+	const struct hw_memory *m = &v->mem;
+	fprintf(f, "machine %s exe %s core %s pid %d sysroot %s\n",
+		m->machine ? m->machine : "?", m->exe ? m->exe : "-",
+		m->core ? m->core : "-", m->pid,
+		v->sysroot ? v->sysroot : "-");
+	for (size_t i = 0; i < m->nregions; i++)
+		fprintf(f, "region %#" PRIx64 "-%#" PRIx64 " prot %u %s %#"
+			PRIx64 "\n", m->regions[i].start, m->regions[i].end,
+			m->regions[i].prot, m->regions[i].path ?
+			m->regions[i].path : "-", m->regions[i].offset);
+	for (size_t i = 0; i < m->nthreads; i++)
+		fprintf(f, "thread tid %d sp %#" PRIx64 " pc %#" PRIx64
+			" tp %#" PRIx64 "%s\n", m->threads[i].tid,
+			m->threads[i].sp, m->threads[i].pc, m->threads[i].tp,
+			m->threads[i].has_tp ? "" : " (none)");
+	for (size_t i = 0; i + 16 <= m->auxv_len; i += 16) {
+		uint64_t w[2];
+		memcpy(w, m->auxv + i, 16);
+		fprintf(f, "auxv %" PRIu64 " %#" PRIx64 "\n", w[0], w[1]);
+	}
+	fclose(f);
+}
+
 static double now(void)
 {
 	struct timespec ts;
@@ -361,6 +392,7 @@ static enum hw_status run_request(struct request *rq,
 		say(ans, "heapwalk: %s\n", why);
 		return HW_BAD_TARGET;
 	}
+	dump_view(&rq->view);
 	rq->view.mem.read = gdb_read;
 	rq->view.mem.cookie = cb;
 	if (rq->view.debugdir)

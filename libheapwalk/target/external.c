@@ -130,12 +130,6 @@ static bool add_regions(struct hw_target *t, struct ext_priv *p,
 			.offset = mr->offset, .path = path, .verified = true,
 		};
 	}
-	for (size_t i = 0; i < t->nfiles; i++) {
-		struct hw_region *r = (struct hw_region *)
-			hw_region_of(t, t->files[i].start);
-		if (r)
-			r->file = (int32_t)i;
-	}
 	for (size_t i = 0; i < t->nregions; i++) {
 		struct hw_region *r = &t->regions[i];
 		r->avail = r->end - r->start;
@@ -143,6 +137,18 @@ static bool add_regions(struct hw_target *t, struct ext_priv *p,
 			return false;
 	}
 	return true;
+}
+
+/* Each region's file: the mapping that holds its start.  */
+static void name_regions(struct hw_target *t)
+{
+	for (size_t r = 0; r < t->nregions; r++)
+		for (size_t i = 0; i < t->nfiles; i++)
+			if (t->regions[r].start >= t->files[i].start &&
+			    t->regions[r].start < t->files[i].end) {
+				t->regions[r].file = (int32_t)i;
+				break;
+			}
 }
 
 static bool add_threads(struct hw_target *t, const struct hw_memory *m)
@@ -244,6 +250,7 @@ enum hw_status hw_external_open(const struct hw_memory *m,
 	}
 	if (!t->exe && t->nfiles)
 		t->exe = t->files[0].path;
+	name_regions(t);
 	if (t->nthreads == 0) {
 		snprintf(err, errlen, "%s: no threads (no process or core?)",
 			 who);

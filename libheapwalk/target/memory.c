@@ -7,6 +7,7 @@
  * binary search it saves (hot loops take a pointer to a whole readable
  * run instead).
  */
+#include <stdlib.h>
 #include <string.h>
 
 #include "../arch/arch.h"
@@ -155,6 +156,19 @@ const struct hw_arch *hw_elf_arch_at(struct hw_target *t, uint64_t addr)
 		return NULL;
 	memcpy(&machine, eh + 18, 2);   /* e_machine; little-endian only */
 	return hw_arch_by_machine(machine);
+}
+
+static int cmp_tid(const void *a, const void *b)
+{
+	const struct hw_thread *x = a, *y = b;
+	return (x->tid > y->tid) - (x->tid < y->tid);
+}
+
+void hw_target_order_threads(struct hw_target *t)
+{
+	if (t->nthreads > 2)
+		qsort(t->threads + 1, t->nthreads - 1, sizeof *t->threads,
+		      cmp_tid);
 }
 
 void hw_target_close(struct hw_target *t)

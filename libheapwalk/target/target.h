@@ -167,6 +167,13 @@ bool hw_auxv_get(const struct hw_target *t, uint64_t type, uint64_t *val);
    the core's.  */
 const struct hw_arch *hw_elf_arch_at(struct hw_target *t, uint64_t addr);
 
+/* Put the threads in the order every backend gives them: the first one
+   (the one that crashed, or the debugger's selected one) first, the rest
+   by thread id.  A core's notes, /proc's task list and gdb's thread
+   numbers each have an order of their own; reports list per-thread
+   things in this one, so the same process reads the same everywhere.  */
+void hw_target_order_threads(struct hw_target *t);
+
 void hw_target_close(struct hw_target *t);
 
 #endif /* HW_TARGET_H */
