@@ -115,8 +115,9 @@ $(BUILD)/tools/%: tests/tools/%.c $(wildcard tests/tools/*.h)
 # The set-up first, then the builds (a sub-make, so that pkg-config runs
 # after the set-up installed it).
 check test: deps
-	@$(MAKE) --no-print-directory $(BUILD)/asan/heapwalk $(TOOLS)
+	@$(MAKE) --no-print-directory $(BUILD)/asan/heapwalk $(TOOLS) $(PLUGIN)
 	@HEAPWALK=$(abspath $(BUILD)/asan/heapwalk) TOOLS=$(abspath $(BUILD)/tools) \
+	 GDB_SCRIPT=$(abspath $(BUILD)/plugin/heapwalk.gdb) \
 	 CORPUS=$(abspath $(BUILD)/corpus) TOP=$(CURDIR) tests/run.sh
 
 demo: deps

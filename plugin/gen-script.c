@@ -15,7 +15,9 @@
 
 static const char OPTIONS[] = "[--json] [--allocator A] [-o FILE]";
 
-/* A command whose help starts with ADDR takes a gdb expression last.  */
+/* A command whose help starts with ADDR takes a gdb expression last.
+   `heap` itself passes its words on: the plugin runs summary when none
+   is a command.  */
 static void branches(const char *cmd, bool addr)
 {
 	for (int n = 0; n <= MAX_ARGS; n++) {
@@ -28,7 +30,7 @@ static void branches(const char *cmd, bool addr)
 		} else {
 			printf("    heapwalk-go \"%s", cmd);
 			for (int i = 0; i < n; i++)
-				printf(" $arg%d", i);
+				printf("%s$arg%d", i || cmd[0] ? " " : "", i);
 			printf("\"\n");
 		}
 		printf("  end\n");
@@ -57,7 +59,7 @@ int main(void)
 {
 	printf("\n# The commands, from the library's command table.\n"
 	       "define heap\n  dont-repeat\n");
-	branches("summary", false);
+	branches("", false);
 	printf("end\n");
 	document(NULL, "allocator, arenas, totals in use / free / overhead; "
 		 "`heap COMMAND` runs another heapwalk command");

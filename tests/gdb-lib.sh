@@ -1,0 +1,74 @@
+# shellcheck shell=bash
+# tests/gdb-lib.sh - sourced by the gdb plugin tests (t06NN-gdb-*.sh):
+# gdb's `heap` commands (plugin/, loaded by build/plugin/heapwalk.gdb) run
+# in real gdb binaries in batch mode.
+#
+#   need_plugin               skip unless the plugin was built (GDB_SCRIPT)
+#   need_gdb GDB              skip unless the gdb binary GDB runs here
+#   gdb_heap OUT GDB ARGS... -- CMD...
+#                             one gdb run (GDB -nx -batch ARGS, the plugin
+#                             loaded) doing `heap CMD` for each CMD in turn;
+#                             the report of the i-th goes to OUT.i (from 1),
+#                             its $_heapwalk_status to OUT.i.rc, everything
+#                             gdb printed to OUT.log.  Fails the test when
+#                             gdb crashes or hangs (120 s).
+#   same_as_cli GOT WANT WHAT the plugin's report GOT equals the tool's WANT
+here_gdb_=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+# shellcheck source=tests/lib.sh
+. "$here_gdb_/lib.sh"
+
+GDB_SCRIPT=${GDB_SCRIPT:-$TOP/build/plugin/heapwalk.gdb}
+
+need_plugin() {
+	[ -f "$GDB_SCRIPT" ] || skip "no gdb plugin built ($GDB_SCRIPT)"
+	need_cmd gdb gdb
+}
+
+need_gdb() {
+	command -v "$1" >/dev/null 2>&1 || skip "$1 is not installed"
+}
+
+gdb_heap() {
+	local out=$1 gdb=$2 rc=0 i=0 c
+	shift 2
+	local args=() cmds=()
+	while [ $# -gt 0 ] && [ "$1" != -- ]; do
+		args+=("$1")
+		shift
+	done
+	shift
+	for c; do
+		i=$((i + 1))
+		cmds+=(-ex "echo @@HW $i\\n" -ex "heap $c" -ex "echo @@RC $i\\n"
+			-ex 'output $_heapwalk_status' -ex 'echo \n')
+	done
+	timeout -k 5 120 "$gdb" -nx -batch -iex 'set pagination off' \
+		-iex 'set width 0' -x "$GDB_SCRIPT" "${args[@]}" "${cmds[@]}" \
+		>"$out.log" 2>&1 </dev/null || rc=$?
+	if [ $rc = 124 ] || [ $rc = 137 ]; then
+		fail "$gdb ${args[*]}: hung (killed after 120 s)"
+	fi
+	if [ $rc -ge 128 ]; then
+		tail -n 20 "$out.log" >&2
+		fail "$gdb ${args[*]}: crashed (exit $rc)"
+	fi
+	awk -v out="$out" '
+		/^@@HW [0-9]+$/ { f = out "." $2; printf "" > f; mode = 1; next }
+		/^@@RC [0-9]+$/ { f = out "." $2 ".rc"; printf "" > f; mode = 2; next }
+		mode == 1 { print > f }
+		mode == 2 { print > f; mode = 0 }
+	' "$out.log"
+	for ((c = 1; c <= i; c++)); do
+		[ -f "$out.$c.rc" ] || {
+			tail -n 20 "$out.log" >&2
+			fail "$gdb ${args[*]}: heap command $c never finished"
+		}
+	done
+}
+
+same_as_cli() {
+	if ! cmp -s "$1" "$2"; then
+		diff "$2" "$1" | head -n 20 >&2
+		fail "$3: gdb's report differs from the tool's"
+	fi
+}
