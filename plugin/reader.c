@@ -365,7 +365,7 @@ static void say(struct echo_file *e, const char *fmt, ...)
 
 static enum hw_status run_request(struct request *rq,
 				  struct gdb_unwind_callbacks *cb,
-				  struct echo_file *ans)
+				  struct echo_file *ans, bool *json)
 {
 	char *words[MAX_WORDS];
 	int nwords = 0;
@@ -386,6 +386,7 @@ static enum hw_status run_request(struct request *rq,
 	if (!argc)
 		argv[argc++] = "summary";
 	argv[argc] = NULL;
+	*json = po.json;
 
 	char why[256];
 	if (!gdb_view_read(&rq->view, rq->p->dir, why, sizeof why)) {
@@ -449,9 +450,11 @@ static void serve(struct plugin *p, struct gdb_unwind_callbacks *cb)
 		return;   /* the script's default answer stays */
 	struct echo_file ans = { .f = rq.out };
 	double t0 = now();
-	enum hw_status st = run_request(&rq, cb, &ans);
+	bool json = false;
+	enum hw_status st = run_request(&rq, cb, &ans, &json);
 	double took = now() - t0;
-	if (took >= SAY_TIME_AFTER)
+	/* JSON stays JSON: the time is for people.  */
+	if (took >= SAY_TIME_AFTER && !json)
 		say(&ans, "(heapwalk: %.2f s)\n", took);
 	echo_finish(&ans);
 	fprintf(rq.out, "set $_heapwalk_status = %d\n", (int)st);
