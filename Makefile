@@ -5,7 +5,8 @@
 #   make check      deps, ASan/UBSan build, every test; ends "N passed, N failed"
 #   make demo       deps, build, analyse a sample core made from corpora/
 #   make bench      the big-heap benchmark (>= 1 GiB heap, >= 10M chunks): cores,
-#                   then a live process of that size (scripts/bench/live-big.sh)
+#                   gdb's heap on the first (scripts/bench/gdb-heap.sh), then a
+#                   live process of that size (scripts/bench/live-big.sh)
 #   make bench-live 1000 attach/analyse/detach cycles of --pid on a busy
 #                   16-thread program (scripts/bench/live-cycles.sh; minutes)
 #   make clean-bench  remove the benchmark's cores (several GiB)
@@ -125,8 +126,10 @@ demo: deps
 	@scripts/demo.sh $(BUILD)
 
 bench: deps
-	@$(MAKE) --no-print-directory $(BUILD)/heapwalk
+	@$(MAKE) --no-print-directory $(BUILD)/heapwalk $(PLUGIN)
 	@scripts/bench.sh $(BUILD)
+	@echo
+	@scripts/bench/gdb-heap.sh $(BUILD) || [ $$? = 77 ]
 	@echo
 	@BENCH_ALLOCATOR=jemalloc BIGHEAP_ARGS="4 5000000" scripts/bench.sh $(BUILD)
 	@echo
