@@ -526,10 +526,6 @@ static enum hw_status open_external(struct hw_session *s)
 	char err[256] = "";
 	s->syms = hw_syms_open_files(&so, err, sizeof err);
 	free((void *)so.files);
-	if (hw_cache_over_budget(s->target->cache))
-		hw_partial(s, 0, "the target's memory is more than the cache "
-			   "may hold (%llu MiB): pages past it are unknown",
-			   (unsigned long long)(s->policy.cache_max >> 20));
 	return find_allocator(s);
 }
 

@@ -344,6 +344,7 @@ static FILE *open_answer(int dir)
 	return f;
 }
 
+/* One line of the plugin's own (an error, the time) into the answer.  */
 static void say(struct echo_file *e, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 
@@ -354,13 +355,9 @@ static void say(struct echo_file *e, const char *fmt, ...)
 	va_start(ap, fmt);
 	int n = vsnprintf(line, sizeof line, fmt, ap);
 	va_end(ap);
-	if (n > 0) {
-		bool raw = e->raw;
-		e->raw = false;
+	if (n > 0)
 		echo_write(e, line, (size_t)n < sizeof line ? (size_t)n
 							     : sizeof line - 1);
-		e->raw = raw;
-	}
 }
 
 static enum hw_status run_request(struct request *rq,

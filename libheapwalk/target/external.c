@@ -11,6 +11,7 @@
  * (its "info proc mappings"), else from the dynamic linker's link_map
  * through the auxiliary vector, as for a qemu-user core.
  */
+#include <elf.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,13 +21,9 @@
 #include "external.h"
 #include "linkmap.h"
 
-#ifndef EM_X86_64
-#define EM_X86_64 62
-#endif
 #ifndef EM_AARCH64
 #define EM_AARCH64 183
 #endif
-#define AT_PAGESZ_TYPE 6
 
 struct ext_priv {
 	size_t (*read)(void *cookie, uint64_t addr, void *buf, size_t len);
@@ -37,12 +34,12 @@ struct ext_priv {
 	char name[64];
 };
 
+/* The cache takes at most len of what this says was read.  */
 static size_t ext_read(struct hw_target *t, uint64_t addr, void *buf,
 		       size_t len)
 {
 	struct ext_priv *p = t->priv;
-	size_t n = p->read(p->cookie, addr, buf, len);
-	return n > len ? len : n;
+	return p->read(p->cookie, addr, buf, len);
 }
 
 static void ext_close(struct hw_target *t)
@@ -207,7 +204,7 @@ enum hw_status hw_external_open(const struct hw_memory *m,
 		t->auxv_len = m->auxv_len;
 	}
 	uint64_t page = 4096;
-	if (hw_auxv_get(t, AT_PAGESZ_TYPE, &page) &&
+	if (hw_auxv_get(t, AT_PAGESZ, &page) &&
 	    (page < 4096 || page > HW_CACHE_BLOCK || (page & (page - 1))))
 		page = 4096;
 	t->cache = hw_cache_new(opts->cache_max, page);
