@@ -12,6 +12,9 @@
 #                             its $_heapwalk_status to OUT.i.rc, everything
 #                             gdb printed to OUT.log.  Fails the test when
 #                             gdb crashes or hangs (120 s).
+#   split_reports OUT TEXT N WHAT
+#                             gdb_heap's split of what gdb printed (TEXT)
+#                             into OUT.1..N and OUT.i.rc
 #   same_as_cli GOT WANT WHAT the plugin's report GOT equals the tool's WANT
 #                             (but for the time a slow command prints)
 here_gdb_=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -53,16 +56,23 @@ gdb_heap() {
 		tail -n 20 "$out.log" >&2
 		fail "$gdb ${args[*]}: crashed (exit $rc)"
 	fi
+	split_reports "$out" "$out.log" "$i" "$gdb ${args[*]}"
+}
+
+# split_reports OUT TEXT N WHAT: the reports between gdb_heap's markers in
+# TEXT into OUT.1...OUT.N and their statuses into OUT.i.rc.
+split_reports() {
+	local out=$1 text=$2 n=$3 what=$4 c
 	awk -v out="$out" '
 		/^@@HW [0-9]+$/ { f = out "." $2; printf "" > f; mode = 1; next }
 		/^@@RC [0-9]+$/ { f = out "." $2 ".rc"; printf "" > f; mode = 2; next }
 		mode == 1 { print > f }
 		mode == 2 { print > f; mode = 0 }
-	' "$out.log"
-	for ((c = 1; c <= i; c++)); do
+	' "$text"
+	for ((c = 1; c <= n; c++)); do
 		[ -f "$out.$c.rc" ] || {
-			tail -n 20 "$out.log" >&2
-			fail "$gdb ${args[*]}: heap command $c never finished"
+			tail -n 20 "$text" >&2
+			fail "$what: heap command $c never finished"
 		}
 	done
 }
