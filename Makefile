@@ -34,7 +34,7 @@ LIB_OBJ      := $(patsubst %.c,$(BUILD)/obj/%.o,$(LIB_SRC))
 # The gdb plugin links a position-independent copy, built with -fexceptions:
 # gdb's Ctrl-C unwinds through it as a C++ exception (plugin/reader.c).
 LIB_OBJ_PIC  := $(patsubst %.c,$(BUILD)/pic/obj/%.o,$(LIB_SRC))
-PLUGIN_SRC   := plugin/reader.c plugin/gdbtext.c plugin/echo.c
+PLUGIN_SRC   := plugin/reader.c plugin/gdbtext.c plugin/echo.c plugin/probe.c
 PLUGIN_HDRS  := $(wildcard plugin/*.h)
 PIC          := -fPIC -fexceptions
 PLUGIN       := $(BUILD)/plugin/heapwalk-gdb.so $(BUILD)/plugin/heapwalk.gdb

@@ -74,6 +74,10 @@ struct hw_memory {
 				      the reports only: never opened), or
 				      NULL */
 	int pid;                   /* the live process, or 0 */
+	const char *limit;         /* what this view cannot give, said in
+				      the reports' target limits (e.g. a
+				      memory map found by probing), or
+				      NULL */
 };
 
 /* What to open and how.  Zero-fill it (HW_OPEN_OPTS_INIT) and set `sz`

@@ -109,7 +109,7 @@ static const char *own(struct gdb_view *v, const char *s, size_t n)
 	return copy;
 }
 
-static struct hw_memory_region *new_region(struct gdb_view *v)
+struct hw_memory_region *gdb_view_new_region(struct gdb_view *v)
 {
 	if (v->nregions == v->cap_regions) {
 		size_t cap = v->cap_regions ? 2 * v->cap_regions : 256;
@@ -241,7 +241,7 @@ static void read_sections(struct gdb_view *v, char *text)
 		    sscanf(p + 1, " %" SCNx64 "->%" SCNx64 " at %*x: %n", &lo,
 			   &hi, &at) < 2 || !at || strncmp(p + 1 + at, "load", 4))
 			continue;
-		struct hw_memory_region *r = new_region(v);
+		struct hw_memory_region *r = gdb_view_new_region(v);
 		if (!r)
 			return;
 		r->start = lo;
@@ -297,7 +297,7 @@ static void read_mappings(struct gdb_view *v, char *text)
 		}
 		if (perms && !(prot & HW_MEM_R))
 			continue;   /* guard pages, reservations: nothing to read */
-		struct hw_memory_region *r = new_region(v);
+		struct hw_memory_region *r = gdb_view_new_region(v);
 		if (!r)
 			return;
 		*r = (struct hw_memory_region){ lo, hi, prot, path, off };
@@ -381,6 +381,30 @@ static void read_threads(struct gdb_view *v, char *text, int *nums)
 	}
 }
 
+/* info sharedlibrary: rows "FROM TO SYMS PATH": each library's text, an
+   address known to be mapped.  */
+static void read_libs(struct gdb_view *v, char *text)
+{
+	FOR_EACH_LINE(line, text) {
+		uint64_t from, to;
+		if (sscanf(line, " 0x%" SCNx64 " 0x%" SCNx64, &from, &to) != 2 ||
+		    to <= from)
+			continue;
+		if (v->nlib_addrs == v->cap_lib_addrs) {
+			size_t cap = v->cap_lib_addrs ? 2 * v->cap_lib_addrs : 64;
+			uint64_t *a = cap <= MAX_REGIONS
+				? realloc(v->lib_addrs, cap * sizeof *a) : NULL;
+			if (!a) {
+				v->oom = true;
+				return;
+			}
+			v->lib_addrs = a;
+			v->cap_lib_addrs = cap;
+		}
+		v->lib_addrs[v->nlib_addrs++] = from;
+	}
+}
+
 bool gdb_view_read(struct gdb_view *v, int dir, char *why, size_t whylen)
 {
 	memset(v, 0, sizeof *v);
@@ -406,6 +430,11 @@ bool gdb_view_read(struct gdb_view *v, int dir, char *why, size_t whylen)
 		read_auxv(v, text);
 		free(text);
 	}
+	if ((text = slurp(dir, "libs", &len))) {
+		unwrap_mi(text);
+		read_libs(v, text);
+		free(text);
+	}
 	if ((text = slurp(dir, "threads", &len)) && nums) {
 		unwrap_mi(text);
 		read_threads(v, text, nums);
@@ -429,12 +458,12 @@ bool gdb_view_read(struct gdb_view *v, int dir, char *why, size_t whylen)
 			 "(is the program running?)");
 		return false;
 	}
-	if (!v->nregions) {
-		snprintf(why, whylen, "gdb gave no memory map (neither "
-			 "'maintenance info sections' nor 'info proc "
-			 "mappings' lists this target's memory)");
-		return false;
-	}
+	gdb_view_seal(v);
+	return true;
+}
+
+void gdb_view_seal(struct gdb_view *v)
+{
 	v->mem.sz = sizeof v->mem;
 	v->mem.name = "gdb";
 	v->mem.regions = v->regions;
@@ -445,7 +474,6 @@ bool gdb_view_read(struct gdb_view *v, int dir, char *why, size_t whylen)
 	v->mem.auxv_len = v->auxv_len;
 	if (v->mem.core)
 		v->mem.pid = 0;
-	return true;
 }
 
 void gdb_view_free(struct gdb_view *v)
@@ -456,5 +484,6 @@ void gdb_view_free(struct gdb_view *v)
 	free(v->regions);
 	free(v->threads);
 	free(v->auxv);
+	free(v->lib_addrs);
 	memset(v, 0, sizeof *v);
 }

@@ -8,8 +8,9 @@
  *  - captures of gdb's own text output, made with `set logging`:
  *    `sections` (maintenance info sections: a core's segments, the
  *    executable's and the core's names), `mappings` (info proc mappings:
- *    a process's mappings, a core's NT_FILE), `auxv` (info auxv) and
- *    `threads` (info threads: gdb's thread numbers to LWP ids).
+ *    a process's mappings, a core's NT_FILE), `auxv` (info auxv),
+ *    `threads` (info threads: gdb's thread numbers to LWP ids) and `libs`
+ *    (info sharedlibrary: where the libraries are, for probe.c).
  * Under MI the captures are MI console records (~"text\n"); both forms
  * are read.  Everything here is untrusted text: unparsable lines are
  * skipped, never guessed at.
@@ -32,18 +33,28 @@ struct gdb_view {
 	size_t nthreads, cap_threads;
 	uint8_t *auxv;
 	size_t auxv_len;
+	uint64_t *lib_addrs;                 /* where gdb's shared libraries */
+	size_t nlib_addrs, cap_lib_addrs;    /* start (info sharedlibrary) */
 	char **owned;                        /* every string above */
 	size_t nowned;
 	const char *sysroot, *debugdir;      /* as gdb has them, or NULL */
 	int current;                         /* gdb's selected thread */
 	unsigned ptr_size;
+	char limit[256];                     /* mem.limit, when set */
 	bool oom;
 };
 
 /* Read the files of directory fd `dir` into v.  False (with why) only
-   when what is there cannot describe a target at all.  */
+   when what is there cannot describe a target at all.  v may have no
+   regions: gdb gave no memory map (see probe.h).  */
 bool gdb_view_read(struct gdb_view *v, int dir, char *why, size_t whylen);
 
+/* Point v->mem at v's arrays again, after regions were added.  */
+void gdb_view_seal(struct gdb_view *v);
+
 void gdb_view_free(struct gdb_view *v);
+
+/* One more region, zeroed; NULL (v->oom) when out of memory.  */
+struct hw_memory_region *gdb_view_new_region(struct gdb_view *v);
 
 #endif /* HW_PLUGIN_GDBTEXT_H */

@@ -44,6 +44,7 @@
 
 #include "echo.h"
 #include "gdbtext.h"
+#include "probe.h"
 #include "heapwalk.h"
 
 GDB_DECLARE_GPL_COMPATIBLE_READER
@@ -58,7 +59,7 @@ GDB_DECLARE_GPL_COMPATIBLE_READER
 /* Every file the script and the plugin make in the directory.  */
 static const char *const channel_files[] = {
 	"req", "cmd", "ctx", "sections", "mappings", "auxv", "threads",
-	"out.gdb", "out.tmp",
+	"libs", "out.gdb", "out.tmp",
 };
 
 struct plugin {
@@ -360,6 +361,47 @@ static void say(struct echo_file *e, const char *fmt, ...)
 							     : sizeof line - 1);
 }
 
+static bool read_all(void *cookie, uint64_t addr, void *buf, size_t len)
+{
+	struct gdb_unwind_callbacks *cb = cookie;
+	return cb->target_read(addr, buf, (int)len) == GDB_SUCCESS;
+}
+
+/* gdb gave no memory map (qemu-user's gdbstub, embedded stubs): find one
+   by reading, and say so in a text report.  */
+static bool probe_view(struct gdb_view *v, struct gdb_unwind_callbacks *cb,
+		       struct echo_file *ans, bool json)
+{
+	struct probe_stats st = { 0 };
+	if (!probe_map(v, v->lib_addrs, v->nlib_addrs, read_all, cb,
+		       &st)) {
+		say(ans, "heapwalk: out of memory\n");
+		return false;
+	}
+	gdb_view_seal(v);
+	if (!v->nregions) {
+		say(ans, "heapwalk: gdb gave no memory map (neither "
+		    "'maintenance info sections' nor 'info proc mappings' "
+		    "lists this target's memory) and nothing was readable "
+		    "around its %zu known addresses\n", st.anchors);
+		return false;
+	}
+	uint64_t bytes = 0;
+	for (size_t i = 0; i < v->nregions; i++)
+		bytes += v->regions[i].end - v->regions[i].start;
+	snprintf(v->limit, sizeof v->limit, "no memory map from gdb: %zu "
+		 "regions (%.1f MiB) found by reading around the stacks and "
+		 "libraries every %u KiB; memory farther than %llu MiB from "
+		 "them is not seen", v->nregions, (double)bytes / (1 << 20),
+		 PROBE_STEP >> 10, PROBE_MARGIN >> 20);
+	v->mem.limit = v->limit;
+	if (!json)
+		say(ans, "heapwalk: memory map probed (gdb gave none): %zu "
+		    "regions, %.1f MiB, %zu reads\n", v->nregions,
+		    (double)bytes / (1 << 20), st.probes);
+	return true;
+}
+
 static enum hw_status run_request(struct request *rq,
 				  struct gdb_unwind_callbacks *cb,
 				  struct echo_file *ans, bool *json)
@@ -390,6 +432,8 @@ static enum hw_status run_request(struct request *rq,
 		say(ans, "heapwalk: %s\n", why);
 		return HW_BAD_TARGET;
 	}
+	if (!rq->view.nregions && !probe_view(&rq->view, cb, ans, po.json))
+		return HW_BAD_TARGET;
 	dump_view(&rq->view);
 	rq->view.mem.read = gdb_read;
 	rq->view.mem.cookie = cb;

@@ -11,7 +11,9 @@
 #                             the report of the i-th goes to OUT.i (from 1),
 #                             its $_heapwalk_status to OUT.i.rc, everything
 #                             gdb printed to OUT.log.  Fails the test when
-#                             gdb crashes or hangs (120 s).
+#                             gdb crashes or hangs (120 s).  The array
+#                             GDB_HEAP_END holds gdb options for after the
+#                             commands (e.g. -ex detach).
 #   split_reports OUT TEXT N WHAT
 #                             gdb_heap's split of what gdb printed (TEXT)
 #                             into OUT.1..N and OUT.i.rc
@@ -22,6 +24,7 @@ here_gdb_=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 . "$here_gdb_/lib.sh"
 
 GDB_SCRIPT=${GDB_SCRIPT:-$TOP/build/plugin/heapwalk.gdb}
+GDB_HEAP_END=()
 
 need_plugin() {
 	[ -f "$GDB_SCRIPT" ] || skip "no gdb plugin built ($GDB_SCRIPT)"
@@ -48,6 +51,7 @@ gdb_heap() {
 	done
 	timeout -k 5 120 "$gdb" -nx -batch -iex 'set pagination off' \
 		-iex 'set width 0' -x "$GDB_SCRIPT" "${args[@]}" "${cmds[@]}" \
+		"${GDB_HEAP_END[@]}" \
 		>"$out.log" 2>&1 </dev/null || rc=$?
 	if [ $rc = 124 ] || [ $rc = 137 ]; then
 		fail "$gdb ${args[*]}: hung (killed after 120 s)"

@@ -349,12 +349,19 @@ static size_t target_limits(const struct hw_session *s, const char *out[],
 			used += (size_t)snprintf(missing + used,
 						 missing_len - used, ", ...");
 	}
+	/* A process (through a debugger) has a memory map, not NT_FILE.  */
 	if (!t->files_from && n < max)
-		out[n++] = "no NT_FILE and no readable link_map: mapped files "
-			   "unknown (give --exe or --sysroot)";
+		out[n++] = t->is_process
+			   ? "no file names in the memory map and no readable "
+			     "link_map: mapped files unknown"
+			   : "no NT_FILE and no readable link_map: mapped files "
+			     "unknown (give --exe or --sysroot)";
 	else if (strcmp(t->files_from, "link_map") == 0 && n < max)
-		out[n++] = "no NT_FILE: mapped files taken from the dynamic "
-			   "linker's link_map";
+		out[n++] = t->is_process
+			   ? "no file names in the memory map: mapped files "
+			     "taken from the dynamic linker's link_map"
+			   : "no NT_FILE: mapped files taken from the dynamic "
+			     "linker's link_map";
 	if (nmissing > 0 && n < max)
 		out[n++] = missing;
 	if (s->arch != t->arch && n < max)
@@ -364,13 +371,16 @@ static size_t target_limits(const struct hw_session *s, const char *out[],
 			   "thread caches cannot be given their threads, and "
 			   "the page size is the emulator's";
 	else if (!any_tp && n < max)
-		out[n++] = strcmp(t->arch->name, "aarch64") == 0
+		out[n++] = strcmp(t->arch->name, "aarch64") == 0 &&
+			   !t->is_process
 			   ? "no NT_ARM_TLS: thread pointers unknown, so "
 			     "per-thread caches cannot be given their threads"
 			   : "no thread pointers: per-thread caches cannot be "
 			     "given their threads";
 	if (!t->auxv_len && n < max)
-		out[n++] = "no NT_AUXV: page size assumed 4 KiB";
+		out[n++] = t->is_process
+			   ? "no auxiliary vector: page size assumed 4 KiB"
+			   : "no NT_AUXV: page size assumed 4 KiB";
 	if (t->limit[0] && n < max)
 		out[n++] = t->limit;
 	return n;
@@ -622,7 +632,8 @@ static enum hw_status cmd_summary(struct cmd_ctx *c)
 	em_kv(e, &F_ARCH, ev_str(s->arch->name));
 	summary_instances(s, e);
 	summary_target(s, e);
-	emit_strings(e, s->target->live ? &S_PROCESS_LACKS : &S_CORE_LACKS,
+	emit_strings(e, s->target->live || s->target->is_process
+			    ? &S_PROCESS_LACKS : &S_CORE_LACKS,
 		     limits, nlimits);
 	em_kv(e, &F_THREADS_TEXT, ev_u64(s->target->nthreads));
 	em_kv(e, &F_ARENAS, ev_u64(s->alloc->narenas(s->alloc_state)));

@@ -13,6 +13,7 @@
  */
 #include <elf.h>
 #include <stdio.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -222,6 +223,10 @@ enum hw_status hw_external_open(const struct hw_memory *m,
 		t->path = p->name;
 	if (m->exe)
 		t->exe = keep(p, m->exe);
+	/* Fields after pid exist only for callers built with them.  */
+	if (m->sz >= offsetof(struct hw_memory, limit) + sizeof m->limit &&
+	    m->limit)
+		snprintf(t->limit, sizeof t->limit, "%s", m->limit);
 	t->files_from = t->nfiles ? who : NULL;
 	if (!t->nfiles) {
 		char **paths = NULL;

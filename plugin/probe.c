@@ -1,0 +1,287 @@
+/* probe.c - a memory map found by reading (see probe.h).  */
+#include <stdlib.h>
+#include <string.h>
+
+#include "probe.h"
+
+#define PAGE 4096u
+
+/* The auxiliary vector's entries that point into the process.  */
+static const uint64_t auxv_pointers[] = {
+	3,   /* AT_PHDR: the executable */
+	7,   /* AT_BASE: the dynamic loader */
+	9,   /* AT_ENTRY */
+	15,  /* AT_PLATFORM: the initial stack */
+	25,  /* AT_RANDOM */
+	31,  /* AT_EXECFN */
+	33,  /* AT_SYSINFO_EHDR: the vDSO */
+};
+
+/* How far below a library's text its ELF header may be.  */
+#define MAX_HEADER_DISTANCE (16u << 20)
+#define MAX_PHNUM 128
+
+struct prober {
+	probe_fn *read;
+	void *cookie;
+	uint64_t top;          /* the end of the address space */
+	size_t probes;
+	uint64_t *ends;        /* where loaded ELF objects end, sorted */
+	size_t nends;
+};
+
+static bool probe(struct prober *p, uint64_t addr)
+{
+	char byte;
+	p->probes++;
+	return p->read(p->cookie, addr, &byte, 1);
+}
+
+/* ---- where the loaded objects end -------------------------------------- */
+
+static uint64_t get(const unsigned char *b, size_t n)
+{
+	uint64_t v = 0;
+	for (size_t i = n; i-- > 0; )   /* little-endian targets only */
+		v = v << 8 | b[i];
+	return v;
+}
+
+/* The end (page-rounded) of the 64-bit ELF object whose header is at h,
+   or 0 when there is none there.  */
+static uint64_t object_end(struct prober *p, uint64_t h)
+{
+	unsigned char eh[64], ph[56];
+	p->probes++;
+	if (!p->read(p->cookie, h, eh, sizeof eh) ||
+	    memcmp(eh, "\177ELF", 4) != 0 || eh[4] != 2 || eh[5] != 1)
+		return 0;
+	uint64_t phoff = get(eh + 32, 8);
+	unsigned phentsize = (unsigned)get(eh + 54, 2);
+	unsigned phnum = (unsigned)get(eh + 56, 2);
+	if (phentsize != sizeof ph || phnum == 0 || phnum > MAX_PHNUM ||
+	    phoff > MAX_HEADER_DISTANCE)
+		return 0;
+	uint64_t first = UINT64_MAX, last = 0;
+	for (unsigned i = 0; i < phnum; i++) {
+		p->probes++;
+		if (!p->read(p->cookie, h + phoff + i * (uint64_t)sizeof ph, ph,
+			     sizeof ph))
+			return 0;
+		if (get(ph, 4) != 1)   /* PT_LOAD */
+			continue;
+		uint64_t vaddr = get(ph + 16, 8), memsz = get(ph + 40, 8);
+		if (vaddr + memsz < vaddr)
+			return 0;
+		if (vaddr < first)
+			first = vaddr & ~(uint64_t)(PAGE - 1);
+		if (vaddr + memsz > last)
+			last = vaddr + memsz;
+	}
+	if (first == UINT64_MAX || last - first > p->top)
+		return 0;
+	uint64_t end = h + (last - first);
+	return end < h ? 0 : (end + PAGE - 1) & ~(uint64_t)(PAGE - 1);
+}
+
+/* The ELF header at or below a (a's own page, then each page down),
+   as its object's end; 0 when none is found.  */
+static uint64_t end_of_object_at(struct prober *p, uint64_t a)
+{
+	uint64_t h = a & ~(uint64_t)(PAGE - 1);
+	for (uint64_t d = 0; d <= MAX_HEADER_DISTANCE && h >= PAGE;
+	     d += PAGE, h -= PAGE) {
+		unsigned char magic[4];
+		p->probes++;
+		if (!p->read(p->cookie, h, magic, sizeof magic))
+			return 0;
+		if (!memcmp(magic, "\177ELF", 4))
+			return object_end(p, h);
+	}
+	return 0;
+}
+
+static bool add_end(struct prober *p, uint64_t end, size_t cap)
+{
+	if (!end)
+		return true;
+	for (size_t i = 0; i < p->nends; i++)
+		if (p->ends[i] == end)
+			return true;
+	if (p->nends == cap)
+		return true;
+	p->ends[p->nends++] = end;
+	return true;
+}
+
+static int by_address(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+	return x < y ? -1 : x > y;
+}
+
+/* The first readable page in (lo, hi]: lo is unreadable, hi readable.  */
+static uint64_t first_readable(struct prober *p, uint64_t lo, uint64_t hi)
+{
+	while (hi - lo > PAGE) {
+		uint64_t mid = (lo + (hi - lo) / 2) & ~(uint64_t)(PAGE - 1);
+		if (mid <= lo)
+			mid = lo + PAGE;
+		if (probe(p, mid))
+			hi = mid;
+		else
+			lo = mid;
+	}
+	return hi;
+}
+
+/* The end of the readable pages from lo: lo readable, hi unreadable.  */
+static uint64_t readable_end(struct prober *p, uint64_t lo, uint64_t hi)
+{
+	while (hi - lo > PAGE) {
+		uint64_t mid = (lo + (hi - lo) / 2) & ~(uint64_t)(PAGE - 1);
+		if (mid <= lo)
+			mid = lo + PAGE;
+		if (probe(p, mid))
+			lo = mid;
+		else
+			hi = mid;
+	}
+	return hi;
+}
+
+static bool add_region(struct gdb_view *v, uint64_t start, uint64_t end)
+{
+	if (end <= start)
+		return true;
+	struct hw_memory_region *r = gdb_view_new_region(v);
+	if (!r)
+		return false;
+	r->start = start;
+	r->end = end;
+	r->prot = HW_MEM_R | HW_MEM_W;   /* unknown: assume data */
+	return true;
+}
+
+/* A readable run, split where a loaded object ends inside it; what
+   follows the end starts at the first readable page after it.  */
+static bool add_run(struct prober *p, struct gdb_view *v, uint64_t start,
+		    uint64_t end)
+{
+	for (size_t i = 0; i < p->nends && start < end; i++) {
+		uint64_t e = p->ends[i];
+		if (e <= start || e >= end)
+			continue;
+		if (!add_region(v, start, e))
+			return false;
+		start = e;
+		/* The hole after it, if any, to the page.  */
+		uint64_t next = e;
+		while (next < end && next - e < PROBE_STEP && !probe(p, next))
+			next += PAGE;
+		start = next;
+	}
+	return add_region(v, start, end);
+}
+
+/* From a readable anchor a, with nothing below `floor` left to scan:
+   go down until PROBE_MARGIN unreadable bytes in a row (or the floor),
+   then sweep up, adding each readable run, until PROBE_MARGIN
+   unreadable bytes in a row past the last readable one.  Returns where
+   the sweep stopped (the next floor), 0 when out of memory.  */
+static uint64_t sweep(struct prober *p, struct gdb_view *v, uint64_t a,
+		      uint64_t floor)
+{
+	uint64_t low = a, pos = a, gap = 0;
+	while (pos >= floor + PROBE_STEP && gap < PROBE_MARGIN) {
+		pos -= PROBE_STEP;
+		if (probe(p, pos)) {
+			low = pos;
+			gap = 0;
+		} else {
+			gap += PROBE_STEP;
+		}
+	}
+	/* low is readable; the run it is in starts at or below it (the
+	   floor, where the last sweep stopped, was not readable).  */
+	uint64_t x = low - floor >= PROBE_STEP ? low - PROBE_STEP : floor;
+	uint64_t start = x < low && !probe(p, x) ? first_readable(p, x, low)
+						   : x;
+	bool in_run = true;
+	uint64_t last = low;   /* the last step position that was readable */
+	for (pos = low + PROBE_STEP; pos < p->top; pos += PROBE_STEP) {
+		bool ok = probe(p, pos);
+		if (ok && !in_run)
+			start = first_readable(p, pos - PROBE_STEP, pos);
+		if (!ok && in_run &&
+		    !add_run(p, v, start, readable_end(p, last, pos)))
+			return 0;
+		in_run = ok;
+		if (ok)
+			last = pos;
+		else if (pos - last >= PROBE_MARGIN)
+			break;
+	}
+	if (in_run && !add_run(p, v, start, pos < p->top ? pos : p->top))
+		return 0;
+	return pos;
+}
+
+bool probe_map(struct gdb_view *v, const uint64_t *extra, size_t n_extra,
+	       probe_fn *read, void *cookie, struct probe_stats *st)
+{
+	struct prober p = {
+		.read = read,
+		.cookie = cookie,
+		.top = v->ptr_size == 4 ? 1ull << 32 : 1ull << 48,
+	};
+	size_t cap = v->nthreads + n_extra +
+		     sizeof auxv_pointers / sizeof *auxv_pointers;
+	uint64_t *anchors = malloc(cap * sizeof *anchors);
+	size_t n = 0;
+	if (!anchors)
+		return false;
+	for (size_t i = 0; i < v->nthreads; i++)
+		anchors[n++] = v->threads[i].sp;
+	for (size_t i = 0; i < n_extra; i++)
+		anchors[n++] = extra[i];
+	for (size_t i = 0; i + 16 <= v->auxv_len; i += 16) {
+		uint64_t w[2];
+		memcpy(w, v->auxv + i, sizeof w);
+		for (size_t k = 0; k < sizeof auxv_pointers / sizeof *auxv_pointers; k++)
+			if (w[0] == auxv_pointers[k] && w[1] && n < cap)
+				anchors[n++] = w[1];
+	}
+	qsort(anchors, n, sizeof *anchors, by_address);
+	/* The loaded objects: the executable (AT_PHDR), the loader
+	   (AT_BASE) and gdb's shared libraries.  64-bit ELF only.  */
+	size_t cap_ends = n_extra + 2;
+	p.ends = v->ptr_size == 4 ? NULL : malloc(cap_ends * sizeof *p.ends);
+	for (size_t i = 0; p.ends && i < n_extra; i++)
+		add_end(&p, end_of_object_at(&p, extra[i]), cap_ends);
+	for (size_t i = 0; p.ends && i + 16 <= v->auxv_len; i += 16) {
+		uint64_t w[2];
+		memcpy(w, v->auxv + i, sizeof w);
+		if ((w[0] == 3 || w[0] == 7) && w[1])
+			add_end(&p, end_of_object_at(&p, w[1]), cap_ends);
+	}
+	if (p.ends)
+		qsort(p.ends, p.nends, sizeof *p.ends, by_address);
+	uint64_t floor = 0;
+	bool ok = true;
+	if (st)
+		st->anchors = n;
+	for (size_t i = 0; i < n && ok; i++) {
+		uint64_t a = anchors[i] & ~(uint64_t)(PAGE - 1);
+		if (a < floor || a >= p.top || !probe(&p, a))
+			continue;
+		uint64_t next = sweep(&p, v, a, floor);
+		ok = next != 0;
+		floor = next;
+	}
+	free(anchors);
+	free(p.ends);
+	if (st)
+		st->probes = p.probes;
+	return ok;
+}

@@ -1,0 +1,97 @@
+#!/bin/bash
+# gdb's `heap` commands over qemu-user's gdbstub: an aarch64 program
+# (glibc 2.36, Debian's arm64 libc6) run by `qemu-aarch64 -g PORT` on this
+# x86_64 host, debugged by gdb-multiarch with `set sysroot` and `target
+# remote` - the route to a device program without a device.  The stub
+# has no /proc, so gdb gives no memory map: the plugin probes one.
+# bins1 and threads8 in their live mode, stopped by gdb at the read()
+# where they wait:
+#  - `heap chunks --json` and `heap --json` agree with the program's own
+#    truth, and the summary says the map was probed;
+#  - after gdb detaches, the program is made to dump a core (qemu writes
+#    the guest's); the text of `heap bins` (and for bins1 `heap chunks`
+#    and `heap sizes`) equals the tool's on that core (the same heap).
+# shellcheck source=tests/variant-lib.sh
+. "$(dirname "$0")/variant-lib.sh"
+# shellcheck source=tests/gdb-lib.sh
+. "$(dirname "$0")/gdb-lib.sh"
+need_heapwalk
+need_plugin
+need_gdb gdb-multiarch
+need_cmd qemu-aarch64
+truthcmp=$(tool truthcmp)
+
+qemu_pid=
+# shellcheck disable=SC2317 # called by the trap
+stop_qemu() {
+	[ -n "$qemu_pid" ] && kill -KILL "$qemu_pid" 2>/dev/null
+	[ -n "$qemu_pid" ] && { wait "$qemu_pid"; } 2>/dev/null
+	qemu_pid=
+}
+trap stop_qemu EXIT
+
+for c in bins1 threads8; do
+	# Each command reads the heap through the stub again (~5 MB/s):
+	# the bigger program gets one text report.
+	text=(bins chunks sizes)
+	[ $c = bins1 ] || text=(bins)
+	dir=$(variant_core glibc-2.36-arm64 "$c")
+	sysroot=$(readlink -f "$dir/sysroot")
+	run=$T/$c.run
+	mkdir -p "$run"
+	# A port nobody has: qemu says so and exits when it is taken.
+	for _ in 1 2 3 4 5; do
+		port=$((20000 + RANDOM % 20000))
+		mkfifo "$run/in.$port"
+		(
+			cd "$run"
+			ulimit -c unlimited 2>/dev/null || true
+			CORPUS_LIVE=1 exec qemu-aarch64 -L "$sysroot" -g "$port" \
+				"$dir/prog" "$run/truth.txt" <"$run/in.$port" \
+				>"$run/out" 2>&1
+		) &
+		qemu_pid=$!
+		exec 7>"$run/in.$port"
+		for _ in $(seq 50); do
+			ss -ltn 2>/dev/null | grep -q ":$port " && break
+			kill -0 "$qemu_pid" 2>/dev/null || break
+			sleep 0.1
+		done
+		kill -0 "$qemu_pid" 2>/dev/null && break
+		exec 7>&-
+		qemu_pid=
+	done
+	[ -n "$qemu_pid" ] || fail "qemu-aarch64 -g would not start: $(cat "$run/out")"
+	o=$T/$c
+	GDB_HEAP_END=(-ex detach)
+	gdb_heap "$o" gdb-multiarch -iex "set sysroot $sysroot" "$dir/prog" \
+		-ex "target remote 127.0.0.1:$port" -ex 'break read' \
+		-ex continue -- "chunks --json" "--json" "" "${text[@]}"
+	for ((i = 1; i <= 3 + ${#text[@]}; i++)); do
+		[ "$(cat "$o.$i.rc")" = 0 ] || fail "$c: heap command $i: status $(cat "$o.$i.rc"): $(head -c 300 "$o.$i")"
+	done
+	"$truthcmp" "$run/truth.txt" "$o.1" "$o.2" ||
+		fail "$c over qemu's gdbstub: heap chunks/summary disagree with the truth"
+	grep -q '"no memory map from gdb: ' "$o.2" ||
+		fail "$c: the JSON summary does not say the map was probed"
+	grep -q '^heapwalk: memory map probed (gdb gave none): ' "$o.3" ||
+		fail "$c: the text summary does not say the map was probed"
+	# gdb detached: the program is parked in read() again.  SIGABRT
+	# makes qemu write the guest's core.
+	kill -ABRT "$qemu_pid" 2>/dev/null || fail "$c: qemu-aarch64 is gone after gdb"
+	{ wait "$qemu_pid"; } 2>/dev/null || true
+	qemu_pid=
+	exec 7>&-
+	core=$(find "$run" -maxdepth 1 -name 'qemu_prog_*.core' | head -n 1)
+	[ -n "$core" ] || fail "$c: qemu wrote no core after gdb detached ($(cat "$run/out"))"
+	i=4
+	for cmd in "${text[@]}"; do
+		hw "$o.cli.$cmd" "$o.cli.$cmd.err" --sysroot "$sysroot" --exe "$dir/prog" "$core" "$cmd"
+		expect_rc 0
+		grep -v '^heapwalk: memory map probed' "$o.$i" >"$o.$i.text"
+		same_as_cli "$o.$i.text" "$o.cli.$cmd" "$c over qemu's gdbstub: heap $cmd"
+		i=$((i + 1))
+	done
+	rm -f "$core"
+	say "aarch64 $c under qemu-aarch64 -g (gdb-multiarch, probed map): chunks and summary agree with the truth; ${text[*]} equal the tool's on the guest's core"
+done
