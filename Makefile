@@ -32,7 +32,8 @@ TOOLS   := $(patsubst tests/tools/%.c,$(BUILD)/tools/%,$(wildcard tests/tools/*.
 
 LIB_OBJ      := $(patsubst %.c,$(BUILD)/obj/%.o,$(LIB_SRC))
 # The gdb plugin links a position-independent copy, built with -fexceptions:
-# gdb's Ctrl-C unwinds through it as a C++ exception (plugin/reader.c).
+# gdb throws C++ exceptions through it (plugin/reader.c).  Its one C++
+# function catches gdb's Ctrl-C (plugin/guard.h).
 LIB_OBJ_PIC  := $(patsubst %.c,$(BUILD)/pic/obj/%.o,$(LIB_SRC))
 PLUGIN_SRC   := plugin/reader.c plugin/gdbtext.c plugin/echo.c plugin/probe.c
 PLUGIN_HDRS  := $(wildcard plugin/*.h)
@@ -78,12 +79,18 @@ gdbheader:
 $(BUILD)/pic/libheapwalk.a: $(LIB_OBJ_PIC)
 	rm -f $@ && ar rcs $@ $^
 
+$(BUILD)/plugin/guard.o: plugin/guard.cc plugin/guard.h | gdbheader
+	@mkdir -p $(dir $@)
+	$(CXX) -std=c++11 -Wall -Wextra -Werror $(CFLAGS) -fPIC -c -o $@ $<
+
 $(BUILD)/plugin/heapwalk-gdb.so: $(PLUGIN_SRC) $(PLUGIN_HDRS) plugin/exports.map \
-		$(BUILD)/pic/libheapwalk.a libheapwalk/heapwalk.h | gdbheader
+		$(BUILD)/plugin/guard.o $(BUILD)/pic/libheapwalk.a \
+		libheapwalk/heapwalk.h | gdbheader
 	@mkdir -p $(dir $@)
 	$(CC) $(STD) $(WARN) $(CFLAGS) $(PIC) -shared -o $@ $(PLUGIN_SRC) \
-	  $(BUILD)/pic/libheapwalk.a -Wl,--version-script=plugin/exports.map \
-	  -Wl,-z,defs $(PKG_LIBS)
+	  $(BUILD)/plugin/guard.o $(BUILD)/pic/libheapwalk.a \
+	  -Wl,--version-script=plugin/exports.map -Wl,-z,defs $(PKG_LIBS) \
+	  -lstdc++
 
 $(BUILD)/plugin/gen-script: plugin/gen-script.c $(BUILD)/libheapwalk.a
 	@mkdir -p $(dir $@)

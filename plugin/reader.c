@@ -23,8 +23,10 @@
  * request waiting it costs one fstatat().
  *
  * Ctrl-C in gdb during a long read makes target_read throw a C++
- * exception through our frames; the plugin is built with -fexceptions so
- * that the request's cleanup handler closes the session on the way out.
+ * exception; guard.cc catches it (see guard.h), the walk then ends fast
+ * on failing reads, and the answer says "interrupted".  The plugin is
+ * also built with -fexceptions, so that anything else gdb throws through
+ * our frames still runs the request's cleanup handler.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -44,6 +46,7 @@
 
 #include "echo.h"
 #include "gdbtext.h"
+#include "guard.h"
 #include "probe.h"
 #include "heapwalk.h"
 
@@ -53,6 +56,8 @@ GDB_DECLARE_GPL_COMPATIBLE_READER
 #define CHANNEL_FD 873
 #define MAX_WORDS 64
 #define MAX_DEBUG_DIRS 16
+/* $_heapwalk_status of a command Ctrl-C stopped (as a shell's).  */
+#define STATUS_INTERRUPTED 130
 /* Commands slower than this say how long they took.  */
 #define SAY_TIME_AFTER 1.0
 
@@ -166,6 +171,7 @@ static bool make_channel(struct plugin *p)
    returns or is unwound by gdb's Ctrl-C.  */
 struct request {
 	struct plugin *p;
+	struct guarded_reader reader;  /* gdb's target_read, Ctrl-C caught */
 	hw_session *session;
 	struct gdb_view view;
 	FILE *out;             /* out.tmp, the echo commands */
@@ -194,10 +200,10 @@ static void request_end(struct request *rq)
    to the readable pages before the first hole.  */
 static size_t gdb_read(void *cookie, uint64_t addr, void *buf, size_t len)
 {
-	struct gdb_unwind_callbacks *cb = cookie;
+	struct guarded_reader *g = cookie;
 	if (len > (1u << 30))
 		len = 1u << 30;
-	if (cb->target_read(addr, buf, (int)len) == GDB_SUCCESS)
+	if (guarded_read(g, addr, buf, (int)len))
 		return len;
 	const uint64_t page = 4096;
 	size_t lo = 0, hi = len;   /* lo bytes read; reading hi bytes fails */
@@ -210,8 +216,8 @@ static size_t gdb_read(void *cookie, uint64_t addr, void *buf, size_t len)
 		uint64_t b = (addr + mid) & ~(page - 1);
 		if (b > addr + lo && b < addr + hi)
 			mid = (size_t)(b - addr);
-		if (cb->target_read(addr + lo, (char *)buf + lo,
-				    (int)(mid - lo)) == GDB_SUCCESS)
+		if (guarded_read(g, addr + lo, (char *)buf + lo,
+				 (int)(mid - lo)))
 			lo = mid;
 		else
 			hi = mid;
@@ -363,17 +369,16 @@ static void say(struct echo_file *e, const char *fmt, ...)
 
 static bool read_all(void *cookie, uint64_t addr, void *buf, size_t len)
 {
-	struct gdb_unwind_callbacks *cb = cookie;
-	return cb->target_read(addr, buf, (int)len) == GDB_SUCCESS;
+	return guarded_read(cookie, addr, buf, (int)len);
 }
 
 /* gdb gave no memory map (qemu-user's gdbstub, embedded stubs): find one
    by reading, and say so in a text report.  */
-static bool probe_view(struct gdb_view *v, struct gdb_unwind_callbacks *cb,
+static bool probe_view(struct gdb_view *v, struct guarded_reader *g,
 		       struct echo_file *ans, bool json)
 {
 	struct probe_stats st = { 0 };
-	if (!probe_map(v, v->lib_addrs, v->nlib_addrs, read_all, cb,
+	if (!probe_map(v, v->lib_addrs, v->nlib_addrs, read_all, g,
 		       &st)) {
 		say(ans, "heapwalk: out of memory\n");
 		return false;
@@ -403,7 +408,6 @@ static bool probe_view(struct gdb_view *v, struct gdb_unwind_callbacks *cb,
 }
 
 static enum hw_status run_request(struct request *rq,
-				  struct gdb_unwind_callbacks *cb,
 				  struct echo_file *ans, bool *json)
 {
 	char *words[MAX_WORDS];
@@ -432,11 +436,12 @@ static enum hw_status run_request(struct request *rq,
 		say(ans, "heapwalk: %s\n", why);
 		return HW_BAD_TARGET;
 	}
-	if (!rq->view.nregions && !probe_view(&rq->view, cb, ans, po.json))
+	if (!rq->view.nregions &&
+	    !probe_view(&rq->view, &rq->reader, ans, po.json))
 		return HW_BAD_TARGET;
 	dump_view(&rq->view);
 	rq->view.mem.read = gdb_read;
-	rq->view.mem.cookie = cb;
+	rq->view.mem.cookie = &rq->reader;
 	if (rq->view.debugdir)
 		add_gdb_debug_dirs(&po, (char *)rq->view.debugdir);
 
@@ -485,20 +490,32 @@ static enum hw_status run_request(struct request *rq,
 /* Serve the request now waiting: the answer becomes out.gdb.  */
 static void serve(struct plugin *p, struct gdb_unwind_callbacks *cb)
 {
-	__attribute__((cleanup(request_end))) struct request rq = { .p = p };
+	__attribute__((cleanup(request_end))) struct request rq = {
+		.p = p, .reader = { .cb = cb } };
 	rq.out = open_answer(p->dir);
 	if (!rq.out)
 		return;   /* the script's default answer stays */
 	struct echo_file ans = { .f = rq.out };
 	double t0 = now();
 	bool json = false;
-	enum hw_status st = run_request(&rq, cb, &ans, &json);
+	int st = (int)run_request(&rq, &ans, &json);
 	double took = now() - t0;
-	/* JSON stays JSON: the time is for people.  */
-	if (took >= SAY_TIME_AFTER && !json)
+	if (rq.reader.interrupted) {
+		/* What the walk made of reads that failed after Ctrl-C is
+		   not a report: drop it, say what happened.  */
+		fflush(rq.out);
+		if (ftruncate(fileno(rq.out), 0) == 0)
+			rewind(rq.out);
+		ans = (struct echo_file){ .f = rq.out };
+		say(&ans, "heapwalk: interrupted after %.2f s: no report\n",
+		    took);
+		st = STATUS_INTERRUPTED;
+	} else if (took >= SAY_TIME_AFTER && !json) {
+		/* JSON stays JSON: the time is for people.  */
 		say(&ans, "(heapwalk: %.2f s)\n", took);
+	}
 	echo_finish(&ans);
-	fprintf(rq.out, "set $_heapwalk_status = %d\n", (int)st);
+	fprintf(rq.out, "set $_heapwalk_status = %d\n", st);
 	if (fclose(rq.out) == 0)
 		renameat(p->dir, "out.tmp", p->dir, "out.gdb");
 	rq.out = NULL;

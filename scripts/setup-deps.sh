@@ -6,7 +6,7 @@ set -euo pipefail
 die() { printf 'setup-deps: %s\n' "$*" >&2; exit 1; }
 
 # Packages heapwalk needs. build-essential is satisfied by gcc + make + libc6-dev as well.
-needed=(pkg-config libelf-dev libdw-dev elfutils gdb gdbserver gdb-multiarch libc6-dbg binutils file time)
+needed=(pkg-config g++ libelf-dev libdw-dev elfutils gdb gdbserver gdb-multiarch libc6-dbg binutils file time)
 
 # Elsewhere nothing is installed: say what the build and the tests need,
 # and go on when the libraries are there.
