@@ -49,3 +49,34 @@ for cmd in bins ""; do
 	printf '  %-26s %6s s   (plugin %s s; tool: %s s)\n' "gdb heap ${cmd:-(summary)}" \
 		"$t" "${own:-<1}" "$cli"
 done
+
+# The unwinder's fast path: a 10,000-frame backtrace (a core of a program
+# that recursed that deep), unwound afresh 5 times, with and without the
+# plugin loaded.  gdb calls a JIT reader's unwind for every frame; the
+# plugin answers with one fstatat when no request waits.
+deep=$build/bench/deep
+if [ ! -f "$deep.core" ] || [ "$deep.core" -ot "$0" ]; then
+	printf '%s\n' '#include <stdlib.h>' \
+		'__attribute__((noinline)) int down(int n) { if (n == 0) abort(); return down(n - 1) + 1; }' \
+		'int main(void) { return down(10000); }' >"$deep.c"
+	cc -O0 -g -o "$deep" "$deep.c"
+	rm -f "$deep.core"
+	# The kernel's core, wherever core_pattern puts it: ask gdb instead.
+	gdb -nx -batch -ex run -ex "gcore $deep.core" "$deep" >/dev/null 2>&1 || true
+fi
+if [ -f "$deep.core" ]; then
+	bts=()
+	for _ in 1 2 3 4 5; do
+		bts+=(-ex 'maintenance flush register-cache' -ex bt)
+	done
+	for w in without with; do
+		load=()
+		[ $w = with ] && load=(-x "$script")
+		s=$(best gdb -nx -batch "${load[@]}" -ex 'set pagination off' "$deep" "$deep.core")
+		b=$(best gdb -nx -batch "${load[@]}" -ex 'set pagination off' "${bts[@]}" "$deep" "$deep.core")
+		per=$(awk -v s="$s" -v b="$b" 'BEGIN { printf "%.3f", (b - s) / 5 }')
+		printf '  %-26s %6s s   (10,006 frames, %s the plugin)\n' "bt" "$per" "$w"
+	done
+else
+	echo "  bt: no core of the deep program (gcore failed)"
+fi
