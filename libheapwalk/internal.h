@@ -103,6 +103,7 @@ struct hw_session {
 		size_t cap, n;
 	} seen;
 	struct hw_partial partial;
+	bool budget_said;                 /* partial has the cache budget */
 	struct hw_policy policy;
 	atomic_bool oom;                  /* a walk ran out of memory: its
 					     results are not to be trusted */

@@ -475,10 +475,12 @@ static enum hw_status open_process(struct hw_session *s)
 	char err[256] = "";
 	/* Without libdwfl's view the walkers fall back on heuristics.  */
 	s->syms = hw_syms_open_pid(s->opts.pid, &so, err, sizeof err);
-	if (hw_cache_over_budget(s->target->cache))
+	if (hw_cache_over_budget(s->target->cache)) {
 		hw_partial(s, 0, "the process's writable memory is more than "
 			   "the cache may hold (%llu MiB): pages past it are "
 			   "unknown", (unsigned long long)(s->policy.cache_max >> 20));
+		s->budget_said = true;
+	}
 	st = find_allocator(s);
 	/* A process killed meanwhile has no memory left to read: say that,
 	   not that its allocator is unknown.  */

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "../alloc/alloc.h"
+#include "../target/cache.h"
 #include "../target/target.h"
 #include "../arch/arch.h"
 #include "commands.h"
@@ -289,8 +290,30 @@ static const struct em_field F_PARTIAL_ADDR = {
 static const struct em_field F_PARTIAL_PLACES = {
 	.key = "partial_places", .only = EM_JSON_ONLY };
 
+/* A target read lazily (a debugger's memory, --no-stop) fills its cache
+   during the walk: past the budget, blocks were not read, which no
+   walker saw as damage.  Said as a partial walk unless it was already.  */
+static bool over_budget(const struct hw_session *s, char *why, size_t len)
+{
+	if (s->budget_said || !s->target || !s->target->cache ||
+	    !hw_cache_over_budget(s->target->cache))
+		return false;
+	snprintf(why, len, "the target's memory is more than the cache may "
+		 "hold (%llu MiB): what lies past it was not read",
+		 (unsigned long long)(s->policy.cache_max >> 20));
+	return true;
+}
+
 void hw_emit_partial_members(const struct hw_session *s, struct hw_emitter *e)
 {
+	char why[160];
+	if (!s->partial.places && over_budget(s, why, sizeof why)) {
+		em_kv(e, &F_PARTIAL, ev_bool(true));
+		em_kv(e, &F_PARTIAL_REASON, ev_str(why));
+		em_kv(e, &F_PARTIAL_ADDR, ev_addr(0));
+		em_kv(e, &F_PARTIAL_PLACES, ev_u64(1));
+		return;
+	}
 	em_kv(e, &F_PARTIAL, ev_bool(s->partial.places > 0));
 	if (!s->partial.places)
 		return;
@@ -301,6 +324,9 @@ void hw_emit_partial_members(const struct hw_session *s, struct hw_emitter *e)
 
 void hw_emit_partial_line(const struct hw_session *s, struct hw_emitter *e)
 {
+	char why[160];
+	if (over_budget(s, why, sizeof why))
+		em_notef(e, "%-24s totals are partial: %s", "partial:", why);
 	if (s->partial.places)
 		em_notef(e, "%-24s totals are partial: the walk stopped at "
 			 "0x%llx: %s%s", "partial:",
