@@ -101,17 +101,14 @@ static uint64_t end_of_object_at(struct prober *p, uint64_t a)
 	return 0;
 }
 
-static bool add_end(struct prober *p, uint64_t end, size_t cap)
+/* One more object end (0: none found), each once, at most cap.  */
+static void add_end(struct prober *p, uint64_t end, size_t cap)
 {
-	if (!end)
-		return true;
 	for (size_t i = 0; i < p->nends; i++)
 		if (p->ends[i] == end)
-			return true;
-	if (p->nends == cap)
-		return true;
-	p->ends[p->nends++] = end;
-	return true;
+			return;
+	if (end && p->nends < cap)
+		p->ends[p->nends++] = end;
 }
 
 static int by_address(const void *a, const void *b)
@@ -120,14 +117,16 @@ static int by_address(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-/* The first readable page in (lo, hi]: lo is unreadable, hi readable.  */
-static uint64_t first_readable(struct prober *p, uint64_t lo, uint64_t hi)
+/* Where readability flips between lo and hi (which differ in it): the
+   first page after lo that is as hi is.  */
+static uint64_t flip(struct prober *p, uint64_t lo, uint64_t hi,
+		     bool hi_readable)
 {
 	while (hi - lo > PAGE) {
 		uint64_t mid = (lo + (hi - lo) / 2) & ~(uint64_t)(PAGE - 1);
 		if (mid <= lo)
 			mid = lo + PAGE;
-		if (probe(p, mid))
+		if (probe(p, mid) == hi_readable)
 			hi = mid;
 		else
 			lo = mid;
@@ -135,19 +134,16 @@ static uint64_t first_readable(struct prober *p, uint64_t lo, uint64_t hi)
 	return hi;
 }
 
+/* The first readable page in (lo, hi]: lo is unreadable, hi readable.  */
+static uint64_t first_readable(struct prober *p, uint64_t lo, uint64_t hi)
+{
+	return flip(p, lo, hi, true);
+}
+
 /* The end of the readable pages from lo: lo readable, hi unreadable.  */
 static uint64_t readable_end(struct prober *p, uint64_t lo, uint64_t hi)
 {
-	while (hi - lo > PAGE) {
-		uint64_t mid = (lo + (hi - lo) / 2) & ~(uint64_t)(PAGE - 1);
-		if (mid <= lo)
-			mid = lo + PAGE;
-		if (probe(p, mid))
-			lo = mid;
-		else
-			hi = mid;
-	}
-	return hi;
+	return flip(p, lo, hi, false);
 }
 
 static bool add_region(struct gdb_view *v, uint64_t start, uint64_t end)

@@ -17,6 +17,9 @@
 #   split_reports OUT TEXT N WHAT
 #                             gdb_heap's split of what gdb printed (TEXT)
 #                             into OUT.1..N and OUT.i.rc
+#   gdbserver_start PID       gdbserver --once --attach PID on a random
+#                             local port (GS_PORT; its pid GS_PID, its log
+#                             $T/gdbserver.log), once it listens
 #   same_as_cli GOT WANT WHAT the plugin's report GOT equals the tool's WANT
 #                             (but for the time a slow command prints)
 here_gdb_=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -78,6 +81,16 @@ split_reports() {
 			tail -n 20 "$text" >&2
 			fail "$what: heap command $c never finished"
 		}
+	done
+}
+
+gdbserver_start() {
+	GS_PORT=$((20000 + RANDOM % 20000))
+	gdbserver --once --attach "127.0.0.1:$GS_PORT" "$1" >"$T/gdbserver.log" 2>&1 &
+	GS_PID=$!
+	for _ in $(seq 50); do
+		grep -q "Listening on port" "$T/gdbserver.log" && return 0
+		sleep 0.1
 	done
 }
 

@@ -46,16 +46,10 @@ check_run "$T/attach" "gdb -p"
 say "gdb -p: heap chunks, summary and bins agree with the truth; the text summary is the tool's"
 
 if command -v gdbserver >/dev/null 2>&1; then
-	port=$((20000 + RANDOM % 20000))
-	gdbserver --once --attach "127.0.0.1:$port" "$pid" >"$T/gdbserver.log" 2>&1 &
-	gs=$!
-	for _ in $(seq 50); do
-		grep -q "Listening on port" "$T/gdbserver.log" && break
-		sleep 0.1
-	done
-	gdb_heap "$T/remote" gdb "$dir/prog" -ex "target remote 127.0.0.1:$port" -- \
+	gdbserver_start "$pid"
+	gdb_heap "$T/remote" gdb "$dir/prog" -ex "target remote 127.0.0.1:$GS_PORT" -- \
 		"chunks --json" "--json" "bins --json" ""
-	wait "$gs" 2>/dev/null || true
+	wait "$GS_PID" 2>/dev/null || true
 	check_run "$T/remote" "gdbserver"
 	say "gdbserver (target remote): the same"
 else

@@ -26,18 +26,12 @@ dir=$(live_prog host "$c")
 live_start "$c" env CORPUS_LIVE=1 "$dir/prog" "$T/$c.truth"
 live_usr1 "$c"
 pid=${LIVE_PID[$c]}
-port=$((20000 + RANDOM % 20000))
-gdbserver --once --attach "127.0.0.1:$port" "$pid" >"$T/gdbserver.log" 2>&1 &
-gs=$!
-for _ in $(seq 50); do
-	grep -q "Listening on port" "$T/gdbserver.log" && break
-	sleep 0.1
-done
+gdbserver_start "$pid"
 # The plugin's private directory is made under TMPDIR: watch it.
 mkdir -p "$T/tmp"
 TMPDIR=$T/tmp timeout -k 5 120 gdb -nx -batch -iex 'set pagination off' \
 	-iex 'set sysroot /' -x "$GDB_SCRIPT" "$dir/prog" \
-	-ex "target remote 127.0.0.1:$port" \
+	-ex "target remote 127.0.0.1:$GS_PORT" \
 	-ex 'echo @@CHUNKS\n' -ex 'heap chunks' \
 	-ex 'echo @@STATUS ' -ex 'output $_heapwalk_status' -ex 'echo \n' \
 	-ex 'echo @@HW 1\n' -ex 'heap bins --json' -ex 'echo @@RC 1\n' \
@@ -63,7 +57,7 @@ sleep 0.3
 kill -INT "$(pgrep -P "$gdbpid" -x gdb)" 2>/dev/null || fail "no gdb under timeout ($gdbpid)"
 rc=0
 wait "$gdbpid" || rc=$?
-wait "$gs" 2>/dev/null || true
+wait "$GS_PID" 2>/dev/null || true
 [ $rc = 0 ] || fail "gdb exited with status $rc after Ctrl-C: $(tail -n 5 "$T/gdb.log")"
 grep -q '^heapwalk: interrupted after [0-9.]* s: no report$' "$T/gdb.log" ||
 	fail "heap chunks did not say it was interrupted: $(sed -n '/^@@CHUNKS/,/^@@STATUS/p' "$T/gdb.log" | grep -v '^ *0x' | head -c 400)"
