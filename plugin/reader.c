@@ -507,8 +507,8 @@ static void serve(struct plugin *p, struct gdb_unwind_callbacks *cb)
 		if (ftruncate(fileno(rq.out), 0) == 0)
 			rewind(rq.out);
 		ans = (struct echo_file){ .f = rq.out };
-		say(&ans, "heapwalk: interrupted after %.2f s: no report\n",
-		    took);
+		say(&ans, "heapwalk: interrupted after %.2f s (Ctrl-C, or gdb "
+		    "lost the target): no report\n", took);
 		st = STATUS_INTERRUPTED;
 	} else if (took >= SAY_TIME_AFTER && !json) {
 		/* JSON stays JSON: the time is for people.  */
