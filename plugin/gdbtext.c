@@ -415,26 +415,20 @@ bool gdb_view_read(struct gdb_view *v, int dir, char *why, size_t whylen)
 		read_ctx(v, text, &nums);
 		free(text);
 	}
-	if ((text = slurp(dir, "sections", &len))) {
-		unwrap_mi(text);
-		read_sections(v, text);
-		free(text);
-	}
-	if ((text = slurp(dir, "mappings", &len))) {
-		unwrap_mi(text);
-		read_mappings(v, text);
-		free(text);
-	}
-	if ((text = slurp(dir, "auxv", &len))) {
-		unwrap_mi(text);
-		read_auxv(v, text);
-		free(text);
-	}
-	if ((text = slurp(dir, "libs", &len))) {
-		unwrap_mi(text);
-		read_libs(v, text);
-		free(text);
-	}
+	/* In this order: mappings name the segments sections found.  */
+	static const struct {
+		const char *file;
+		void (*read)(struct gdb_view *, char *);
+	} captures[] = {
+		{ "sections", read_sections }, { "mappings", read_mappings },
+		{ "auxv", read_auxv }, { "libs", read_libs },
+	};
+	for (size_t i = 0; i < sizeof captures / sizeof *captures; i++)
+		if ((text = slurp(dir, captures[i].file, &len))) {
+			unwrap_mi(text);
+			captures[i].read(v, text);
+			free(text);
+		}
 	if ((text = slurp(dir, "threads", &len)) && nums) {
 		unwrap_mi(text);
 		read_threads(v, text, nums);
