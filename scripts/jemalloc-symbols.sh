@@ -38,7 +38,9 @@
 # with apt-get (build-essential, dpkg-dev; g++-<triple> for a foreign arch).
 #
 # Environment: HEAPWALK_DEBIAN_MIRROR (see scripts/lib/debian-apt.sh),
-# JEMALLOC_SYMBOLS_KEEP=1 keeps the scratch directory, JOBS (make -j).
+# JEMALLOC_SYMBOLS_KEEP=1 keeps the scratch directory, JOBS (make -j),
+# JEMALLOC_LG_VADDR (amd64 only: the virtual-address bits configure is
+# told, default 48, what Debian's buildds had).
 set -euo pipefail
 
 me=jemalloc-symbols.sh
@@ -363,6 +365,14 @@ fi
 std_args+=(--disable-maintainer-mode --disable-dependency-tracking)
 if [ -n "$cross" ]; then
 	std_args+=(--host="$triple")
+fi
+# On x86_64, configure asks the build machine's CPU (cpuid) how many
+# virtual-address bits it has, and that number sizes jemalloc's radix
+# tree (.text and a 1.75 MiB larger .bss at 57).  Debian's buildds said
+# 48; a host with 5-level paging says 57.  Cross builds take 48 already.
+# JEMALLOC_LG_VADDR overrides.
+if [ "$arch" = amd64 ] && grep -q with-lg-vaddr "$tree/configure"; then
+	std_args+=(--with-lg-vaddr="${JEMALLOC_LG_VADDR:-48}")
 fi
 
 clog=$work/configure.log
