@@ -405,6 +405,36 @@ static void read_libs(struct gdb_view *v, char *text)
 	}
 }
 
+/* The listing after the line "@@heapwalk NAME" in captures, up to the
+   next such line, as a copy (the readers cut it into lines in place);
+   NULL when it is not there (or out of memory: v->oom).  */
+static char *listing(struct gdb_view *v, const char *captures,
+		     const char *name)
+{
+	static const char mark[] = "@@heapwalk ";
+	size_t nlen = strlen(name);
+	for (const char *line = captures; line; ) {
+		const char *nl = strchr(line, '\n');
+		if (!strncmp(line, mark, sizeof mark - 1) &&
+		    !strncmp(line + sizeof mark - 1, name, nlen) &&
+		    (line[sizeof mark - 1 + nlen] == '\n' ||
+		     line[sizeof mark - 1 + nlen] == '\0')) {
+			const char *start = nl ? nl + 1 : line + strlen(line);
+			const char *end = start;
+			while (*end && strncmp(end, mark, sizeof mark - 1)) {
+				const char *e = strchr(end, '\n');
+				end = e ? e + 1 : end + strlen(end);
+			}
+			char *copy = strndup(start, (size_t)(end - start));
+			if (!copy)
+				v->oom = true;
+			return copy;
+		}
+		line = nl ? nl + 1 : NULL;
+	}
+	return NULL;
+}
+
 bool gdb_view_read(struct gdb_view *v, int dir, char *why, size_t whylen)
 {
 	memset(v, 0, sizeof *v);
@@ -417,21 +447,26 @@ bool gdb_view_read(struct gdb_view *v, int dir, char *why, size_t whylen)
 	}
 	/* In this order: mappings name the segments sections found.  */
 	static const struct {
-		const char *file;
+		const char *name;
 		void (*read)(struct gdb_view *, char *);
-	} captures[] = {
+	} listings[] = {
 		{ "sections", read_sections }, { "mappings", read_mappings },
 		{ "auxv", read_auxv }, { "libs", read_libs },
 	};
-	for (size_t i = 0; i < sizeof captures / sizeof *captures; i++)
-		if ((text = slurp(dir, captures[i].file, &len))) {
-			unwrap_mi(text);
-			captures[i].read(v, text);
-			free(text);
-		}
-	if ((text = slurp(dir, "threads", &len)) && nums) {
+	if ((text = slurp(dir, "captures", &len))) {
 		unwrap_mi(text);
-		read_threads(v, text, nums);
+		for (size_t i = 0; i < sizeof listings / sizeof *listings; i++) {
+			char *part = listing(v, text, listings[i].name);
+			if (part) {
+				listings[i].read(v, part);
+				free(part);
+			}
+		}
+		char *part = nums ? listing(v, text, "threads") : NULL;
+		if (part) {
+			read_threads(v, part, nums);
+			free(part);
+		}
 	}
 	free(text);
 	/* The selected thread first: it is "the crashing one" to reports.  */

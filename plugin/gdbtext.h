@@ -5,12 +5,13 @@
  * directory before each request:
  *  - `ctx`: lines the script formats itself with eval ("arch x86_64",
  *    "thread 2 sp 0x... pc 0x... tp 0x...", "sysroot ..."), and
- *  - captures of gdb's own text output, made with `set logging`:
- *    `sections` (maintenance info sections: a core's segments, the
- *    executable's and the core's names), `mappings` (info proc mappings:
- *    a process's mappings, a core's NT_FILE), `auxv` (info auxv),
- *    `threads` (info threads: gdb's thread numbers to LWP ids) and `libs`
- *    (info sharedlibrary: where the libraries are, for probe.c).
+ *  - `captures`, gdb's own text output, made with `set logging`: one
+ *    listing after each line "@@heapwalk NAME": `sections` (maintenance
+ *    info sections: a core's segments, the executable's and the core's
+ *    names), `mappings` (info proc mappings: a process's mappings, a
+ *    core's NT_FILE), `auxv` (info auxv), `threads` (info threads: gdb's
+ *    thread numbers to LWP ids) and `libs` (info sharedlibrary: where the
+ *    libraries are, for probe.c).
  * Under MI the captures are MI console records (~"text\n"); both forms
  * are read.  Everything here is untrusted text: unparsable lines are
  * skipped, never guessed at.

@@ -7,8 +7,8 @@
  * defined in a gdb script (heapwalk.gdb, made by gen-script.c).  For each
  * command the script
  *   1. writes the command's words (`cmd`), what it knows of the target
- *      (`ctx`) and captures of gdb's own output (`sections`, `mappings`,
- *      `auxv`, `threads`) into this plugin's private directory, which it
+ *      (`ctx`) and gdb's own listings (`captures`: sections, mappings,
+ *      auxv, threads, libraries) into this plugin's private directory, which it
  *      names /proc/self/fd/873/ (the directory is open on fd 873 of gdb
  *      itself, so no other process or user can reach it);
  *   2. writes the request, `req` ("run END\n"), last, in one command;
@@ -63,8 +63,7 @@ GDB_DECLARE_GPL_COMPATIBLE_READER
 
 /* Every file the script and the plugin make in the directory.  */
 static const char *const channel_files[] = {
-	"req", "cmd", "ctx", "sections", "mappings", "auxv", "threads",
-	"libs", "out.gdb", "out.tmp",
+	"req", "cmd", "ctx", "captures", "out.gdb", "out.tmp",
 };
 
 struct plugin {

@@ -8,7 +8,8 @@
 #    program's truth, and the text of heap, bins, chunk ADDR equals the
 #    tool's;
 #  - no command answers ^error, and nothing of gdb's captures (sections,
-#    mappings, auxv, threads) leaks into the console.
+#    mappings, auxv, threads) leaks into the console;
+#  - few =cmd-param-changed notifications (the script's logging).
 # shellcheck source=tests/gdb-lib.sh
 . "$(dirname "$0")/gdb-lib.sh"
 need_heapwalk
@@ -65,4 +66,11 @@ if grep -nE '^(Exec file:|Mapped address spaces:|[0-9]+ +AT_|  Id +Target Id)' \
 	"$T/mi.console" >&2; then
 	fail "gdb's captured output leaked into the MI console"
 fi
-say "MI (CLI lines and -interpreter-exec): chunks, summary, bins agree with the truth; heap, bins, chunk print what the tool prints; no captures leak"
+# Every setting the script changes is an =cmd-param-changed notification a
+# front end must process, twice (set and restore); the script changes 7
+# per command (two `with logging` chains; it was 32 before they were
+# merged).  Bound it: 16 notifications per command.
+notes=$(grep -c '^=cmd-param-changed' "$T/mi.out" || true)
+[ "$notes" -le $((16 * ${#cmds[@]} + 2)) ] ||
+	fail "MI: $notes =cmd-param-changed notifications for ${#cmds[@]} commands"
+say "MI (CLI lines and -interpreter-exec): chunks, summary, bins agree with the truth; heap, bins, chunk print what the tool prints; no captures leak; $notes setting notifications for ${#cmds[@]} commands"
