@@ -17,6 +17,8 @@
 #   heapwalk --pid PID summary    (--json) stop time (live.stopped_ms) and
 #                                 total time
 #   heapwalk --pid PID --no-stop summary
+#   gdb's `heap` and `heap bins` over gdbserver (the plugin), once, next
+#                                 to gdb's own `dump binary memory` rate
 # and prints the summary/cat ratio and whether heapwalk's mallinfo equals
 # the program's own mallinfo2() (the process is idle: it must).
 # `make bench` runs it after the core benchmarks (scripts/bench.sh).
@@ -176,6 +178,56 @@ row "heapwalk --pid PID --json summary" "stopped ms: ${m_ms[*]}"
 measure "$work/nostop.json" "$hw" --pid "$pid" --no-stop --json summary
 row "heapwalk --pid PID --no-stop --json summary" "stopped ms: ${m_ms[*]}"
 
+# gdb's `heap` over gdbserver (attached to the running process, on a TCP
+# port of this machine, as users run it; gdb's pipe route, `target remote
+# | gdbserver -`, reads its replies a byte per read() and is several
+# times slower), once each: it is bounded by gdb's remote protocol, which
+# reads memory in hex `m` packets of at most about 9 KiB on gdb 13.  Next
+# to it, gdb's own floor: `dump binary memory` of the process's largest
+# writable mapping, as MiB/s, and that rate over all of them.
+script=${GDB_SCRIPT:-$build/plugin/heapwalk.gdb}
+gs_rows=()
+if command -v gdb >/dev/null && command -v gdbserver >/dev/null && [[ -f $script ]]; then
+	read -r big_lo big_hi < <(while read -r range perms _; do
+		[[ $perms == rw?p ]] || continue
+		echo "$((16#${range#*-} - 16#${range%-*})) ${range%-*} ${range#*-}"
+	done <"/proc/$pid/maps" | sort -n | tail -n 1 | cut -d' ' -f2-)
+	gs_time() { # gs_time GDB-ARGS...: wall seconds of one gdb run
+		local s e port= i
+		gdbserver --once --attach 127.0.0.1:0 "$pid" >"$work/gdbserver.log" 2>&1 &
+		for ((i = 0; i < 100 && !port; i++)); do
+			port=$(sed -n 's/^Listening on port \([0-9]*\)$/\1/p' "$work/gdbserver.log")
+			[[ $port ]] || sleep 0.1
+		done
+		s=$(date +%s.%N)
+		timeout -k 10 1200 gdb -nx -batch -iex 'set pagination off' \
+			-ex "target remote 127.0.0.1:${port:-0}" "$@" -ex detach "$out/bigheap" \
+			>"$work/gs.out" 2>&1 || echo "FAILED" >>"$work/gs.out"
+		e=$(date +%s.%N)
+		wait "$!" 2>/dev/null || true
+		awk -v s="$s" -v e="$e" 'BEGIN { printf "%.2f", e - s }'
+	}
+	attach=$(gs_time)
+	dump=$(gs_time -ex "dump binary memory /dev/null 0x$big_lo 0x$big_hi")
+	big_mib=$(((16#$big_hi - 16#$big_lo) / 1048576))
+	rate=$(awk -v d="$dump" -v a="$attach" -v m="$big_mib" 'BEGIN { t = d - a; printf "%.1f", (t > 0 ? m / t : 0) }')
+	gs_rows+=("$(printf '%-44s %9s   (gdb attach and detach alone: %s s)' \
+		"gdb dump binary memory, $big_mib MiB" "$dump" "$attach")")
+	gs_rows+=("$(printf '%-44s %9s   (%s MiB/s; all %s MiB of rw mappings at that rate)' \
+		"  = gdb's floor for the whole heap" \
+		"$(awk -v r="$rate" -v m="$mapped" 'BEGIN { printf "%.1f", (r > 0 ? m / r : 0) }')" "$rate" "$mapped")")
+	for cmd in "heap" "heap bins"; do
+		t=$(gs_time -x "$script" -ex "$cmd")
+		own=$(sed -n 's/^(heapwalk: \([0-9.]*\) s)$/\1/p' "$work/gs.out")
+		st=$(grep -m1 -E '^FAILED|^heapwalk: ' "$work/gs.out" || true)
+		[[ $st == FAILED ]] && failed=1
+		gs_rows+=("$(printf '%-44s %9s   (plugin %s s)%s' "gdb $cmd over gdbserver" "$t" \
+			"${own:-<1}" "${st:+  $st}")")
+	done
+else
+	gs_rows+=("gdb over gdbserver: skipped (no gdb, gdbserver or $script)")
+fi
+
 # ---- report --------------------------------------------------------------
 gib() { awk -v b="$1" 'BEGIN { printf "%.2f GiB", b / 1073741824 }'; }
 echo "heapwalk live bench: $hw --pid on bigheap ($allocator${preload:+, $preload})"
@@ -186,6 +238,8 @@ printf '%-22s %s (%s live; bigheap %s), built in %s s\n' "chunks allocated" "$al
 echo
 printf '%-44s %9s %13s\n' "command" "wall(s)" "peak RSS(MiB)"
 printf '%s\n' "${rows[@]}"
+echo
+printf '%s\n' "${gs_rows[@]}"
 echo
 if ((sum_status == 0)) && awk -v c="$cat_wall" 'BEGIN { exit !(c > 0) }'; then
 	awk -v s="$sum_wall" -v c="$cat_wall" 'BEGIN {
