@@ -253,22 +253,24 @@ static void read_sections(struct gdb_view *v, char *text)
 
 /* info proc mappings: "process N", then rows "START END SIZE OFFSET
    [PERMS] [PATH]".  A live process's rows are its whole map (with
-   permissions); a core's are its NT_FILE (files only, no permissions).  */
+   permissions); a core's are its NT_FILE (files only, no permissions).
+   The pid counts only when rows follow: a remote stub without /proc
+   (qemu's) gets "process 1" and then a warning.  */
 static void read_mappings(struct gdb_view *v, char *text)
 {
 	bool have_core = v->nregions > 0;
+	int pid = 0;
 	FOR_EACH_LINE(line, text) {
-		int pid;
-		if (sscanf(line, "process %d", &pid) == 1) {
-			v->mem.pid = pid;
+		if (sscanf(line, "process %d", &pid) == 1)
 			continue;
-		}
 		uint64_t lo, hi, size, off;
 		int at = 0;
 		if (sscanf(line, " %" SCNx64 " %" SCNx64 " %" SCNx64 " %" SCNx64
 			   " %n", &lo, &hi, &size, &off, &at) < 4 || !at ||
 		    hi <= lo)
 			continue;
+		if (pid > 0)
+			v->mem.pid = pid;
 		char *p = line + at;
 		unsigned prot = 0;
 		bool perms = strlen(p) >= 4 && strchr("r-", p[0]) &&

@@ -26,8 +26,9 @@ struct prober {
 	void *cookie;
 	uint64_t top;          /* the end of the address space */
 	size_t probes;
-	uint64_t *ends;        /* where loaded ELF objects end, sorted */
-	size_t nends;
+	uint64_t *cuts;        /* where loaded ELF objects start and end,
+				  sorted */
+	size_t ncuts;
 };
 
 static bool probe(struct prober *p, uint64_t addr)
@@ -84,9 +85,10 @@ static uint64_t object_end(struct prober *p, uint64_t h)
 	return end < h ? 0 : (end + PAGE - 1) & ~(uint64_t)(PAGE - 1);
 }
 
-/* The ELF header at or below a (a's own page, then each page down),
-   as its object's end; 0 when none is found.  */
-static uint64_t end_of_object_at(struct prober *p, uint64_t a)
+/* The ELF header at or below a (a's own page, then each page down):
+   its address in *start, its object's end returned; 0 when none is
+   found.  */
+static uint64_t object_at(struct prober *p, uint64_t a, uint64_t *start)
 {
 	uint64_t h = a & ~(uint64_t)(PAGE - 1);
 	for (uint64_t d = 0; d <= MAX_HEADER_DISTANCE && h >= PAGE;
@@ -95,20 +97,34 @@ static uint64_t end_of_object_at(struct prober *p, uint64_t a)
 		p->probes++;
 		if (!p->read(p->cookie, h, magic, sizeof magic))
 			return 0;
-		if (!memcmp(magic, "\177ELF", 4))
+		if (!memcmp(magic, "\177ELF", 4)) {
+			*start = h;
 			return object_end(p, h);
+		}
 	}
 	return 0;
 }
 
-/* One more object end (0: none found), each once, at most cap.  */
-static void add_end(struct prober *p, uint64_t end, size_t cap)
+/* One more cut (0: none), each once, at most cap.  */
+static void add_cut(struct prober *p, uint64_t cut, size_t cap)
 {
-	for (size_t i = 0; i < p->nends; i++)
-		if (p->ends[i] == end)
+	for (size_t i = 0; i < p->ncuts; i++)
+		if (p->cuts[i] == cut)
 			return;
-	if (end && p->nends < cap)
-		p->ends[p->nends++] = end;
+	if (cut && p->ncuts < cap)
+		p->cuts[p->ncuts++] = cut;
+}
+
+/* The object around a as two cuts: its start, so that it is a region
+   of its own (the one its file names, where the library's data and
+   version string are looked for), and its end.  */
+static void add_object(struct prober *p, uint64_t a, size_t cap)
+{
+	uint64_t start = 0, end = object_at(p, a, &start);
+	if (end) {
+		add_cut(p, start, cap);
+		add_cut(p, end, cap);
+	}
 }
 
 static int by_address(const void *a, const void *b)
@@ -159,13 +175,13 @@ static bool add_region(struct gdb_view *v, uint64_t start, uint64_t end)
 	return true;
 }
 
-/* A readable run, split where a loaded object ends inside it; what
-   follows the end starts at the first readable page after it.  */
+/* A readable run, split where a loaded object starts or ends inside it;
+   what follows an end starts at the first readable page after it.  */
 static bool add_run(struct prober *p, struct gdb_view *v, uint64_t start,
 		    uint64_t end)
 {
-	for (size_t i = 0; i < p->nends && start < end; i++) {
-		uint64_t e = p->ends[i];
+	for (size_t i = 0; i < p->ncuts && start < end; i++) {
+		uint64_t e = p->cuts[i];
 		if (e <= start || e >= end)
 			continue;
 		if (!add_region(v, start, e))
@@ -251,18 +267,18 @@ bool probe_map(struct gdb_view *v, const uint64_t *extra, size_t n_extra,
 	qsort(anchors, n, sizeof *anchors, by_address);
 	/* The loaded objects: the executable (AT_PHDR), the loader
 	   (AT_BASE) and gdb's shared libraries.  64-bit ELF only.  */
-	size_t cap_ends = n_extra + 2;
-	p.ends = v->ptr_size == 4 ? NULL : malloc(cap_ends * sizeof *p.ends);
-	for (size_t i = 0; p.ends && i < n_extra; i++)
-		add_end(&p, end_of_object_at(&p, extra[i]), cap_ends);
-	for (size_t i = 0; p.ends && i + 16 <= v->auxv_len; i += 16) {
+	size_t cap_cuts = 2 * (n_extra + 2);
+	p.cuts = v->ptr_size == 4 ? NULL : malloc(cap_cuts * sizeof *p.cuts);
+	for (size_t i = 0; p.cuts && i < n_extra; i++)
+		add_object(&p, extra[i], cap_cuts);
+	for (size_t i = 0; p.cuts && i + 16 <= v->auxv_len; i += 16) {
 		uint64_t w[2];
 		memcpy(w, v->auxv + i, sizeof w);
 		if ((w[0] == 3 || w[0] == 7) && w[1])
-			add_end(&p, end_of_object_at(&p, w[1]), cap_ends);
+			add_object(&p, w[1], cap_cuts);
 	}
-	if (p.ends)
-		qsort(p.ends, p.nends, sizeof *p.ends, by_address);
+	if (p.cuts)
+		qsort(p.cuts, p.ncuts, sizeof *p.cuts, by_address);
 	uint64_t floor = 0;
 	bool ok = true;
 	if (st)
@@ -276,7 +292,7 @@ bool probe_map(struct gdb_view *v, const uint64_t *extra, size_t n_extra,
 		floor = next;
 	}
 	free(anchors);
-	free(p.ends);
+	free(p.cuts);
 	if (st)
 		st->probes = p.probes;
 	return ok;

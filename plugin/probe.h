@@ -9,10 +9,11 @@
  * libraries gdb lists), one byte is read every PROBE_STEP bytes, up and
  * down, until PROBE_MARGIN bytes in a row were unreadable; the ends of
  * each readable run are then found to the page.  Runs are split where a
- * loaded ELF object ends (its program headers, read from memory), so that
- * the anonymous memory after a library's .bss - mmapped chunks, a brk
- * heap - is not taken for the library's.  A mapping smaller than
- * the step that lies between two probes, or farther than the margin from
+ * loaded ELF object starts, so that each library is a region of its own
+ * (the one its file names), and where it ends (its program headers, read
+ * from memory), so that the anonymous memory after a library's .bss -
+ * mmapped chunks, a brk heap - is not taken for the library's.  A
+ * mapping smaller than the step that lies between two probes, or farther than the margin from
  * all others, is missed: the plugin says the map was probed.
  */
 #ifndef HW_PLUGIN_PROBE_H

@@ -7,7 +7,8 @@
 # bins1 and threads8 in their live mode, stopped by gdb at the read()
 # where they wait:
 #  - `heap chunks --json` and `heap --json` agree with the program's own
-#    truth, and the summary says the map was probed;
+#    truth, and the summary says the map was probed, names glibc 2.36 and
+#    no made-up pid;
 #  - after gdb detaches, the program is made to dump a core (qemu writes
 #    the guest's); the text of `heap bins` (and for bins1 `heap chunks`
 #    and `heap sizes`) equals the tool's on that core (the same heap).
@@ -76,6 +77,12 @@ for c in bins1 threads8; do
 		fail "$c: the JSON summary does not say the map was probed"
 	grep -q '^heapwalk: memory map probed (gdb gave none): ' "$o.3" ||
 		fail "$c: the text summary does not say the map was probed"
+	# libc is a region of its own (its version string is found), and
+	# qemu's "process 1" is not taken for a pid.
+	grep -q '^allocator: *ptmalloc 2\.36 (aarch64)$' "$o.3" ||
+		fail "$c: the summary does not name glibc 2.36: $(grep '^allocator' "$o.3")"
+	grep -q '^target: *a process through gdb (pid unknown)' "$o.3" ||
+		fail "$c: the summary's target: $(grep '^target:' "$o.3")"
 	# gdb detached: the program is parked in read() again.  SIGABRT
 	# makes qemu write the guest's core.
 	kill -ABRT "$qemu_pid" 2>/dev/null || fail "$c: qemu-aarch64 is gone after gdb"

@@ -401,6 +401,10 @@ static size_t target_limits(const struct hw_session *s, const char *out[],
 			   !t->is_process
 			   ? "no NT_ARM_TLS: thread pointers unknown, so "
 			     "per-thread caches cannot be given their threads"
+			   : t->debugger && t->is_process
+			   ? "no thread pointer register from the debugger "
+			     "(fs_base, tpidr): per-thread caches cannot be "
+			     "given their threads"
 			   : "no thread pointers: per-thread caches cannot be "
 			     "given their threads";
 	if (!t->auxv_len && n < max)

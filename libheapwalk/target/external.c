@@ -211,14 +211,17 @@ enum hw_status hw_external_open(const struct hw_memory *m,
 	t->cache = hw_cache_new(opts->cache_max, page);
 	if (!t->cache || !add_regions(t, p, m) || !add_threads(t, m))
 		goto nomem;
+	/* Without a core the debugger holds something running: a process,
+	   whose pid a remote stub may not give (qemu's says "process 1").  */
 	if (m->core)
 		t->path = keep(p, m->core);
-	else if (m->pid) {
+	else if (m->pid)
 		snprintf(p->name, sizeof p->name, "pid %d", m->pid);
-		t->is_process = true;
-	}
 	else
-		snprintf(p->name, sizeof p->name, "%s's target", who);
+		snprintf(p->name, sizeof p->name, "a process through %s "
+			 "(pid unknown)", who);
+	t->is_process = !m->core;
+	t->debugger = m->name ? keep(p, m->name) : NULL;
 	if (!t->path)
 		t->path = p->name;
 	if (m->exe)

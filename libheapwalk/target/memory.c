@@ -181,3 +181,16 @@ void hw_target_close(struct hw_target *t)
 	if (t->ops)
 		t->ops->close(t);
 }
+
+const char *hw_target_no_tp(const struct hw_target *t)
+{
+	if (t->is_process && t->debugger)   /* a core says what it lacks */
+		return "the debugger gave no thread pointer register "
+		       "(fs_base, tpidr)";
+	if (t->is_process)
+		return "the process's thread pointers could not be read";
+	return strcmp(t->arch->name, "aarch64") == 0
+	       ? "the core has no thread pointers (no NT_ARM_TLS: a "
+		 "qemu-user core?)"
+	       : "the core has no thread pointers";
+}

@@ -123,6 +123,8 @@ struct hw_target {
 	struct hw_live *live;          /* a live process, or NULL */
 	bool is_process;               /* a process (path "pid N"), not a
 					  core: by ptrace or a debugger */
+	const char *debugger;          /* the front end that reads for us
+					  ("gdb"), or NULL */
 	char limit[256];               /* what this backend could not give,
 					  said once in the summary, or "" */
 	void *priv;                    /* backend state */
@@ -130,6 +132,10 @@ struct hw_target {
 
 /* The region containing addr, or NULL.  */
 const struct hw_region *hw_region_of(const struct hw_target *t, uint64_t addr);
+
+/* Why no thread has a thread pointer, as the target would say it ("the
+   core has no thread pointers (no NT_ARM_TLS: ...)").  */
+const char *hw_target_no_tp(const struct hw_target *t);
 
 /* Copy len bytes at addr; false (and nothing promised in buf) unless every
    byte is readable.  */

@@ -392,14 +392,12 @@ enum hw_status je_report_arenas(void *state, struct hw_emitter *e)
 		if (rows[a].any)
 			arena_row(j, e, a, &rows[a], tps, tids);
 	em_table_end(e);
-	bool a64 = !strcmp(j->t->arch->name, "aarch64");
+	char no_tp[160];
+	snprintf(no_tp, sizeof no_tp, "%s, so bindings cannot be given their "
+		 "threads", hw_target_no_tp(j->t));
 	const char *why = !j->arenas_array ?
 		"the arena array was not found, so no tsd's arena can be named" :
-		tps ? NULL : a64 ?
-		"the core has no thread pointers (no NT_ARM_TLS), so bindings "
-		"cannot be given their threads" :
-		"the core has no thread pointers, so bindings cannot be given "
-		"their threads";
+		tps ? NULL : no_tp;
 	em_note(e, "\nnthreads: jemalloc's own count of threads bound to the "
 		"arena; threads: each thread's tsd arena (\"?\": a tsd whose "
 		"thread is unknown)");

@@ -143,9 +143,7 @@ void pm_find_thread_arenas(struct pm_state *p)
 	}
 	if (!any_tp) {
 		snprintf(p->how_thread_arena, sizeof p->how_thread_arena,
-			 "unknown: the core has no thread pointers%s",
-			 strcmp(t->arch->name, "aarch64") == 0
-			 ? " (no NT_ARM_TLS: a qemu-user core?)" : "");
+			 "unknown: %s", hw_target_no_tp(t));
 		return;
 	}
 	unsigned votes = 0;
