@@ -10,9 +10,17 @@
 #   make bench-live 1000 attach/analyse/detach cycles of --pid on a busy
 #                   16-thread program (scripts/bench/live-cycles.sh; minutes)
 #   make clean-bench  remove the benchmark's cores (several GiB)
+#   make install    heapwalk and the gdb plugin under PREFIX (/usr/local), or
+#                   DESTDIR/PREFIX; BINDIR, LIBDIR, DATADIR, PLUGINDIR as usual
+#   make uninstall  remove them again
 
 CC      ?= cc
 BUILD   := build
+PREFIX  ?= /usr/local
+BINDIR  ?= $(PREFIX)/bin
+LIBDIR  ?= $(PREFIX)/lib
+DATADIR ?= $(PREFIX)/share
+PLUGINDIR ?= $(LIBDIR)/heapwalk
 PKGS    := libdw libelf
 # Recursive (=) so pkg-config runs after the deps target installed it.
 PKG_CFLAGS = $(shell pkg-config --cflags $(PKGS))
@@ -41,7 +49,8 @@ PIC          := -fPIC -fexceptions
 PLUGIN       := $(BUILD)/plugin/heapwalk-gdb.so $(BUILD)/plugin/heapwalk.gdb
 LIB_OBJ_ASAN := $(patsubst %.c,$(BUILD)/asan/obj/%.o,$(LIB_SRC))
 
-.PHONY: all deps libs gdbheader check demo bench bench-live clean clean-bench test
+.PHONY: all deps libs gdbheader check demo bench bench-live clean clean-bench test \
+        install uninstall
 all: $(BUILD)/heapwalk $(PLUGIN)
 
 deps:
@@ -97,11 +106,15 @@ $(BUILD)/plugin/gen-script: plugin/gen-script.c $(BUILD)/libheapwalk.a
 	$(CC) $(STD) $(WARN) $(CFLAGS) -o $@ $^ $(PKG_LIBS)
 
 # The script names the reader by its absolute path: jit-reader-load
-# looks a relative name up only in gdb's own directory.
+# looks a relative name up only in gdb's jit-reader-directory (gdb's own
+# lib/gdb), so an absolute one works wherever gdb was installed.
+# $(call gdb_script,READER,SCRIPT,OUT): the script for a reader at READER.
+gdb_script = sed -e 's|@READER@|$(1)|' -e 's|@SCRIPT@|$(2)|' \
+	plugin/heapwalk.gdb.in > $(3).tmp && \
+	$(BUILD)/plugin/gen-script >> $(3).tmp && mv $(3).tmp $(3)
+
 $(BUILD)/plugin/heapwalk.gdb: plugin/heapwalk.gdb.in $(BUILD)/plugin/gen-script
-	sed -e 's|@READER@|$(abspath $(BUILD)/plugin/heapwalk-gdb.so)|' \
-	    -e 's|@SCRIPT@|$(abspath $@)|' plugin/heapwalk.gdb.in > $@.tmp
-	$(BUILD)/plugin/gen-script >> $@.tmp && mv $@.tmp $@
+	$(call gdb_script,$(abspath $(BUILD)/plugin/heapwalk-gdb.so),$(abspath $@),$@)
 
 $(BUILD)/libheapwalk.a: $(LIB_OBJ)
 	rm -f $@ && ar rcs $@ $^
@@ -127,6 +140,23 @@ check test: deps
 	@HEAPWALK=$(abspath $(BUILD)/asan/heapwalk) TOOLS=$(abspath $(BUILD)/tools) \
 	 GDB_SCRIPT=$(abspath $(BUILD)/plugin/heapwalk.gdb) \
 	 CORPUS=$(abspath $(BUILD)/corpus) TOP=$(CURDIR) tests/run.sh
+
+# Installs the tool and the gdb plugin (the reader and the script that
+# names it where it is installed: `source $(DATADIR)/heapwalk/heapwalk.gdb`
+# in gdb).  DESTDIR is a staging root: the paths inside are without it.
+install: all
+	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(PLUGINDIR) \
+		$(DESTDIR)$(DATADIR)/heapwalk
+	install -m 755 $(BUILD)/heapwalk $(DESTDIR)$(BINDIR)/heapwalk
+	install -m 644 $(BUILD)/plugin/heapwalk-gdb.so \
+		$(DESTDIR)$(PLUGINDIR)/heapwalk-gdb.so
+	$(call gdb_script,$(PLUGINDIR)/heapwalk-gdb.so,$(DATADIR)/heapwalk/heapwalk.gdb,$(DESTDIR)$(DATADIR)/heapwalk/heapwalk.gdb)
+
+uninstall:
+	rm -f $(DESTDIR)$(BINDIR)/heapwalk \
+		$(DESTDIR)$(PLUGINDIR)/heapwalk-gdb.so \
+		$(DESTDIR)$(DATADIR)/heapwalk/heapwalk.gdb
+	-rmdir $(DESTDIR)$(PLUGINDIR) $(DESTDIR)$(DATADIR)/heapwalk 2>/dev/null
 
 demo: deps
 	@$(MAKE) --no-print-directory $(BUILD)/heapwalk
