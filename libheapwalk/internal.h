@@ -21,6 +21,7 @@ struct hw_target;
 struct hw_syms;
 struct hw_allocator_ops;
 struct hw_arch;
+struct hw_reach;
 
 /* One problem found in the heap: where, and what is wrong, in the words
    glibc itself would use where it has them.  */
@@ -105,6 +106,7 @@ struct hw_session {
 	struct hw_partial partial;
 	bool budget_said;                 /* partial has the cache budget */
 	struct hw_policy policy;
+	struct hw_reach *reach;           /* `leaks`' marks, once made */
 	atomic_bool oom;                  /* a walk ran out of memory: its
 					     results are not to be trusted */
 	char err[512];

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "alloc/alloc.h"
+#include "analysis/reach.h"
 #include "arch/arch.h"
 #include "internal.h"
 #include "sym/sym.h"
@@ -599,6 +600,7 @@ void hw_session_close(hw_session *s)
 {
 	if (!s)
 		return;
+	hw_reach_free(s->reach);
 	if (s->alloc)
 		s->alloc->close(s->alloc_state);
 	drop_instances(s);

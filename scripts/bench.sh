@@ -11,7 +11,11 @@
 #   heapwalk --json core chunks > /dev/null
 #   heapwalk core chunk ADDR                  (one chunk from the middle of the heap)
 #   heapwalk core bins
-# and reports summary/cat (target <= 1.3x) and chunks --json/cat (target <= 3x).
+#   heapwalk core leaks
+# and reports summary/cat (target <= 1.3x), chunks --json/cat (target <= 3x),
+# leaks/cat (target <= 4x) and leaks' peak anonymous memory (target <= 64 MiB
+# + 2% of the heap); bigheap keeps every block reachable, so leaks must find
+# none lost.
 #
 # Environment:
 #   HEAPWALK     command to benchmark (default BUILD_DIR/heapwalk); may be a stand-in
@@ -211,6 +215,11 @@ if [[ -n $mid ]]; then
 fi
 measure /dev/null "$hw" "$core" bins
 row "heapwalk core bins"
+measure "$out/leaks.txt" "$hw" "$core" leaks
+leaks_wall=$m_wall
+leaks_status=$m_status
+leaks_anon=$m_anon
+row "heapwalk core leaks"
 rm -f "$out/probe.err"
 
 # ---- report ----
@@ -236,6 +245,18 @@ ratio() {
 }
 ratio summary "$sum_wall" "$sum_status" 1.3
 ratio "chunks --json" "$chunks_wall" "$chunks_status" 3
+ratio leaks "$leaks_wall" "$leaks_status" 4
+awk -v a="$leaks_anon" -v h="$heap_bytes" 'BEGIN {
+    t = 64 * 1024 + 0.02 * h / 1024
+    printf "%-22s  %.1f MiB   target <= %.1f MiB   %s\n", "leaks anon memory", a / 1024, t / 1024, (a <= t ? "MET" : "NOT MET")
+}'
+lost=$(sed -n 's/^definitely lost: *\([0-9]*\).*/\1/p' "$out/leaks.txt")
+lost_i=$(sed -n 's/^indirectly lost: *\([0-9]*\).*/\1/p' "$out/leaks.txt")
+if [[ $lost == 0 && $lost_i == 0 ]]; then
+    echo "leaks vs program       none lost (bigheap keeps every block)"
+else
+    echo "leaks vs program       WRONG: ${lost:-?} definite, ${lost_i:-?} indirect; bigheap keeps every block"
+fi
 
 # Cross-check: heapwalk's mallinfo must equal the program's own mallinfo2().
 mi_line=$(sed -n 's/^mallinfo //p' "$info")

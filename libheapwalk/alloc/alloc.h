@@ -62,6 +62,9 @@ struct hw_instance_info {
 /* Called for each block; return false to stop the walk.  */
 typedef bool hw_chunk_fn(void *cookie, const struct hw_chunk *c);
 
+/* Called for each range [start, end) of an allocator's own memory.  */
+typedef void hw_range_fn(void *cookie, uint64_t start, uint64_t end);
+
 struct hw_allocator_ops {
 	const char *name;
 	/* What the allocator calls the blocks its walk delivers, plural, for
@@ -110,6 +113,16 @@ struct hw_allocator_ops {
 	   usable size never falls in a smaller class).  `sizes` groups its
 	   rows by it.  NULL: every usable size is a class of its own.  */
 	uint64_t (*size_class)(void *state, uint64_t usable, uint64_t *min);
+	/* Every block's address (hw_chunk.addr) is a multiple of this: the
+	   granule of `leaks`' block map.  */
+	unsigned block_align;
+	/* The allocator's own memory outside its blocks (ptmalloc's arenas
+	   and heap headers, jemalloc's base blocks), each range once: it
+	   points at blocks (an edata's extent, a bin's chunk) without
+	   keeping them alive, so `leaks` must not take it for a root.  The
+	   blocks' own [chunk, chunk + chunk_size) need not be given.  May
+	   be NULL.  */
+	void (*internal)(void *state, hw_range_fn *fn, void *cookie);
 	/* Run the allocator's own consistency checks (findings go to the
 	   session); the chunk walk has run before this.  May be NULL.  */
 	void (*check)(void *state);

@@ -28,6 +28,7 @@ static const struct hw_arch arches[] = {
 		.name = "x86_64", .e_machine = EM_X86_64, .ptr_size = 8,
 		.prstatus_size = 336, .pr_reg_off = 112, .nregs = 27,
 		.sp_reg = 19, .pc_reg = 16, .tp_reg = 21, .tp_note = 0,
+		.dtv_off = 8, .red_zone = 128,
 		.ptr_mask = ~(uint64_t)0, .reg_names = x86_64_regs,
 	},
 	{

@@ -22,6 +22,10 @@ struct hw_arch {
 	int tp_reg;              /* index of the thread pointer, -1 if it
 				    lives in its own note (tp_note) */
 	uint32_t tp_note;        /* note type carrying the thread pointer */
+	unsigned dtv_off;        /* glibc's TCB: where the thread pointer
+				    keeps its DTV pointer */
+	unsigned red_zone;       /* bytes below the stack pointer a leaf
+				    function may use (the ABI's red zone) */
 	uint64_t ptr_mask;       /* bits of a pointer that address memory
 				    (aarch64 top-byte tags are stripped) */
 	const char *const *reg_names;

@@ -15,6 +15,7 @@
 #include "../target/cache.h"
 #include "../target/target.h"
 #include "../arch/arch.h"
+#include "../analysis/reach.h"
 #include "commands.h"
 #include "emit.h"
 
@@ -106,6 +107,9 @@ struct totals {
 	struct size_table sizes;
 	uint64_t used, used_bytes, free, free_bytes, overhead, largest_free;
 	uint64_t top_bytes;
+	/* summary --leaks: blocks and bytes by mark (enum bm_mark).  */
+	const struct hw_reach *reach;
+	uint64_t marked[4], marked_bytes[4];
 };
 
 static bool add_total(void *cookie, const struct hw_chunk *c)
@@ -120,6 +124,11 @@ static bool add_total(void *cookie, const struct hw_chunk *c)
 	if (c->used) {
 		t->used++;
 		t->used_bytes += c->size;
+		enum bm_mark mark;
+		if (t->reach && hw_reach_mark(t->reach, c->addr, &mark)) {
+			t->marked[mark]++;
+			t->marked_bytes[mark] += c->size;
+		}
 		if (sc) {
 			sc->used++;
 			sc->used_bytes += c->size;
@@ -164,6 +173,10 @@ static void merge_totals(struct totals *t, struct totals *u)
 	t->free_bytes += u->free_bytes;
 	t->overhead += u->overhead;
 	t->top_bytes += u->top_bytes;
+	for (int k = 0; k < 4; k++) {
+		t->marked[k] += u->marked[k];
+		t->marked_bytes[k] += u->marked_bytes[k];
+	}
 	if (u->largest_free > t->largest_free)
 		t->largest_free = u->largest_free;
 	t->sizes.oom |= u->sizes.oom;
@@ -185,7 +198,8 @@ static void merge_totals(struct totals *t, struct totals *u)
 
 /* Walk everything once (in threads when the walker can); the classes end
    up sorted and packed.  */
-static enum hw_status gather(struct hw_session *s, struct totals *t)
+static enum hw_status gather(struct hw_session *s, struct totals *t,
+			     const struct hw_reach *reach)
 {
 	/* The session's policy: one thread inside gdb, the cores otherwise;
 	   only a walker that can split its work uses more than one.  */
@@ -196,6 +210,9 @@ static enum hw_status gather(struct hw_session *s, struct totals *t)
 	void *cookies[GATHER_MAX_THREADS] = { t };
 	memset(t, 0, sizeof *t);
 	memset(extra, 0, sizeof extra);
+	t->reach = reach;
+	for (unsigned k = 0; k + 1 < GATHER_MAX_THREADS; k++)
+		extra[k].reach = reach;
 	t->sizes.small = calloc(SMALL_SIZES, sizeof *t->sizes.small);
 	bool oom = !t->sizes.small;
 	for (unsigned k = 1; k < nthreads; k++) {
@@ -582,8 +599,53 @@ static const struct em_field F_OVERHEAD = {
 	.form = EM_T_HUMAN };
 static const struct em_field F_LARGEST_FREE = {
 	.key = "largest_free", .only = EM_JSON_ONLY };
-/* Leak analysis does not exist yet: null, not zero.  */
+/* summary --leaks: what `leaks` counts (definite and indirect are the
+   leaks; possible apart); null without --leaks, not zero.  */
 static const struct em_field F_LEAKS = { .key = "leaks", .only = EM_JSON_ONLY };
+static const struct em_field F_LEAKS_TEXT = {
+	.label = "leaks:", .width = 32, .form = EM_T_HUMAN,
+	.only = EM_TEXT_ONLY };
+static const struct em_field F_COUNT = { .key = "count" };
+static const struct em_field F_BYTES = { .key = "bytes" };
+static const struct em_section S_LEAK_KIND[] = {
+	{ .key = "definite", .only = EM_JSON_ONLY },
+	{ .key = "indirect", .only = EM_JSON_ONLY },
+	{ .key = "possible", .only = EM_JSON_ONLY },
+};
+
+static void summary_leaks(const struct totals *t, struct hw_emitter *e)
+{
+	if (!t->reach) {
+		em_kv(e, &F_LEAKS, ev_null());
+		return;
+	}
+	static const struct em_section S_LEAKS = {
+		.key = "leaks", .only = EM_JSON_ONLY };
+	const unsigned kinds[3] = { BM_UNREACHED, BM_INDIRECT, BM_POSSIBLE };
+	uint64_t n = t->marked[BM_UNREACHED] + t->marked[BM_INDIRECT];
+	uint64_t bytes = t->marked_bytes[BM_UNREACHED] +
+			 t->marked_bytes[BM_INDIRECT];
+	em_section_begin(e, &S_LEAKS);
+	em_kv(e, &F_COUNT, ev_u64(n));
+	em_kv(e, &F_BYTES, ev_u64(bytes));
+	for (int k = 0; k < 3; k++) {
+		em_section_begin(e, &S_LEAK_KIND[k]);
+		em_kv(e, &F_COUNT, ev_u64(t->marked[kinds[k]]));
+		em_kv(e, &F_BYTES, ev_u64(t->marked_bytes[kinds[k]]));
+		em_section_end(e);
+	}
+	em_section_end(e);
+	char tail[160], h[32];
+	snprintf(tail, sizeof tail, "  in %llu blocks (%llu definite, %llu "
+		 "indirect); possibly lost %s in %llu",
+		 (unsigned long long)n,
+		 (unsigned long long)t->marked[BM_UNREACHED],
+		 (unsigned long long)t->marked[BM_INDIRECT],
+		 hw_human(h, sizeof h, t->marked_bytes[BM_POSSIBLE]),
+		 (unsigned long long)t->marked[BM_POSSIBLE]);
+	em_kv(e, &F_LEAKS_TEXT, ev_u64(bytes));
+	em_kv(e, &F_TEXT_TAIL, ev_str(tail));
+}
 static const struct em_field F_FINDINGS = {
 	.key = "findings", .label = "findings:" };
 static const struct em_field F_FINDINGS_HINT = {
@@ -633,9 +695,15 @@ static enum hw_status cmd_summary(struct cmd_ctx *c)
 	struct hw_session *s = c->s;
 	struct hw_emitter *e = c->e;
 	struct totals t;
-	enum hw_status st = check_nargs(c, 0, NULL);
-	if (st == HW_OK)
-		st = gather(s, &t);
+	const struct hw_reach *reach = NULL;
+	for (int i = 1; i < c->argc; i++)
+		if (strcmp(c->argv[i], "--leaks") != 0)
+			return hw_error(s, HW_USAGE, "summary: unknown argument "
+					"'%s' (--leaks adds the leak totals)",
+					c->argv[i]);
+	if (c->argc > 1 && !(reach = hw_reach_get(s)))
+		return HW_BAD_TARGET;
+	enum hw_status st = gather(s, &t, reach);
 	if (st != HW_OK)
 		return st;
 	const char *limits[8];
@@ -685,7 +753,7 @@ static enum hw_status cmd_summary(struct cmd_ctx *c)
 	em_kv(e, &F_OVERHEAD, ev_u64(t.overhead));
 	em_kv(e, &F_TEXT_TAIL, ev_str(part));
 	em_kv(e, &F_LARGEST_FREE, ev_u64(t.largest_free));
-	em_kv(e, &F_LEAKS, ev_null());
+	summary_leaks(&t, e);
 	hw_emit_partial_line(s, e);
 	em_kv(e, &F_FINDINGS, ev_u64(s->findings_total));
 	em_kv(e, &F_FINDINGS_HINT, ev_bool(s->findings_total > 0));
@@ -792,7 +860,7 @@ static enum hw_status cmd_sizes(struct cmd_ctx *c)
 		exact = true;
 	}
 	struct totals t;
-	enum hw_status st = gather(c->s, &t);
+	enum hw_status st = gather(c->s, &t, NULL);
 	if (st != HW_OK)
 		return st;
 	size_t n;
@@ -1151,6 +1219,11 @@ static enum hw_status cmd_frag(struct cmd_ctx *c)
 	return st != HW_OK ? st : hw_report_frag(c->s, c->e);
 }
 
+static enum hw_status cmd_leaks(struct cmd_ctx *c)
+{
+	return hw_report_leaks(c->s, c->e, c->argc, c->argv);
+}
+
 /* ---- the table --------------------------------------------------------- */
 
 struct command {
@@ -1178,6 +1251,8 @@ static const struct command commands[] = {
 	  NEED_WALK },
 	{ "frag", cmd_frag, "free memory and fragmentation per arena",
 	  NEED_WALK },
+	{ "leaks", cmd_leaks, "[--reachable]: blocks in use that nothing "
+	  "reachable points to", NEED_WALK },
 };
 
 #define NCOMMANDS (sizeof commands / sizeof commands[0])

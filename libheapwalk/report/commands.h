@@ -10,6 +10,11 @@ struct hw_emitter;
 /* frag.c: free memory and fragmentation per arena.  */
 enum hw_status hw_report_frag(struct hw_session *s, struct hw_emitter *e);
 
+/* leaks.c: blocks in use nothing reachable points to (leaks
+   [--reachable]).  */
+enum hw_status hw_report_leaks(struct hw_session *s, struct hw_emitter *e,
+			       int argc, char *const argv[]);
+
 /* commands.c: when a walk could not cover the whole heap, say that the
    totals are partial, and why.  hw_emit_partial() is both halves, which
    summary places apart: the members JSON always has ("partial" and, when

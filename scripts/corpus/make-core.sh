@@ -120,7 +120,11 @@ have_outputs() {
 if $prog_only; then stamp=$outdir/.prog-stamp; fi
 if [ -f "$stamp" ] && have_outputs; then
 	fresh=1
-	for f in "$src" "$srcdir"/*.h "$top"/corpora/common/*.h "$0" \
+	# A case may be another directory's, included (jemalloc/leaks1.c).
+	included=()
+	while IFS= read -r inc; do included+=("$srcdir/$inc"); done \
+		< <(sed -n 's/^#include "\(\.\.\/[^"]*\.c\)"$/\1/p' "$src")
+	for f in "$src" "${included[@]}" "$srcdir"/*.h "$top"/corpora/common/*.h "$0" \
 		"$top/scripts/corpus/corpus-lib.sh" ${sysroot_stamp:+"$sysroot_stamp"}; do
 		[ -e "$f" ] || continue
 		if [ "$f" -nt "$stamp" ]; then fresh=0; fi

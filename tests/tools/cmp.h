@@ -117,7 +117,7 @@ static int chunk_by_addr(const void *a, const void *b)
 }
 
 /* Read every chunk line of path; a malformed line is a mismatch.  */
-static void read_chunks(const char *path)
+__attribute__((unused)) static void read_chunks(const char *path)
 {
 	size_t len, cap = 1024;
 	char *buf = slurp(path, &len);
@@ -169,7 +169,7 @@ static void read_chunks(const char *path)
 }
 
 /* The first chunk line with that addr, or NULL.  */
-static struct chunk *find_chunk(unsigned long long addr)
+__attribute__((unused)) static struct chunk *find_chunk(unsigned long long addr)
 {
 	size_t lo = 0, hi = nchunks;
 	while (lo < hi) {

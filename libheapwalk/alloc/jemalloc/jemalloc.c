@@ -109,5 +109,8 @@ const struct hw_allocator_ops hw_jemalloc_ops = {
 	/* A region's usable size is its size class already (small and
 	   large alike): no grouping.  */
 	.size_class = NULL,
+	/* The 8-byte class's regions are 8-aligned.  */
+	.block_align = 8,
+	.internal = je_internal,
 	.check = NULL,
 };

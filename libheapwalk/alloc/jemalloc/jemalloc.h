@@ -69,6 +69,8 @@ struct je_tcache {
 	uint64_t cached, bytes;
 	uint64_t stacks;                  /* usable size of the allocation
 					     holding its stacks (internal) */
+	uint64_t stack_word;              /* a word of that allocation (the
+					     last of bin 0's stack), or 0 */
 	int32_t arena;                    /* its tsd's arena binding, -1 if
 					     not found */
 };
@@ -134,6 +136,7 @@ struct je_state {
 	struct je_base *bases;            /* one per arena found */
 	size_t nbases;
 	bool base_counters;               /* every base's counters found */
+	uint64_t base_blocks_off;         /* offsetof(base_t, blocks), 0 = ? */
 	uint64_t internal;                /* sum of arena stats.internal */
 	bool have_internal;
 	const char *how_bases, *how_internal;
@@ -177,6 +180,9 @@ void je_find_arenas(struct je_state *j);
 void je_find_bases(struct je_state *j);
 void je_find_internal(struct je_state *j);
 void je_figures(const struct je_state *j, struct je_figures *f);
+/* jemalloc's own memory: every base block of every base found, and a
+   word of each tcache's stack allocation (alloc.h's `internal`).  */
+void je_internal(void *state, hw_range_fn *fn, void *cookie);
 /* bind.c */
 void je_find_bindings(struct je_state *j);
 /* report.c */

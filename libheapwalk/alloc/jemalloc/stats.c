@@ -137,11 +137,35 @@ void je_find_bases(struct je_state *j)
 		j->nbases++;
 	}
 	j->base_counters = j->nbases && all_blocks && all_counters;
+	j->base_blocks_off = blocks_off;
 	j->how_bases = j->base_counters ?
 		"each arena's base_t: block list and counters" :
 		j->nbases && all_blocks ? "each arena's base_t: block list "
 					  "(counters not found)" :
 		"not found (a base_t's block list did not check out)";
+}
+
+void je_internal(void *state, hw_range_fn *fn, void *cookie)
+{
+	struct je_state *j = state;
+	for (size_t i = 0; i < j->ntcaches; i++)
+		if (j->tcaches[i].stack_word)
+			fn(cookie, j->tcaches[i].stack_word,
+			   j->tcaches[i].stack_word + 8);
+	for (size_t i = 0; j->base_blocks_off && i < j->nbases; i++) {
+		uint64_t b;
+		if (!hw_read_u64(j->t, j->bases[i].addr + j->base_blocks_off, &b))
+			continue;
+		/* The chain checked out when the base was read.  */
+		for (unsigned n = 0; b && n < MAX_BLOCKS; n++) {
+			uint64_t size, next;
+			if (!hw_read_u64(j->t, b, &size) ||
+			    !hw_read_u64(j->t, b + 8, &next) || size >> 40)
+				break;
+			fn(cookie, b, b + size);
+			b = next;
+		}
+	}
 }
 
 /* ---- stats.internal ---------------------------------------------------- */

@@ -230,7 +230,8 @@ static void take_chain(struct je_state *j, const struct found *f,
 		return;
 	struct je_tcache tc = { .addr = f->at, .nbins = nb,
 				.tid = owner_of(j->t, f->at), .arena = -1,
-				.stacks = nb ? stack_block(j, &f->bins[0]) : 0 };
+				.stacks = nb ? stack_block(j, &f->bins[0]) : 0,
+				.stack_word = nb ? f->bins[0].stack_hi - 8 : 0 };
 	for (unsigned k = 0; k < nb; k++) {
 		const struct bin *b = &f->bins[k];
 		const uint8_t *it = b->n ? hw_peek(j->t, b->items, 8u * b->n) : NULL;

@@ -143,6 +143,20 @@ static bool pm_chunks_parallel(void *state, unsigned nparts, hw_chunk_fn *fn,
 	return pm_walk_chunks_parallel(state, nparts, fn, cookies);
 }
 
+/* main_arena and mp_ (in libc's data), and each thread heap's header:
+   its heap_info, and in an arena's first heap the malloc_state.  */
+static void pm_internal(void *state, hw_range_fn *fn, void *cookie)
+{
+	struct pm_state *p = state;
+	if (p->main_arena && p->l.ms_sizeof)
+		fn(cookie, p->main_arena, p->main_arena + p->l.ms_sizeof);
+	if (p->mp && p->l.mp_sizeof)
+		fn(cookie, p->mp, p->mp + p->l.mp_sizeof);
+	for (size_t i = 0; i < p->nheaps; i++)
+		if (p->heaps[i].info && p->heaps[i].info < p->heaps[i].start)
+			fn(cookie, p->heaps[i].info, p->heaps[i].start);
+}
+
 static void pm_summary(void *state, struct hw_emitter *e)
 {
 	pm_prepare_all(state);
@@ -177,5 +191,7 @@ const struct hw_allocator_ops hw_ptmalloc_ops = {
 	.arenas = pm_arenas,
 	.bins = pm_bins,
 	.size_class = pm_size_class,
+	.block_align = PM_ALIGN,
+	.internal = pm_internal,
 	.check = NULL,
 };

@@ -1,0 +1,338 @@
+/* blockmap.c - bitmaps of the blocks in use (blockmap.h).  */
+#include <stdlib.h>
+#include <string.h>
+
+#include "../target/target.h"
+#include "blockmap.h"
+
+#define LEAF_SHIFT 20                 /* a leaf maps 1 MiB */
+#define LEAF_SPAN ((uint64_t)1 << LEAF_SHIFT)
+
+/* A contiguous readable range of the target: the leaves that map it
+   (NULL where no block is), made when its first block is added.  */
+struct bm_run {
+	uint64_t start, end;              /* the mapped range */
+	uint64_t base;                    /* start rounded down to 1 MiB: the
+					     leaves' origin (the previous
+					     run's may cover it too) */
+	struct bm_group **leaves;         /* [nleaves], atomic */
+	size_t nleaves;
+};
+
+static size_t leaf_groups(const struct hw_blockmap *m)
+{
+	return (size_t)1 << (LEAF_SHIFT - m->shift - 6);
+}
+
+bool bm_init(struct hw_blockmap *m, struct hw_target *t, unsigned granule)
+{
+	memset(m, 0, sizeof *m);
+	m->shift = 3;
+	while (((unsigned)1 << m->shift) < granule && m->shift < 12)
+		m->shift++;
+	m->lo = UINT64_MAX;
+	m->runs = calloc(t->nregions ? t->nregions : 1, sizeof *m->runs);
+	if (!m->runs)
+		return false;
+	for (size_t i = 0; i < t->nregions; i++) {
+		const struct hw_region *r = &t->regions[i];
+		if (!(r->prot & HW_PROT_R))
+			continue;
+		struct bm_run *last = m->nruns ? &m->runs[m->nruns - 1] : NULL;
+		if (last && last->end == r->start) {
+			last->end = r->end;
+			continue;
+		}
+		m->runs[m->nruns++] = (struct bm_run){
+			.start = r->start, .end = r->end,
+			.base = r->start & ~(LEAF_SPAN - 1) };
+	}
+	return true;
+}
+
+void bm_free(struct hw_blockmap *m)
+{
+	for (size_t i = 0; i < m->nruns; i++) {
+		struct bm_run *r = &m->runs[i];
+		for (size_t k = 0; r->leaves && k < r->nleaves; k++)
+			free(r->leaves[k]);
+		free(r->leaves);
+	}
+	free(m->runs);
+	memset(m, 0, sizeof *m);
+}
+
+static struct bm_run *run_of(const struct hw_blockmap *m, uint64_t addr)
+{
+	size_t lo = 0, hi = m->nruns;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (addr < m->runs[mid].start)
+			hi = mid;
+		else if (addr >= m->runs[mid].end)
+			lo = mid + 1;
+		else
+			return &m->runs[mid];
+	}
+	return NULL;
+}
+
+/* The leaf k of r, made if need be (several threads may race: one
+   wins, the others free theirs).  */
+static struct bm_group *leaf_make(struct hw_blockmap *m, struct bm_run *r,
+				  size_t k)
+{
+	struct bm_group **dir = __atomic_load_n(&r->leaves, __ATOMIC_ACQUIRE);
+	if (!dir) {
+		size_t n = (size_t)((r->end - r->base + LEAF_SPAN - 1) >> LEAF_SHIFT);
+		struct bm_group **fresh = calloc(n, sizeof *fresh);
+		if (!fresh)
+			return NULL;
+		struct bm_group **expect = NULL;
+		if (__atomic_compare_exchange_n(&r->leaves, &expect, fresh, false,
+						__ATOMIC_ACQ_REL,
+						__ATOMIC_ACQUIRE)) {
+			r->nleaves = n;
+			dir = fresh;
+		} else {
+			free(fresh);
+			dir = expect;
+		}
+	}
+	struct bm_group *leaf = __atomic_load_n(&dir[k], __ATOMIC_ACQUIRE);
+	if (leaf)
+		return leaf;
+	struct bm_group *fresh = calloc(leaf_groups(m), sizeof *fresh);
+	if (!fresh)
+		return NULL;
+	struct bm_group *expect = NULL;
+	if (__atomic_compare_exchange_n(&dir[k], &expect, fresh, false,
+					__ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
+		__atomic_fetch_add(&m->leaves, 1, __ATOMIC_RELAXED);
+		return fresh;
+	}
+	free(fresh);
+	return expect;
+}
+
+/* The group of granule g of run r, through the filler's cached leaf.  */
+static struct bm_group *group_of(struct hw_blockmap *m, struct bm_filler *f,
+				 struct bm_run *r, uint64_t g)
+{
+	unsigned lshift = LEAF_SHIFT - m->shift;
+	size_t k = (size_t)(g >> lshift);
+	if (f->leaf_run != r || f->leaf_k != k || !f->leaf) {
+		f->leaf = leaf_make(m, r, k);
+		f->leaf_run = r;
+		f->leaf_k = k;
+		if (!f->leaf) {
+			__atomic_store_n(&m->oom, true, __ATOMIC_RELAXED);
+			return NULL;
+		}
+	}
+	return &f->leaf[(g & (((uint64_t)1 << lshift) - 1)) >> 6];
+}
+
+static void set_bit(struct hw_blockmap *m, struct bm_filler *f,
+		    struct bm_run *r, uint64_t g, bool start)
+{
+	struct bm_group *grp = group_of(m, f, r, g);
+	if (grp)
+		__atomic_fetch_or(start ? &grp->start : &grp->end,
+				  (uint64_t)1 << (g & 63), __ATOMIC_RELAXED);
+}
+
+/* The end of the filler's last block, unless the next block starts
+   there (most do: then its start bit says it all).  */
+static void flush_end(struct hw_blockmap *m, struct bm_filler *f)
+{
+	if (f->end_run)
+		set_bit(m, f, f->end_run, f->end_g, false);
+	f->end_run = NULL;
+}
+
+bool bm_add(struct hw_blockmap *m, struct bm_filler *f, uint64_t addr,
+	    uint64_t size)
+{
+	uint64_t gran = (uint64_t)1 << m->shift;
+	struct bm_run *r = f->run;
+	if (!r || addr < r->start || addr >= r->end)
+		r = f->run = run_of(m, addr);
+	if (!r || (addr & (gran - 1)))
+		return false;
+	uint64_t end = size > r->end - addr ? r->end : addr + size;
+	uint64_t g0 = (addr - r->base) >> m->shift;
+	uint64_t g1 = (end - r->base + gran - 1) >> m->shift;
+	unsigned lshift = LEAF_SHIFT - m->shift;
+	if (f->end_run != r || f->end_g != g0)
+		flush_end(m, f);
+	f->end_run = NULL;
+	set_bit(m, f, r, g0, true);
+	/* Every leaf the block covers exists, so that a search from inside
+	   it never meets a missing leaf before its start.  */
+	for (uint64_t k = (g0 >> lshift) + 1; k <= (g1 - 1) >> lshift; k++)
+		if (!leaf_make(m, r, (size_t)k))
+			__atomic_store_n(&m->oom, true, __ATOMIC_RELAXED);
+	if (r->base + (g1 << m->shift) < r->end) {
+		f->end_run = r;
+		f->end_g = g1;
+	}
+	if (addr < f->lo)
+		f->lo = addr;
+	if (end > f->hi)
+		f->hi = end;
+	return true;
+}
+
+void bm_fill_done(struct hw_blockmap *m, struct bm_filler *f)
+{
+	flush_end(m, f);
+	if (f->lo < m->lo)
+		m->lo = f->lo;
+	if (f->hi > m->hi)
+		m->hi = f->hi;
+}
+
+void bm_seal(struct hw_blockmap *m)
+{
+	for (size_t i = 0; i < m->nruns; i++) {
+		struct bm_run *r = &m->runs[i];
+		for (size_t k = 0; r->leaves && k < r->nleaves; k++) {
+			struct bm_group *leaf = r->leaves[k];
+			for (size_t w = 0; leaf && w < leaf_groups(m); w++)
+				leaf[w].end &= ~leaf[w].start;
+		}
+	}
+	if (m->lo > m->hi)
+		m->lo = m->hi = 0;
+}
+
+static struct bm_group *leaf_get(const struct bm_run *r, size_t k)
+{
+	return r->leaves && k < r->nleaves ? r->leaves[k] : NULL;
+}
+
+bool bm_find(const struct hw_blockmap *m, uint64_t addr, struct bm_ref *ref,
+	     bool *exact)
+{
+	const struct bm_run *hint = NULL;
+	return bm_find_near(m, &hint, addr, ref, exact);
+}
+
+bool bm_find_near(const struct hw_blockmap *m, const struct bm_run **hint,
+		  uint64_t addr, struct bm_ref *ref, bool *exact)
+{
+	if (addr - m->lo >= m->hi - m->lo)
+		return false;
+	const struct bm_run *r = *hint;
+	if (!r || addr < r->start || addr >= r->end)
+		*hint = r = run_of(m, addr);
+	if (!r || !r->leaves)
+		return false;
+	uint64_t g = (addr - r->base) >> m->shift;
+	unsigned lshift = LEAF_SHIFT - m->shift;
+	size_t k = (size_t)(g >> lshift);
+	struct bm_group *leaf = leaf_get(r, k);
+	if (!leaf)
+		return false;
+	size_t w = (size_t)((g & (((uint64_t)1 << lshift) - 1)) >> 6);
+	unsigned b = (unsigned)(g & 63);
+	/* Bits at or below b in this group, then whole groups downwards.  */
+	uint64_t keep = b == 63 ? ~(uint64_t)0 : ((uint64_t)2 << b) - 1;
+	for (;;) {
+		uint64_t any = (leaf[w].start | leaf[w].end) & keep;
+		if (any) {
+			unsigned top = 63 - (unsigned)__builtin_clzll(any);
+			uint64_t bit = (uint64_t)1 << top;
+			if (!(leaf[w].start & bit))
+				return false;     /* an end: a gap */
+			uint64_t gs = ((uint64_t)k << lshift) + ((uint64_t)w << 6)
+				      + top;
+			ref->g = &leaf[w];
+			ref->bit = bit;
+			ref->addr = r->base + (gs << m->shift);
+			*exact = ref->addr == addr;
+			return true;
+		}
+		keep = ~(uint64_t)0;
+		if (w > 0) {
+			w--;
+			continue;
+		}
+		/* A missing leaf below: no block covers the address.  */
+		if (k == 0 || !(leaf = leaf_get(r, --k)))
+			return false;
+		w = leaf_groups(m) - 1;
+	}
+}
+
+bool bm_at(const struct hw_blockmap *m, uint64_t addr, struct bm_ref *ref)
+{
+	bool exact;
+	return bm_find(m, addr, ref, &exact) && exact;
+}
+
+uint64_t bm_block_end(const struct hw_blockmap *m, const struct bm_ref *ref)
+{
+	const struct bm_run *r = run_of(m, ref->addr);
+	if (!r)
+		return ref->addr;
+	uint64_t g = (ref->addr - r->base) >> m->shift;
+	unsigned lshift = LEAF_SHIFT - m->shift;
+	size_t k = (size_t)(g >> lshift);
+	struct bm_group *leaf = leaf_get(r, k);
+	size_t w = (size_t)((g & (((uint64_t)1 << lshift) - 1)) >> 6);
+	unsigned b = (unsigned)(g & 63);
+	uint64_t keep = b == 63 ? 0 : ~(((uint64_t)2 << b) - 1);
+	while (leaf) {
+		uint64_t any = (leaf[w].start | leaf[w].end) & keep;
+		if (any) {
+			uint64_t gs = ((uint64_t)k << lshift) + ((uint64_t)w << 6)
+				      + (unsigned)__builtin_ctzll(any);
+			uint64_t end = r->base + (gs << m->shift);
+			return end < r->end ? end : r->end;
+		}
+		keep = ~(uint64_t)0;
+		if (++w == leaf_groups(m)) {
+			w = 0;
+			leaf = leaf_get(r, ++k);
+		}
+	}
+	/* No end recorded: the block reaches the end of its leaves.  */
+	uint64_t end = r->base + ((uint64_t)k << LEAF_SHIFT);
+	return end < r->end ? end : r->end;
+}
+
+bool bm_each(const struct hw_blockmap *m, bm_block_fn *fn, void *cookie)
+{
+	unsigned lshift = LEAF_SHIFT - m->shift;
+	for (size_t i = 0; i < m->nruns; i++) {
+		const struct bm_run *r = &m->runs[i];
+		for (size_t k = 0; r->leaves && k < r->nleaves; k++) {
+			struct bm_group *leaf = r->leaves[k];
+			for (size_t w = 0; leaf && w < leaf_groups(m); w++) {
+				for (uint64_t bits = leaf[w].start; bits;
+				     bits &= bits - 1) {
+					unsigned b = (unsigned)__builtin_ctzll(bits);
+					uint64_t g = ((uint64_t)k << lshift) +
+						     ((uint64_t)w << 6) + b;
+					struct bm_ref ref = {
+						&leaf[w], (uint64_t)1 << b,
+						r->base + (g << m->shift) };
+					if (!fn(cookie, &ref))
+						return false;
+				}
+			}
+		}
+	}
+	return true;
+}
+
+uint64_t bm_bytes(const struct hw_blockmap *m)
+{
+	uint64_t dirs = 0;
+	for (size_t i = 0; i < m->nruns; i++)
+		dirs += m->runs[i].nleaves * sizeof(struct bm_group *);
+	return m->leaves * leaf_groups(m) * sizeof(struct bm_group) + dirs +
+	       m->nruns * sizeof(struct bm_run);
+}

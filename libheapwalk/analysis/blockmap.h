@@ -1,0 +1,139 @@
+/* blockmap.h - which addresses are heap blocks, and each block's mark.
+ *
+ * `leaks` asks two questions of every word it scans: does it point into
+ * a block in use, and is that the block's start?  The block map answers
+ * both in a few instructions, without a per-block record: bitmaps over
+ * the address space that holds blocks, one bit per granule (the
+ * allocator's alignment: 16 bytes for ptmalloc, 8 for jemalloc).
+ *
+ *   start  a block in use starts at this granule
+ *   end    the first granule past a block in use (unless one starts there)
+ *   mark   two bits at a block's start: enum bm_mark
+ *   done   at a block's start: its words were scanned
+ *
+ * The block holding an address is the nearest start at or below it,
+ * unless an end lies between; a block reaches up to the next start or
+ * end.  So a block's extent is its size rounded up to the granule: for
+ * ptmalloc, the next chunk's size field reads as the block's last word.
+ *
+ * Memory: the bitmaps live in 1 MiB leaves, made only where blocks in
+ * use are, so a mostly free or retained address range costs nothing; a
+ * leaf's words for one granule group sit together (one cache line).
+ * Five words per 64 granules: 3.9% of the heap at 16-byte granules.
+ *
+ * Filling is thread-safe (atomic ORs, leaves installed by compare and
+ * swap); marking is done by one thread.
+ */
+#ifndef HW_BLOCKMAP_H
+#define HW_BLOCKMAP_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+struct hw_target;
+
+enum bm_mark {
+	BM_UNREACHED = 0,   /* after the scan: definitely lost */
+	BM_REACHABLE = 1,   /* start pointers all the way from a root */
+	BM_POSSIBLE = 2,    /* some step of the way an interior pointer */
+	BM_INDIRECT = 3,    /* pointed to only from lost blocks */
+};
+
+struct bm_group {           /* 64 granules */
+	uint64_t start, end, mark_lo, mark_hi, done;
+};
+
+struct bm_run;
+
+struct hw_blockmap {
+	unsigned shift;           /* log2 of the granule */
+	struct bm_run *runs;      /* contiguous mapped ranges, by address */
+	size_t nruns;
+	uint64_t lo, hi;          /* every block lies in [lo, hi) */
+	uint64_t leaves;          /* leaves made (atomic) */
+	bool oom;                 /* a leaf could not be made (atomic) */
+};
+
+/* Where a block's bits are: its group and the bit in it.  */
+struct bm_ref {
+	struct bm_group *g;
+	uint64_t bit;             /* one bit set */
+	uint64_t addr;            /* the block's start */
+};
+
+/* A map for t's mapped ranges and the allocator's granule (a power of
+   two >= 8).  False when out of memory.  */
+bool bm_init(struct hw_blockmap *m, struct hw_target *t, unsigned granule);
+void bm_free(struct hw_blockmap *m);
+
+/* One filling thread's state: start it zeroed with lo = UINT64_MAX.  */
+struct bm_filler {
+	struct bm_run *run;       /* the last block's */
+	uint64_t lo, hi;          /* the blocks it added span these */
+	struct bm_run *leaf_run;  /* the leaf last written */
+	size_t leaf_k;
+	struct bm_group *leaf;
+	struct bm_run *end_run;   /* the last block's end, not yet set */
+	uint64_t end_g;
+};
+
+/* Record a block in use, [addr, addr + size).  False if it cannot be
+   (not granule-aligned, or not in a mapped range): it is then not in
+   the map.  Threads may add at once, each with its own filler, which
+   it hands to bm_fill_done() when it is through.  */
+bool bm_add(struct hw_blockmap *m, struct bm_filler *f, uint64_t addr,
+	    uint64_t size);
+void bm_fill_done(struct hw_blockmap *m, struct bm_filler *f);
+
+/* After every bm_fill_done: an end where a block starts is no end.  */
+void bm_seal(struct hw_blockmap *m);
+
+/* The block in use holding addr: false if none.  *exact: addr is its
+   start.  */
+bool bm_find(const struct hw_blockmap *m, uint64_t addr, struct bm_ref *ref,
+	     bool *exact);
+
+/* bm_find for scans with locality: *hint (NULL at first) keeps the
+   range of the last address, the caller's own.  */
+bool bm_find_near(const struct hw_blockmap *m, const struct bm_run **hint,
+		  uint64_t addr, struct bm_ref *ref, bool *exact);
+
+/* The ref of the block starting at addr, if one does.  */
+bool bm_at(const struct hw_blockmap *m, uint64_t addr, struct bm_ref *ref);
+
+/* Where the block at ref ends (its size rounded up to the granule).  */
+uint64_t bm_block_end(const struct hw_blockmap *m, const struct bm_ref *ref);
+
+static inline enum bm_mark bm_mark_of(const struct bm_ref *r)
+{
+	return (enum bm_mark)(((r->g->mark_lo & r->bit) ? 1 : 0) |
+			      ((r->g->mark_hi & r->bit) ? 2 : 0));
+}
+
+static inline void bm_set_mark(const struct bm_ref *r, enum bm_mark k)
+{
+	r->g->mark_lo = (k & 1) ? r->g->mark_lo | r->bit
+				: r->g->mark_lo & ~r->bit;
+	r->g->mark_hi = (k & 2) ? r->g->mark_hi | r->bit
+				: r->g->mark_hi & ~r->bit;
+}
+
+static inline bool bm_done(const struct bm_ref *r)
+{
+	return (r->g->done & r->bit) != 0;
+}
+
+static inline void bm_set_done(const struct bm_ref *r)
+{
+	r->g->done |= r->bit;
+}
+
+/* Every block in address order: fn(cookie, ref); stops when it returns
+   false.  */
+typedef bool bm_block_fn(void *cookie, const struct bm_ref *ref);
+bool bm_each(const struct hw_blockmap *m, bm_block_fn *fn, void *cookie);
+
+/* Bytes the map's leaves take.  */
+uint64_t bm_bytes(const struct hw_blockmap *m);
+
+#endif /* HW_BLOCKMAP_H */

@@ -1,0 +1,363 @@
+/* reach.c - mark every block in use by what reaches it (reach.h).
+ *
+ * One walk of the allocator fills the block map (every block in use) and
+ * the list of the allocator's own memory (every block, free ones too,
+ * and alloc.h's `internal` ranges), which the roots leave out.  Then
+ * three phases, each scanning every block it marks once:
+ *
+ *   1. From the roots, start pointers only: reachable.  An interior
+ *      pointer met on the way marks its block possible, unscanned.
+ *   2. From the possible blocks, any pointer: possible.
+ *   3. In address order, each block still unreached leads a clique: what
+ *      it reaches that is unreached becomes indirect (an earlier leader
+ *      too).  The leaders left are the definite leaks.
+ *
+ * Marked blocks wait on a stack of bounded size; when it is full a block
+ * stays marked but not done (the map's `done` bit), and a sweep of the
+ * map finds it afterwards, so memory stays bounded whatever the shape of
+ * the heap.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "../alloc/alloc.h"
+#include "../arch/arch.h"
+#include "../target/target.h"
+#include "reach.h"
+#include "roots.h"
+
+#define STACK_MAX ((size_t)1 << 20)   /* entries: 8 MiB */
+#define FILL_MAX_THREADS 16
+
+/* ---- filling the map --------------------------------------------------- */
+
+/* Each fill thread's own; aligned so that no two share a cache line.  */
+struct filler {
+	_Alignas(128) struct hw_blockmap *map;
+	struct bm_filler bf;
+	struct hw_ranges owned;
+	uint64_t blocks, bytes, unplaced, unplaced_addr;
+};
+
+static bool fill_one(void *cookie, const struct hw_chunk *c)
+{
+	struct filler *f = cookie;
+	if (c->chunk_size)
+		hw_ranges_add(&f->owned, c->chunk, c->chunk + c->chunk_size);
+	if (!c->used)
+		return true;
+	if (bm_add(f->map, &f->bf, c->addr, c->size ? c->size : 1)) {
+		f->blocks++;
+		f->bytes += c->size;
+	} else {
+		if (!f->unplaced)
+			f->unplaced_addr = c->addr;
+		f->unplaced++;
+	}
+	return !f->owned.oom;
+}
+
+static void add_internal(void *cookie, uint64_t start, uint64_t end)
+{
+	hw_ranges_add(cookie, start, end);
+}
+
+static bool fill(struct hw_session *s, struct hw_reach *r,
+		 struct hw_ranges *owned)
+{
+	unsigned n = s->alloc->chunks_parallel ? hw_threads(s) : 1;
+	if (n > FILL_MAX_THREADS)
+		n = FILL_MAX_THREADS;
+	struct filler fs[FILL_MAX_THREADS];
+	void *cookies[FILL_MAX_THREADS];
+	for (unsigned k = 0; k < n; k++) {
+		fs[k] = (struct filler){ .map = &r->map,
+					 .bf = { .lo = UINT64_MAX } };
+		cookies[k] = &fs[k];
+	}
+	if (n > 1)
+		s->alloc->chunks_parallel(s->alloc_state, n, fill_one, cookies);
+	else
+		s->alloc->chunks(s->alloc_state, fill_one, &fs[0]);
+	for (unsigned k = 0; k < n; k++) {
+		bm_fill_done(&r->map, &fs[k].bf);
+		r->blocks += fs[k].blocks;
+		r->bytes += fs[k].bytes;
+		if (fs[k].unplaced && (!r->unplaced ||
+				       fs[k].unplaced_addr < r->unplaced_addr))
+			r->unplaced_addr = fs[k].unplaced_addr;
+		r->unplaced += fs[k].unplaced;
+		hw_ranges_take(owned, &fs[k].owned);
+	}
+	bm_seal(&r->map);
+	struct hw_ranges internal = { 0 };
+	if (s->alloc->internal)
+		s->alloc->internal(s->alloc_state, add_internal, &internal);
+	for (size_t i = 0; i < internal.n; i++) {
+		/* A block the allocator keeps for itself: reachable by
+		   definition, and what it holds is the allocator's.  */
+		struct bm_ref ref;
+		bool exact;
+		if (bm_find(&r->map, internal.v[i].start, &ref, &exact)) {
+			bm_set_mark(&ref, BM_REACHABLE);
+			bm_set_done(&ref);
+			r->internal_blocks++;
+		}
+	}
+	hw_ranges_take(owned, &internal);
+	hw_ranges_normalize(owned);
+	return !owned->oom && !r->map.oom;
+}
+
+/* ---- marking ----------------------------------------------------------- */
+
+enum phase { PH_REACH, PH_POSSIBLE, PH_CLIQUE };
+
+struct marker {
+	struct hw_reach *r;
+	struct hw_target *t;
+	const struct hw_blockmap *m;
+	const struct bm_run *hint;    /* the range of the last hit */
+	uint64_t mask;
+	enum phase phase;
+	uint64_t leader;          /* PH_CLIQUE: the block leading it */
+	uint64_t *stack;
+	size_t n, cap;
+	bool overflow;
+	uint64_t reached;         /* blocks marked from unreached */
+	uint64_t possible;        /* marked possible in phase 1, still so */
+};
+
+static void push(struct marker *k, uint64_t addr)
+{
+	if (k->n == k->cap) {
+		size_t cap = k->cap ? 2 * k->cap : 4096;
+		uint64_t *v = cap <= STACK_MAX ? realloc(k->stack, cap * sizeof *v)
+					       : NULL;
+		if (!v) {
+			/* Left marked but not done: a sweep finds it.  */
+			k->overflow = true;
+			return;
+		}
+		k->stack = v;
+		k->cap = cap;
+	}
+	k->stack[k->n++] = addr;
+}
+
+/* A word that may point into a block.  */
+static void visit(struct marker *k, uint64_t v)
+{
+	struct bm_ref ref;
+	bool exact;
+	if (!bm_find_near(k->m, &k->hint, v, &ref, &exact))
+		return;
+	enum bm_mark mark = bm_mark_of(&ref);
+	switch (k->phase) {
+	case PH_REACH:
+		if (mark == BM_REACHABLE)
+			return;
+		k->reached += mark == BM_UNREACHED;
+		if (exact) {
+			k->possible -= mark == BM_POSSIBLE;
+			bm_set_mark(&ref, BM_REACHABLE);
+			push(k, ref.addr);
+		} else if (mark == BM_UNREACHED) {
+			bm_set_mark(&ref, BM_POSSIBLE);
+			k->possible++;
+		}
+		return;
+	case PH_POSSIBLE:
+		if (mark == BM_UNREACHED) {
+			bm_set_mark(&ref, BM_POSSIBLE);
+			k->reached++;
+			push(k, ref.addr);
+		}
+		return;
+	case PH_CLIQUE:
+		if (mark == BM_UNREACHED && ref.addr != k->leader) {
+			bm_set_mark(&ref, BM_INDIRECT);
+			/* An earlier leader was scanned already: what it
+			   reaches is indirect already.  */
+			if (!bm_done(&ref))
+				push(k, ref.addr);
+		}
+		return;
+	}
+}
+
+/* Every aligned word of [start, end) that the target holds.  */
+static void scan(struct marker *k, uint64_t start, uint64_t end)
+{
+	uint64_t lo = k->m->lo, span = k->m->hi - k->m->lo;
+	start = (start + 7) & ~(uint64_t)7;
+	while (start < end && end - start >= 8) {
+		const uint8_t *p;
+		uint64_t run = hw_readable_run(k->t, start, &p);
+		if (run < 8) {
+			/* Not in the target (a core cut short, a page it
+			   lacks): on to the next page.  */
+			uint64_t next = (start | 4095) + 1;
+			if (next > end || next < start)
+				next = end;
+			k->r->unreadable += next - start;
+			start = next;
+			continue;
+		}
+		if (run > end - start)
+			run = end - start;
+		size_t words = (size_t)(run / 8);
+		for (size_t i = 0; i < words; i++) {
+			uint64_t v;
+			memcpy(&v, p + 8 * i, 8);
+			v &= k->mask;
+			if (v - lo < span)
+				visit(k, v);
+		}
+		start += (uint64_t)words * 8;
+	}
+}
+
+static void scan_block(struct marker *k, const struct bm_ref *ref)
+{
+	bm_set_done(ref);
+	uint64_t end = bm_block_end(k->m, ref);
+	k->r->block_bytes += end - ref->addr;
+	scan(k, ref->addr, end);
+}
+
+static void drain(struct marker *k)
+{
+	while (k->n) {
+		struct bm_ref ref;
+		if (bm_at(k->m, k->stack[--k->n], &ref) && !bm_done(&ref))
+			scan_block(k, &ref);
+	}
+}
+
+struct sweep {
+	struct marker *k;
+	enum bm_mark want;
+};
+
+static bool sweep_one(void *cookie, const struct bm_ref *ref)
+{
+	struct sweep *w = cookie;
+	if (bm_mark_of(ref) == w->want && !bm_done(ref)) {
+		scan_block(w->k, ref);
+		drain(w->k);
+	}
+	return true;
+}
+
+/* Scan every block marked `want` and not done yet, and what they mark,
+   until no mark was left behind by a full stack.  */
+static void sweep(struct marker *k, enum bm_mark want)
+{
+	struct sweep w = { k, want };
+	do {
+		if (k->overflow)
+			k->r->overflows++;
+		k->overflow = false;
+		bm_each(k->m, sweep_one, &w);
+	} while (k->overflow);
+}
+
+static void root_one(void *cookie, const struct hw_root *root)
+{
+	struct marker *k = cookie;
+	if (root->kind == HW_ROOT_REGISTER || root->kind == HW_ROOT_DTV) {
+		k->r->registers += root->kind == HW_ROOT_REGISTER;
+		uint64_t v = root->value & k->mask;
+		if (v - k->m->lo < k->m->hi - k->m->lo)
+			visit(k, v);
+	} else {
+		k->r->root_ranges++;
+		k->r->root_bytes += root->end - root->start;
+		scan(k, root->start, root->end);
+	}
+	drain(k);
+}
+
+static bool lead_clique(void *cookie, const struct bm_ref *ref)
+{
+	struct marker *k = cookie;
+	if (bm_mark_of(ref) != BM_UNREACHED || bm_done(ref))
+		return true;
+	k->leader = ref->addr;
+	scan_block(k, ref);
+	drain(k);
+	if (k->overflow)
+		sweep(k, BM_INDIRECT);
+	return true;
+}
+
+static void mark(struct hw_session *s, struct hw_reach *r,
+		 const struct hw_ranges *owned)
+{
+	const struct hw_arch *a = s->arch ? s->arch : s->target->arch;
+	struct marker k = {
+		.r = r, .t = s->target, .m = &r->map,
+		.mask = a ? a->ptr_mask : ~(uint64_t)0, .phase = PH_REACH,
+	};
+	k.reached = r->internal_blocks;
+	hw_roots_each(s, owned, root_one, &k);
+	if (k.overflow)
+		sweep(&k, BM_REACHABLE);
+	/* The sweeps visit every block of the map: only when some block
+	   may need them.  */
+	k.phase = PH_POSSIBLE;
+	if (k.possible)
+		sweep(&k, BM_POSSIBLE);
+	k.phase = PH_CLIQUE;
+	r->all_reachable = k.reached == r->blocks && !k.possible;
+	if (k.reached < r->blocks)
+		bm_each(&r->map, lead_clique, &k);
+	free(k.stack);
+}
+
+/* ---- the session's reach ------------------------------------------------ */
+
+const struct hw_reach *hw_reach_get(struct hw_session *s)
+{
+	if (s->reach)
+		return s->reach;
+	struct hw_reach *r = calloc(1, sizeof *r);
+	struct hw_ranges owned = { 0 };
+	if (!r || !bm_init(&r->map, s->target,
+			   s->alloc->block_align ? s->alloc->block_align : 16)) {
+		free(r);
+		hw_error(s, HW_BAD_TARGET, "out of memory");
+		return NULL;
+	}
+	if (!fill(s, r, &owned)) {
+		hw_ranges_free(&owned);
+		hw_reach_free(r);
+		hw_error(s, HW_BAD_TARGET, "out of memory: no room for the "
+			 "map of the heap's blocks");
+		return NULL;
+	}
+	r->excluded = owned.n;
+	mark(s, r, &owned);
+	hw_ranges_free(&owned);
+	s->reach = r;
+	return r;
+}
+
+void hw_reach_free(struct hw_reach *r)
+{
+	if (!r)
+		return;
+	bm_free(&r->map);
+	free(r);
+}
+
+bool hw_reach_mark(const struct hw_reach *r, uint64_t addr,
+		   enum bm_mark *mark)
+{
+	struct bm_ref ref;
+	if (!bm_at(&r->map, addr, &ref))
+		return false;
+	*mark = bm_mark_of(&ref);
+	return true;
+}

@@ -1,0 +1,264 @@
+/* leaks.c - the `leaks` report: blocks in use that the process cannot
+ * reach any more (analysis/reach.h), as Valgrind memcheck names them.
+ *
+ * JSON: one line per block (JSON Lines, streamable).  Text: the totals
+ * per kind, then "loss records", the blocks grouped by kind and size,
+ * the largest first, each with the first block's address and bytes:
+ * enough to recognise what leaked without listing every block.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../alloc/alloc.h"
+#include "../analysis/reach.h"
+#include "../target/target.h"
+#include "commands.h"
+#include "emit.h"
+
+static const char *const kind_names[] = {
+	[BM_UNREACHED] = "definite", [BM_REACHABLE] = "reachable",
+	[BM_POSSIBLE] = "possible", [BM_INDIRECT] = "indirect",
+};
+
+/* One loss record: the blocks of one kind and one size.  */
+struct record {
+	uint64_t size, count, first;
+	uint8_t kind;           /* enum bm_mark */
+	bool used;              /* slot taken */
+};
+
+struct leaks_walk {
+	const struct hw_reach *r;
+	struct hw_emitter *e;
+	bool reachable;         /* list reachable blocks too */
+	struct record *recs;    /* open addressing on (size, kind) */
+	size_t cap, n;
+	bool oom;
+	uint64_t count[4], bytes[4];
+	uint64_t unmarked;      /* in use but not in the map */
+};
+
+static struct record *record_of(struct leaks_walk *w, uint64_t size,
+				unsigned kind)
+{
+	if ((w->n + 1) * 2 > w->cap) {
+		size_t cap = w->cap ? 2 * w->cap : 256;
+		struct record *v = calloc(cap, sizeof *v);
+		if (!v) {
+			w->oom = true;
+			return NULL;
+		}
+		for (size_t i = 0; i < w->cap; i++) {
+			if (!w->recs[i].used)
+				continue;
+			size_t j = ((w->recs[i].size * 4 + w->recs[i].kind) *
+				    0x9e3779b97f4a7c15ull) >> 40 & (cap - 1);
+			while (v[j].used)
+				j = (j + 1) & (cap - 1);
+			v[j] = w->recs[i];
+		}
+		free(w->recs);
+		w->recs = v;
+		w->cap = cap;
+	}
+	size_t j = ((size * 4 + kind) * 0x9e3779b97f4a7c15ull) >> 40 &
+		   (w->cap - 1);
+	while (w->recs[j].used &&
+	       (w->recs[j].size != size || w->recs[j].kind != kind))
+		j = (j + 1) & (w->cap - 1);
+	if (!w->recs[j].used) {
+		w->recs[j] = (struct record){ .size = size, .kind = (uint8_t)kind,
+					      .used = true };
+		w->n++;
+	}
+	return &w->recs[j];
+}
+
+static const struct em_field BLOCK_COLS[] = {
+	{ .key = "addr" }, { .key = "size" }, { .key = "kind" },
+};
+static const struct em_table BLOCKS = {
+	.cols = BLOCK_COLS, .ncols = 3, .flags = EM_TB_LINES,
+	.only = EM_JSON_ONLY };
+
+static bool leak_one(void *cookie, const struct hw_chunk *c)
+{
+	struct leaks_walk *w = cookie;
+	if (!c->used)
+		return true;
+	enum bm_mark mark;
+	if (!hw_reach_mark(w->r, c->addr, &mark)) {
+		w->unmarked++;
+		return true;
+	}
+	w->count[mark]++;
+	w->bytes[mark] += c->size;
+	if (mark == BM_REACHABLE && !w->reachable)
+		return true;
+	struct record *rec = record_of(w, c->size, mark);
+	if (rec && !rec->count++)
+		rec->first = c->addr;
+	const struct em_val v[] = { ev_addr(c->addr), ev_u64(c->size),
+				    ev_str(kind_names[mark]) };
+	em_row(w->e, v);
+	return !em_failed(w->e) && !w->oom;
+}
+
+/* Records by bytes, the largest first; then by kind, size.  */
+static int record_cmp(const void *a, const void *b)
+{
+	const struct record *x = a, *y = b;
+	uint64_t bx = x->size * x->count, by = y->size * y->count;
+	if (bx != by)
+		return bx > by ? -1 : 1;
+	if (x->kind != y->kind)
+		return x->kind < y->kind ? -1 : 1;
+	return x->size < y->size ? -1 : x->size > y->size;
+}
+
+static const struct em_section TOTALS = {
+	.label_width = 17, .only = EM_TEXT_ONLY };
+static const struct em_field F_DEFINITE = {
+	.label = "definitely lost:", .width = 16 };
+static const struct em_field F_INDIRECT = {
+	.label = "indirectly lost:", .width = 16 };
+static const struct em_field F_POSSIBLE = {
+	.label = "possibly lost:", .width = 16 };
+static const struct em_field F_REACHABLE = {
+	.label = "still reachable:", .width = 16 };
+static const struct em_field F_BYTES = {
+	.join = "  ", .width = 11, .form = EM_T_HUMAN };
+static const struct em_field F_TAIL = { .join = "" };
+
+static const struct em_field RECORD_COLS[] = {
+	{ .label = "bytes", .width = 12 },
+	{ .label = "blocks", .width = 8 },
+	{ .label = "size", .width = 10 },
+	{ .label = "kind", .join = "  ", .width = -9 },
+	{ .label = "first at", .width = -18, .form = EM_T_HEX0, .digits = 16 },
+	{ .label = "its first bytes", .join = "  " },
+};
+static const struct em_table RECORDS = {
+	.cols = RECORD_COLS, .ncols = 6, .only = EM_TEXT_ONLY };
+
+/* "a5 a5 00 ..  |..x.|": up to 16 bytes of the block.  */
+static void first_bytes(struct hw_target *t, uint64_t addr, uint64_t size,
+			char *out, size_t len)
+{
+	uint8_t b[16];
+	size_t n = size < sizeof b ? (size_t)size : sizeof b;
+	if (!n || !hw_read(t, addr, b, n)) {
+		snprintf(out, len, "%s", n ? "(not in the target)" : "");
+		return;
+	}
+	size_t at = 0;
+	for (size_t i = 0; i < n && at + 4 < len; i++)
+		at += (size_t)snprintf(out + at, len - at, "%02x ", b[i]);
+	if (at + n + 4 >= len)
+		return;
+	out[at++] = '|';
+	for (size_t i = 0; i < n; i++)
+		out[at++] = b[i] >= 0x20 && b[i] < 0x7f ? (char)b[i] : '.';
+	out[at++] = '|';
+	out[at] = '\0';
+}
+
+static void total_line(struct hw_emitter *e, const struct em_field *label,
+		       const struct leaks_walk *w, unsigned kind,
+		       const char *noun, const char *tail)
+{
+	char n[64];
+	snprintf(n, sizeof n, "%llu %s%s", (unsigned long long)w->count[kind],
+		 noun, w->count[kind] == 1 ? "" : "s");
+	em_kv(e, label, ev_text(ev_u64(w->count[kind]), n));
+	em_kv(e, &F_BYTES, ev_u64(w->bytes[kind]));
+	if (tail)
+		em_kv(e, &F_TAIL, ev_str(tail));
+}
+
+static void emit_records(struct hw_session *s, struct leaks_walk *w)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < w->cap; i++)
+		if (w->recs[i].used)
+			w->recs[n++] = w->recs[i];
+	if (n)
+		qsort(w->recs, n, sizeof *w->recs, record_cmp);
+	if (!n)
+		return;
+	em_note(w->e, "");
+	em_table_begin(w->e, &RECORDS);
+	for (size_t i = 0; i < n && !em_failed(w->e); i++) {
+		const struct record *rec = &w->recs[i];
+		char bytes[96];
+		first_bytes(s->target, rec->first, rec->size, bytes, sizeof bytes);
+		const struct em_val v[] = {
+			ev_u64(rec->size * rec->count), ev_u64(rec->count),
+			ev_u64(rec->size), ev_str(kind_names[rec->kind]),
+			ev_addr(rec->first), ev_str(bytes),
+		};
+		em_row(w->e, v);
+	}
+	em_table_end(w->e);
+}
+
+enum hw_status hw_report_leaks(struct hw_session *s, struct hw_emitter *e,
+			       int argc, char *const argv[])
+{
+	struct leaks_walk w = { .e = e };
+	for (int i = 1; i < argc; i++) {
+		if (strcmp(argv[i], "--reachable") != 0)
+			return hw_error(s, HW_USAGE, "leaks: unknown argument "
+					"'%s' (--reachable lists the blocks "
+					"still reachable too)", argv[i]);
+		w.reachable = true;
+	}
+	w.r = hw_reach_get(s);
+	if (!w.r)
+		return HW_BAD_TARGET;
+	em_table_begin(e, &BLOCKS);
+	if (w.r->all_reachable && !w.reachable) {
+		/* Nothing to list: the totals are the map's.  */
+		w.count[BM_REACHABLE] = w.r->blocks;
+		w.bytes[BM_REACHABLE] = w.r->bytes;
+		w.unmarked = w.r->unplaced;
+	} else
+		hw_walk_chunks_piped(s, leak_one, &w);
+	em_table_end(e);
+	if (w.oom) {
+		free(w.recs);
+		return hw_error(s, HW_BAD_TARGET, "out of memory");
+	}
+	const char *noun = s->alloc->block_noun ? "block" : "chunk";
+	char roots[200];
+	char h[32];
+	snprintf(roots, sizeof roots, "roots: %llu registers, %s of stacks "
+		 "and writable memory in %llu ranges",
+		 (unsigned long long)w.r->registers,
+		 hw_human(h, sizeof h, w.r->root_bytes),
+		 (unsigned long long)w.r->root_ranges);
+	em_note(e, roots);
+	em_section_begin(e, &TOTALS);
+	total_line(e, &F_DEFINITE, &w, BM_UNREACHED, noun, NULL);
+	total_line(e, &F_INDIRECT, &w, BM_INDIRECT, noun, NULL);
+	total_line(e, &F_POSSIBLE, &w, BM_POSSIBLE, noun, NULL);
+	total_line(e, &F_REACHABLE, &w, BM_REACHABLE, noun,
+		   w.reachable ? NULL : "  (leaks --reachable lists them)");
+	em_section_end(e);
+	emit_records(s, &w);
+	if (w.unmarked)
+		em_notef(e, "\n%llu %ss in use are not classified: the first "
+			 "at 0x%llx is not aligned to the allocator's granule "
+			 "or not in a mapping", (unsigned long long)w.unmarked,
+			 noun, (unsigned long long)w.r->unplaced_addr);
+	if (w.r->unreadable)
+		em_notef(e, "%s of memory to scan is not in the target: what "
+			 "it held is unknown (a leak may be a false one)",
+			 hw_human(h, sizeof h, w.r->unreadable));
+	if (s->partial.places)
+		em_notef(e, "(partial: the walk stopped at 0x%llx: %s)",
+			 (unsigned long long)s->partial.addr, s->partial.why);
+	free(w.recs);
+	return HW_OK;
+}

@@ -1,0 +1,86 @@
+#!/bin/bash
+# leaks: corpora/ptmalloc/leaks1.c (and the same program on jemalloc)
+# records the reachability of each of its blocks by construction: held
+# from a global, main's stack, another thread's stack, each thread's TLS,
+# the program's own mapping, the heap; through interior pointers only;
+# dropped; held only by lost blocks; a lost cycle; pointed to only from
+# freed memory.  On each glibc and jemalloc the corpus has (x86_64 and
+# aarch64 under qemu-user):
+#  - leakscan checks the truth itself, without heapwalk (ptmalloc: no
+#    word of the core points into a lost block except from lost or freed
+#    memory);
+#  - `leaks --reachable --json` gives every block its recorded kind, and
+#    calls no other block definite or indirect (leakcmp);
+#  - `leaks --json` lists no reachable block; text totals agree with it;
+#  - --no-debuginfo gives the same answer;
+#  - summary --leaks counts what leaks lists; summary alone says null.
+# shellcheck source=tests/variant-lib.sh
+. "$(dirname "$0")/variant-lib.sh"
+need_heapwalk
+leakcmp=$(tool leakcmp)
+leakscan=$(tool leakscan)
+
+check_variant() {
+	local variant=$1 dir opt=() out=$T/$1
+	mkdir -p "$out"
+	if [ "$variant" = host ]; then
+		dir=$(corpus_core leaks1)
+	else
+		dir=$(variant_core "$variant" leaks1)
+	fi
+	case $variant in
+	*-arm64) opt=(--sysroot "$(readlink -f "$dir/sysroot")") ;;
+	esac
+	corpus_copy "$dir" "$out"
+	case $variant in
+	jemalloc-*) ;;
+	*) "$leakscan" "$out/core" "$out/truth.txt" >"$out/scan" ||
+		{ cat "$out/scan"; fail "$variant: the leaks1 core contradicts its own truth"; } ;;
+	esac
+	hw "$out/all.jsonl" "$out/all.err" "${opt[@]}" --json "$out/core" leaks --reachable
+	expect_rc 0
+	"$leakcmp" "$out/truth.txt" "$out/all.jsonl" >"$out/cmp" ||
+		{ cat "$out/cmp"; fail "$variant: leaks disagrees with leaks1's truth (core in $dir)"; }
+	say "$variant: $(tail -n1 "$out/cmp")"
+	hw "$out/lost.jsonl" "$out/lost.err" "${opt[@]}" --json "$out/core" leaks
+	expect_rc 0
+	if grep -q '"kind":"reachable"' "$out/lost.jsonl"; then
+		fail "$variant: leaks without --reachable lists reachable blocks"
+	fi
+	grep -v '"kind":"reachable"' "$out/all.jsonl" >"$out/lost.want"
+	cmp -s "$out/lost.want" "$out/lost.jsonl" ||
+		fail "$variant: leaks lists other blocks than leaks --reachable's lost ones"
+	hw "$out/nodebug.jsonl" "$out/nodebug.err" "${opt[@]}" --no-debuginfo --json "$out/core" leaks --reachable
+	expect_rc 0
+	cmp -s "$out/all.jsonl" "$out/nodebug.jsonl" ||
+		fail "$variant: leaks --no-debuginfo differs"
+	hw "$out/sum.json" "$out/sum.err" "${opt[@]}" --json "$out/core" summary --leaks
+	expect_rc 0
+	local want got
+	want=$(grep -cE '"kind":"(definite|indirect)"' "$out/lost.jsonl" || true)
+	got=$(grep -o '"leaks":{"count":[0-9]*' "$out/sum.json" | grep -o '[0-9]*$')
+	[ "$got" = "$want" ] ||
+		fail "$variant: summary --leaks counts ${got:-nothing}, leaks lists $want"
+	hw "$out/sum0.json" "$out/sum0.err" "${opt[@]}" --json "$out/core" summary
+	expect_rc 0
+	grep -q '"leaks":null' "$out/sum0.json" ||
+		fail "$variant: summary without --leaks does not say \"leaks\":null"
+	hw "$out/text" "$out/text.err" "${opt[@]}" "$out/core" leaks
+	expect_rc 0
+	local kind label n
+	for kind in definite indirect possible; do
+		case $kind in
+		definite) label="definitely lost:" ;;
+		indirect) label="indirectly lost:" ;;
+		possible) label="possibly lost:" ;;
+		esac
+		n=$(grep -c "\"kind\":\"$kind\"" "$out/lost.jsonl" || true)
+		grep -qE "^$label +$n (chunk|block)s?( |$)" "$out/text" ||
+			{ cat "$out/text"; fail "$variant: text says other than $n $kind"; }
+	done
+}
+
+for v in host glibc-2.31-amd64 glibc-2.41-amd64 glibc-2.36-arm64 \
+	jemalloc-5.3.0-amd64 jemalloc-5.2.1-amd64 jemalloc-5.3.0-arm64; do
+	check_variant "$v"
+done

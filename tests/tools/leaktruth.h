@@ -1,0 +1,62 @@
+/* leaktruth.h - the truth a leaks corpus program records (corpora/
+ * ptmalloc/leaks1.c): "block 0xADDR SIZE KIND HOW" lines.  Header only,
+ * for leakscan.c and leakcmp.c; the tool defines die_truth().
+ */
+#ifndef HW_TOOLS_LEAKTRUTH_H
+#define HW_TOOLS_LEAKTRUTH_H
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct lblock {
+	unsigned long long addr, size;
+	char kind[16], how[24];
+	int seen;              /* leakcmp: lines of heapwalk naming it */
+	char got[16];          /* leakcmp: the kind heapwalk gave */
+};
+
+static struct lblock *lblocks;
+static size_t nlblocks;
+
+static void die_truth(const char *what);
+
+static void read_leak_truth(const char *path)
+{
+	FILE *f = fopen(path, "r");
+	if (!f)
+		die_truth("cannot open the truth file");
+	char line[256];
+	size_t cap = 0;
+	int ended = 0;
+	while (fgets(line, sizeof line, f)) {
+		struct lblock b = { 0 };
+		if (!strcmp(line, "end\n")) {
+			ended = 1;
+			break;
+		}
+		if (strncmp(line, "block ", 6))
+			continue;
+		if (sscanf(line, "block %llx %llu %15s %23s", &b.addr, &b.size,
+			   b.kind, b.how) != 4)
+			die_truth("a block line does not parse");
+		if (nlblocks == cap) {
+			cap = cap ? 2 * cap : 64;
+			lblocks = realloc(lblocks, cap * sizeof *lblocks);
+			if (!lblocks)
+				die_truth("out of memory");
+		}
+		lblocks[nlblocks++] = b;
+	}
+	fclose(f);
+	if (!ended || !nlblocks)
+		die_truth("the truth is cut short (no \"end\")");
+}
+
+__attribute__((unused)) static int lost_kind(const char *k)
+{
+	return !strcmp(k, "definite") || !strcmp(k, "indirect") ||
+	       !strcmp(k, "cycle");
+}
+
+#endif /* HW_TOOLS_LEAKTRUTH_H */
