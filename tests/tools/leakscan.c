@@ -13,7 +13,7 @@
  * ptmalloc cores, whose own metadata points at free chunks only.
  * Prints "leakscan: N blocks, M problems"; exit 1 on a problem.
  */
-#define _GNU_SOURCE
+#define _POSIX_C_SOURCE 200809L
 #define TOOL_NAME "leakscan"
 #include <stdbool.h>
 
