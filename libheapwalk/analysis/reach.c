@@ -222,7 +222,6 @@ static void scan_block(struct marker *k, const struct bm_ref *ref)
 {
 	bm_set_done(ref);
 	uint64_t end = bm_block_end(k->m, ref);
-	k->r->block_bytes += end - ref->addr;
 	scan(k, ref->addr, end);
 }
 
@@ -256,8 +255,6 @@ static void sweep(struct marker *k, enum bm_mark want)
 {
 	struct sweep w = { k, want };
 	do {
-		if (k->overflow)
-			k->r->overflows++;
 		k->overflow = false;
 		bm_each(k->m, sweep_one, &w);
 	} while (k->overflow);
@@ -337,7 +334,6 @@ const struct hw_reach *hw_reach_get(struct hw_session *s)
 			 "map of the heap's blocks");
 		return NULL;
 	}
-	r->excluded = owned.n;
 	mark(s, r, &owned);
 	hw_ranges_free(&owned);
 	s->reach = r;

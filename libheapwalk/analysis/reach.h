@@ -35,11 +35,8 @@ struct hw_reach {
 	uint64_t root_bytes;      /* bytes of memory scanned as roots */
 	uint64_t root_ranges;
 	uint64_t registers;       /* register values looked at */
-	uint64_t block_bytes;     /* bytes of blocks scanned */
 	uint64_t unreadable;      /* bytes that should have been scanned
 				     but were not in the target */
-	uint64_t overflows;       /* mark stack overflows (rescans) */
-	uint64_t excluded;        /* ranges of allocator memory, dead stack */
 };
 
 /* The session's reachability, computed on first use (it walks every

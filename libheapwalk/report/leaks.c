@@ -168,10 +168,9 @@ static void total_line(struct hw_emitter *e, const struct em_field *label,
 		       const struct leaks_walk *w, unsigned kind,
 		       const char *noun, const char *tail)
 {
-	char n[64];
-	snprintf(n, sizeof n, "%llu %s%s", (unsigned long long)w->count[kind],
-		 noun, w->count[kind] == 1 ? "" : "s");
-	em_kv(e, label, ev_text(ev_u64(w->count[kind]), n));
+	struct em_field count = *label;
+	count.noun = noun;
+	em_kv(e, &count, ev_u64(w->count[kind]));
 	em_kv(e, &F_BYTES, ev_u64(w->bytes[kind]));
 	if (tail)
 		em_kv(e, &F_TAIL, ev_str(tail));
@@ -256,9 +255,7 @@ enum hw_status hw_report_leaks(struct hw_session *s, struct hw_emitter *e,
 		em_notef(e, "%s of memory to scan is not in the target: what "
 			 "it held is unknown (a leak may be a false one)",
 			 hw_human(h, sizeof h, w.r->unreadable));
-	if (s->partial.places)
-		em_notef(e, "(partial: the walk stopped at 0x%llx: %s)",
-			 (unsigned long long)s->partial.addr, s->partial.why);
+	hw_emit_partial_line(s, e);
 	free(w.recs);
 	return HW_OK;
 }
