@@ -25,6 +25,9 @@ PKGS    := libdw libelf
 # Recursive (=) so pkg-config runs after the deps target installed it.
 PKG_CFLAGS = $(shell pkg-config --cflags $(PKGS))
 PKG_LIBS   = $(shell pkg-config --libs $(PKGS))
+# The C++ runtime, for its demangler (__cxa_demangle: analysis/vtype.c
+# names C++ classes).
+CXXRT   := -lstdc++
 
 WARN    := -Wall -Wextra -Werror -Wshadow -Wformat=2 -Wstrict-prototypes \
            -Wold-style-definition -Wvla -Wpointer-arith -Wundef \
@@ -103,7 +106,7 @@ $(BUILD)/plugin/heapwalk-gdb.so: $(PLUGIN_SRC) $(PLUGIN_HDRS) plugin/exports.map
 
 $(BUILD)/plugin/gen-script: plugin/gen-script.c $(BUILD)/libheapwalk.a
 	@mkdir -p $(dir $@)
-	$(CC) $(STD) $(WARN) $(CFLAGS) -o $@ $^ $(PKG_LIBS)
+	$(CC) $(STD) $(WARN) $(CFLAGS) -o $@ $^ $(PKG_LIBS) $(CXXRT)
 
 # The script names the reader by its absolute path: jit-reader-load
 # looks a relative name up only in gdb's jit-reader-directory (gdb's own
@@ -123,10 +126,10 @@ $(BUILD)/asan/libheapwalk.a: $(LIB_OBJ_ASAN)
 	rm -f $@ && ar rcs $@ $^
 
 $(BUILD)/heapwalk: $(BUILD)/obj/$(CLI_SRC:.c=.o) $(BUILD)/libheapwalk.a
-	$(CC) $(CFLAGS) -pthread -o $@ $^ $(PKG_LIBS)
+	$(CC) $(CFLAGS) -pthread -o $@ $^ $(PKG_LIBS) $(CXXRT)
 
 $(BUILD)/asan/heapwalk: $(BUILD)/asan/obj/$(CLI_SRC:.c=.o) $(BUILD)/asan/libheapwalk.a
-	$(CC) -g $(SAN) -pthread -o $@ $^ $(PKG_LIBS)
+	$(CC) -g $(SAN) -pthread -o $@ $^ $(PKG_LIBS) $(CXXRT)
 
 $(BUILD)/tools/%: tests/tools/%.c $(wildcard tests/tools/*.h)
 	@mkdir -p $(dir $@)

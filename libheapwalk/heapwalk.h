@@ -48,11 +48,18 @@ struct hw_memory_region {
 	uint64_t offset;         /* of the mapping in that file */
 };
 
+#define HW_MEMORY_MAX_REGS 40
+
 struct hw_memory_thread {
 	int tid;                 /* the kernel's thread id, 0 if unknown */
 	uint64_t sp, pc;
 	uint64_t tp;             /* thread pointer (fs_base, TPIDR_EL0) */
 	bool has_tp;
+	/* The general registers in the kernel's elf_gregset_t order (as in
+	   a core's NT_PRSTATUS), for `leaks`' roots; nregs 0 when the
+	   debugger gave none.  */
+	uint32_t nregs;
+	uint64_t regs[HW_MEMORY_MAX_REGS];
 };
 
 struct hw_memory {

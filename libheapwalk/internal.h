@@ -22,6 +22,7 @@ struct hw_syms;
 struct hw_allocator_ops;
 struct hw_arch;
 struct hw_reach;
+struct hw_vtypes;
 
 /* One problem found in the heap: where, and what is wrong, in the words
    glibc itself would use where it has them.  */
@@ -107,10 +108,19 @@ struct hw_session {
 	bool budget_said;                 /* partial has the cache budget */
 	struct hw_policy policy;
 	struct hw_reach *reach;           /* `leaks`' marks, once made */
+	struct hw_vtypes *vtypes;         /* vtable word -> C++ class
+					     (analysis/vtype.h), once asked */
 	atomic_bool oom;                  /* a walk ran out of memory: its
 					     results are not to be trusted */
 	char err[512];
 };
+
+/* Open another core with the options s was opened with (--exe,
+   --sysroot, debug dirs, --allocator, threads, cache): `diff`'s base, a
+   snapshot of the same program.  As hw_session_open(): close *out in
+   every case.  */
+enum hw_status hw_session_open_like(const struct hw_session *s,
+				    const char *core, struct hw_session **out);
 
 /* Record an error for hw_session_errmsg() and return st.  */
 enum hw_status hw_error(struct hw_session *s, enum hw_status st,

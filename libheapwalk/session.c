@@ -5,6 +5,7 @@
 
 #include "alloc/alloc.h"
 #include "analysis/reach.h"
+#include "analysis/vtype.h"
 #include "arch/arch.h"
 #include "internal.h"
 #include "sym/sym.h"
@@ -591,6 +592,21 @@ enum hw_status hw_session_open(const struct hw_open_opts *opts,
 	return find_allocator(s);
 }
 
+enum hw_status hw_session_open_like(const struct hw_session *s,
+				    const char *core, struct hw_session **out)
+{
+	struct hw_open_opts o = s->opts;
+	o.core = core;
+	o.pid = 0;
+	o.memory = NULL;
+	o.needs = HW_NEED_LISTS | HW_NEED_CHUNKS;
+	/* A live process's own files were used: a core of it needs them
+	   found the same way, from the core.  */
+	if (s->opts.pid)
+		o.exe = o.sysroot = NULL;
+	return hw_session_open(&o, out);
+}
+
 const char *hw_session_errmsg(const hw_session *s)
 {
 	return s ? s->err : "out of memory";
@@ -601,6 +617,7 @@ void hw_session_close(hw_session *s)
 	if (!s)
 		return;
 	hw_reach_free(s->reach);
+	hw_vtypes_free(s->vtypes);
 	if (s->alloc)
 		s->alloc->close(s->alloc_state);
 	drop_instances(s);

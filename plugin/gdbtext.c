@@ -206,6 +206,19 @@ static void read_ctx(struct gdb_view *v, char *text, int **nums)
 				t->tp = tp;
 				t->has_tp = true;
 			}
+		} else if (!strcmp(word, "regs") &&
+			   sscanf(rest, "%d %n", &num, &at) == 1) {
+			/* "regs N v0 v1 ...": thread N's general registers,
+			   in the kernel's gregset order.  */
+			struct hw_memory_thread *t = thread_numbered(v, num, nums);
+			const char *p = rest + at;
+			int used;
+			uint64_t val;
+			while (t && t->nregs < HW_MEMORY_MAX_REGS &&
+			       sscanf(p, "%" SCNx64 "%n", &val, &used) == 1) {
+				t->regs[t->nregs++] = val;
+				p += used;
+			}
 		}
 	}
 }

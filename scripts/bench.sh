@@ -12,6 +12,7 @@
 #   heapwalk core chunk ADDR                  (one chunk from the middle of the heap)
 #   heapwalk core bins
 #   heapwalk core leaks
+#   heapwalk core maps, refs ADDR, why ADDR   (ADDR: the chunk above)
 # and reports summary/cat (target <= 1.3x), chunks --json/cat (target <= 3x),
 # leaks/cat (target <= 4x) and leaks' peak anonymous memory (target <= 64 MiB
 # + 2% of the heap); bigheap keeps every block reachable, so leaks must find
@@ -220,6 +221,16 @@ leaks_wall=$m_wall
 leaks_status=$m_status
 leaks_anon=$m_anon
 row "heapwalk core leaks"
+measure /dev/null "$hw" "$core" maps
+row "heapwalk core maps"
+if [[ -n $mid ]]; then
+    # Both run the leaks scan first, then one more pass (refs: every
+    # block; why: a breadth-first search until it meets the block).
+    measure /dev/null "$hw" "$core" refs "$mid"
+    row "heapwalk core refs ADDR"
+    measure /dev/null "$hw" "$core" why "$mid"
+    row "heapwalk core why ADDR"
+fi
 rm -f "$out/probe.err"
 
 # ---- report ----

@@ -103,3 +103,25 @@ if ! diff <(extract "$T/state.without") <(extract "$T/state.with") >"$T/state.di
 fi
 [ "$(extract "$T/state.with" | grep -c .)" -gt 10 ] || fail "no state printed: $(head -c 300 "$T/state.with")"
 say "registers, selected thread and frame, bt: unchanged by 6 heap commands"
+
+# leaks, refs, why, maps in gdb: the same blocks and kinds as the tool,
+# and every thread's registers are roots there too (the script passes
+# gdb's general registers in NT_PRSTATUS order): leaks1 keeps one block
+# only in a register of a thread parked in a system call.
+dir=$(corpus_core leaks1)
+reg=$(awk '$1 == "block" && $6 ~ /^reg:/ { print $2; exit }' "$dir/truth.txt")
+o=$T/leaks
+gdb_heap "$o" gdb "$dir/prog" "$dir/core" -- "leaks --reachable --json" \
+	"leaks" ${reg:+"why --json $reg"} "maps --json"
+hw "$o.cli1" "$o.cli1.err" "$dir/core" --json leaks --reachable
+expect_rc 0
+cmp -s "$o.1" "$o.cli1" || fail "heap leaks --reachable --json differs from the tool's"
+n=$(sed -n 's/^roots: \([0-9]*\) registers.*/\1/p' "$o.2")
+[ "${n:-0}" -gt 0 ] || fail "heap leaks: no register roots in gdb: $(head -n 1 "$o.2")"
+if [ -n "$reg" ]; then
+	grep -q '"register"' "$o.3" ||
+		fail "heap why $reg: the chain does not start at a register: $(head -c 300 "$o.3")"
+	say "heap why: the register-held block $reg is held by a register in gdb too"
+fi
+grep -q '"writable":{"bytes":[1-9]' "$o.4" || fail "heap maps --json: $(head -c 200 "$o.4")"
+say "heap leaks: the tool's blocks and kinds, $n register roots"

@@ -12,8 +12,13 @@
 #  - `leaks --reachable --json` gives every block its recorded kind, and
 #    calls no other block definite or indirect (leakcmp);
 #  - `leaks --json` lists no reachable block; text totals agree with it;
-#  - --no-debuginfo gives the same answer;
-#  - summary --leaks counts what leaks lists; summary alone says null.
+#  - --no-debuginfo gives the same answer, and so do --threads 1 and 4
+#    (the marking runs in the walk's threads);
+#  - summary --leaks counts what leaks lists; summary alone says null;
+#  - the block held only from a callee-saved register of a thread parked
+#    in a system call (the truth's reg:NAME; leakscan: no word of memory
+#    points to it) is reachable, `refs` names that thread's register and
+#    `why` is the one step from it.
 # shellcheck source=tests/variant-lib.sh
 . "$(dirname "$0")/variant-lib.sh"
 need_heapwalk
@@ -42,6 +47,18 @@ check_variant() {
 	"$leakcmp" "$out/truth.txt" "$out/all.jsonl" >"$out/cmp" ||
 		{ cat "$out/cmp"; fail "$variant: leaks disagrees with leaks1's truth (core in $dir)"; }
 	say "$variant: $(tail -n1 "$out/cmp")"
+	local raddr rholder
+	read -r raddr rholder < <(sed -n 's/^block \(0x[0-9a-f]*\) [0-9]* reachable register reg:\([a-z0-9]*\)$/\1 \2/p' "$out/truth.txt") || true
+	[ -n "$raddr" ] || fail "$variant: leaks1's truth has no register-held block"
+	hw "$out/reg.json" "$out/reg.err" "${opt[@]}" --json "$out/core" refs "$raddr"
+	expect_rc 0
+	grep -o '{"kind":"[^}]*}' "$out/reg.json" | grep '"kind":"register"' |
+		grep -v '"thread":0,' | grep -q "\"register\":\"$rholder\"" ||
+		fail "$variant: refs $raddr does not name register $rholder of the parked thread: $(cat "$out/reg.json")"
+	hw "$out/regwhy.json" "$out/regwhy.err" "${opt[@]}" --json "$out/core" why "$raddr"
+	expect_rc 0
+	grep -q "\"chain\":\[{\"kind\":\"register\"[^]]*\"register\":\"$rholder\",\"to\":\"$raddr\"[^]]*}\]" "$out/regwhy.json" ||
+		fail "$variant: why $raddr is not the one step from register $rholder: $(cat "$out/regwhy.json")"
 	hw "$out/lost.jsonl" "$out/lost.err" "${opt[@]}" --json "$out/core" leaks
 	expect_rc 0
 	if grep -q '"kind":"reachable"' "$out/lost.jsonl"; then
@@ -50,6 +67,15 @@ check_variant() {
 	grep -v '"kind":"reachable"' "$out/all.jsonl" >"$out/lost.want"
 	cmp -s "$out/lost.want" "$out/lost.jsonl" ||
 		fail "$variant: leaks lists other blocks than leaks --reachable's lost ones"
+	# Marking in several threads (the default uses the machine's cores)
+	# and in one must agree block for block.
+	local nt
+	for nt in 1 4; do
+		hw "$out/t$nt.jsonl" "$out/t$nt.err" "${opt[@]}" --threads $nt --json "$out/core" leaks --reachable
+		expect_rc 0
+		cmp -s "$out/all.jsonl" "$out/t$nt.jsonl" ||
+			fail "$variant: leaks with --threads $nt differs"
+	done
 	hw "$out/nodebug.jsonl" "$out/nodebug.err" "${opt[@]}" --no-debuginfo --json "$out/core" leaks --reachable
 	expect_rc 0
 	cmp -s "$out/all.jsonl" "$out/nodebug.jsonl" ||

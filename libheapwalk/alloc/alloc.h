@@ -113,6 +113,11 @@ struct hw_allocator_ops {
 	   usable size never falls in a smaller class).  `sizes` groups its
 	   rows by it.  NULL: every usable size is a class of its own.  */
 	uint64_t (*size_class)(void *state, uint64_t usable, uint64_t *min);
+	/* The address of arena `arena` (hw_chunk.arena), or 0: what names
+	   an arena across two snapshots of one process when its index may
+	   change between them (ptmalloc lists the newest thread arena
+	   first).  NULL: indexes are stable (jemalloc's).  */
+	uint64_t (*arena_addr)(void *state, int32_t arena);
 	/* Every block's address (hw_chunk.addr) is a multiple of this: the
 	   granule of `leaks`' block map.  */
 	unsigned block_align;

@@ -328,6 +328,26 @@ bool bm_each(const struct hw_blockmap *m, bm_block_fn *fn, void *cookie)
 	return true;
 }
 
+void bm_settle_marks(struct hw_blockmap *m, uint64_t *marked,
+		     uint64_t *possible)
+{
+	*marked = *possible = 0;
+	for (size_t i = 0; i < m->nruns; i++) {
+		const struct bm_run *r = &m->runs[i];
+		for (size_t k = 0; r->leaves && k < r->nleaves; k++) {
+			struct bm_group *leaf = r->leaves[k];
+			for (size_t w = 0; leaf && w < leaf_groups(m); w++) {
+				struct bm_group *g = &leaf[w];
+				g->mark_hi &= ~g->mark_lo;
+				*marked += (uint64_t)__builtin_popcountll(
+					(g->mark_lo | g->mark_hi) & g->start);
+				*possible += (uint64_t)__builtin_popcountll(
+					g->mark_hi & g->start);
+			}
+		}
+	}
+}
+
 uint64_t bm_bytes(const struct hw_blockmap *m)
 {
 	uint64_t dirs = 0;

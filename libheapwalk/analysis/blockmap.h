@@ -22,7 +22,8 @@
  * Five words per 64 granules: 3.9% of the heap at 16-byte granules.
  *
  * Filling is thread-safe (atomic ORs, leaves installed by compare and
- * swap); marking is done by one thread.
+ * swap); so is the first marking phase (bm_settle_marks), the others are
+ * done by one thread.
  */
 #ifndef HW_BLOCKMAP_H
 #define HW_BLOCKMAP_H
@@ -132,6 +133,15 @@ static inline void bm_set_done(const struct bm_ref *r)
    false.  */
 typedef bool bm_block_fn(void *cookie, const struct bm_ref *ref);
 bool bm_each(const struct hw_blockmap *m, bm_block_fn *fn, void *cookie);
+
+/* Marking by several threads at once (reach.c) sets mark_lo
+   (reachable) and mark_hi (met through an interior pointer) with atomic
+   ORs, each bit on its own, and `done` likewise.  Afterwards, with no
+   thread marking: a block with both bits is reachable (hi cleared), so
+   every mark is an enum bm_mark again; *marked counts the blocks marked
+   at all, *possible those left possible.  */
+void bm_settle_marks(struct hw_blockmap *m, uint64_t *marked,
+		     uint64_t *possible);
 
 /* Bytes the map's leaves take.  */
 uint64_t bm_bytes(const struct hw_blockmap *m);

@@ -16,7 +16,16 @@
  * stays marked but not done (the map's `done` bit), and a sweep of the
  * map finds it afterwards, so memory stays bounded whatever the shape of
  * the heap.
+ *
+ * Phase 1 is nearly all of the work (every reachable block's words) and
+ * its result does not depend on the order of the scan, so it runs in the
+ * session's walk threads: marks are set with atomic ORs (a block is
+ * pushed by the one thread whose OR set its reachable bit), each thread
+ * drains its own stack, and a thread that runs dry takes work that busy
+ * ones hand to a shared pool.  Phases 2 and 3 are ordered (a clique's
+ * leader is the lowest block) and usually small: one thread.
  */
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -26,8 +35,11 @@
 #include "reach.h"
 #include "roots.h"
 
-#define STACK_MAX ((size_t)1 << 20)   /* entries: 8 MiB */
+#define STACK_MAX ((size_t)1 << 19)   /* entries per thread: 4 MiB */
 #define FILL_MAX_THREADS 16
+#define MARK_MAX_THREADS 16
+/* Blocks a marking thread hands over or takes at a time.  */
+#define SHARE_BATCH 256
 
 /* ---- filling the map --------------------------------------------------- */
 
@@ -104,6 +116,11 @@ static bool fill(struct hw_session *s, struct hw_reach *r,
 			r->internal_blocks++;
 		}
 	}
+	for (size_t i = 0; i < internal.n; i++)
+		hw_ranges_add(&r->internal, internal.v[i].start,
+			      internal.v[i].end);
+	hw_ranges_normalize(&r->internal);
+	owned->oom |= r->internal.oom;
 	hw_ranges_take(owned, &internal);
 	hw_ranges_normalize(owned);
 	return !owned->oom && !r->map.oom;
@@ -112,6 +129,8 @@ static bool fill(struct hw_session *s, struct hw_reach *r,
 /* ---- marking ----------------------------------------------------------- */
 
 enum phase { PH_REACH, PH_POSSIBLE, PH_CLIQUE };
+
+struct mark_pool;
 
 struct marker {
 	struct hw_reach *r;
@@ -126,6 +145,9 @@ struct marker {
 	bool overflow;
 	uint64_t reached;         /* blocks marked from unreached */
 	uint64_t possible;        /* marked possible in phase 1, still so */
+	uint64_t unreadable;      /* bytes to scan the target lacks */
+	struct mark_pool *pool;   /* phase 1 in threads: marks are atomic */
+	bool collect;             /* roots only push (threads drain later) */
 };
 
 static void push(struct marker *k, uint64_t addr)
@@ -153,6 +175,19 @@ static void visit(struct marker *k, uint64_t v)
 	if (!bm_find_near(k->m, &k->hint, v, &ref, &exact))
 		return;
 	enum bm_mark mark = bm_mark_of(&ref);
+	if (k->pool) {
+		/* Several threads: the bits alone, atomically;
+		   bm_settle_marks() makes marks of them afterwards.  */
+		if (exact) {
+			if (!(__atomic_fetch_or(&ref.g->mark_lo, ref.bit,
+						__ATOMIC_RELAXED) & ref.bit))
+				push(k, ref.addr);
+		} else if (!(__atomic_load_n(&ref.g->mark_lo,
+					     __ATOMIC_RELAXED) & ref.bit))
+			__atomic_fetch_or(&ref.g->mark_hi, ref.bit,
+					  __ATOMIC_RELAXED);
+		return;
+	}
 	switch (k->phase) {
 	case PH_REACH:
 		if (mark == BM_REACHABLE)
@@ -200,7 +235,7 @@ static void scan(struct marker *k, uint64_t start, uint64_t end)
 			uint64_t next = (start | 4095) + 1;
 			if (next > end || next < start)
 				next = end;
-			k->r->unreadable += next - start;
+			k->unreadable += next - start;
 			start = next;
 			continue;
 		}
@@ -220,16 +255,26 @@ static void scan(struct marker *k, uint64_t start, uint64_t end)
 
 static void scan_block(struct marker *k, const struct bm_ref *ref)
 {
-	bm_set_done(ref);
+	if (k->pool)
+		__atomic_fetch_or(&ref->g->done, ref->bit, __ATOMIC_RELAXED);
+	else
+		bm_set_done(ref);
 	uint64_t end = bm_block_end(k->m, ref);
 	scan(k, ref->addr, end);
+}
+
+static bool pop_ref(struct marker *k, struct bm_ref *ref)
+{
+	bool exact;
+	return bm_find_near(k->m, &k->hint, k->stack[--k->n], ref, &exact) &&
+	       exact;
 }
 
 static void drain(struct marker *k)
 {
 	while (k->n) {
 		struct bm_ref ref;
-		if (bm_at(k->m, k->stack[--k->n], &ref) && !bm_done(&ref))
+		if (pop_ref(k, &ref) && !bm_done(&ref))
 			scan_block(k, &ref);
 	}
 }
@@ -260,6 +305,150 @@ static void sweep(struct marker *k, enum bm_mark want)
 	} while (k->overflow);
 }
 
+/* ---- phase 1 in threads -------------------------------------------------- */
+
+struct mark_pool {
+	pthread_mutex_t lock;
+	pthread_cond_t more;
+	uint64_t *v;              /* blocks handed over, to be scanned */
+	size_t n, cap;
+	unsigned threads, idle;
+	int hungry;               /* atomic: a thread waits for work */
+	bool finished;
+};
+
+/* Hand the older half of k's stack to the pool (it has the most work
+   under it); k keeps it all when the pool cannot grow.  */
+static void share(struct marker *k, struct mark_pool *p)
+{
+	size_t give = k->n / 2;
+	pthread_mutex_lock(&p->lock);
+	if (p->n + give > p->cap) {
+		size_t cap = p->cap ? 2 * p->cap : 4096;
+		while (cap < p->n + give)
+			cap *= 2;
+		uint64_t *v = realloc(p->v, cap * sizeof *v);
+		if (!v) {
+			pthread_mutex_unlock(&p->lock);
+			return;
+		}
+		p->v = v;
+		p->cap = cap;
+	}
+	memcpy(p->v + p->n, k->stack, give * sizeof *k->stack);
+	p->n += give;
+	memmove(k->stack, k->stack + give, (k->n - give) * sizeof *k->stack);
+	k->n -= give;
+	pthread_cond_broadcast(&p->more);
+	pthread_mutex_unlock(&p->lock);
+}
+
+/* Take up to a batch from the pool into k's stack, waiting while other
+   threads may still hand some over; false when every thread is idle
+   and the pool empty: phase 1 is over.  */
+static bool take(struct marker *k, struct mark_pool *p)
+{
+	pthread_mutex_lock(&p->lock);
+	if (!p->n) {
+		p->idle++;
+		__atomic_store_n(&p->hungry, 1, __ATOMIC_RELAXED);
+		while (!p->n && !p->finished) {
+			if (p->idle == p->threads) {
+				p->finished = true;
+				pthread_cond_broadcast(&p->more);
+				break;
+			}
+			pthread_cond_wait(&p->more, &p->lock);
+		}
+		if (p->finished) {
+			pthread_mutex_unlock(&p->lock);
+			return false;
+		}
+		p->idle--;
+	}
+	size_t n = p->n < SHARE_BATCH ? p->n : SHARE_BATCH;
+	for (size_t i = 0; i < n; i++)
+		push(k, p->v[--p->n]);   /* a full stack: a sweep finds it */
+	if (!p->n)
+		__atomic_store_n(&p->hungry, p->idle > 0, __ATOMIC_RELAXED);
+	pthread_mutex_unlock(&p->lock);
+	return true;
+}
+
+static void *mark_worker(void *arg)
+{
+	struct marker *k = arg;
+	struct mark_pool *p = k->pool;
+	do {
+		while (k->n) {
+			struct bm_ref ref;
+			if (pop_ref(k, &ref))
+				scan_block(k, &ref);
+			if (k->n >= 2 * SHARE_BATCH &&
+			    __atomic_load_n(&p->hungry, __ATOMIC_RELAXED))
+				share(k, p);
+		}
+	} while (take(k, p));
+	return NULL;
+}
+
+/* Phase 1 from the blocks the roots marked (on k's stack) to the end,
+   in nthreads threads, k's own included.  Marks not settled yet.  */
+static void mark_parallel(struct marker *k, unsigned nthreads)
+{
+	struct mark_pool p = { .threads = nthreads };
+	struct marker ks[MARK_MAX_THREADS];
+	pthread_t tids[MARK_MAX_THREADS];
+	bool started[MARK_MAX_THREADS] = { false };
+	pthread_mutex_init(&p.lock, NULL);
+	pthread_cond_init(&p.more, NULL);
+	for (unsigned i = 0; i < nthreads; i++) {
+		ks[i] = *k;
+		ks[i].pool = &p;
+		ks[i].unreadable = 0;
+		if (i) {
+			ks[i].stack = NULL;
+			ks[i].n = ks[i].cap = 0;
+			ks[i].overflow = false;
+			ks[i].hint = NULL;
+		}
+	}
+	/* Each thread starts with its share of the roots' blocks.  */
+	for (unsigned i = 1; i < nthreads; i++)
+		for (size_t j = i; j < k->n; j += nthreads)
+			push(&ks[i], k->stack[j]);
+	size_t n = 0;
+	for (size_t j = 0; j < k->n; j += nthreads)
+		ks[0].stack[n++] = k->stack[j];
+	ks[0].n = n;
+	for (unsigned i = 1; i < nthreads; i++)
+		started[i] = pthread_create(&tids[i], NULL, mark_worker,
+					    &ks[i]) == 0;
+	for (unsigned i = 1; i < nthreads; i++)
+		if (!started[i]) {
+			/* Its blocks go to the pool instead.  */
+			pthread_mutex_lock(&p.lock);
+			p.threads--;
+			pthread_mutex_unlock(&p.lock);
+			while (ks[i].n)
+				push(&ks[0], ks[i].stack[--ks[i].n]);
+		}
+	mark_worker(&ks[0]);
+	for (unsigned i = 1; i < nthreads; i++)
+		if (started[i])
+			pthread_join(tids[i], NULL);
+	*k = ks[0];
+	k->pool = NULL;
+	for (unsigned i = 1; i < nthreads; i++) {
+		k->overflow |= ks[i].overflow;
+		k->unreadable += ks[i].unreadable;
+		free(ks[i].stack);
+	}
+	free(p.v);
+	pthread_cond_destroy(&p.more);
+	pthread_mutex_destroy(&p.lock);
+}
+
 static void root_one(void *cookie, const struct hw_root *root)
 {
 	struct marker *k = cookie;
@@ -273,7 +462,8 @@ static void root_one(void *cookie, const struct hw_root *root)
 		k->r->root_bytes += root->end - root->start;
 		scan(k, root->start, root->end);
 	}
-	drain(k);
+	if (!k->collect)
+		drain(k);
 }
 
 static bool lead_clique(void *cookie, const struct bm_ref *ref)
@@ -298,7 +488,17 @@ static void mark(struct hw_session *s, struct hw_reach *r,
 		.mask = a ? a->ptr_mask : ~(uint64_t)0, .phase = PH_REACH,
 	};
 	k.reached = r->internal_blocks;
+	r->ptr_mask = k.mask;
+	unsigned nthreads = hw_threads(s);
+	if (nthreads > MARK_MAX_THREADS)
+		nthreads = MARK_MAX_THREADS;
+	k.collect = nthreads > 1;
 	hw_roots_each(s, owned, root_one, &k);
+	if (k.collect) {
+		mark_parallel(&k, nthreads);
+		k.collect = false;
+		bm_settle_marks(&r->map, &k.reached, &k.possible);
+	}
 	if (k.overflow)
 		sweep(&k, BM_REACHABLE);
 	/* The sweeps visit every block of the map: only when some block
@@ -310,6 +510,7 @@ static void mark(struct hw_session *s, struct hw_reach *r,
 	r->all_reachable = k.reached == r->blocks && !k.possible;
 	if (k.reached < r->blocks)
 		bm_each(&r->map, lead_clique, &k);
+	r->unreadable += k.unreadable;
 	free(k.stack);
 }
 
@@ -320,22 +521,19 @@ const struct hw_reach *hw_reach_get(struct hw_session *s)
 	if (s->reach)
 		return s->reach;
 	struct hw_reach *r = calloc(1, sizeof *r);
-	struct hw_ranges owned = { 0 };
 	if (!r || !bm_init(&r->map, s->target,
 			   s->alloc->block_align ? s->alloc->block_align : 16)) {
 		free(r);
 		hw_error(s, HW_BAD_TARGET, "out of memory");
 		return NULL;
 	}
-	if (!fill(s, r, &owned)) {
-		hw_ranges_free(&owned);
+	if (!fill(s, r, &r->owned)) {
 		hw_reach_free(r);
 		hw_error(s, HW_BAD_TARGET, "out of memory: no room for the "
 			 "map of the heap's blocks");
 		return NULL;
 	}
-	mark(s, r, &owned);
-	hw_ranges_free(&owned);
+	mark(s, r, &r->owned);
 	s->reach = r;
 	return r;
 }
@@ -345,6 +543,8 @@ void hw_reach_free(struct hw_reach *r)
 	if (!r)
 		return;
 	bm_free(&r->map);
+	hw_ranges_free(&r->owned);
+	hw_ranges_free(&r->internal);
 	free(r);
 }
 

@@ -23,6 +23,7 @@
 
 #include "../internal.h"
 #include "blockmap.h"
+#include "roots.h"
 
 struct hw_reach {
 	struct hw_blockmap map;
@@ -37,6 +38,13 @@ struct hw_reach {
 	uint64_t registers;       /* register values looked at */
 	uint64_t unreadable;      /* bytes that should have been scanned
 				     but were not in the target */
+	/* Kept for the queries that enumerate the roots again (refs, why:
+	   analysis/refs.h), so that they see exactly what the scan saw.  */
+	struct hw_ranges owned;   /* the allocator's memory and every block:
+				     hw_roots_each's `excluded` */
+	struct hw_ranges internal;/* the allocator's own (normalized): a
+				     block in it is never scanned */
+	uint64_t ptr_mask;        /* the bits of a word that address */
 };
 
 /* The session's reachability, computed on first use (it walks every

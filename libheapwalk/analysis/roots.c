@@ -83,7 +83,7 @@ static size_t first_after(const struct hw_ranges *rs, uint64_t addr)
 	return lo;
 }
 
-static bool in_ranges(const struct hw_ranges *rs, uint64_t addr)
+bool hw_ranges_has(const struct hw_ranges *rs, uint64_t addr)
 {
 	size_t i = first_after(rs, addr);
 	return i < rs->n && rs->v[i].start <= addr;
@@ -147,7 +147,7 @@ void hw_roots_each(struct hw_session *s, const struct hw_ranges *excluded,
 		/* A stack inside a block (a caller-provided stack) is
 		   scanned with that block, if it is reached.  */
 		const struct hw_region *r = hw_region_of(t, th->sp);
-		if (!r || in_ranges(excluded, th->sp))
+		if (!r || hw_ranges_has(excluded, th->sp))
 			continue;
 		uint64_t from = th->sp - (a ? a->red_zone : 0);
 		if (from < r->start || from > th->sp)

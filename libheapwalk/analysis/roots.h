@@ -28,6 +28,8 @@ void hw_ranges_take(struct hw_ranges *rs, struct hw_ranges *from);
 /* Sort by start and merge overlapping and touching ranges.  */
 void hw_ranges_normalize(struct hw_ranges *rs);
 void hw_ranges_free(struct hw_ranges *rs);
+/* Whether a range of rs (normalized) holds addr.  */
+bool hw_ranges_has(const struct hw_ranges *rs, uint64_t addr);
 
 /* What a root is, for a reference to name it.  */
 enum hw_root_kind {

@@ -15,6 +15,7 @@
 #include "../target/cache.h"
 #include "../target/target.h"
 #include "../arch/arch.h"
+#include "../analysis/maps.h"
 #include "../analysis/reach.h"
 #include "commands.h"
 #include "emit.h"
@@ -110,11 +111,61 @@ struct totals {
 	/* summary --leaks: blocks and bytes by mark (enum bm_mark).  */
 	const struct hw_reach *reach;
 	uint64_t marked[4], marked_bytes[4];
+	/* summary: the allocator's ranges, for its writable-memory line.  */
+	struct hw_maps_acc maps;
+	/* sizes and diff: each arena's blocks at index arena + 1 (jemalloc's
+	   arena -1, blocks cached in no arena, first); grown as arenas are
+	   met.  Free with free().  */
+	struct arena_count *arenas;
+	size_t narenas;
 };
+
+struct arena_count {
+	uint64_t used, used_bytes, free, free_bytes;
+};
+
+/* Arena indexes past this are a walker's bug, not arenas: counted in
+   the totals and the classes, not per arena.  */
+#define MAX_ARENA_SLOTS 65536
+
+/* Room for slot i (< MAX_ARENA_SLOTS); false when out of memory.  */
+static bool arenas_room(struct totals *t, uint64_t i)
+{
+	if (i < t->narenas)
+		return true;
+	size_t n = t->narenas ? 2 * t->narenas : 8;
+	while (n <= i)
+		n *= 2;
+	struct arena_count *a = realloc(t->arenas, n * sizeof *a);
+	if (!a) {
+		t->sizes.oom = true;
+		return false;
+	}
+	memset(a + t->narenas, 0, (n - t->narenas) * sizeof *a);
+	t->arenas = a;
+	t->narenas = n;
+	return true;
+}
+
+static void arena_add(struct totals *t, const struct hw_chunk *c)
+{
+	uint64_t i = (uint64_t)((int64_t)c->arena + 1);
+	if (i >= MAX_ARENA_SLOTS || !arenas_room(t, i))
+		return;
+	struct arena_count *a = &t->arenas[i];
+	if (c->used) {
+		a->used++;
+		a->used_bytes += c->size;
+	} else {
+		a->free++;
+		a->free_bytes += c->size;
+	}
+}
 
 static bool add_total(void *cookie, const struct hw_chunk *c)
 {
 	struct totals *t = cookie;
+	hw_maps_acc_chunk(&t->maps, c);
 	/* Unused jemalloc extents are page reserves, not free blocks (as in
 	   frag); the allocator's own summary lines show them.  */
 	if (c->where == HW_WHERE_DIRTY || c->where == HW_WHERE_MUZZY ||
@@ -150,6 +201,7 @@ static bool add_total(void *cookie, const struct hw_chunk *c)
 		}
 	}
 	t->overhead += c->chunk_size - c->size;
+	arena_add(t, c);
 	return !t->sizes.oom;
 }
 
@@ -194,6 +246,20 @@ static void merge_totals(struct totals *t, struct totals *u)
 	}
 	free(u->sizes.small);
 	free(u->sizes.slots);
+	hw_maps_acc_take(&t->maps, &u->maps);
+	for (size_t i = 0; i < u->narenas; i++) {
+		const struct arena_count *b = &u->arenas[i];
+		if (!b->used && !b->free)
+			continue;
+		if (!arenas_room(t, i))
+			break;
+		struct arena_count *a = &t->arenas[i];
+		a->used += b->used;
+		a->used_bytes += b->used_bytes;
+		a->free += b->free;
+		a->free_bytes += b->free_bytes;
+	}
+	free(u->arenas);
 }
 
 /* Walk everything once (in threads when the walker can); the classes end
@@ -243,6 +309,8 @@ static enum hw_status gather(struct hw_session *s, struct totals *t,
 	t->sizes.small = NULL;
 	if (t->sizes.oom) {
 		free(t->sizes.slots);
+		hw_maps_acc_free(&t->maps);
+		free(t->arenas);
 		return hw_error(s, HW_BAD_TARGET, "out of memory");
 	}
 	size_t n = 0;
@@ -613,7 +681,8 @@ static const struct em_section S_LEAK_KIND[] = {
 	{ .key = "possible", .only = EM_JSON_ONLY },
 };
 
-static void summary_leaks(const struct totals *t, struct hw_emitter *e)
+static void summary_leaks(const struct totals *t, struct hw_emitter *e,
+			  const char *noun)
 {
 	if (!t->reach) {
 		em_kv(e, &F_LEAKS, ev_null());
@@ -636,13 +705,14 @@ static void summary_leaks(const struct totals *t, struct hw_emitter *e)
 	}
 	em_section_end(e);
 	char tail[160], h[32];
-	snprintf(tail, sizeof tail, "  in %llu blocks (%llu definite, %llu "
-		 "indirect); possibly lost %s in %llu",
-		 (unsigned long long)n,
+	uint64_t np = t->marked[BM_POSSIBLE];
+	snprintf(tail, sizeof tail, "  in %llu %s%s (%llu definite, %llu "
+		 "indirect); possibly lost %s in %llu %s%s",
+		 (unsigned long long)n, noun, n == 1 ? "" : "s",
 		 (unsigned long long)t->marked[BM_UNREACHED],
 		 (unsigned long long)t->marked[BM_INDIRECT],
 		 hw_human(h, sizeof h, t->marked_bytes[BM_POSSIBLE]),
-		 (unsigned long long)t->marked[BM_POSSIBLE]);
+		 (unsigned long long)np, noun, np == 1 ? "" : "s");
 	em_kv(e, &F_LEAKS_TEXT, ev_u64(bytes));
 	em_kv(e, &F_TEXT_TAIL, ev_str(tail));
 }
@@ -753,7 +823,8 @@ static enum hw_status cmd_summary(struct cmd_ctx *c)
 	em_kv(e, &F_OVERHEAD, ev_u64(t.overhead));
 	em_kv(e, &F_TEXT_TAIL, ev_str(part));
 	em_kv(e, &F_LARGEST_FREE, ev_u64(t.largest_free));
-	summary_leaks(&t, e);
+	hw_emit_maps_line(s, e, &t.maps);
+	summary_leaks(&t, e, noun ? "block" : "chunk");
 	hw_emit_partial_line(s, e);
 	em_kv(e, &F_FINDINGS, ev_u64(s->findings_total));
 	em_kv(e, &F_FINDINGS_HINT, ev_bool(s->findings_total > 0));
@@ -765,6 +836,7 @@ static enum hw_status cmd_summary(struct cmd_ctx *c)
 	em_section_end(e);
 	em_doc_end(e);
 	free(t.sizes.slots);
+	free(t.arenas);
 	return HW_OK;
 }
 
@@ -849,25 +921,80 @@ static void size_row_vals(struct em_val *v, struct em_val size, uint64_t min,
 	v[7] = ev_u64(c->cached_bytes);
 }
 
+/* sizes --json: the allocator and each arena's totals, what `diff`
+   needs of a saved base (text has them in `arenas`).  */
+static const struct em_field F_SIZES_ALLOCATOR = {
+	.key = "allocator", .only = EM_JSON_ONLY };
+static const struct em_field ARENA_TOTAL_COLS[] = {
+	{ .key = "arena" }, { .key = "addr" }, { .key = "used" },
+	{ .key = "used_bytes" }, { .key = "free" }, { .key = "free_bytes" },
+};
+static const struct em_table ARENA_TOTAL_TABLE = {
+	.key = "arenas", .cols = ARENA_TOTAL_COLS, .ncols = 6,
+	.only = EM_JSON_ONLY };
+
+/* The arena of slot i (index + 1) and its address where the walker
+   knows it.  */
+static uint64_t slot_arena_addr(struct hw_session *s, size_t i)
+{
+	if (!i || !s->alloc->arena_addr)
+		return 0;
+	return s->alloc->arena_addr(s->alloc_state, (int32_t)(i - 1));
+}
+
+static void emit_arena_totals(struct hw_session *s, struct hw_emitter *e,
+			      const struct totals *t)
+{
+	em_kv(e, &F_SIZES_ALLOCATOR, ev_str(s->alloc->name));
+	em_table_begin(e, &ARENA_TOTAL_TABLE);
+	for (size_t i = 0; i < t->narenas; i++) {
+		const struct arena_count *a = &t->arenas[i];
+		if (!a->used && !a->free)
+			continue;
+		uint64_t addr = slot_arena_addr(s, i);
+		const struct em_val v[] = {
+			ev_i64((int64_t)i - 1),
+			addr ? ev_addr(addr) : ev_absent(),
+			ev_u64(a->used), ev_u64(a->used_bytes),
+			ev_u64(a->free), ev_u64(a->free_bytes),
+		};
+		em_row(e, v);
+	}
+	em_table_end(e);
+}
+
 static enum hw_status cmd_sizes(struct cmd_ctx *c)
 {
 	struct hw_emitter *e = c->e;
-	bool exact = false;
+	bool exact = false, by_type = false;
 	for (int i = 1; i < c->argc; i++) {
+		if (strcmp(c->argv[i], "--by=type") == 0) {
+			by_type = true;
+			continue;
+		}
 		if (strcmp(c->argv[i], "--exact") != 0)
 			return hw_error(c->s, HW_USAGE, "sizes: unknown "
-					"argument '%s' (--exact)", c->argv[i]);
+					"argument '%s' (--exact, --by=type)",
+					c->argv[i]);
 		exact = true;
 	}
+	if (by_type && exact)
+		return hw_error(c->s, HW_USAGE, "sizes: --by=type and --exact "
+				"do not go together");
+	if (by_type)
+		return hw_report_sizes_by_type(c->s, e);
 	struct totals t;
 	enum hw_status st = gather(c->s, &t, NULL);
 	if (st != HW_OK)
 		return st;
+	hw_maps_acc_free(&t.maps);
 	size_t n;
 	struct size_row *rows = size_rows(c->s, &t.sizes, exact, &n);
 	free(t.sizes.slots);
-	if (!rows)
+	if (!rows) {
+		free(t.arenas);
 		return hw_error(c->s, HW_BAD_TARGET, "out of memory");
+	}
 	struct em_val v[8];
 	em_doc_begin(e);
 	em_table_begin(e, exact ? &EXACT_TABLE : &CLASS_TABLE);
@@ -890,9 +1017,63 @@ static enum hw_status cmd_sizes(struct cmd_ctx *c)
 	size_row_vals(v, ev_text(ev_absent(), "total"), 0, false, &total);
 	em_row_as(e, NULL, v, EM_TEXT_ONLY);
 	em_table_end(e);
+	emit_arena_totals(c->s, e, &t);
+	free(t.arenas);
 	hw_emit_partial(c->s, e);
 	em_doc_end(e);
 	free(rows);
+	return HW_OK;
+}
+
+void hw_size_profile_free(struct hw_size_profile *p)
+{
+	free(p->classes);
+	free(p->arenas);
+	memset(p, 0, sizeof *p);
+}
+
+enum hw_status hw_size_profile(struct hw_session *s, struct hw_size_profile *p)
+{
+	memset(p, 0, sizeof *p);
+	struct totals t;
+	enum hw_status st = gather(s, &t, NULL);
+	if (st != HW_OK)
+		return st;
+	hw_maps_acc_free(&t.maps);
+	size_t n = 0, na = 0;
+	struct size_row *rows = size_rows(s, &t.sizes, false, &n);
+	free(t.sizes.slots);
+	for (size_t i = 0; i < t.narenas; i++)
+		na += t.arenas[i].used || t.arenas[i].free;
+	p->classes = calloc(n ? n : 1, sizeof *p->classes);
+	p->arenas = calloc(na ? na : 1, sizeof *p->arenas);
+	if (!rows || !p->classes || !p->arenas) {
+		free(rows);
+		free(t.arenas);
+		hw_size_profile_free(p);
+		return hw_error(s, HW_BAD_TARGET, "out of memory");
+	}
+	for (size_t i = 0; i < n; i++)
+		p->classes[i] = (struct hw_class_total){
+			.min = rows[i].min, .max = rows[i].c.size,
+			.used = rows[i].c.used, .used_bytes = rows[i].c.used_bytes,
+			.free = rows[i].c.free, .free_bytes = rows[i].c.free_bytes };
+	p->nclasses = n;
+	for (size_t i = 0; i < t.narenas; i++) {
+		const struct arena_count *a = &t.arenas[i];
+		if (!a->used && !a->free)
+			continue;
+		p->arenas[p->narenas++] = (struct hw_arena_total){
+			.arena = (int32_t)i - 1, .addr = slot_arena_addr(s, i),
+			.used = a->used, .used_bytes = a->used_bytes,
+			.free = a->free, .free_bytes = a->free_bytes };
+	}
+	p->used = t.used;
+	p->used_bytes = t.used_bytes;
+	p->free = t.free;
+	p->free_bytes = t.free_bytes;
+	free(rows);
+	free(t.arenas);
 	return HW_OK;
 }
 
@@ -1219,9 +1400,44 @@ static enum hw_status cmd_frag(struct cmd_ctx *c)
 	return st != HW_OK ? st : hw_report_frag(c->s, c->e);
 }
 
+static enum hw_status cmd_maps(struct cmd_ctx *c)
+{
+	return hw_report_maps(c->s, c->e, c->argc, c->argv);
+}
+
+static enum hw_status cmd_diff(struct cmd_ctx *c)
+{
+	return hw_report_diff(c->s, c->e, c->argc, c->argv);
+}
+
 static enum hw_status cmd_leaks(struct cmd_ctx *c)
 {
 	return hw_report_leaks(c->s, c->e, c->argc, c->argv);
+}
+
+/* refs ADDR, why ADDR: one address, as `chunk` takes it.  */
+static enum hw_status cmd_refs_why(struct cmd_ctx *c, bool why)
+{
+	const char *name = why ? "why" : "refs";
+	uint64_t addr;
+	if (c->argc != 2)
+		return hw_error(c->s, HW_USAGE, "%s: expected one address", name);
+	if (!parse_address(c->argv[1], &addr))
+		return hw_error(c->s, HW_USAGE, "%s: '%s' is not an address "
+				"(hexadecimal, with or without 0x)", name,
+				c->argv[1]);
+	return why ? hw_report_why(c->s, c->e, addr)
+		   : hw_report_refs(c->s, c->e, addr);
+}
+
+static enum hw_status cmd_refs(struct cmd_ctx *c)
+{
+	return cmd_refs_why(c, false);
+}
+
+static enum hw_status cmd_why(struct cmd_ctx *c)
+{
+	return cmd_refs_why(c, true);
 }
 
 /* ---- the table --------------------------------------------------------- */
@@ -1243,8 +1459,8 @@ static const struct command commands[] = {
 	{ "bins", cmd_bins, "[KIND]: free lists (ptmalloc: tcache fast unsorted "
 	  "small large; jemalloc: small large tcache)", HW_NEED_LISTS },
 	{ "chunks", cmd_chunks, "every chunk [--used|--free]", NEED_WALK },
-	{ "sizes", cmd_sizes, "per size class: count and bytes in use and free",
-	  NEED_WALK },
+	{ "sizes", cmd_sizes, "[--exact|--by=type]: per size class (or C++ "
+	  "class): count and bytes in use and free", NEED_WALK },
 	{ "chunk", cmd_chunk, "ADDR: the chunk containing ADDR and its "
 	  "neighbours", HW_NEED_AROUND },
 	{ "check", cmd_check, "heap consistency: every problem with its address",
@@ -1253,6 +1469,15 @@ static const struct command commands[] = {
 	  NEED_WALK },
 	{ "leaks", cmd_leaks, "[--reachable]: blocks in use that nothing "
 	  "reachable points to", NEED_WALK },
+	{ "refs", cmd_refs, "ADDR: every root and block that points into the "
+	  "block holding ADDR", NEED_WALK },
+	{ "why", cmd_why, "ADDR: the shortest chain of pointers from a root to "
+	  "the block holding ADDR", NEED_WALK },
+	{ "diff", cmd_diff, "BASE [--leaks]: what grew since BASE (a core of "
+	  "the same program, or its saved sizes, sizes --by=type, leaks "
+	  "--json), per size class, arena, C++ class; new leaks", NEED_WALK },
+	{ "maps", cmd_maps, "[--mappings]: the writable memory by what holds "
+	  "it: heap, stacks, module data, other mappings", NEED_WALK },
 };
 
 #define NCOMMANDS (sizeof commands / sizeof commands[0])

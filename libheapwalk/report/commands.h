@@ -15,6 +15,35 @@ enum hw_status hw_report_frag(struct hw_session *s, struct hw_emitter *e);
 enum hw_status hw_report_leaks(struct hw_session *s, struct hw_emitter *e,
 			       int argc, char *const argv[]);
 
+/* types.c: the blocks in use by C++ class (sizes --by=type).  */
+enum hw_status hw_report_sizes_by_type(struct hw_session *s,
+				       struct hw_emitter *e);
+/* types.c, for diff: the blocks in use per class (names interned on s),
+   unsorted, and those of no known type.  Free *rows.  */
+struct hw_type_total {
+	const char *name;
+	uint64_t count, bytes;
+};
+enum hw_status hw_type_totals(struct hw_session *s, struct hw_type_total **rows,
+			      size_t *n, struct hw_type_total *none);
+
+/* maps.c: the writable memory by what holds it (maps [--mappings]);
+   summary's line of it from the allocator ranges its walk gathered
+   (analysis/maps.h; acc is emptied); a walk callback gathering them.  */
+struct hw_maps_acc;
+enum hw_status hw_report_maps(struct hw_session *s, struct hw_emitter *e,
+			      int argc, char *const argv[]);
+void hw_emit_maps_line(struct hw_session *s, struct hw_emitter *e,
+		       struct hw_maps_acc *acc);
+bool hw_maps_walk_one(void *cookie, const struct hw_chunk *c);
+
+/* refs.c: who points into the block in use holding addr (refs ADDR), and
+   the shortest chain of pointers from a root to it (why ADDR).  */
+enum hw_status hw_report_refs(struct hw_session *s, struct hw_emitter *e,
+			      uint64_t addr);
+enum hw_status hw_report_why(struct hw_session *s, struct hw_emitter *e,
+			     uint64_t addr);
+
 /* commands.c: when a walk could not cover the whole heap, say that the
    totals are partial, and why.  hw_emit_partial() is both halves, which
    summary places apart: the members JSON always has ("partial" and, when
@@ -23,6 +52,33 @@ enum hw_status hw_report_leaks(struct hw_session *s, struct hw_emitter *e,
 void hw_emit_partial(const struct hw_session *s, struct hw_emitter *e);
 void hw_emit_partial_members(const struct hw_session *s, struct hw_emitter *e);
 void hw_emit_partial_line(const struct hw_session *s, struct hw_emitter *e);
+
+/* commands.c: what `sizes` counts, kept for `diff`: the rows of `sizes`
+   (the allocator's classes, ascending) and each arena's totals (index
+   order; `arena` -1: jemalloc's blocks cached in no arena).  `addr` names
+   the arena across snapshots of one process where the walker knows it
+   (ptmalloc: its malloc_state; indexes shift as arenas are made), else 0.
+   Free with hw_size_profile_free().  */
+struct hw_class_total {
+	uint64_t min, max, used, used_bytes, free, free_bytes;
+};
+struct hw_arena_total {
+	int32_t arena;
+	uint64_t addr, used, used_bytes, free, free_bytes;
+};
+struct hw_size_profile {
+	struct hw_class_total *classes;
+	size_t nclasses;
+	struct hw_arena_total *arenas;
+	size_t narenas;
+	uint64_t used, used_bytes, free, free_bytes;
+};
+enum hw_status hw_size_profile(struct hw_session *s, struct hw_size_profile *p);
+void hw_size_profile_free(struct hw_size_profile *p);
+
+/* diff.c: what grew from a base snapshot (diff BASE).  */
+enum hw_status hw_report_diff(struct hw_session *s, struct hw_emitter *e,
+			      int argc, char *const argv[]);
 
 /* pipe.c: every chunk to fn in walk order, like s->alloc->chunks(); with
    threads allowed, the walk runs in a thread of its own while fn (the

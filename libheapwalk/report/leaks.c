@@ -1,10 +1,11 @@
 /* leaks.c - the `leaks` report: blocks in use that the process cannot
  * reach any more (analysis/reach.h), as Valgrind memcheck names them.
  *
- * JSON: one line per block (JSON Lines, streamable).  Text: the totals
- * per kind, then "loss records", the blocks grouped by kind and size,
- * the largest first, each with the first block's address and bytes:
- * enough to recognise what leaked without listing every block.
+ * JSON: one line per block (JSON Lines, streamable), with its C++ class
+ * where its vtable pointer names one (analysis/vtype.h).  Text: the
+ * totals per kind, then "loss records", the blocks grouped by kind, size
+ * and class, the largest first, each with the first block's address and
+ * bytes: enough to recognise what leaked without listing every block.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,6 +13,7 @@
 
 #include "../alloc/alloc.h"
 #include "../analysis/reach.h"
+#include "../analysis/vtype.h"
 #include "../target/target.h"
 #include "commands.h"
 #include "emit.h"
@@ -21,26 +23,35 @@ static const char *const kind_names[] = {
 	[BM_POSSIBLE] = "possible", [BM_INDIRECT] = "indirect",
 };
 
-/* One loss record: the blocks of one kind and one size.  */
+/* One loss record: the blocks of one kind, one size and one class.  */
 struct record {
 	uint64_t size, count, first;
+	const char *type;       /* interned class name, or NULL */
 	uint8_t kind;           /* enum bm_mark */
 	bool used;              /* slot taken */
 };
 
 struct leaks_walk {
+	struct hw_session *s;
 	const struct hw_reach *r;
 	struct hw_emitter *e;
 	bool reachable;         /* list reachable blocks too */
-	struct record *recs;    /* open addressing on (size, kind) */
+	struct record *recs;    /* open addressing on (size, kind, type) */
 	size_t cap, n;
 	bool oom;
 	uint64_t count[4], bytes[4];
 	uint64_t unmarked;      /* in use but not in the map */
 };
 
+static size_t record_hash(uint64_t size, unsigned kind, const char *type,
+			  size_t cap)
+{
+	uint64_t k = (size * 4 + kind) ^ (uint64_t)(uintptr_t)type;
+	return (size_t)((k * 0x9e3779b97f4a7c15ull) >> 40) & (cap - 1);
+}
+
 static struct record *record_of(struct leaks_walk *w, uint64_t size,
-				unsigned kind)
+				unsigned kind, const char *type)
 {
 	if ((w->n + 1) * 2 > w->cap) {
 		size_t cap = w->cap ? 2 * w->cap : 256;
@@ -52,8 +63,9 @@ static struct record *record_of(struct leaks_walk *w, uint64_t size,
 		for (size_t i = 0; i < w->cap; i++) {
 			if (!w->recs[i].used)
 				continue;
-			size_t j = ((w->recs[i].size * 4 + w->recs[i].kind) *
-				    0x9e3779b97f4a7c15ull) >> 40 & (cap - 1);
+			size_t j = record_hash(w->recs[i].size,
+					       w->recs[i].kind,
+					       w->recs[i].type, cap);
 			while (v[j].used)
 				j = (j + 1) & (cap - 1);
 			v[j] = w->recs[i];
@@ -62,14 +74,14 @@ static struct record *record_of(struct leaks_walk *w, uint64_t size,
 		w->recs = v;
 		w->cap = cap;
 	}
-	size_t j = ((size * 4 + kind) * 0x9e3779b97f4a7c15ull) >> 40 &
-		   (w->cap - 1);
+	size_t j = record_hash(size, kind, type, w->cap);
 	while (w->recs[j].used &&
-	       (w->recs[j].size != size || w->recs[j].kind != kind))
+	       (w->recs[j].size != size || w->recs[j].kind != kind ||
+		w->recs[j].type != type))
 		j = (j + 1) & (w->cap - 1);
 	if (!w->recs[j].used) {
 		w->recs[j] = (struct record){ .size = size, .kind = (uint8_t)kind,
-					      .used = true };
+					      .type = type, .used = true };
 		w->n++;
 	}
 	return &w->recs[j];
@@ -77,9 +89,10 @@ static struct record *record_of(struct leaks_walk *w, uint64_t size,
 
 static const struct em_field BLOCK_COLS[] = {
 	{ .key = "addr" }, { .key = "size" }, { .key = "kind" },
+	{ .key = "head" }, { .key = "type" },
 };
 static const struct em_table BLOCKS = {
-	.cols = BLOCK_COLS, .ncols = 3, .flags = EM_TB_LINES,
+	.cols = BLOCK_COLS, .ncols = 5, .flags = EM_TB_LINES,
 	.only = EM_JSON_ONLY };
 
 static bool leak_one(void *cookie, const struct hw_chunk *c)
@@ -96,16 +109,26 @@ static bool leak_one(void *cookie, const struct hw_chunk *c)
 	w->bytes[mark] += c->size;
 	if (mark == BM_REACHABLE && !w->reachable)
 		return true;
-	struct record *rec = record_of(w, c->size, mark);
+	const char *type = hw_vtype_of(w->s, c->addr, c->size);
+	struct record *rec = record_of(w, c->size, mark, type);
 	if (rec && !rec->count++)
 		rec->first = c->addr;
+	/* Its first bytes in hex: what `diff` matches a saved leak by.  */
+	uint8_t b[16];
+	char head[2 * sizeof b + 1];
+	size_t n = c->size < sizeof b ? (size_t)c->size : sizeof b;
+	bool have_head = n && hw_read(w->s->target, c->addr, b, n);
+	for (size_t i = 0; have_head && i < n; i++)
+		snprintf(head + 2 * i, sizeof head - 2 * i, "%02x", b[i]);
 	const struct em_val v[] = { ev_addr(c->addr), ev_u64(c->size),
-				    ev_str(kind_names[mark]) };
+				    ev_str(kind_names[mark]),
+				    have_head ? ev_str(head) : ev_absent(),
+				    type ? ev_str(type) : ev_absent() };
 	em_row(w->e, v);
 	return !em_failed(w->e) && !w->oom;
 }
 
-/* Records by bytes, the largest first; then by kind, size.  */
+/* Records by bytes, the largest first; then by kind, size, class.  */
 static int record_cmp(const void *a, const void *b)
 {
 	const struct record *x = a, *y = b;
@@ -114,7 +137,11 @@ static int record_cmp(const void *a, const void *b)
 		return bx > by ? -1 : 1;
 	if (x->kind != y->kind)
 		return x->kind < y->kind ? -1 : 1;
-	return x->size < y->size ? -1 : x->size > y->size;
+	if (x->size != y->size)
+		return x->size < y->size ? -1 : 1;
+	if (x->type != y->type)
+		return !x->type ? 1 : !y->type ? -1 : strcmp(x->type, y->type);
+	return 0;
 }
 
 static const struct em_section TOTALS = {
@@ -138,9 +165,14 @@ static const struct em_field RECORD_COLS[] = {
 	{ .label = "kind", .join = "  ", .width = -9 },
 	{ .label = "first at", .width = -18, .form = EM_T_HEX0, .digits = 16 },
 	{ .label = "its first bytes", .join = "  " },
+	{ .label = "type", .join = "  ", .none = "-" },
 };
+/* The type column only when some record has a class (a C program's
+   records have none).  */
 static const struct em_table RECORDS = {
 	.cols = RECORD_COLS, .ncols = 6, .only = EM_TEXT_ONLY };
+static const struct em_table TYPED_RECORDS = {
+	.cols = RECORD_COLS, .ncols = 7, .only = EM_TEXT_ONLY };
 
 /* "a5 a5 00 ..  |..x.|": up to 16 bytes of the block.  */
 static void first_bytes(struct hw_target *t, uint64_t addr, uint64_t size,
@@ -186,8 +218,11 @@ static void emit_records(struct hw_session *s, struct leaks_walk *w)
 		qsort(w->recs, n, sizeof *w->recs, record_cmp);
 	if (!n)
 		return;
+	bool typed = false;
+	for (size_t i = 0; i < n && !typed; i++)
+		typed = w->recs[i].type != NULL;
 	em_note(w->e, "");
-	em_table_begin(w->e, &RECORDS);
+	em_table_begin(w->e, typed ? &TYPED_RECORDS : &RECORDS);
 	for (size_t i = 0; i < n && !em_failed(w->e); i++) {
 		const struct record *rec = &w->recs[i];
 		char bytes[96];
@@ -196,6 +231,7 @@ static void emit_records(struct hw_session *s, struct leaks_walk *w)
 			ev_u64(rec->size * rec->count), ev_u64(rec->count),
 			ev_u64(rec->size), ev_str(kind_names[rec->kind]),
 			ev_addr(rec->first), ev_str(bytes),
+			rec->type ? ev_str(rec->type) : ev_absent(),
 		};
 		em_row(w->e, v);
 	}
@@ -205,7 +241,7 @@ static void emit_records(struct hw_session *s, struct leaks_walk *w)
 enum hw_status hw_report_leaks(struct hw_session *s, struct hw_emitter *e,
 			       int argc, char *const argv[])
 {
-	struct leaks_walk w = { .e = e };
+	struct leaks_walk w = { .s = s, .e = e };
 	for (int i = 1; i < argc; i++) {
 		if (strcmp(argv[i], "--reachable") != 0)
 			return hw_error(s, HW_USAGE, "leaks: unknown argument "

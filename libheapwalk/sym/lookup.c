@@ -100,3 +100,28 @@ bool hw_syms_lookup_suffix(const struct hw_syms *s, const struct hw_module *m,
 	}
 	return false;
 }
+
+bool hw_syms_symbol_at(const struct hw_syms *s, uint64_t addr,
+		       struct hw_symbol_at *out)
+{
+	if (s == NULL || s->dwfl == NULL || out == NULL)
+		return false;
+	Dwfl_Module *mod = hw_syms_addrmodule(s, addr);
+	if (mod == NULL)
+		return false;
+	GElf_Off off = 0;
+	GElf_Sym sym;
+	/* dwfl_module_addrinfo prefers global symbols and ignores sizes of
+	   zero only where nothing better covers addr: what a backtrace
+	   shows.  */
+	const char *name = dwfl_module_addrinfo(mod, addr, &off, &sym, NULL,
+						NULL, NULL);
+	const char *modname = dwfl_module_info(mod, NULL, NULL, NULL, NULL,
+					       NULL, NULL, NULL);
+	*out = (struct hw_symbol_at){
+		.name = name, .offset = name != NULL ? off : 0,
+		.size = name != NULL ? sym.st_size : 0,
+		.module = modname != NULL ? modname : "?",
+	};
+	return name != NULL;
+}

@@ -463,6 +463,7 @@ struct hw_syms *hw_syms_open_core(Elf *core, const struct hw_syms_opts *opts,
 	struct hw_syms *s = syms_begin(opts, &cb, err, errlen);
 	if (s == NULL)
 		return NULL;
+	s->core = core;
 	int n = dwfl_core_file_report(s->dwfl, core, s->exe);
 	if (n < 0) {
 		set_err(err, errlen, "libdwfl cannot read the core: %s",
@@ -602,12 +603,65 @@ bool hw_syms_module(const struct hw_syms *s, size_t i, struct hw_module *m)
 	return true;
 }
 
+/* Whether one of mod's PT_LOAD segments, at its load bias, covers addr
+   (memory size: .bss included).  */
+static bool segments_cover(Dwfl_Module *mod, uint64_t addr)
+{
+	Dwarf_Addr bias = 0;
+	Elf *elf = dwfl_module_getelf(mod, &bias);
+	size_t n = 0;
+	if (elf == NULL || elf_getphdrnum(elf, &n) != 0)
+		return false;
+	for (size_t i = 0; i < n && i < 4096; i++) {
+		GElf_Phdr ph;
+		if (gelf_getphdr(elf, (int)i, &ph) == NULL ||
+		    ph.p_type != PT_LOAD)
+			continue;
+		uint64_t lo = bias + ph.p_vaddr;
+		if (addr >= lo && addr - lo < ph.p_memsz)
+			return true;
+	}
+	return false;
+}
+
+/* libdwfl reports a live process's modules (dwfl_linux_proc_report)
+   with the extent of their file's mappings in /proc/PID/maps, which
+   leaves out the tail of .bss past the file's last page: anonymous
+   memory right after it.  An address in no module's extent is the
+   nearest module below's when its segments cover it.  */
+Dwfl_Module *hw_syms_addrmodule(const struct hw_syms *s, uint64_t addr)
+{
+	if (s == NULL || s->dwfl == NULL)
+		return NULL;
+	Dwfl_Module *mod = dwfl_addrmodule(s->dwfl, addr);
+	if (mod != NULL)
+		return mod;
+	Dwfl_Module *below = NULL;
+	Dwarf_Addr best = 0;
+	for (size_t i = 0; i < s->nmods; i++) {
+		Dwarf_Addr high = 0;
+		dwfl_module_info(s->mods[i], NULL, NULL, &high, NULL, NULL,
+				 NULL, NULL);
+		if (high <= addr && (below == NULL || high > best)) {
+			below = s->mods[i];
+			best = high;
+		}
+	}
+	return below != NULL && segments_cover(below, addr) ? below : NULL;
+}
+
+bool hw_syms_covers(const struct hw_syms *s, uint64_t addr)
+{
+	return s != NULL && s->dwfl != NULL &&
+	       dwfl_addrmodule(s->dwfl, addr) != NULL;
+}
+
 bool hw_syms_module_at(const struct hw_syms *s, uint64_t addr,
 		       struct hw_module *m)
 {
 	if (s == NULL || m == NULL)
 		return false;
-	Dwfl_Module *mod = dwfl_addrmodule(s->dwfl, addr);
+	Dwfl_Module *mod = hw_syms_addrmodule(s, addr);
 	if (mod == NULL)
 		return false;
 	fill_module(mod, m);

@@ -26,6 +26,17 @@ struct hw_syms {
 	Dwfl *dwfl;
 	Dwfl_Module **mods;
 	size_t nmods;
+
+	/* The unwinder (unwind.c): libdwfl's thread state, attached on
+	   first use with callbacks that read the request below.  */
+	Elf *core;                      /* the core (its machine), or NULL */
+	bool unwind_attached, unwind_failed;
+	const struct hw_unwind_thread *unwind_req;
 };
+
+/* The module holding addr (modules.c): libdwfl's, or the module whose
+   loaded segments reach past the extent libdwfl gave it (a live
+   process's .bss tail, see there); NULL when none.  */
+Dwfl_Module *hw_syms_addrmodule(const struct hw_syms *s, uint64_t addr);
 
 #endif /* HW_SYM_PRIVATE_H */

@@ -112,6 +112,39 @@ bool hw_syms_find_module(const struct hw_syms *s, const char *prefix,
 bool hw_syms_module_at(const struct hw_syms *s, uint64_t addr,
 		       struct hw_module *m);
 
+/* One thread to unwind: its general registers as the kernel's
+   NT_PRSTATUS has them (elf_gregset_t order) and a reader of the
+   target's memory.  */
+struct hw_unwind_thread {
+	int tid;
+	uint16_t machine;              /* EM_X86_64 or EM_AARCH64 */
+	const uint64_t *regs;
+	uint32_t nregs;
+	bool (*read)(void *cookie, uint64_t addr, uint64_t *value);
+	void *cookie;
+};
+
+/* A frame of a thread's stack, the innermost first: its pc and its
+   stack pointer (the frame's words lie from sp up to the next frame's
+   sp).  `activation`: pc is where the thread stopped (frame 0 or a
+   signal frame), not a return address (whose function is that of
+   pc - 1).  */
+struct hw_frame {
+	uint64_t pc, sp;
+	bool activation;
+};
+
+/* Unwind th through libdwfl (CFI from .eh_frame / .debug_frame, frame
+   pointers otherwise, as eu-stack does) into at most max frames;
+   returns how many.  0 when it cannot (no registers, an architecture
+   libdwfl's backend lacks).  */
+size_t hw_syms_unwind(struct hw_syms *s, const struct hw_unwind_thread *th,
+		      struct hw_frame *out, size_t max);
+
+/* Whether some module's address range holds addr (cheap: no file or
+   debug info is looked for).  */
+bool hw_syms_covers(const struct hw_syms *s, uint64_t addr);
+
 /* Address (already relocated) and size of the symbol `name` in module m,
    local symbols included (from .symtab of the file or of its debug file).
    For STT_TLS symbols the value is the offset in the module's TLS block and
@@ -148,5 +181,18 @@ bool hw_syms_struct_layout(const struct hw_syms *s, const struct hw_module *m,
 			   uint64_t near_addr, const char *tag,
 			   const char *const *members, size_t nmembers,
 			   int64_t *offsets, uint64_t *sizeof_out);
+
+/* The symbol covering addr (any module), as a backtrace names it:
+   name + offset, and the module's reported name.  Strings stay valid
+   until close.  False when no module holds addr or no symbol covers
+   it (out->module is then still set when a module does).  */
+struct hw_symbol_at {
+	const char *name;       /* e.g. "_ZTV6Circle"; NULL: none */
+	uint64_t offset;        /* addr - the symbol's address */
+	uint64_t size;          /* the symbol's st_size */
+	const char *module;     /* the module's reported name */
+};
+bool hw_syms_symbol_at(const struct hw_syms *s, uint64_t addr,
+		       struct hw_symbol_at *out);
 
 #endif /* HW_SYM_H */

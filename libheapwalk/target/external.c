@@ -158,6 +158,11 @@ static bool add_threads(struct hw_target *t, const struct hw_memory *m)
 		const struct hw_memory_thread *mt = &m->threads[i];
 		struct hw_thread *th = &t->threads[t->nthreads++];
 		th->tid = mt->tid;
+		if (mt->nregs && t->arch)
+			hw_thread_set_regs(th, t->arch, mt->regs,
+					   mt->nregs < HW_MAX_REGS ? mt->nregs
+								   : HW_MAX_REGS);
+		/* What the debugger named sp, pc and tp wins.  */
 		th->sp = mt->sp;
 		th->pc = mt->pc;
 		th->tp = mt->tp;

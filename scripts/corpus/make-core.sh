@@ -1,8 +1,9 @@
 #!/bin/bash
 # make-core.sh [--prog-only] CASE OUTDIR [VARIANT] - build
 # corpora/ptmalloc/CASE.c (or corpora/jemalloc/CASE.c for the jemalloc-*
-# variants) and make it dump a core: leaves OUTDIR/prog, OUTDIR/core and
-# OUTDIR/truth.txt.
+# variants; or corpora/ptmalloc/CASE.cc, C++ built with g++, for the host
+# variant only) and make it dump a core: leaves OUTDIR/prog, OUTDIR/core
+# and OUTDIR/truth.txt.
 #
 # --prog-only: only build OUTDIR/prog (and the OUTDIR/sysroot link), the
 # same way, and run nothing: for the live-process tests, which run the
@@ -83,6 +84,11 @@ jemalloc-*) srcdir=$top/corpora/jemalloc ;;
 *) srcdir=$top/corpora/ptmalloc ;;
 esac
 src=$srcdir/$case_name.c
+# A C++ case is CASE.cc, built with g++ for the host only (cxx1).
+if [ ! -f "$src" ] && [ -f "$srcdir/$case_name.cc" ]; then
+	src=$srcdir/$case_name.cc
+	[ "$variant" = host ] || die "C++ case $case_name is built for the host only"
+fi
 [ -f "$src" ] || die "no such corpus case: $src"
 
 mkdir -p "$outdir"
@@ -138,7 +144,9 @@ log=$outdir/build.log
 : >"$log"
 case $variant in
 host)
-	${CC:-gcc} -O0 -g -pthread -o "$outdir/prog" "$src" >>"$log" 2>&1 ||
+	host_cc=${CC:-gcc}
+	case $src in *.cc) host_cc=${CXX:-g++} ;; esac
+	$host_cc -O0 -g -pthread -o "$outdir/prog" "$src" >>"$log" 2>&1 ||
 		die "compiling $src failed (see $log)"
 	;;
 host-static | host-static-pie)

@@ -9,7 +9,9 @@
  * (definite, indirect, cycle) must lie in memory of a lost block or of a
  * freed one (stale data); a "possible" block must have no pointer to its
  * start outside those, and at least one pointer into it.  A block
- * "reachable" from a root must be pointed to somewhere.  Fit for
+ * "reachable" from a root must be pointed to somewhere; one held only
+ * from a register (holder reg:NAME) by a value in the notes (the
+ * threads' registers) and by no word of memory.  Fit for
  * ptmalloc cores, whose own metadata points at free chunks only.
  * Prints "leakscan: N blocks, M problems"; exit 1 on a problem.
  */
@@ -69,7 +71,8 @@ int main(int argc, char **argv)
 	fclose(f);
 	unsigned long long *starts = calloc(nlblocks, sizeof *starts);
 	unsigned long long *inside = calloc(nlblocks, sizeof *inside);
-	if (!starts || !inside)
+	unsigned long long *in_notes = calloc(nlblocks, sizeof *in_notes);
+	if (!starts || !inside || !in_notes)
 		die(argv[1], "out of memory");
 	unsigned long problems = 0;
 	for (uint64_t off = 0; off + 8 <= size; off += 4) {
@@ -92,6 +95,13 @@ int main(int argc, char **argv)
 				starts[i]++;
 			else
 				inside[i]++;
+			if (!at && v == b->addr)
+				in_notes[i]++;
+			if (at && !strncmp(b->holder, "reg:", 4) &&
+			    problems++ < 20)
+				printf("leakscan: block 0x%llx, held only from "
+				       "%s, is pointed to from memory 0x%llx\n",
+				       b->addr, b->holder + 4, at);
 			if (lost_kind(b->kind) && problems++ < 20)
 				printf("leakscan: %s block 0x%llx is pointed to "
 				       "from %s 0x%llx (file offset %llu)\n",
@@ -112,8 +122,16 @@ int main(int argc, char **argv)
 			printf("leakscan: reachable block 0x%llx: no pointer to "
 			       "it\n", b->addr);
 		}
+		if (!strncmp(b->holder, "reg:", 4) && !in_notes[i]) {
+			problems++;
+			printf("leakscan: block 0x%llx: no register holds it\n",
+			       b->addr);
+		}
 	}
 	printf("leakscan: %zu blocks, %lu problems\n", nlblocks, problems);
 	free(data);
+	free(starts);
+	free(inside);
+	free(in_notes);
 	return problems ? 1 : 0;
 }

@@ -1,5 +1,5 @@
 /* leaktruth.h - the truth a leaks corpus program records (corpora/
- * ptmalloc/leaks1.c): "block 0xADDR SIZE KIND HOW" lines.  Header only,
+ * ptmalloc/leaks1.c): "block 0xADDR SIZE KIND HOW [HOLDER]" lines.  Header only,
  * for leakscan.c and leakcmp.c; the tool defines die_truth().
  */
 #ifndef HW_TOOLS_LEAKTRUTH_H
@@ -12,6 +12,9 @@
 struct lblock {
 	unsigned long long addr, size;
 	char kind[16], how[24];
+	char holder[40];       /* what holds it (g_keep, 0xBLOCK+OFF, reg:r12,
+				  ...), or "-" (absent in old
+				  truth files: "") */
 	int seen;              /* leakcmp: lines of heapwalk naming it */
 	char got[16];          /* leakcmp: the kind heapwalk gave */
 };
@@ -37,8 +40,8 @@ static void read_leak_truth(const char *path)
 		}
 		if (strncmp(line, "block ", 6))
 			continue;
-		if (sscanf(line, "block %llx %llu %15s %23s", &b.addr, &b.size,
-			   b.kind, b.how) != 4)
+		if (sscanf(line, "block %llx %llu %15s %23s %39s", &b.addr,
+			   &b.size, b.kind, b.how, b.holder) < 4)
 			die_truth("a block line does not parse");
 		if (nlblocks == cap) {
 			cap = cap ? 2 * cap : 64;

@@ -157,6 +157,13 @@ static void pm_internal(void *state, hw_range_fn *fn, void *cookie)
 			fn(cookie, p->heaps[i].info, p->heaps[i].start);
 }
 
+static uint64_t pm_arena_addr(void *state, int32_t arena)
+{
+	const struct pm_state *p = state;
+	return arena >= 0 && (size_t)arena < p->narenas ? p->arenas[arena].addr
+							: 0;
+}
+
 static void pm_summary(void *state, struct hw_emitter *e)
 {
 	pm_prepare_all(state);
@@ -191,6 +198,7 @@ const struct hw_allocator_ops hw_ptmalloc_ops = {
 	.arenas = pm_arenas,
 	.bins = pm_bins,
 	.size_class = pm_size_class,
+	.arena_addr = pm_arena_addr,
 	.block_align = PM_ALIGN,
 	.internal = pm_internal,
 	.check = NULL,

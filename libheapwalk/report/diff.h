@@ -1,0 +1,94 @@
+/* diff.h - `diff BASE`'s parts: reading a saved base (diff-json.c),
+ * comparing it with the session's heap per size class and arena
+ * (diff.c), per C++ class (diff-types.c) and by the leaks of both
+ * (diff-leaks.c).
+ */
+#ifndef HW_DIFF_H
+#define HW_DIFF_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "commands.h"
+
+/* A leak head: the first bytes of a leaked block, what matches it
+   across snapshots together with its size and class.  */
+#define DIFF_HEAD 16
+
+/* Type names of one diff, each once: blocks are matched by pointer.  */
+struct diff_names {
+	char **slot;            /* open addressing on the text */
+	size_t cap, n;
+};
+
+/* The blocks of one class in use (name NULL: of no known type).  */
+struct diff_type {
+	const char *name;       /* in the base's diff_names */
+	uint64_t count, bytes;
+};
+
+/* One definite or indirect leak.  */
+struct diff_leak {
+	uint64_t addr, size;
+	const char *type;       /* in diff_names, or NULL */
+	uint8_t kind;           /* enum bm_mark: BM_UNREACHED, BM_INDIRECT */
+	uint8_t nhead;          /* bytes of head known (<= DIFF_HEAD) */
+	uint8_t head[DIFF_HEAD];
+};
+
+struct diff_leaks {
+	struct diff_leak *v;
+	size_t n, cap;
+};
+
+/* A base as `diff` compares it: from another core, or from saved
+   `sizes --json`, `sizes --by=type --json` and `leaks --json` output.  */
+struct diff_base {
+	struct hw_size_profile p;
+	char allocator[32];     /* "ptmalloc", "jemalloc"; "" if not said */
+	bool partial;           /* its walk did not cover its whole heap */
+	bool has_sizes;         /* p is known (a core or a sizes --json) */
+	bool has_arenas;        /* per-arena totals known (old JSON: no) */
+	bool exact;             /* rows are exact sizes (sizes --exact) */
+	bool has_types;         /* types is known */
+	struct diff_type *types;
+	size_t ntypes, types_cap;
+	bool has_leaks;         /* leaks is known */
+	bool leak_heads;        /* the leaks carry their heads */
+	struct diff_leaks leaks;
+	struct diff_names names;
+};
+
+void diff_base_free(struct diff_base *b);
+
+/* The one copy of name in n (NULL: NULL, or out of memory: *oom).  */
+const char *diff_name(struct diff_names *n, const char *name, bool *oom);
+void diff_names_free(struct diff_names *n);
+
+/* Room for one more leak; false when out of memory.  */
+bool diff_leaks_grow(struct diff_leaks *l);
+
+/* Parse saved JSON (len bytes at text, not necessarily NUL-terminated)
+   into b, adding to what b already has: a `sizes --json` document, a
+   `sizes --by=type --json` document, or `leaks --json` lines (no line:
+   no leaks).  *what is set to "sizes-json", "types-json" or
+   "leaks-json".  false with a reason in why when it is none of them.  */
+bool diff_parse_json(const char *text, size_t len, struct diff_base *b,
+		     const char **what, char *why, size_t whylen);
+
+/* diff-types.c: the blocks of s in use per class into types (names in
+   `names`); and the per-class section of the report.  */
+enum hw_status diff_type_profile(struct hw_session *s, struct diff_names *names,
+				 struct diff_type **types, size_t *n);
+enum hw_status diff_emit_types(struct hw_session *s, struct hw_emitter *e,
+			       struct diff_base *b);
+
+/* diff-leaks.c: the definite and indirect leaks of s into l (names in
+   `names`); and the new-leaks section of the report.  */
+enum hw_status diff_collect_leaks(struct hw_session *s, struct diff_names *names,
+				  struct diff_leaks *l);
+enum hw_status diff_emit_leaks(struct hw_session *s, struct hw_emitter *e,
+			       struct diff_base *b);
+
+#endif /* HW_DIFF_H */
