@@ -4,9 +4,12 @@
  * 4095 slots in jemalloc's data, non-NULL for the arenas created so far,
  * where each arena_t holds, at one offset common to all of them, its
  * base_t pointer, and that base_t starts with the arena's own index (its
- * ehooks' ind).  The arena_t itself lives in its base's first block, just
- * after the base_t.  Only addresses come from here: everything counted
- * comes from the extents.
+ * ehooks' ind).  The arena_t itself lives in one of its base's blocks
+ * (arena 0: b0's first block, just after the base_t), and the base's list
+ * of blocks ends at the block holding the base_t: the offset is taken
+ * only where every base checks out that way (when none does, the array
+ * is kept and the bases are not found).  Only addresses come from here:
+ * everything counted comes from the extents.
  */
 #include <string.h>
 
@@ -22,22 +25,59 @@ static bool slot_fits(uint64_t arena, uint64_t base)
 	       arena - base < MAX_ARENA_FROM_BASE;
 }
 
-/* The offset of arena_t.base that fits every non-NULL slot, or 0.  */
-static uint64_t base_offset(struct je_state *j, const uint64_t *slots)
+/* Does `off` hold, in every non-NULL slot's arena, a pointer to a base_t
+   whose first word is the slot's index?  Only a filter: with one arena
+   the index is 0, and arena_t holds, before its base pointer, pointers to
+   free extents a little below it (seen in 5.3's extent caches) whose
+   first word is often 0 too.  */
+static bool offset_fits(struct je_state *j, const uint64_t *slots,
+			uint64_t off)
 {
+	bool any = false;
+	for (unsigned k = 0; k < ARENA_SLOTS; k++) {
+		if (!slots[k])
+			continue;
+		uint64_t b;
+		uint32_t ind;
+		if (!hw_read_u64(j->t, slots[k] + off, &b) ||
+		    !slot_fits(slots[k], b) || !hw_read_u32(j->t, b, &ind) ||
+		    ind != k)
+			return false;
+		any = true;
+	}
+	return any;
+}
+
+/* Is each arena's base_t at `off` a base whose block list checks out and
+   holds the arena?  What tells the real base pointer from a decoy.  */
+static bool bases_hold_arenas(struct je_state *j, const uint64_t *slots,
+			      uint64_t off)
+{
+	uint64_t blocks_off = 0;
+	for (unsigned k = 0; k < ARENA_SLOTS; k++) {
+		uint64_t b;
+		if (slots[k] && (!hw_read_u64(j->t, slots[k] + off, &b) ||
+				 !je_base_holds(j, b, slots[k], &blocks_off)))
+			return false;
+	}
+	return true;
+}
+
+/* The offset of arena_t.base that fits every non-NULL slot, or 0.  Every
+   offset is tried, not only the first that passes the filter: in 5.3 the
+   real one is near the end of arena_t.  Several may point at the same
+   base_t (pa_shard_t holds it too); any of those will do.  *fits: some
+   offset passed the filter, which is all the array itself needs (a
+   damaged base should lose the bases, not the arenas).  */
+static uint64_t base_offset(struct je_state *j, const uint64_t *slots,
+			    bool *fits)
+{
+	*fits = false;
 	for (uint64_t off = 64; off < MAX_BASE_OFFSET; off += 8) {
-		bool all = true, any = false;
-		for (unsigned k = 0; k < ARENA_SLOTS && all; k++) {
-			if (!slots[k])
-				continue;
-			uint64_t b;
-			uint32_t ind;
-			all = hw_read_u64(j->t, slots[k] + off, &b) &&
-			      slot_fits(slots[k], b) &&
-			      hw_read_u32(j->t, b, &ind) && ind == k;
-			any = true;
-		}
-		if (all && any)
+		if (!offset_fits(j, slots, off))
+			continue;
+		*fits = true;
+		if (bases_hold_arenas(j, slots, off))
 			return off;
 	}
 	return 0;
@@ -57,8 +97,9 @@ static bool try_array(struct je_state *j, uint64_t at)
 	for (size_t i = 0; i < j->next; i++)
 		if (j->ext[i].arena >= ARENA_SLOTS || !slots[j->ext[i].arena])
 			return false;
-	uint64_t off = base_offset(j, slots);
-	if (!off)
+	bool fits;
+	uint64_t off = base_offset(j, slots, &fits);
+	if (!fits)
 		return false;
 	j->arena_base_off = off;
 	for (unsigned k = 0; k < ARENA_SLOTS; k++) {

@@ -178,6 +178,11 @@ bool je_walk_parallel(struct je_state *j, unsigned nparts, hw_chunk_fn *fn,
 void je_find_arenas(struct je_state *j);
 /* stats.c */
 void je_find_bases(struct je_state *j);
+/* Is `base` a base_t whose list of blocks (its head at base +
+   *blocks_off; found and stored there when 0) ends at the block holding
+   the base_t and has a block holding `arena`?  */
+bool je_base_holds(struct je_state *j, uint64_t base, uint64_t arena,
+		   uint64_t *blocks_off);
 void je_find_internal(struct je_state *j);
 void je_figures(const struct je_state *j, struct je_figures *f);
 /* jemalloc's own memory: every base block of every base found, and a

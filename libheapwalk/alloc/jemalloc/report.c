@@ -157,7 +157,7 @@ static void figure(struct hw_emitter *e, const char *name,
 	char text[512], a[32], b[32];
 	if (!f->known)
 		snprintf(text, sizeof text, "%14s  %s", "unknown",
-			 f->from ? f->from : "no base_t found");
+			 f->from ? f->from : "not found");
 	else if (f->exact)
 		snprintf(text, sizeof text, "  %12s  %s",
 			 hw_human(a, sizeof a, f->value), f->from);
@@ -190,7 +190,7 @@ static void approximate(struct hw_emitter *e, const struct je_figures *f)
 			em_kv(e, &F_ABOVE, ev_u64(v[i]->above));
 		}
 		em_kv(e, &F_FROM, ev_str(v[i]->from ? v[i]->from :
-			"not found (no base_t: the arena array was not found)"));
+					 "not found"));
 		em_section_end(e);
 	}
 	em_section_end(e);

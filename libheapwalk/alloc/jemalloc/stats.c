@@ -30,11 +30,17 @@
 #define MAX_COUNTERS_OFF 32768    /* blocks .. allocated: SC_NSIZES heaps */
 
 /* Sum of the sizes of the base blocks chained from `first`, which must
-   end at the block holding the base_t itself; 0 if it is no such chain. */
-static uint64_t chain_mapped(struct je_state *j, uint64_t base, uint64_t first)
+   end at the block holding the base_t itself (base_new() puts it in its
+   first block, and each new block is pushed on the front of the list),
+   with one of the blocks holding `inside` too when it is not 0 (the arena,
+   which arena_new() allocates from its own base); 0 if it is no such
+   chain.  */
+static uint64_t chain_mapped(struct je_state *j, uint64_t base, uint64_t first,
+			     uint64_t inside)
 {
 	uint64_t page = (uint64_t)1 << j->p.lg_page, sum = 0;
 	uint64_t b = first;
+	bool held = !inside;
 	for (unsigned n = 0; n < MAX_BLOCKS; n++) {
 		uint64_t size, next;
 		if (!b || (b & (page - 1)) || !hw_read_u64(j->t, b, &size) ||
@@ -42,8 +48,9 @@ static uint64_t chain_mapped(struct je_state *j, uint64_t base, uint64_t first)
 		    (size & (page - 1)) || size >> 40)
 			return 0;
 		sum += size;
+		held |= inside >= b && inside - b < size;
 		if (!next)
-			return base >= b && base - b < size ? sum : 0;
+			return held && base >= b && base - b < size ? sum : 0;
 		b = next;
 	}
 	return 0;
@@ -51,15 +58,27 @@ static uint64_t chain_mapped(struct je_state *j, uint64_t base, uint64_t first)
 
 /* Offset of base_t.blocks: the first word that leads to a valid chain. */
 static uint64_t blocks_offset(struct je_state *j, uint64_t base,
-			      uint64_t *mapped)
+			      uint64_t inside, uint64_t *mapped)
 {
 	for (uint64_t off = 8; off < MAX_BLOCKS_OFF; off += 8) {
 		uint64_t first;
 		if (hw_read_u64(j->t, base + off, &first) &&
-		    (*mapped = chain_mapped(j, base, first)) != 0)
+		    (*mapped = chain_mapped(j, base, first, inside)) != 0)
 			return off;
 	}
 	return 0;
+}
+
+bool je_base_holds(struct je_state *j, uint64_t base, uint64_t arena,
+		   uint64_t *blocks_off)
+{
+	uint64_t first, mapped;
+	if (!*blocks_off) {
+		*blocks_off = blocks_offset(j, base, arena, &mapped);
+		return *blocks_off != 0;
+	}
+	return hw_read_u64(j->t, base + *blocks_off, &first) &&
+	       chain_mapped(j, base, first, arena) != 0;
 }
 
 /* Offset of base_t.allocated: {allocated, resident, mapped} with mapped
@@ -82,17 +101,18 @@ static uint64_t counters_offset(struct je_state *j, uint64_t base,
 	return 0;
 }
 
-/* Read one base; the offsets are found on the first and must fit all.  */
-static bool read_base(struct je_state *j, struct je_base *b,
+/* Read the base of the arena at `arena`; the offsets are found on the
+   first and must fit all.  */
+static bool read_base(struct je_state *j, struct je_base *b, uint64_t arena,
 		      uint64_t *blocks_off, uint64_t *counters_off)
 {
 	uint64_t mapped = 0;
 	if (!*blocks_off)
-		*blocks_off = blocks_offset(j, b->addr, &mapped);
+		*blocks_off = blocks_offset(j, b->addr, arena, &mapped);
 	else {
 		uint64_t first;
 		if (hw_read_u64(j->t, b->addr + *blocks_off, &first))
-			mapped = chain_mapped(j, b->addr, first);
+			mapped = chain_mapped(j, b->addr, first, arena);
 	}
 	if (!*blocks_off || !mapped)
 		return false;
@@ -114,7 +134,9 @@ static bool read_base(struct je_state *j, struct je_base *b,
 
 void je_find_bases(struct je_state *j)
 {
-	j->how_bases = "not found (no arena array)";
+	j->how_bases = !j->arenas_array ?
+		"not found (the arena array was not found)" :
+		"not found (a base_t's block list did not check out)";
 	if (!j->arenas_array || !j->arena_base_off)
 		return;
 	j->bases = calloc(j->narena_slots ? j->narena_slots : 1, sizeof *j->bases);
@@ -129,7 +151,8 @@ void je_find_bases(struct je_state *j)
 			continue;
 		struct je_base *b = &j->bases[j->nbases];
 		b->addr = base;
-		if (!read_base(j, b, &blocks_off, &counters_off)) {
+		if (!read_base(j, b, j->arena_addr[a], &blocks_off,
+			       &counters_off)) {
 			all_blocks = all_counters = false;
 			continue;
 		}
@@ -283,8 +306,14 @@ void je_figures(const struct je_state *j, struct je_figures *f)
 		br += j->bases[i].resident;
 		bm += j->bases[i].blocks_mapped;
 	}
-	if (!j->nbases)
+	if (!j->nbases) {
+		/* Unknown: say why, in the words of the bases root.  */
+		f->metadata.from = f->resident.from = f->mapped.from =
+			!j->arenas_array ?
+			"no base_t: the arena array was not found" :
+			"no base_t: a base_t's block list did not check out";
 		return;
+	}
 	exact(&f->mapped, bm + pages_mapped, "base blocks + pages of "
 	      "extents that are not retained");
 	if (j->base_counters) {
@@ -308,6 +337,8 @@ void je_figures(const struct je_state *j, struct je_figures *f)
 	   told apart from the program's: the figure is a lower bound.  */
 	f->metadata = (struct je_figure){ .value = ba + stacks,
 		.above = small + large - stacks, .known = j->base_counters,
-		.from = "bases' allocated counters + the tcaches' stack "
-			"blocks" };
+		.from = j->base_counters ? "bases' allocated counters + the "
+					   "tcaches' stack blocks" :
+			"no base_t counters: a base_t's block list checked "
+			"out, its counters did not" };
 }
