@@ -34,6 +34,7 @@
 #include "../target/target.h"
 #include "reach.h"
 #include "roots.h"
+#include "scanwords.h"
 
 #define STACK_MAX ((size_t)1 << 19)   /* entries per thread: 4 MiB */
 #define FILL_MAX_THREADS 16
@@ -221,36 +222,20 @@ static void visit(struct marker *k, uint64_t v)
 	}
 }
 
-/* Every aligned word of [start, end) that the target holds.  */
+/* visit() as scanwords.h's callback: the leaks scan never stops early.  */
+static bool visit_word(void *cookie, uint64_t slot, uint64_t v)
+{
+	(void)slot;
+	visit(cookie, v);
+	return true;
+}
+
+/* Every aligned word of [start, end) that the target holds; what it
+   lacks is counted in k->unreadable.  */
 static void scan(struct marker *k, uint64_t start, uint64_t end)
 {
-	uint64_t lo = k->m->lo, span = k->m->hi - k->m->lo;
-	start = (start + 7) & ~(uint64_t)7;
-	while (start < end && end - start >= 8) {
-		const uint8_t *p;
-		uint64_t run = hw_readable_run(k->t, start, &p);
-		if (run < 8) {
-			/* Not in the target (a core cut short, a page it
-			   lacks): on to the next page.  */
-			uint64_t next = (start | 4095) + 1;
-			if (next > end || next < start)
-				next = end;
-			k->unreadable += next - start;
-			start = next;
-			continue;
-		}
-		if (run > end - start)
-			run = end - start;
-		size_t words = (size_t)(run / 8);
-		for (size_t i = 0; i < words; i++) {
-			uint64_t v;
-			memcpy(&v, p + 8 * i, 8);
-			v &= k->mask;
-			if (v - lo < span)
-				visit(k, v);
-		}
-		start += (uint64_t)words * 8;
-	}
+	hw_scan_words(k->t, start, end, k->mask, k->m->lo, k->m->hi,
+		      visit_word, k, &k->unreadable);
 }
 
 static void scan_block(struct marker *k, const struct bm_ref *ref)
@@ -405,8 +390,9 @@ static void mark_parallel(struct marker *k, unsigned nthreads)
 	for (unsigned i = 0; i < nthreads; i++) {
 		ks[i] = *k;
 		ks[i].pool = &p;
-		ks[i].unreadable = 0;
 		if (i) {
+			/* Thread 0 keeps what the roots' scan counted.  */
+			ks[i].unreadable = 0;
 			ks[i].stack = NULL;
 			ks[i].n = ks[i].cap = 0;
 			ks[i].overflow = false;

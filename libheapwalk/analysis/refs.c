@@ -11,47 +11,7 @@
 
 #include "../target/target.h"
 #include "refs.h"
-
-
-/* ---- scanning words ------------------------------------------------------ */
-
-/* fn(cookie, slot, value) for every aligned word of [start, end) the
-   target holds whose masked value lies in [lo, hi); stops when fn
-   returns false (and returns false).  */
-typedef bool word_fn(void *cookie, uint64_t slot, uint64_t v);
-
-static bool scan_words(struct hw_target *t, uint64_t start, uint64_t end,
-		       uint64_t mask, uint64_t lo, uint64_t hi, word_fn *fn,
-		       void *cookie)
-{
-	start = (start + 7) & ~(uint64_t)7;
-	while (start < end && end - start >= 8) {
-		const uint8_t *p;
-		uint64_t run = hw_readable_run(t, start, &p);
-		if (run < 8) {
-			/* Not in the target: on to the next page, as the
-			   leaks scan does.  */
-			uint64_t next = (start | 4095) + 1;
-			if (next > end || next < start)
-				next = end;
-			start = next;
-			continue;
-		}
-		if (run > end - start)
-			run = end - start;
-		size_t words = (size_t)(run / 8);
-		for (size_t i = 0; i < words; i++) {
-			uint64_t v;
-			memcpy(&v, p + 8 * i, 8);
-			v &= mask;
-			if (v - lo < hi - lo &&
-			    !fn(cookie, start + 8 * (uint64_t)i, v))
-				return false;
-		}
-		start += (uint64_t)words * 8;
-	}
-	return true;
-}
+#include "scanwords.h"
 
 /* Whether [start, end) overlaps the allocator's own memory: a block
    there is the allocator's, and `leaks` never scans it.  */
@@ -122,8 +82,9 @@ static void ref_root(void *cookie, const struct hw_root *root)
 			.kind = root->kind == HW_ROOT_STACK ? HW_REF_STACK
 							    : HW_REF_MEMORY,
 			.thread = root->thread, .reg = -1 };
-		scan_words(w->s->target, root->start, root->end,
-			   w->r->ptr_mask, w->start, w->end, ref_word, w);
+		hw_scan_words(w->s->target, root->start, root->end,
+			      w->r->ptr_mask, w->start, w->end, ref_word, w,
+			      NULL);
 		return;
 	}
 }
@@ -137,8 +98,8 @@ static bool ref_block(void *cookie, const struct bm_ref *b)
 	w->cur = (struct hw_ref){ .kind = HW_REF_BLOCK, .thread = -1,
 				  .reg = -1, .holder = b->addr,
 				  .holder_end = end };
-	scan_words(w->s->target, b->addr, end, w->r->ptr_mask, w->start,
-		   w->end, ref_word, w);
+	hw_scan_words(w->s->target, b->addr, end, w->r->ptr_mask, w->start,
+		      w->end, ref_word, w, NULL);
 	return !w->stop;
 }
 
@@ -232,8 +193,9 @@ static void bfs_root(void *cookie, const struct hw_root *root)
 	}
 	case HW_ROOT_STACK:
 	case HW_ROOT_MEMORY:
-		scan_words(b->s->target, root->start, root->end, r->ptr_mask,
-			   r->map.lo, r->map.hi, bfs_word, b);
+		hw_scan_words(b->s->target, root->start, root->end,
+			      r->ptr_mask, r->map.lo, r->map.hi, bfs_word, b,
+			      NULL);
 		return;
 	}
 }
@@ -275,9 +237,9 @@ static void bfs_run(struct bfs *b)
 		for (size_t i = lo; i < hi && !b->found && !b->oom; i++) {
 			uint64_t end;
 			if (scanned_block(b, b->queue[i], &end))
-				scan_words(b->s->target, b->queue[i], end,
-					   r->ptr_mask, r->map.lo, r->map.hi,
-					   bfs_word, b);
+				hw_scan_words(b->s->target, b->queue[i], end,
+					      r->ptr_mask, r->map.lo, r->map.hi,
+					      bfs_word, b, NULL);
 		}
 		lo = hi;
 	}
@@ -371,9 +333,9 @@ static bool chain(struct bfs *b, struct hw_why_step **steps, size_t *n)
 					.kind = HW_REF_BLOCK, .thread = -1,
 					.reg = -1, .holder = b->queue[i],
 					.holder_end = end };
-				scan_words(b->s->target, b->queue[i], end,
-					   r->ptr_mask, to, to_end, back_word,
-					   &k);
+				hw_scan_words(b->s->target, b->queue[i], end,
+					      r->ptr_mask, to, to_end,
+					      back_word, &k, NULL);
 			}
 		}
 		if (!k.hit) {

@@ -13,6 +13,7 @@
 #include "../arch/arch.h"
 #include "../sym/sym.h"
 #include "../target/target.h"
+#include "strset.h"
 #include "vtype.h"
 
 /* The C++ runtime's demangler (libstdc++, libc++abi): a bare type
@@ -35,56 +36,12 @@ struct vt_slot {
 struct hw_vtypes {
 	struct vt_slot *slots;
 	size_t cap, n;          /* cap: a power of two, or 0 */
-	char **names;           /* interned names, open addressing */
-	size_t ncap, nnames;
+	struct hw_strset names; /* the class names, each once */
 };
 
 static size_t hash_word(uint64_t w, size_t cap)
 {
 	return (size_t)((w * 0x9e3779b97f4a7c15ull) >> 32) & (cap - 1);
-}
-
-static size_t hash_str(const char *p, size_t cap)
-{
-	uint64_t h = 1469598103934665603ull;   /* FNV-1a */
-	for (; *p; p++)
-		h = (h ^ (uint8_t)*p) * 1099511628211ull;
-	return (size_t)(h ^ h >> 29) & (cap - 1);
-}
-
-/* The interned copy of name (taking ownership of `owned` when it is
-   new), or NULL when out of memory.  */
-static const char *intern(struct hw_vtypes *v, char *owned)
-{
-	if ((v->nnames + 1) * 2 > v->ncap) {
-		size_t cap = v->ncap ? 2 * v->ncap : 64;
-		char **t = calloc(cap, sizeof *t);
-		if (!t) {
-			free(owned);
-			return NULL;
-		}
-		for (size_t i = 0; i < v->ncap; i++) {
-			if (!v->names[i])
-				continue;
-			size_t j = hash_str(v->names[i], cap);
-			while (t[j])
-				j = (j + 1) & (cap - 1);
-			t[j] = v->names[i];
-		}
-		free(v->names);
-		v->names = t;
-		v->ncap = cap;
-	}
-	size_t j = hash_str(owned, v->ncap);
-	while (v->names[j] && strcmp(v->names[j], owned) != 0)
-		j = (j + 1) & (v->ncap - 1);
-	if (v->names[j]) {
-		free(owned);
-		return v->names[j];
-	}
-	v->names[j] = owned;
-	v->nnames++;
-	return owned;
 }
 
 static struct vt_slot *probe(const struct hw_vtypes *v, uint64_t word)
@@ -222,7 +179,7 @@ const char *hw_vtype_of(struct hw_session *s, uint64_t addr, uint64_t size)
 			return hit->name;
 	}
 	char *owned = resolve(s, word);
-	const char *name = owned ? intern(v, owned) : NULL;
+	const char *name = owned ? hw_strset_take(&v->names, owned) : NULL;
 	if (owned && !name)
 		return NULL;            /* out of memory: not cached */
 	if (make_room(v)) {
@@ -237,9 +194,7 @@ void hw_vtypes_free(struct hw_vtypes *v)
 {
 	if (!v)
 		return;
-	for (size_t i = 0; i < v->ncap; i++)
-		free(v->names[i]);
-	free(v->names);
+	hw_strset_free(&v->names);
 	free(v->slots);
 	free(v);
 }

@@ -15,6 +15,18 @@ enum hw_status hw_report_frag(struct hw_session *s, struct hw_emitter *e);
 enum hw_status hw_report_leaks(struct hw_session *s, struct hw_emitter *e,
 			       int argc, char *const argv[]);
 
+/* leaks.c, shared with diff-leaks.c so both show loss records alike:
+   their order (the most bytes first; then by kind, an enum bm_mark,
+   size, and class, NULL last) and a block's first n bytes (at most 16)
+   as "a5 a5 00 ..  |..x.|" in out (96 bytes hold 16).  */
+struct hw_loss_key {
+	uint64_t size, count;
+	unsigned kind;
+	const char *type;
+};
+int hw_loss_order(const struct hw_loss_key *x, const struct hw_loss_key *y);
+void hw_first_bytes_text(const uint8_t *b, size_t n, char *out, size_t len);
+
 /* types.c: the blocks in use by C++ class (sizes --by=type).  */
 enum hw_status hw_report_sizes_by_type(struct hw_session *s,
 				       struct hw_emitter *e);

@@ -140,20 +140,13 @@ static int group_cmp(const void *a, const void *b)
 	return x->addr < y->addr ? -1 : x->addr > y->addr;
 }
 
-/* The most bytes first; then definite before indirect, by size, class.  */
+/* As `leaks` orders its loss records.  */
 static int nrec_cmp(const void *a, const void *b)
 {
 	const struct nrec *x = a, *y = b;
-	uint64_t bx = x->size * x->count, by = y->size * y->count;
-	if (bx != by)
-		return bx > by ? -1 : 1;
-	if (x->kind != y->kind)
-		return x->kind < y->kind ? -1 : 1;
-	if (x->size != y->size)
-		return x->size < y->size ? -1 : 1;
-	if (x->type != y->type)
-		return !x->type ? 1 : !y->type ? -1 : strcmp(x->type, y->type);
-	return 0;
+	return hw_loss_order(
+		&(struct hw_loss_key){ x->size, x->count, x->kind, x->type },
+		&(struct hw_loss_key){ y->size, y->count, y->kind, y->type });
 }
 
 static const char *kind_name(unsigned kind)
@@ -188,24 +181,15 @@ static const struct em_field F_NEW[4] = {
 	{ .key = "new_indirect_bytes", .only = EM_JSON_ONLY },
 };
 
-/* "a5 a5 00 ..  |..x.|" of a head.  */
+/* A head in hex (JSON's "head") and as `leaks` shows first bytes.  */
 static void head_text(const struct diff_leak *k, char *out, size_t len,
 		      char *hex, size_t hexlen)
 {
-	size_t at = 0, h = 0;
-	out[0] = hex[0] = '\0';
-	for (size_t i = 0; i < k->nhead && at + 4 < len && h + 2 < hexlen; i++) {
-		at += (size_t)snprintf(out + at, len - at, "%02x ", k->head[i]);
+	size_t h = 0;
+	hex[0] = '\0';
+	for (size_t i = 0; i < k->nhead && h + 2 < hexlen; i++)
 		h += (size_t)snprintf(hex + h, hexlen - h, "%02x", k->head[i]);
-	}
-	if (!k->nhead || at + k->nhead + 4 >= len)
-		return;
-	out[at++] = '|';
-	for (size_t i = 0; i < k->nhead; i++)
-		out[at++] = k->head[i] >= 0x20 && k->head[i] < 0x7f
-			    ? (char)k->head[i] : '.';
-	out[at++] = '|';
-	out[at] = '\0';
+	hw_first_bytes_text(k->head, k->nhead, out, len);
 }
 
 static void emit_records(struct hw_emitter *e, struct diff_leak *v, size_t n,
@@ -226,7 +210,6 @@ static void emit_records(struct hw_emitter *e, struct diff_leak *v, size_t n,
 	}
 	if (nr)
 		qsort(recs, nr, sizeof *recs, nrec_cmp);
-	/* JSON keeps its empty array; text has no header over nothing.  */
 	struct em_table t = NEW_LEAKS;
 	struct em_field cols[8];
 	memcpy(cols, NEW_LEAK_COLS, sizeof cols);
@@ -236,9 +219,7 @@ static void emit_records(struct hw_emitter *e, struct diff_leak *v, size_t n,
 	if (!typed)
 		cols[7].only = EM_JSON_ONLY;
 	t.cols = cols;
-	if (!nr)
-		t.only = EM_JSON_ONLY;
-	em_table_begin(e, &t);
+	diff_table_begin(e, &t, nr);
 	for (size_t i = 0; i < nr && !em_failed(e); i++) {
 		const struct nrec *r = &recs[i];
 		char text[96], hex[2 * DIFF_HEAD + 1];

@@ -12,60 +12,19 @@
 
 #include "diff.h"
 
-static size_t name_hash(const char *s, size_t cap)
-{
-	uint64_t h = 0xcbf29ce484222325ull;    /* FNV-1a */
-	for (; *s; s++)
-		h = (h ^ (uint8_t)*s) * 0x100000001b3ull;
-	return (size_t)(h >> 20) & (cap - 1);
-}
-
 const char *diff_name(struct diff_names *n, const char *name, bool *oom)
 {
 	if (!name)
 		return NULL;
-	if ((n->n + 1) * 2 > n->cap) {
-		size_t cap = n->cap ? 2 * n->cap : 64;
-		char **v = calloc(cap, sizeof *v);
-		if (!v) {
-			*oom = true;
-			return NULL;
-		}
-		for (size_t i = 0; i < n->cap; i++) {
-			if (!n->slot[i])
-				continue;
-			size_t j = name_hash(n->slot[i], cap);
-			while (v[j])
-				j = (j + 1) & (cap - 1);
-			v[j] = n->slot[i];
-		}
-		free(n->slot);
-		n->slot = v;
-		n->cap = cap;
-	}
-	size_t j = name_hash(name, n->cap);
-	while (n->slot[j] && strcmp(n->slot[j], name) != 0)
-		j = (j + 1) & (n->cap - 1);
-	if (!n->slot[j]) {
-		size_t len = strlen(name) + 1;
-		char *copy = malloc(len);
-		if (!copy) {
-			*oom = true;
-			return NULL;
-		}
-		memcpy(copy, name, len);
-		n->slot[j] = copy;
-		n->n++;
-	}
-	return n->slot[j];
+	const char *copy = hw_strset_add(&n->set, name);
+	if (!copy)
+		*oom = true;
+	return copy;
 }
 
 void diff_names_free(struct diff_names *n)
 {
-	for (size_t i = 0; i < n->cap; i++)
-		free(n->slot[i]);
-	free(n->slot);
-	memset(n, 0, sizeof *n);
+	hw_strset_free(&n->set);
 }
 
 bool diff_leaks_grow(struct diff_leaks *l)

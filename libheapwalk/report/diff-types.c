@@ -5,7 +5,6 @@
  * a class: a C program's diff has no such section in text, and an empty
  * "types" array in JSON.
  */
-#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -55,24 +54,18 @@ static int by_name_ptr(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-static int64_t delta(uint64_t before, uint64_t after)
-{
-	return (int64_t)(after - before);
-}
-
 /* The most growth of bytes first, then of blocks; then by name, the
    blocks of no type last.  */
 static int trow_cmp(const void *a, const void *b)
 {
 	const struct trow *x = a, *y = b;
-	int64_t dx = delta(x->b_bytes, x->a_bytes);
-	int64_t dy = delta(y->b_bytes, y->a_bytes);
-	if (dx != dy)
-		return dx > dy ? -1 : 1;
-	dx = delta(x->b_count, x->a_count);
-	dy = delta(y->b_count, y->a_count);
-	if (dx != dy)
-		return dx > dy ? -1 : 1;
+	int c = diff_growth_cmp(x->b_bytes, x->a_bytes, y->b_bytes,
+				y->a_bytes);
+	if (!c)
+		c = diff_growth_cmp(x->b_count, x->a_count, y->b_count,
+				    y->a_count);
+	if (c)
+		return c;
 	if (!x->name || !y->name)
 		return !x->name - !y->name;
 	return strcmp(x->name, y->name);
@@ -120,14 +113,7 @@ static struct trow *merge(struct diff_type *b, size_t nb, struct diff_type *a,
    template's long name only makes its own line longer).  */
 static const struct em_field TYPE_DIFF_COLS[] = {
 	{ .key = "type", .label = "type", .join = "  ", .none = "(no type)" },
-	{ .key = "used_delta", .label = "+/- used", .width = 10 },
-	{ .key = "used_bytes_delta", .label = "+/- bytes", .width = 12 },
-	{ .key = "used_before", .label = "used before", .width = 12 },
-	{ .key = "used_after", .label = "after", .width = 10 },
-	{ .key = "used_bytes_before", .label = "bytes before", .width = 13,
-	  .form = EM_T_HUMAN },
-	{ .key = "used_bytes_after", .label = "after", .width = 11,
-	  .form = EM_T_HUMAN },
+	DIFF_USED_COLS,
 };
 static const uint8_t TYPE_DIFF_TEXT_ORDER[] = { 1, 2, 3, 4, 5, 6, 0 };
 static const struct em_table TYPE_DIFF_TABLE = {
@@ -135,17 +121,6 @@ static const struct em_table TYPE_DIFF_TABLE = {
 	.text_order = TYPE_DIFF_TEXT_ORDER, .ntext = 7 };
 static const struct em_field F_UNCHANGED_TYPES = {
 	.key = "unchanged_types", .only = EM_JSON_ONLY };
-
-/* "+1.5 MiB", "-64 KiB", "0".  */
-static const char *signed_human(char *buf, size_t len, int64_t d)
-{
-	char h[24];
-	if (!d)
-		return "0";
-	hw_human(h, sizeof h, d < 0 ? (uint64_t)0 - (uint64_t)d : (uint64_t)d);
-	snprintf(buf, len, "%c%s", d < 0 ? '-' : '+', h);
-	return buf;
-}
 
 enum hw_status diff_emit_types(struct hw_session *s, struct hw_emitter *e,
 			       struct diff_base *b)
@@ -178,31 +153,25 @@ enum hw_status diff_emit_types(struct hw_session *s, struct hw_emitter *e,
 	struct em_table table = TYPE_DIFF_TABLE;
 	if (typed)
 		em_note(e, "");
-	if (!k)         /* text has no header over an empty table */
-		table.only = EM_JSON_ONLY;
-	em_table_begin(e, &table);
+	diff_table_begin(e, &table, k);
 	for (size_t i = 0; i < k && !em_failed(e); i++) {
 		const struct trow *r = &rows[i];
 		char used[24], bytes[40];
-		int64_t du = delta(r->b_count, r->a_count);
-		int64_t db = delta(r->b_bytes, r->a_bytes);
-		snprintf(used, sizeof used, "%+" PRId64, du);
+		int64_t du = diff_delta(r->b_count, r->a_count);
+		int64_t db = diff_delta(r->b_bytes, r->a_bytes);
 		const struct em_val v[] = {
 			r->name ? ev_str(r->name) : ev_null(),
-			ev_text(ev_i64(du), du ? used : "0"),
-			ev_text(ev_i64(db), signed_human(bytes, sizeof bytes, db)),
+			ev_text(ev_i64(du),
+				diff_signed_count(used, sizeof used, du)),
+			ev_text(ev_i64(db),
+				diff_signed_human(bytes, sizeof bytes, db)),
 			ev_u64(r->b_count), ev_u64(r->a_count),
 			ev_u64(r->b_bytes), ev_u64(r->a_bytes),
 		};
 		em_row(e, v);
 	}
-	em_table_end(e);
-	em_kv(e, &F_UNCHANGED_TYPES, ev_u64(same));
-	if (typed && !k)
-		em_note(e, "(no class changed)");
-	else if (same)
-		em_notef(e, "(%zu class%s unchanged, not shown)", same,
-			 same == 1 ? "" : "es");
+	diff_table_end(e, &F_UNCHANGED_TYPES, k, same, "class", "classes",
+		       typed ? "(no class changed)" : NULL);
 	free(rows);
 	return HW_OK;
 }

@@ -42,9 +42,17 @@ struct drow {
 
 #define NO_ARENA (-2)
 
-static int64_t delta(uint64_t before, uint64_t after)
+int64_t diff_delta(uint64_t before, uint64_t after)
 {
 	return (int64_t)(after - before);
+}
+
+int diff_growth_cmp(uint64_t x_before, uint64_t x_after, uint64_t y_before,
+		    uint64_t y_after)
+{
+	int64_t dx = diff_delta(x_before, x_after);
+	int64_t dy = diff_delta(y_before, y_after);
+	return dx == dy ? 0 : dx > dy ? -1 : 1;
 }
 
 static bool unchanged(const struct drow *r)
@@ -58,14 +66,13 @@ static bool unchanged(const struct drow *r)
 static int drow_cmp(const void *a, const void *b)
 {
 	const struct drow *x = a, *y = b;
-	int64_t dx = delta(x->b_used_bytes, x->a_used_bytes);
-	int64_t dy = delta(y->b_used_bytes, y->a_used_bytes);
-	if (dx != dy)
-		return dx > dy ? -1 : 1;
-	dx = delta(x->b_free_bytes, x->a_free_bytes);
-	dy = delta(y->b_free_bytes, y->a_free_bytes);
-	if (dx != dy)
-		return dx > dy ? -1 : 1;
+	int c = diff_growth_cmp(x->b_used_bytes, x->a_used_bytes,
+				y->b_used_bytes, y->a_used_bytes);
+	if (!c)
+		c = diff_growth_cmp(x->b_free_bytes, x->a_free_bytes,
+				    y->b_free_bytes, y->a_free_bytes);
+	if (c)
+		return c;
 	if (x->max != y->max)
 		return x->max < y->max ? -1 : 1;
 	int64_t ax = x->arena != NO_ARENA ? x->arena : x->base_arena;
@@ -321,8 +328,7 @@ static struct drow *arena_rows(const struct hw_size_profile *b,
 
 /* ---- output ------------------------------------------------------------ */
 
-/* "+1.5 MiB", "-64 KiB", "0".  */
-static const char *signed_human(char *buf, size_t len, int64_t d)
+const char *diff_signed_human(char *buf, size_t len, int64_t d)
 {
 	char h[24];
 	if (!d)
@@ -332,31 +338,28 @@ static const char *signed_human(char *buf, size_t len, int64_t d)
 	return buf;
 }
 
-static const char *signed_count(char *buf, size_t len, int64_t d)
+const char *diff_signed_count(char *buf, size_t len, int64_t d)
 {
 	snprintf(buf, len, "%+" PRId64, d);
 	return d ? buf : "0";
 }
+
+/* The free memory's columns after DIFF_USED_COLS (change_vals()).  */
+#define CHANGE_FREE_COLS \
+	{ .key = "free_before", .only = EM_JSON_ONLY }, \
+	{ .key = "free_after", .only = EM_JSON_ONLY }, \
+	{ .key = "free_delta", .only = EM_JSON_ONLY }, \
+	{ .key = "free_bytes_before", .only = EM_JSON_ONLY }, \
+	{ .key = "free_bytes_after", .only = EM_JSON_ONLY }, \
+	{ .key = "free_bytes_delta", .label = "+/- free bytes", .width = 15 }
 
 /* The class table; the arena table shares its columns after the first
    (arena, addr in place of size, min).  */
 static const struct em_field CLASS_DIFF_COLS[] = {
 	{ .key = "size", .label = "size (class)", .width = 23 },
 	{ .key = "min", .only = EM_JSON_ONLY },
-	{ .key = "used_delta", .label = "+/- used", .width = 10 },
-	{ .key = "used_bytes_delta", .label = "+/- bytes", .width = 12 },
-	{ .key = "used_before", .label = "used before", .width = 12 },
-	{ .key = "used_after", .label = "after", .width = 10 },
-	{ .key = "used_bytes_before", .label = "bytes before", .width = 13,
-	  .form = EM_T_HUMAN },
-	{ .key = "used_bytes_after", .label = "after", .width = 11,
-	  .form = EM_T_HUMAN },
-	{ .key = "free_before", .only = EM_JSON_ONLY },
-	{ .key = "free_after", .only = EM_JSON_ONLY },
-	{ .key = "free_delta", .only = EM_JSON_ONLY },
-	{ .key = "free_bytes_before", .only = EM_JSON_ONLY },
-	{ .key = "free_bytes_after", .only = EM_JSON_ONLY },
-	{ .key = "free_bytes_delta", .label = "+/- free bytes", .width = 15 },
+	DIFF_USED_COLS,
+	CHANGE_FREE_COLS,
 };
 #define NDIFF_COLS (sizeof CLASS_DIFF_COLS / sizeof CLASS_DIFF_COLS[0])
 
@@ -365,20 +368,8 @@ static const struct em_field ARENA_DIFF_COLS[NDIFF_COLS + 1] = {
 	{ .key = "base_arena", .label = "(base)", .width = 6, .none = "-" },
 	{ .key = "addr", .label = "address", .width = -18, .none = "",
 	  .form = EM_T_HEX0, .digits = 16 },
-	{ .key = "used_delta", .label = "+/- used", .width = 10 },
-	{ .key = "used_bytes_delta", .label = "+/- bytes", .width = 12 },
-	{ .key = "used_before", .label = "used before", .width = 12 },
-	{ .key = "used_after", .label = "after", .width = 10 },
-	{ .key = "used_bytes_before", .label = "bytes before", .width = 13,
-	  .form = EM_T_HUMAN },
-	{ .key = "used_bytes_after", .label = "after", .width = 11,
-	  .form = EM_T_HUMAN },
-	{ .key = "free_before", .only = EM_JSON_ONLY },
-	{ .key = "free_after", .only = EM_JSON_ONLY },
-	{ .key = "free_delta", .only = EM_JSON_ONLY },
-	{ .key = "free_bytes_before", .only = EM_JSON_ONLY },
-	{ .key = "free_bytes_after", .only = EM_JSON_ONLY },
-	{ .key = "free_bytes_delta", .label = "+/- free bytes", .width = 15 },
+	DIFF_USED_COLS,
+	CHANGE_FREE_COLS,
 };
 
 static const struct em_table CLASS_DIFF_TABLE = {
@@ -395,22 +386,25 @@ struct row_text {
 static void change_vals(struct em_val *v, const struct drow *r,
 			struct row_text *t)
 {
-	int64_t du = delta(r->b_used, r->a_used);
-	int64_t db = delta(r->b_used_bytes, r->a_used_bytes);
-	int64_t dfb = delta(r->b_free_bytes, r->a_free_bytes);
-	v[0] = ev_text(ev_i64(du), signed_count(t->used, sizeof t->used, du));
-	v[1] = ev_text(ev_i64(db), signed_human(t->bytes, sizeof t->bytes, db));
+	int64_t du = diff_delta(r->b_used, r->a_used);
+	int64_t db = diff_delta(r->b_used_bytes, r->a_used_bytes);
+	int64_t dfb = diff_delta(r->b_free_bytes, r->a_free_bytes);
+	v[0] = ev_text(ev_i64(du),
+		       diff_signed_count(t->used, sizeof t->used, du));
+	v[1] = ev_text(ev_i64(db),
+		       diff_signed_human(t->bytes, sizeof t->bytes, db));
 	v[2] = ev_u64(r->b_used);
 	v[3] = ev_u64(r->a_used);
 	v[4] = ev_u64(r->b_used_bytes);
 	v[5] = ev_u64(r->a_used_bytes);
 	v[6] = ev_u64(r->b_free);
 	v[7] = ev_u64(r->a_free);
-	v[8] = ev_i64(delta(r->b_free, r->a_free));
+	v[8] = ev_i64(diff_delta(r->b_free, r->a_free));
 	v[9] = ev_u64(r->b_free_bytes);
 	v[10] = ev_u64(r->a_free_bytes);
-	v[11] = ev_text(ev_i64(dfb), signed_human(t->free_bytes,
-						  sizeof t->free_bytes, dfb));
+	v[11] = ev_text(ev_i64(dfb), diff_signed_human(t->free_bytes,
+						       sizeof t->free_bytes,
+						       dfb));
 }
 
 /* Leave out the unchanged rows and sort the rest; returns how many were
@@ -449,16 +443,37 @@ static const struct em_field TOTAL_FIELDS[12] = {
 	{ .key = "free_bytes_after" }, { .key = "free_bytes_delta" },
 };
 
+void diff_table_begin(struct hw_emitter *e, struct em_table *t, size_t n)
+{
+	if (!n)
+		t->only = EM_JSON_ONLY;
+	em_table_begin(e, t);
+}
+
+void diff_table_end(struct hw_emitter *e, const struct em_field *unchanged,
+		    size_t n, size_t left_out, const char *one,
+		    const char *many, const char *none)
+{
+	em_table_end(e);
+	em_kv(e, unchanged, ev_u64(left_out));
+	if (!n && none)
+		em_note(e, none);
+	else if (left_out)
+		em_notef(e, "(%zu %s unchanged, not shown)", left_out,
+			 left_out == 1 ? one : many);
+}
+
 static void total_line(struct hw_emitter *e, const char *label,
 		       uint64_t before, uint64_t after, uint64_t bbefore,
 		       uint64_t bafter, const char *noun)
 {
 	char c[24], b[40], h1[32], h2[32];
+	int64_t d = diff_delta(before, after);
 	em_notef(e, "%-9s %s %s%s  %s  (%" PRIu64 " -> %" PRIu64 ", %s -> %s)",
-		 label, signed_count(c, sizeof c, delta(before, after)), noun,
+		 label, diff_signed_count(c, sizeof c, d), noun,
 		 after - before == 1 ? "" : "s",
-		 signed_human(b, sizeof b, delta(bbefore, bafter)), before,
-		 after, hw_human(h1, sizeof h1, bbefore),
+		 diff_signed_human(b, sizeof b, diff_delta(bbefore, bafter)),
+		 before, after, hw_human(h1, sizeof h1, bbefore),
 		 hw_human(h2, sizeof h2, bafter));
 }
 
@@ -474,7 +489,7 @@ static void emit_totals(struct hw_emitter *e, const struct hw_size_profile *b,
 		em_kv(e, &TOTAL_FIELDS[3 * i], ev_u64(v[i][0]));
 		em_kv(e, &TOTAL_FIELDS[3 * i + 1], ev_u64(v[i][1]));
 		em_kv(e, &TOTAL_FIELDS[3 * i + 2],
-		      ev_i64(delta(v[i][0], v[i][1])));
+		      ev_i64(diff_delta(v[i][0], v[i][1])));
 	}
 	em_section_end(e);
 	total_line(e, "in use:", b->used, a->used, b->used_bytes,
@@ -486,12 +501,9 @@ static void emit_totals(struct hw_emitter *e, const struct hw_size_profile *b,
 static void emit_classes(struct hw_emitter *e, struct drow *rows, size_t n,
 			 size_t left_out)
 {
-	/* Text has no header over an empty table; JSON has its [].  */
 	struct em_table table = CLASS_DIFF_TABLE;
-	if (!n)
-		table.only = EM_JSON_ONLY;
 	em_note(e, "");
-	em_table_begin(e, &table);
+	diff_table_begin(e, &table, n);
 	for (size_t i = 0; i < n && !em_failed(e); i++) {
 		const struct drow *r = &rows[i];
 		struct em_val v[NDIFF_COLS];
@@ -507,21 +519,14 @@ static void emit_classes(struct hw_emitter *e, struct drow *rows, size_t n,
 		change_vals(v + 2, r, &t);
 		em_row(e, v);
 	}
-	em_table_end(e);
-	em_kv(e, &F_UNCHANGED_CLASSES, ev_u64(left_out));
-	if (!n)
-		em_note(e, "(no size class changed)");
-	else if (left_out)
-		em_notef(e, "(%zu size class%s unchanged, not shown)",
-			 left_out, left_out == 1 ? "" : "es");
+	diff_table_end(e, &F_UNCHANGED_CLASSES, n, left_out, "size class",
+		       "size classes", "(no size class changed)");
 }
 
 static void emit_arenas(struct hw_emitter *e, struct drow *rows, size_t n,
 			size_t left_out)
 {
 	struct em_table table = ARENA_DIFF_TABLE;
-	if (!n)
-		table.only = EM_JSON_ONLY;
 	/* jemalloc's arenas have no address to show: no empty column.  */
 	struct em_field cols[NDIFF_COLS + 1];
 	memcpy(cols, ARENA_DIFF_COLS, sizeof cols);
@@ -532,7 +537,7 @@ static void emit_arenas(struct hw_emitter *e, struct drow *rows, size_t n,
 		cols[2].only = EM_JSON_ONLY;
 	table.cols = cols;
 	em_note(e, "");
-	em_table_begin(e, &table);
+	diff_table_begin(e, &table, n);
 	for (size_t i = 0; i < n && !em_failed(e); i++) {
 		const struct drow *r = &rows[i];
 		struct em_val v[NDIFF_COLS + 1];
@@ -544,13 +549,8 @@ static void emit_arenas(struct hw_emitter *e, struct drow *rows, size_t n,
 		change_vals(v + 3, r, &t);
 		em_row(e, v);
 	}
-	em_table_end(e);
-	em_kv(e, &F_UNCHANGED_ARENAS, ev_u64(left_out));
-	if (!n)
-		em_note(e, left_out ? "(no arena changed)" : "(no arenas)");
-	else if (left_out)
-		em_notef(e, "(%zu arena%s unchanged, not shown)", left_out,
-			 left_out == 1 ? "" : "s");
+	diff_table_end(e, &F_UNCHANGED_ARENAS, n, left_out, "arena", "arenas",
+		       left_out ? "(no arena changed)" : "(no arenas)");
 }
 
 /* ---- the command ------------------------------------------------------- */

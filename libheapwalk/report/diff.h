@@ -10,6 +10,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "../analysis/strset.h"
 #include "commands.h"
 
 /* A leak head: the first bytes of a leaked block, what matches it
@@ -18,8 +19,7 @@
 
 /* Type names of one diff, each once: blocks are matched by pointer.  */
 struct diff_names {
-	char **slot;            /* open addressing on the text */
-	size_t cap, n;
+	struct hw_strset set;
 };
 
 /* The blocks of one class in use (name NULL: of no known type).  */
@@ -76,6 +76,42 @@ bool diff_leaks_grow(struct diff_leaks *l);
    "leaks-json".  false with a reason in why when it is none of them.  */
 bool diff_parse_json(const char *text, size_t len, struct diff_base *b,
 		     const char **what, char *why, size_t whylen);
+
+/* diff.c, for every section of the report.  after - before, and it in
+   text: "+3", "-1", "0"; "+1.5 MiB", "-64 KiB", "0" (in buf, or a
+   constant).  */
+int64_t diff_delta(uint64_t before, uint64_t after);
+/* For qsort: the greater growth from before to after first (-1), 0 when
+   x and y grew alike.  */
+int diff_growth_cmp(uint64_t x_before, uint64_t x_after, uint64_t y_before,
+		    uint64_t y_after);
+const char *diff_signed_count(char *buf, size_t len, int64_t d);
+const char *diff_signed_human(char *buf, size_t len, int64_t d);
+
+/* The em_field columns of a row's change in use, in the tables of diff.c
+   and diff-types.c: the change of the count and of the bytes, then the
+   count before and after, the bytes before and after.  */
+#define DIFF_USED_COLS \
+	{ .key = "used_delta", .label = "+/- used", .width = 10 }, \
+	{ .key = "used_bytes_delta", .label = "+/- bytes", .width = 12 }, \
+	{ .key = "used_before", .label = "used before", .width = 12 }, \
+	{ .key = "used_after", .label = "after", .width = 10 }, \
+	{ .key = "used_bytes_before", .label = "bytes before", .width = 13, \
+	  .form = EM_T_HUMAN }, \
+	{ .key = "used_bytes_after", .label = "after", .width = 11, \
+	  .form = EM_T_HUMAN }
+
+/* Begin the table t (the caller's copy: the emitter uses it until the
+   table ends) of the n rows that changed: text has no header over none,
+   JSON keeps its [].  diff_table_end() then says how many were left out
+   unchanged, in JSON as `unchanged` and in text "(N <one or many>
+   unchanged, not shown)", or `none` (unless NULL) when no row changed.  */
+struct em_table;
+struct em_field;
+void diff_table_begin(struct hw_emitter *e, struct em_table *t, size_t n);
+void diff_table_end(struct hw_emitter *e, const struct em_field *unchanged,
+		    size_t n, size_t left_out, const char *one,
+		    const char *many, const char *none);
 
 /* diff-types.c: the blocks of s in use per class into types (names in
    `names`); and the per-class section of the report.  */

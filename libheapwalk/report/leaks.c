@@ -128,10 +128,8 @@ static bool leak_one(void *cookie, const struct hw_chunk *c)
 	return !em_failed(w->e) && !w->oom;
 }
 
-/* Records by bytes, the largest first; then by kind, size, class.  */
-static int record_cmp(const void *a, const void *b)
+int hw_loss_order(const struct hw_loss_key *x, const struct hw_loss_key *y)
 {
-	const struct record *x = a, *y = b;
 	uint64_t bx = x->size * x->count, by = y->size * y->count;
 	if (bx != by)
 		return bx > by ? -1 : 1;
@@ -142,6 +140,14 @@ static int record_cmp(const void *a, const void *b)
 	if (x->type != y->type)
 		return !x->type ? 1 : !y->type ? -1 : strcmp(x->type, y->type);
 	return 0;
+}
+
+static int record_cmp(const void *a, const void *b)
+{
+	const struct record *x = a, *y = b;
+	return hw_loss_order(
+		&(struct hw_loss_key){ x->size, x->count, x->kind, x->type },
+		&(struct hw_loss_key){ y->size, y->count, y->kind, y->type });
 }
 
 static const struct em_section TOTALS = {
@@ -174,7 +180,22 @@ static const struct em_table RECORDS = {
 static const struct em_table TYPED_RECORDS = {
 	.cols = RECORD_COLS, .ncols = 7, .only = EM_TEXT_ONLY };
 
-/* "a5 a5 00 ..  |..x.|": up to 16 bytes of the block.  */
+void hw_first_bytes_text(const uint8_t *b, size_t n, char *out, size_t len)
+{
+	size_t at = 0;
+	out[0] = '\0';
+	for (size_t i = 0; i < n && at + 4 < len; i++)
+		at += (size_t)snprintf(out + at, len - at, "%02x ", b[i]);
+	if (!n || at + n + 4 >= len)
+		return;
+	out[at++] = '|';
+	for (size_t i = 0; i < n; i++)
+		out[at++] = b[i] >= 0x20 && b[i] < 0x7f ? (char)b[i] : '.';
+	out[at++] = '|';
+	out[at] = '\0';
+}
+
+/* Up to 16 bytes of the block as hw_first_bytes_text() shows them.  */
 static void first_bytes(struct hw_target *t, uint64_t addr, uint64_t size,
 			char *out, size_t len)
 {
@@ -184,16 +205,7 @@ static void first_bytes(struct hw_target *t, uint64_t addr, uint64_t size,
 		snprintf(out, len, "%s", n ? "(not in the target)" : "");
 		return;
 	}
-	size_t at = 0;
-	for (size_t i = 0; i < n && at + 4 < len; i++)
-		at += (size_t)snprintf(out + at, len - at, "%02x ", b[i]);
-	if (at + n + 4 >= len)
-		return;
-	out[at++] = '|';
-	for (size_t i = 0; i < n; i++)
-		out[at++] = b[i] >= 0x20 && b[i] < 0x7f ? (char)b[i] : '.';
-	out[at++] = '|';
-	out[at] = '\0';
+	hw_first_bytes_text(b, n, out, len);
 }
 
 static void total_line(struct hw_emitter *e, const struct em_field *label,

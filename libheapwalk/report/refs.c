@@ -647,21 +647,6 @@ static void collect_refs(struct hw_session *s, struct namer *nm,
 			sizes_want(&nm->sizes, c->v[i].holder);
 }
 
-static bool setup(struct hw_session *s, struct namer *nm, const char *cmd,
-		  uint64_t query, struct target_block *tb)
-{
-	memset(nm, 0, sizeof *nm);
-	nm->s = s;
-	nm->a = s->arch ? s->arch : s->target->arch;
-	nm->r = hw_reach_get(s);
-	if (!nm->r)
-		return false;
-	if (!resolve(s, nm->r, cmd, query, tb))
-		return false;
-	sizes_want(&nm->sizes, tb->addr);
-	return true;
-}
-
 static void namer_free(struct namer *nm)
 {
 	sizes_free(&nm->sizes);
@@ -671,31 +656,68 @@ static void namer_free(struct namer *nm)
 	free(nm->frames);
 }
 
+/* The leaks scan and the queried block, for `refs` and `why`; on failure
+   nm is freed already.  */
+static enum hw_status setup(struct hw_session *s, struct namer *nm,
+			    const char *cmd, uint64_t query,
+			    struct target_block *tb)
+{
+	memset(nm, 0, sizeof *nm);
+	nm->s = s;
+	nm->a = s->arch ? s->arch : s->target->arch;
+	nm->r = hw_reach_get(s);
+	if (!nm->r || !resolve(s, nm->r, cmd, query, tb)) {
+		namer_free(nm);
+		/* No scan: the target is bad; else the query was.  */
+		return s->reach ? HW_USAGE : HW_BAD_TARGET;
+	}
+	sizes_want(&nm->sizes, tb->addr);
+	return HW_OK;
+}
+
+static enum hw_status out_of_memory(struct hw_session *s, struct namer *nm,
+				    struct collect *c)
+{
+	free(c->v);
+	namer_free(nm);
+	return hw_error(s, HW_BAD_TARGET, "out of memory");
+}
+
+/* The report's document, opened with the queried block ...  */
+static void doc_begin(struct hw_session *s, struct hw_emitter *e,
+		      struct namer *nm, struct target_block *tb)
+{
+	sizes_fill(s, &nm->sizes);
+	em_doc_begin(e);
+	emit_block(e, nm, tb);
+}
+
+/* ... and closed with what the answer may lack.  */
+static void doc_end(struct hw_session *s, struct hw_emitter *e,
+		    const struct namer *nm)
+{
+	if (nm->r->unreadable)
+		em_note(e, "(some memory to scan is not in the target: a "
+			"pointer it held is not seen)");
+	hw_emit_partial(s, e);
+	em_doc_end(e);
+}
+
 enum hw_status hw_report_refs(struct hw_session *s, struct hw_emitter *e,
 			      uint64_t query)
 {
 	struct namer nm;
 	struct target_block tb;
-	if (!setup(s, &nm, "refs", query, &tb)) {
-		namer_free(&nm);
-		return s->reach ? HW_USAGE : HW_BAD_TARGET;
-	}
+	enum hw_status st = setup(s, &nm, "refs", query, &tb);
+	if (st != HW_OK)
+		return st;
 	struct collect c = { 0 };
 	collect_refs(s, &nm, &tb, &c);
-	if (c.oom) {
-		free(c.v);
-		namer_free(&nm);
-		return hw_error(s, HW_BAD_TARGET, "out of memory");
-	}
-	sizes_fill(s, &nm.sizes);
-	em_doc_begin(e);
-	emit_block(e, &nm, &tb);
+	if (c.oom)
+		return out_of_memory(s, &nm, &c);
+	doc_begin(s, e, &nm, &tb);
 	emit_refs(e, &nm, &tb, &c);
-	if (nm.r->unreadable)
-		em_note(e, "(some memory to scan is not in the target: a "
-			"pointer it held is not seen)");
-	hw_emit_partial(s, e);
-	em_doc_end(e);
+	doc_end(s, e, &nm);
 	free(c.v);
 	namer_free(&nm);
 	return HW_OK;
@@ -712,10 +734,9 @@ enum hw_status hw_report_why(struct hw_session *s, struct hw_emitter *e,
 {
 	struct namer nm;
 	struct target_block tb;
-	if (!setup(s, &nm, "why", query, &tb)) {
-		namer_free(&nm);
-		return s->reach ? HW_USAGE : HW_BAD_TARGET;
-	}
+	enum hw_status st = setup(s, &nm, "why", query, &tb);
+	if (st != HW_OK)
+		return st;
 	bool lost = tb.mark == BM_UNREACHED || tb.mark == BM_INDIRECT;
 	struct hw_why_step *steps = NULL;
 	size_t n = 0;
@@ -724,8 +745,7 @@ enum hw_status hw_report_why(struct hw_session *s, struct hw_emitter *e,
 	if (lost) {
 		collect_refs(s, &nm, &tb, &c);
 	} else {
-		enum hw_status st = hw_why_chain(s, nm.r, tb.addr, &steps, &n,
-						 &interior);
+		st = hw_why_chain(s, nm.r, tb.addr, &steps, &n, &interior);
 		if (st != HW_OK) {
 			namer_free(&nm);
 			return st;
@@ -736,14 +756,9 @@ enum hw_status hw_report_why(struct hw_session *s, struct hw_emitter *e,
 				sizes_want(&nm.sizes, steps[i].ref.holder);
 		}
 	}
-	if (c.oom) {
-		free(c.v);
-		namer_free(&nm);
-		return hw_error(s, HW_BAD_TARGET, "out of memory");
-	}
-	sizes_fill(s, &nm.sizes);
-	em_doc_begin(e);
-	emit_block(e, &nm, &tb);
+	if (c.oom)
+		return out_of_memory(s, &nm, &c);
+	doc_begin(s, e, &nm, &tb);
 	em_kv(e, &F_LOST, ev_bool(lost));
 	if (lost) {
 		em_notef(e, "it is lost (%s): no chain of pointers from a root "
@@ -776,11 +791,7 @@ enum hw_status hw_report_why(struct hw_session *s, struct hw_emitter *e,
 				steps[i].to_end, true);
 		em_table_end(e);
 	}
-	if (nm.r->unreadable)
-		em_note(e, "(some memory to scan is not in the target: a "
-			"pointer it held is not seen)");
-	hw_emit_partial(s, e);
-	em_doc_end(e);
+	doc_end(s, e, &nm);
 	free(steps);
 	free(c.v);
 	namer_free(&nm);
