@@ -191,13 +191,13 @@ static const char *base_name(const char *path)
 /* What a place is, in words and in fields.  */
 struct place {
 	const char *kind;       /* block register dtv stack tls data memory */
-	char where[320];
+	char where[512];
 	int thread;             /* -1: none */
 	const char *reg;
 	uint64_t holder_size;
 	uint64_t sp_offset;
 	bool has_sp;
-	char function[160];
+	char function[320];
 	const char *module, *symbol;
 	uint64_t sym_offset;
 	bool has_sym;
@@ -214,7 +214,7 @@ static bool code_name(struct namer *nm, uint64_t v, bool ret, struct place *p)
 		return false;
 	struct hw_symbol_at sa = { 0 };
 	if (hw_syms_symbol_at(nm->s->syms, ret ? v - 1 : v, &sa))
-		snprintf(p->function, sizeof p->function, "%s", sa.name);
+		hw_syms_demangle(sa.name, p->function, sizeof p->function);
 	else if (sa.module)
 		snprintf(p->function, sizeof p->function, "%s+0x%" PRIx64,
 			 base_name(sa.module), v - rg->start);
@@ -285,9 +285,15 @@ static bool unwound_frame_of(struct namer *nm, size_t i, uint64_t slot,
 		if (slot >= u->v[k].sp && slot < u->v[k + 1].sp) {
 			struct hw_symbol_at sa = { 0 };
 			uint64_t pc = u->v[k].pc - !u->v[k].activation;
+			const struct hw_region *rg =
+				hw_region_of(nm->s->target, pc);
 			if (hw_syms_symbol_at(nm->s->syms, pc, &sa))
-				snprintf(p->function, sizeof p->function, "%s",
-					 sa.name);
+				hw_syms_demangle(sa.name, p->function,
+						 sizeof p->function);
+			else if (sa.module && rg)
+				snprintf(p->function, sizeof p->function,
+					 "%s+0x%" PRIx64, base_name(sa.module),
+					 u->v[k].pc - rg->start);
 			else
 				snprintf(p->function, sizeof p->function,
 					 "0x%" PRIx64, u->v[k].pc);

@@ -5,6 +5,8 @@
  * never when separate debug info is disabled), else .dynsym (plus
  * .gnu_debugdata from the main file when present).  Locals are included.
  */
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "sym-private.h"
@@ -99,6 +101,29 @@ bool hw_syms_lookup_suffix(const struct hw_syms *s, const struct hw_module *m,
 		return true;
 	}
 	return false;
+}
+
+/* The C++ runtime's demangler (libstdc++, libc++abi); its result is
+   malloc'd.  */
+char *__cxa_demangle(const char *mangled, char *buf, size_t *len,
+		     int *status);
+
+/* Mangled names longer than this are shown as they are: the
+   demangler's work grows with its input, which a core dictates.  */
+#define DEMANGLE_MAX 1024
+
+const char *hw_syms_demangle(const char *name, char *buf, size_t len)
+{
+	if (len == 0)
+		return buf;
+	int status = -1;
+	char *d = name != NULL && name[0] == '_' && name[1] == 'Z' &&
+			  strlen(name) <= DEMANGLE_MAX
+		  ? __cxa_demangle(name, NULL, NULL, &status) : NULL;
+	snprintf(buf, len, "%s", d != NULL && status == 0 ? d
+			   : name != NULL ? name : "");
+	free(d);
+	return buf;
 }
 
 bool hw_syms_symbol_at(const struct hw_syms *s, uint64_t addr,

@@ -141,6 +141,11 @@ struct hw_frame {
 size_t hw_syms_unwind(struct hw_syms *s, const struct hw_unwind_thread *th,
 		      struct hw_frame *out, size_t max);
 
+/* A symbol's name as people read it: a C++ mangled name ("_Z...")
+   demangled by the C++ runtime into buf, anything else copied.
+   Returns buf.  */
+const char *hw_syms_demangle(const char *name, char *buf, size_t len);
+
 /* Whether some module's address range holds addr (cheap: no file or
    debug info is looked for).  */
 bool hw_syms_covers(const struct hw_syms *s, uint64_t addr);
