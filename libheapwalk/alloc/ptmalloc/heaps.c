@@ -1,7 +1,8 @@
 /* heaps.c - the heaps of each arena: where chunk walks start and end.
  *
  * main_arena's heap runs from sbrk_base (mp_) to the end of its top chunk
- * when the arena is contiguous.  A thread arena owns heaps of HEAP_MAX_SIZE
+ * when the arena is contiguous (segments.c finds the pieces of one that
+ * is not).  A thread arena owns heaps of HEAP_MAX_SIZE
  * alignment: the newest holds top, and each heap_info links to the older
  * one through `prev`; the first heap holds the malloc_state right after its
  * heap_info.
@@ -12,15 +13,8 @@
 
 #include "ptmalloc.h"
 
-/* The first chunk at or after `addr` whose user pointer is aligned.  */
-static uint64_t first_chunk(uint64_t addr)
-{
-	uint64_t mis = (addr + PM_HDR) & (PM_ALIGN - 1);
-	return mis ? addr + PM_ALIGN - mis : addr;
-}
-
-static bool add_heap(struct pm_state *p, uint64_t start, uint64_t end,
-		     uint64_t info, int32_t arena)
+bool pm_add_heap(struct pm_state *p, uint64_t start, uint64_t end,
+		 uint64_t info, int32_t arena)
 {
 	if (end <= start)
 		return true;
@@ -77,6 +71,10 @@ static void main_heap(struct pm_state *p, struct pm_arena *ar)
 		return;
 	}
 	ar->top_size = top_size & ~(uint64_t)PM_SIZE_BITS;
+	if (ar->flags & 2 /* NONCONTIGUOUS_BIT */) {
+		pm_main_segments(p, ar);
+		return;
+	}
 	/* A contiguous main heap lies in one mapping (the kernel merges brk
 	   growth); a damaged sbrk_base must not make it span the world.  */
 	const struct hw_region *r = hw_region_of(p->t, ar->top);
@@ -94,23 +92,20 @@ static void main_heap(struct pm_state *p, struct pm_arena *ar)
 			   (unsigned long long)ar->top_size);
 		ar->top_size = r->end - ar->top;
 	}
-	uint64_t start = first_chunk(p->sbrk_base);
+	uint64_t start = pm_first_chunk(p->sbrk_base);
 	uint64_t end = ar->top + ar->top_size;
-	if (ar->flags & 2 /* NONCONTIGUOUS_BIT */)
-		hw_note(p->s, ar->addr, "main arena is non-contiguous; only "
-			   "the part from sbrk_base to top is walked");
 	if (ar->top < start || end < ar->top) {
 		hw_finding(p->s, ar->top, "main arena top lies outside "
 			   "[sbrk_base 0x%llx, ...)",
 			   (unsigned long long)p->sbrk_base);
 		return;
 	}
-	if (!(ar->flags & 2) && end != p->sbrk_base + ar->system_mem)
+	if (end != p->sbrk_base + ar->system_mem)
 		hw_finding(p->s, ar->top, "top end 0x%llx != sbrk_base + "
 			   "system_mem 0x%llx",
 			   (unsigned long long)end,
 			   (unsigned long long)(p->sbrk_base + ar->system_mem));
-	add_heap(p, start, end, 0, 0);
+	pm_add_heap(p, start, end, 0, 0);
 }
 
 static void thread_heaps(struct pm_state *p, struct pm_arena *ar, int32_t idx)
@@ -146,9 +141,9 @@ static void thread_heaps(struct pm_state *p, struct pm_arena *ar, int32_t idx)
 			return;
 		}
 		uint64_t start = ar->addr == h + p->l.hi_sizeof
-			? first_chunk(ar->addr + p->l.ms_sizeof)
-			: first_chunk(h + p->l.hi_sizeof);
-		if (!add_heap(p, start, h + size, h, idx))
+			? pm_first_chunk(ar->addr + p->l.ms_sizeof)
+			: pm_first_chunk(h + p->l.hi_sizeof);
+		if (!pm_add_heap(p, start, h + size, h, idx))
 			return;
 		total += size;
 		if (prev == 0)

@@ -237,6 +237,14 @@ static void orphan_tcaches(struct pm_state *p, const uint64_t *cand,
    thread pointer is the same in every thread.  Learn it from threads whose
    tcache is the first chunk of an arena heap (where glibc allocates it on
    a thread's first malloc), then read it in every thread.  */
+/* Can heap h hold a tcache as its first chunks?  Not the mmapped pieces
+   of a non-contiguous main arena: only its brk heap starts with one.  */
+static bool tcache_home(const struct pm_state *p, const struct pm_heap *h)
+{
+	return h->arena != 0 || !(p->arenas[0].flags & 2) ||
+	       h->start == pm_first_chunk(p->sbrk_base);
+}
+
 void pm_find_tcaches(struct pm_state *p)
 {
 	if (!p->l.has_tcache)
@@ -245,6 +253,8 @@ void pm_find_tcaches(struct pm_state *p)
 	/* Backport check: the struct size decides the counts' width.  */
 	for (size_t i = 0; i < p->nheaps; i++) {
 		uint64_t sz;
+		if (!tcache_home(p, &p->heaps[i]))
+			continue;
 		if (!chunk_size_of(p, p->heaps[i].start, &sz))
 			continue;
 		if (sz == 0x250) {
@@ -265,6 +275,8 @@ void pm_find_tcaches(struct pm_state *p)
 	uint64_t cand[64];
 	size_t ncand = 0;
 	for (size_t i = 0; i < p->nheaps && ncand < 64; i++) {
+		if (!tcache_home(p, &p->heaps[i]))
+			continue;
 		uint64_t c = p->heaps[i].start, sz;
 		for (int k = 0; k < 16 && ncand < 64; k++, c += sz) {
 			if (!chunk_size_of(p, c, &sz) || sz < PM_MINSIZE ||
@@ -309,7 +321,13 @@ void pm_find_tcaches(struct pm_state *p)
 					    (w == 0 || looks_like_tcache(p, w)))
 						votes++;
 				}
-				if (votes > best_votes) {
+				/* On a tie the offset nearest tp: static TLS
+				   lies next to it, and a heap mapped right
+				   below the TLS block can hold a copy.  */
+				if (votes > best_votes ||
+				    (votes == best_votes &&
+				     (off < 0 ? -off : off) <
+					     (best < 0 ? -best : best))) {
 					best_votes = votes;
 					best = off;
 				}

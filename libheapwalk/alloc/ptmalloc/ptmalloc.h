@@ -258,6 +258,12 @@ void pm_era_conclude(struct pm_state *p);
 void pm_prefault_start(struct pm_state *p);
 /* heaps.c */
 enum hw_status pm_find_heaps(struct pm_state *p);
+/* List [start, end) as a heap of arena `arena` (info: its heap_info or
+   0); false when it could not be (a partial mark says so).  */
+bool pm_add_heap(struct pm_state *p, uint64_t start, uint64_t end,
+		 uint64_t info, int32_t arena);
+/* segments.c: the pieces of a non-contiguous main arena, as heaps.  */
+void pm_main_segments(struct pm_state *p, struct pm_arena *ar);
 struct pm_heap *pm_heap_of(struct pm_state *p, uint64_t addr);
 /* pm_heap_of, trying *hint (the caller's last answer) first.  */
 struct pm_heap *pm_heap_near(struct pm_state *p, struct pm_heap **hint,
@@ -298,6 +304,13 @@ static inline uint64_t pm_bin_at(const struct pm_state *p, uint64_t arena,
 				 int i)
 {
 	return arena + (uint64_t)p->l.ms_bins + (uint64_t)(i - 1) * 16 - 16;
+}
+
+/* The first chunk at or after `addr` whose user pointer is aligned.  */
+static inline uint64_t pm_first_chunk(uint64_t addr)
+{
+	uint64_t mis = (addr + PM_HDR) & (PM_ALIGN - 1);
+	return mis ? addr + PM_ALIGN - mis : addr;
 }
 
 static inline int pm_smallbin_index(uint64_t sz) { return (int)(sz >> 4); }
