@@ -362,7 +362,6 @@ bool hw_maps_build(struct hw_session *s, struct hw_maps_acc *acc,
 			if (hi <= lo)
 				continue;
 			row_add(&rs, acc->v[k].kind, acc->v[k].id, hi - lo, i);
-			out->kind_bytes[acc->v[k].kind] += hi - lo;
 			covered += hi - lo;
 			if (hi - lo > best) {
 				best = hi - lo;
@@ -379,7 +378,6 @@ bool hw_maps_build(struct hw_session *s, struct hw_maps_acc *acc,
 			enum hw_mem_kind kind = mapping_kind(t, i, stack_of, &f,
 							     covered > 0, &id);
 			row_add(&rs, kind, id, size - covered, i);
-			out->kind_bytes[kind] += size - covered;
 			if (size - covered > best) {
 				m->kind = (uint8_t)kind;
 				m->id = id;

@@ -90,7 +90,6 @@ struct hw_maps {
 	uint64_t writable;              /* bytes of writable mappings */
 	uint64_t allocator;             /* of which heap + mmapped + unused
 					   + metadata */
-	uint64_t kind_bytes[HW_MEM_KINDS];
 };
 
 /* Break the session's writable mappings down with the allocator's

@@ -18,16 +18,7 @@
 static bool is_internal(const struct hw_reach *r, uint64_t start,
 			uint64_t end)
 {
-	const struct hw_ranges *rs = &r->internal;
-	size_t lo = 0, hi = rs->n;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (rs->v[mid].end <= start)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo < rs->n && rs->v[lo].start < end;
+	return hw_ranges_overlap(&r->internal, start, end);
 }
 
 bool hw_refs_internal(const struct hw_reach *r, uint64_t start, uint64_t end)

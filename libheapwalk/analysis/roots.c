@@ -83,6 +83,13 @@ static size_t first_after(const struct hw_ranges *rs, uint64_t addr)
 	return lo;
 }
 
+bool hw_ranges_overlap(const struct hw_ranges *rs, uint64_t start,
+		       uint64_t end)
+{
+	size_t i = first_after(rs, start);
+	return i < rs->n && rs->v[i].start < end;
+}
+
 bool hw_ranges_has(const struct hw_ranges *rs, uint64_t addr)
 {
 	size_t i = first_after(rs, addr);

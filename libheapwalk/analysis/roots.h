@@ -29,6 +29,9 @@ void hw_ranges_take(struct hw_ranges *rs, struct hw_ranges *from);
 void hw_ranges_normalize(struct hw_ranges *rs);
 void hw_ranges_free(struct hw_ranges *rs);
 /* Whether a range of rs (normalized) holds addr.  */
+/* Whether [start, end) overlaps a range of rs (rs normalized).  */
+bool hw_ranges_overlap(const struct hw_ranges *rs, uint64_t start,
+		       uint64_t end);
 bool hw_ranges_has(const struct hw_ranges *rs, uint64_t addr);
 
 /* What a root is, for a reference to name it.  */

@@ -41,13 +41,12 @@ enum hw_status hw_type_totals(struct hw_session *s, struct hw_type_total **rows,
 
 /* maps.c: the writable memory by what holds it (maps [--mappings]);
    summary's line of it from the allocator ranges its walk gathered
-   (analysis/maps.h; acc is emptied); a walk callback gathering them.  */
+   (analysis/maps.h; acc is emptied).  */
 struct hw_maps_acc;
 enum hw_status hw_report_maps(struct hw_session *s, struct hw_emitter *e,
 			      int argc, char *const argv[]);
 void hw_emit_maps_line(struct hw_session *s, struct hw_emitter *e,
 		       struct hw_maps_acc *acc);
-bool hw_maps_walk_one(void *cookie, const struct hw_chunk *c);
 
 /* refs.c: who points into the block in use holding addr (refs ADDR), and
    the shortest chain of pointers from a root to it (why ADDR).  */

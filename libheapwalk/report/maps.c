@@ -105,19 +105,19 @@ static const struct em_field MAP_COLS[] = {
 static const struct em_table MAPS = {
 	.key = "mappings", .title = "", .cols = MAP_COLS, .ncols = 7 };
 
-/* Walk every block for the allocator's ranges, then break down.  */
-static bool maps_of(struct hw_session *s, struct hw_maps *m)
-{
-	struct hw_maps_acc acc = { 0 };
-	s->alloc->chunks(s->alloc_state, hw_maps_walk_one, &acc);
-	return hw_maps_build(s, &acc, m);
-}
-
-bool hw_maps_walk_one(void *cookie, const struct hw_chunk *c)
+static bool walk_one(void *cookie, const struct hw_chunk *c)
 {
 	struct hw_maps_acc *acc = cookie;
 	hw_maps_acc_chunk(acc, c);
 	return !acc->oom;
+}
+
+/* Walk every block for the allocator's ranges, then break down.  */
+static bool maps_of(struct hw_session *s, struct hw_maps *m)
+{
+	struct hw_maps_acc acc = { 0 };
+	s->alloc->chunks(s->alloc_state, walk_one, &acc);
+	return hw_maps_build(s, &acc, m);
 }
 
 enum hw_status hw_report_maps(struct hw_session *s, struct hw_emitter *e,
