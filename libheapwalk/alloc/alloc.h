@@ -91,6 +91,15 @@ struct hw_allocator_ops {
 	   thread.  May be NULL (then callers use chunks).  */
 	bool (*chunks_parallel)(void *state, unsigned nparts, hw_chunk_fn *fn,
 				void *const cookies[]);
+	/* chunks_parallel for a caller that needs only which blocks are in
+	   use and where they lie (leaks' block map): a free block's `where`
+	   may be HW_WHERE_COUNT (not determined), which spares walking the
+	   lists that only tell a free block's bin (ptmalloc's bins: their
+	   chunks say they are free in their neighbour's header); findings
+	   that need those lists wait for a full walk.  NULL: use
+	   chunks_parallel.  */
+	bool (*states_parallel)(void *state, unsigned nparts, hw_chunk_fn *fn,
+				void *const cookies[]);
 	/* Only the blocks of the heap, mmapped chunk or extent that holds
 	   addr, in address order: a block's neighbours are in it, so
 	   `chunk ADDR` need not walk the whole heap.  May be NULL (then

@@ -8,6 +8,14 @@
 #define LEAF_SHIFT 20                 /* a leaf maps 1 MiB */
 #define LEAF_SPAN ((uint64_t)1 << LEAF_SHIFT)
 
+/* 1 MiB of address space.  rank and marks are made by bm_seal(): rank[w]
+   counts the starts in groups before w, marks[] has a byte per start.  */
+struct bm_leaf {
+	uint32_t *rank;                   /* [leaf_groups], then the marks */
+	uint8_t *marks;
+	struct bm_group g[];
+};
+
 /* A contiguous readable range of the target: the leaves that map it
    (NULL where no block is), made when its first block is added.  */
 struct bm_run {
@@ -15,7 +23,7 @@ struct bm_run {
 	uint64_t base;                    /* start rounded down to 1 MiB: the
 					     leaves' origin (the previous
 					     run's may cover it too) */
-	struct bm_group **leaves;         /* [nleaves], atomic */
+	struct bm_leaf **leaves;          /* [nleaves], atomic */
 	size_t nleaves;
 };
 
@@ -55,7 +63,10 @@ void bm_free(struct hw_blockmap *m)
 	for (size_t i = 0; i < m->nruns; i++) {
 		struct bm_run *r = &m->runs[i];
 		for (size_t k = 0; r->leaves && k < r->nleaves; k++)
-			free(r->leaves[k]);
+			if (r->leaves[k]) {
+				free(r->leaves[k]->rank);
+				free(r->leaves[k]);
+			}
 		free(r->leaves);
 	}
 	free(m->runs);
@@ -79,16 +90,16 @@ static struct bm_run *run_of(const struct hw_blockmap *m, uint64_t addr)
 
 /* The leaf k of r, made if need be (several threads may race: one
    wins, the others free theirs).  */
-static struct bm_group *leaf_make(struct hw_blockmap *m, struct bm_run *r,
-				  size_t k)
+static struct bm_leaf *leaf_make(struct hw_blockmap *m, struct bm_run *r,
+				 size_t k)
 {
-	struct bm_group **dir = __atomic_load_n(&r->leaves, __ATOMIC_ACQUIRE);
+	struct bm_leaf **dir = __atomic_load_n(&r->leaves, __ATOMIC_ACQUIRE);
 	if (!dir) {
 		size_t n = (size_t)((r->end - r->base + LEAF_SPAN - 1) >> LEAF_SHIFT);
-		struct bm_group **fresh = calloc(n, sizeof *fresh);
+		struct bm_leaf **fresh = calloc(n, sizeof *fresh);
 		if (!fresh)
 			return NULL;
-		struct bm_group **expect = NULL;
+		struct bm_leaf **expect = NULL;
 		if (__atomic_compare_exchange_n(&r->leaves, &expect, fresh, false,
 						__ATOMIC_ACQ_REL,
 						__ATOMIC_ACQUIRE)) {
@@ -99,13 +110,14 @@ static struct bm_group *leaf_make(struct hw_blockmap *m, struct bm_run *r,
 			dir = expect;
 		}
 	}
-	struct bm_group *leaf = __atomic_load_n(&dir[k], __ATOMIC_ACQUIRE);
+	struct bm_leaf *leaf = __atomic_load_n(&dir[k], __ATOMIC_ACQUIRE);
 	if (leaf)
 		return leaf;
-	struct bm_group *fresh = calloc(leaf_groups(m), sizeof *fresh);
+	struct bm_leaf *fresh = calloc(1, sizeof *fresh + leaf_groups(m) *
+					  sizeof(struct bm_group));
 	if (!fresh)
 		return NULL;
-	struct bm_group *expect = NULL;
+	struct bm_leaf *expect = NULL;
 	if (__atomic_compare_exchange_n(&dir[k], &expect, fresh, false,
 					__ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
 		__atomic_fetch_add(&m->leaves, 1, __ATOMIC_RELAXED);
@@ -130,7 +142,7 @@ static struct bm_group *group_of(struct hw_blockmap *m, struct bm_filler *f,
 			return NULL;
 		}
 	}
-	return &f->leaf[(g & (((uint64_t)1 << lshift) - 1)) >> 6];
+	return &f->leaf->g[(g & (((uint64_t)1 << lshift) - 1)) >> 6];
 }
 
 static void set_bit(struct hw_blockmap *m, struct bm_filler *f,
@@ -193,21 +205,59 @@ void bm_fill_done(struct hw_blockmap *m, struct bm_filler *f)
 		m->hi = f->hi;
 }
 
-void bm_seal(struct hw_blockmap *m)
+/* The leaf's ranks and mark bytes, after its end bits are final.  */
+static bool leaf_seal(const struct hw_blockmap *m, struct bm_leaf *leaf)
 {
+	size_t n = leaf_groups(m);
+	uint32_t count = 0;
+	for (size_t w = 0; w < n; w++) {
+		leaf->g[w].end &= ~leaf->g[w].start;
+		count += (uint32_t)__builtin_popcountll(leaf->g[w].start);
+	}
+	/* One allocation: the ranks, then the mark bytes.  */
+	uint32_t *rank = calloc(1, n * sizeof *rank + count);
+	if (!rank)
+		return false;
+	count = 0;
+	for (size_t w = 0; w < n; w++) {
+		rank[w] = count;
+		count += (uint32_t)__builtin_popcountll(leaf->g[w].start);
+	}
+	leaf->rank = rank;
+	leaf->marks = (uint8_t *)(rank + n);
+	return true;
+}
+
+bool bm_seal(struct hw_blockmap *m)
+{
+	bool ok = true;
 	for (size_t i = 0; i < m->nruns; i++) {
 		struct bm_run *r = &m->runs[i];
-		for (size_t k = 0; r->leaves && k < r->nleaves; k++) {
-			struct bm_group *leaf = r->leaves[k];
-			for (size_t w = 0; leaf && w < leaf_groups(m); w++)
-				leaf[w].end &= ~leaf[w].start;
-		}
+		for (size_t k = 0; r->leaves && k < r->nleaves; k++)
+			if (r->leaves[k] && !leaf_seal(m, r->leaves[k]))
+				ok = false;
 	}
 	if (m->lo > m->hi)
 		m->lo = m->hi = 0;
+	if (!ok)
+		m->oom = true;
+	return ok;
 }
 
-static struct bm_group *leaf_get(const struct bm_run *r, size_t k)
+/* A block's ref: its group w of leaf, bit b.  */
+static void ref_make(struct bm_ref *ref, struct bm_leaf *leaf, size_t w,
+		     unsigned b, uint64_t addr)
+{
+	uint64_t bit = (uint64_t)1 << b;
+	ref->g = &leaf->g[w];
+	ref->bit = bit;
+	ref->addr = addr;
+	ref->mk = &leaf->marks[leaf->rank[w] +
+			       (uint32_t)__builtin_popcountll(leaf->g[w].start &
+							      (bit - 1))];
+}
+
+static struct bm_leaf *leaf_get(const struct bm_run *r, size_t k)
 {
 	return r->leaves && k < r->nleaves ? r->leaves[k] : NULL;
 }
@@ -232,7 +282,7 @@ bool bm_find_near(const struct hw_blockmap *m, const struct bm_run **hint,
 	uint64_t g = (addr - r->base) >> m->shift;
 	unsigned lshift = LEAF_SHIFT - m->shift;
 	size_t k = (size_t)(g >> lshift);
-	struct bm_group *leaf = leaf_get(r, k);
+	struct bm_leaf *leaf = leaf_get(r, k);
 	if (!leaf)
 		return false;
 	size_t w = (size_t)((g & (((uint64_t)1 << lshift) - 1)) >> 6);
@@ -240,17 +290,14 @@ bool bm_find_near(const struct hw_blockmap *m, const struct bm_run **hint,
 	/* Bits at or below b in this group, then whole groups downwards.  */
 	uint64_t keep = b == 63 ? ~(uint64_t)0 : ((uint64_t)2 << b) - 1;
 	for (;;) {
-		uint64_t any = (leaf[w].start | leaf[w].end) & keep;
+		uint64_t any = (leaf->g[w].start | leaf->g[w].end) & keep;
 		if (any) {
 			unsigned top = 63 - (unsigned)__builtin_clzll(any);
-			uint64_t bit = (uint64_t)1 << top;
-			if (!(leaf[w].start & bit))
+			if (!(leaf->g[w].start & ((uint64_t)1 << top)))
 				return false;     /* an end: a gap */
 			uint64_t gs = ((uint64_t)k << lshift) + ((uint64_t)w << 6)
 				      + top;
-			ref->g = &leaf[w];
-			ref->bit = bit;
-			ref->addr = r->base + (gs << m->shift);
+			ref_make(ref, leaf, w, top, r->base + (gs << m->shift));
 			*exact = ref->addr == addr;
 			return true;
 		}
@@ -280,12 +327,12 @@ uint64_t bm_block_end(const struct hw_blockmap *m, const struct bm_ref *ref)
 	uint64_t g = (ref->addr - r->base) >> m->shift;
 	unsigned lshift = LEAF_SHIFT - m->shift;
 	size_t k = (size_t)(g >> lshift);
-	struct bm_group *leaf = leaf_get(r, k);
+	struct bm_leaf *leaf = leaf_get(r, k);
 	size_t w = (size_t)((g & (((uint64_t)1 << lshift) - 1)) >> 6);
 	unsigned b = (unsigned)(g & 63);
 	uint64_t keep = b == 63 ? 0 : ~(((uint64_t)2 << b) - 1);
 	while (leaf) {
-		uint64_t any = (leaf[w].start | leaf[w].end) & keep;
+		uint64_t any = (leaf->g[w].start | leaf->g[w].end) & keep;
 		if (any) {
 			uint64_t gs = ((uint64_t)k << lshift) + ((uint64_t)w << 6)
 				      + (unsigned)__builtin_ctzll(any);
@@ -309,16 +356,18 @@ bool bm_each(const struct hw_blockmap *m, bm_block_fn *fn, void *cookie)
 	for (size_t i = 0; i < m->nruns; i++) {
 		const struct bm_run *r = &m->runs[i];
 		for (size_t k = 0; r->leaves && k < r->nleaves; k++) {
-			struct bm_group *leaf = r->leaves[k];
+			struct bm_leaf *leaf = r->leaves[k];
+			size_t nth = 0;       /* the block's mark byte */
 			for (size_t w = 0; leaf && w < leaf_groups(m); w++) {
-				for (uint64_t bits = leaf[w].start; bits;
+				for (uint64_t bits = leaf->g[w].start; bits;
 				     bits &= bits - 1) {
 					unsigned b = (unsigned)__builtin_ctzll(bits);
 					uint64_t g = ((uint64_t)k << lshift) +
 						     ((uint64_t)w << 6) + b;
 					struct bm_ref ref = {
-						&leaf[w], (uint64_t)1 << b,
-						r->base + (g << m->shift) };
+						&leaf->g[w], (uint64_t)1 << b,
+						r->base + (g << m->shift),
+						&leaf->marks[nth++] };
 					if (!fn(cookie, &ref))
 						return false;
 				}
@@ -332,17 +381,21 @@ void bm_settle_marks(struct hw_blockmap *m, uint64_t *marked,
 		     uint64_t *possible)
 {
 	*marked = *possible = 0;
+	size_t n = leaf_groups(m);
 	for (size_t i = 0; i < m->nruns; i++) {
 		const struct bm_run *r = &m->runs[i];
 		for (size_t k = 0; r->leaves && k < r->nleaves; k++) {
-			struct bm_group *leaf = r->leaves[k];
-			for (size_t w = 0; leaf && w < leaf_groups(m); w++) {
-				struct bm_group *g = &leaf[w];
-				g->mark_hi &= ~g->mark_lo;
-				*marked += (uint64_t)__builtin_popcountll(
-					(g->mark_lo | g->mark_hi) & g->start);
-				*possible += (uint64_t)__builtin_popcountll(
-					g->mark_hi & g->start);
+			struct bm_leaf *leaf = r->leaves[k];
+			if (!leaf)
+				continue;
+			uint32_t count = leaf->rank[n - 1] + (uint32_t)
+				__builtin_popcountll(leaf->g[n - 1].start);
+			for (uint32_t b = 0; b < count; b++) {
+				uint8_t *mk = &leaf->marks[b];
+				if (*mk & BM_REACHABLE)
+					*mk &= (uint8_t)~BM_POSSIBLE;
+				*marked += (*mk & BM_MARK_BITS) != 0;
+				*possible += (*mk & BM_POSSIBLE) != 0;
 			}
 		}
 	}
@@ -350,9 +403,21 @@ void bm_settle_marks(struct hw_blockmap *m, uint64_t *marked,
 
 uint64_t bm_bytes(const struct hw_blockmap *m)
 {
-	uint64_t dirs = 0;
-	for (size_t i = 0; i < m->nruns; i++)
-		dirs += m->runs[i].nleaves * sizeof(struct bm_group *);
-	return m->leaves * leaf_groups(m) * sizeof(struct bm_group) + dirs +
-	       m->nruns * sizeof(struct bm_run);
+	uint64_t dirs = 0, leaves = 0;
+	size_t n = leaf_groups(m);
+	for (size_t i = 0; i < m->nruns; i++) {
+		const struct bm_run *r = &m->runs[i];
+		dirs += r->nleaves * sizeof(struct bm_leaf *);
+		for (size_t k = 0; r->leaves && k < r->nleaves; k++) {
+			const struct bm_leaf *leaf = r->leaves[k];
+			if (!leaf)
+				continue;
+			leaves += sizeof *leaf + n * sizeof(struct bm_group);
+			if (leaf->rank)
+				leaves += n * sizeof *leaf->rank +
+					  leaf->rank[n - 1] + (uint64_t)
+					  __builtin_popcountll(leaf->g[n - 1].start);
+		}
+	}
+	return leaves + dirs + m->nruns * sizeof(struct bm_run);
 }

@@ -78,7 +78,8 @@ static void add_internal(void *cookie, uint64_t start, uint64_t end)
 static bool fill(struct hw_session *s, struct hw_reach *r,
 		 struct hw_ranges *owned)
 {
-	unsigned n = s->alloc->chunks_parallel ? hw_threads(s) : 1;
+	unsigned n = s->alloc->chunks_parallel || s->alloc->states_parallel
+		     ? hw_threads(s) : 1;
 	if (n > FILL_MAX_THREADS)
 		n = FILL_MAX_THREADS;
 	struct filler fs[FILL_MAX_THREADS];
@@ -88,7 +89,10 @@ static bool fill(struct hw_session *s, struct hw_reach *r,
 					 .bf = { .lo = UINT64_MAX } };
 		cookies[k] = &fs[k];
 	}
-	if (n > 1)
+	/* Only whether each block is in use matters here.  */
+	if (s->alloc->states_parallel)
+		s->alloc->states_parallel(s->alloc_state, n, fill_one, cookies);
+	else if (n > 1)
 		s->alloc->chunks_parallel(s->alloc_state, n, fill_one, cookies);
 	else
 		s->alloc->chunks(s->alloc_state, fill_one, &fs[0]);
@@ -102,7 +106,8 @@ static bool fill(struct hw_session *s, struct hw_reach *r,
 		r->unplaced += fs[k].unplaced;
 		hw_ranges_take(owned, &fs[k].owned);
 	}
-	bm_seal(&r->map);
+	if (!bm_seal(&r->map))
+		return false;
 	struct hw_ranges internal = { 0 };
 	if (s->alloc->internal)
 		s->alloc->internal(s->alloc_state, add_internal, &internal);
@@ -180,12 +185,12 @@ static void visit(struct marker *k, uint64_t v)
 		/* Several threads: the bits alone, atomically;
 		   bm_settle_marks() makes marks of them afterwards.  */
 		if (exact) {
-			if (!(__atomic_fetch_or(&ref.g->mark_lo, ref.bit,
-						__ATOMIC_RELAXED) & ref.bit))
+			if (!(__atomic_fetch_or(ref.mk, (uint8_t)BM_REACHABLE,
+						__ATOMIC_RELAXED) & BM_REACHABLE))
 				push(k, ref.addr);
-		} else if (!(__atomic_load_n(&ref.g->mark_lo,
-					     __ATOMIC_RELAXED) & ref.bit))
-			__atomic_fetch_or(&ref.g->mark_hi, ref.bit,
+		} else if (!(__atomic_load_n(ref.mk, __ATOMIC_RELAXED) &
+			     BM_REACHABLE))
+			__atomic_fetch_or(ref.mk, (uint8_t)BM_POSSIBLE,
 					  __ATOMIC_RELAXED);
 		return;
 	}
@@ -241,7 +246,7 @@ static void scan(struct marker *k, uint64_t start, uint64_t end)
 static void scan_block(struct marker *k, const struct bm_ref *ref)
 {
 	if (k->pool)
-		__atomic_fetch_or(&ref->g->done, ref->bit, __ATOMIC_RELAXED);
+		__atomic_fetch_or(ref->mk, (uint8_t)BM_DONE, __ATOMIC_RELAXED);
 	else
 		bm_set_done(ref);
 	uint64_t end = bm_block_end(k->m, ref);

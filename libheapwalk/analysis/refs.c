@@ -158,7 +158,7 @@ static bool bfs_word(void *cookie, uint64_t slot, uint64_t v)
 		b->oom = true;
 		return false;
 	}
-	ref.g->done &= ~ref.bit;          /* visited */
+	bm_clear_done(&ref);              /* visited */
 	b->queue[b->qn++] = ref.addr;
 	if (ref.addr == b->target) {
 		b->found = true;

@@ -168,9 +168,17 @@ static bool mmapped_at(struct pm_state *p, uint64_t addr,
 	return h.size != 0;
 }
 
+/* What a walk reports (findings are taken once per session) and what
+   it is for.  */
+enum walk_mode {
+	REPORT_CHAIN = 1,   /* the size chain's and the headers' findings */
+	REPORT_LISTS = 2,   /* those that need every list walked */
+	STATES_ONLY = 4,    /* only the bins of free chunks are not walked */
+};
+
 /* Classify one heap chunk.  `next_p` is the P bit of the chunk after it.  */
 static void classify(struct pm_state *p, struct pm_heap *h,
-		     struct hw_chunk *c, bool next_p, bool report)
+		     struct hw_chunk *c, bool next_p, unsigned mode)
 {
 	enum pm_tag tag = pm_tag_get(h, c->chunk);
 	bool tcached = c->chunk_size <= p->tcache_max_chunk &&
@@ -180,7 +188,8 @@ static void classify(struct pm_state *p, struct pm_heap *h,
 		c->where = tcached ? HW_WHERE_TCACHE
 			 : tag == PM_TAG_FAST ? HW_WHERE_FASTBIN
 			 : HW_WHERE_HEAP;
-		if (report && (tag == PM_TAG_UNSORTED || tag == PM_TAG_BINNED))
+		if ((mode & REPORT_LISTS) &&
+		    (tag == PM_TAG_UNSORTED || tag == PM_TAG_BINNED))
 			hw_finding(p->s, c->chunk, "chunk is in a bin but the "
 				   "next chunk's P bit says it is in use "
 				   "(double free or corruption (!prev))");
@@ -192,13 +201,15 @@ static void classify(struct pm_state *p, struct pm_heap *h,
 	else if (tag == PM_TAG_BINNED)
 		c->where = c->chunk_size < 0x400 ? HW_WHERE_SMALLBIN
 						 : HW_WHERE_LARGEBIN;
+	else if ((mode & STATES_ONLY) && !p->lists_done)
+		c->where = HW_WHERE_COUNT;        /* its bin is not known */
 	else {
 		c->where = HW_WHERE_UNBINNED;
-		if (report)
+		if (mode & REPORT_LISTS)
 			hw_finding(p->s, c->chunk, "free chunk (next P bit "
 				   "clear) is in no bin");
 	}
-	if (report && (tag == PM_TAG_FAST || tcached))
+	if ((mode & REPORT_CHAIN) && (tag == PM_TAG_FAST || tcached))
 		hw_finding(p->s, c->chunk, "chunk is in a %s but its header "
 			   "says it is free", tcached ? "tcache" : "fastbin");
 }
@@ -227,8 +238,9 @@ static void bad_size(struct pm_state *p, uint64_t c, uint64_t sz,
 /* Walk heap h from chunk `from` (h->start, or a chunk boundary an
    earlier walk found) to its end or until fn says stop.  */
 static bool walk_heap(struct pm_state *p, struct pm_heap *h, uint64_t from,
-		      hw_chunk_fn *fn, void *cookie, bool report)
+		      hw_chunk_fn *fn, void *cookie, unsigned mode)
 {
+	bool report = (mode & REPORT_CHAIN) != 0;
 	struct pm_arena *ar = &p->arenas[h->arena];
 	const uint8_t *base = NULL;
 	uint64_t run = hw_readable_run(p->t, h->start, &base);
@@ -297,7 +309,7 @@ static bool walk_heap(struct pm_state *p, struct pm_heap *h, uint64_t from,
 		out.chunk_size = sz;
 		out.addr = c + PM_HDR;
 		out.size = sz - p->l.usable_slack;
-		classify(p, h, &out, (nfield & PM_PREV_INUSE) != 0, report);
+		classify(p, h, &out, (nfield & PM_PREV_INUSE) != 0, mode);
 		/* glibc keeps the A bit only on chunks in use (by header):
 		   consolidation rewrites free chunks' heads without it.  */
 		if (report && (nfield & PM_PREV_INUSE) &&
@@ -332,7 +344,8 @@ struct part_job {
 	size_t first, last;       /* units [first, last) */
 	hw_chunk_fn *fn;
 	void *cookie;
-	bool report, ok;
+	unsigned mode;
+	bool ok;
 };
 
 static void *walk_part(void *arg)
@@ -343,8 +356,7 @@ static void *walk_part(void *arg)
 		struct pm_state *p = j->p;
 		if (u < p->nheaps) {
 			j->ok = walk_heap(p, &p->heaps[u], p->heaps[u].start,
-					  j->fn, j->cookie,
-					  j->report);
+					  j->fn, j->cookie, j->mode);
 			continue;
 		}
 		struct hw_chunk c = mmapped_chunk(&p->mmapped[u - p->nheaps]);
@@ -355,8 +367,22 @@ static void *walk_part(void *arg)
 
 #define PM_MAX_PARTS 16
 
+/* The mode of a walk of everything, and the findings it takes.  */
+static unsigned full_walk_mode(struct pm_state *p, bool states_only)
+{
+	unsigned mode = states_only ? STATES_ONLY : 0;
+	if (!p->walked)
+		mode |= REPORT_CHAIN;
+	if (p->lists_done && !p->lists_reported)
+		mode |= REPORT_LISTS;
+	p->walked = true;
+	p->lists_reported |= p->lists_done;
+	return mode;
+}
+
 bool pm_walk_chunks_parallel(struct pm_state *p, unsigned nparts,
-			     hw_chunk_fn *fn, void *const cookies[])
+			     hw_chunk_fn *fn, void *const cookies[],
+			     bool states_only)
 {
 	struct part_job jobs[PM_MAX_PARTS];
 	pthread_t tids[PM_MAX_PARTS];
@@ -369,14 +395,13 @@ bool pm_walk_chunks_parallel(struct pm_state *p, unsigned nparts,
 		nparts = 1;
 	for (size_t u = 0; u < units; u++)
 		total += unit_bytes(p, u);
-	bool report = !p->walked;
-	p->walked = true;
+	unsigned mode = full_walk_mode(p, states_only);
 	/* Split by bytes: part k takes the units that start in its share.  */
 	size_t u = 0;
 	for (unsigned k = 0; k < nparts; k++) {
 		jobs[k] = (struct part_job){ .p = p, .first = u, .fn = fn,
 					     .cookie = cookies[k],
-					     .report = report };
+					     .mode = mode };
 		uint64_t limit = total / nparts * (k + 1);
 		while (u < units && (k == nparts - 1 || acc < limit))
 			acc += unit_bytes(p, u++);
@@ -436,14 +461,15 @@ bool pm_walk_around(struct pm_state *p, uint64_t addr, hw_chunk_fn *fn,
 		return fn(cookie, &c);
 	}
 	if (p->lists_done)
-		return walk_heap(p, h, h->start, fn, cookie, true);
+		return walk_heap(p, h, h->start, fn, cookie,
+				 REPORT_CHAIN | REPORT_LISTS);
 	/* First the chunk boundaries up to the chunk after addr (the size
 	   chain is the only way to them), then only the lists those chunks
 	   could be on, then the few chunks again, classified.  The walk
 	   resumes at the last chunk before addr: a boundary, and the chunk
 	   the damage is blamed on if the chain breaks there.  */
 	struct around a = { .addr = addr };
-	walk_heap(p, h, h->start, collect_around, &a, false);
+	walk_heap(p, h, h->start, collect_around, &a, 0);
 	uint64_t sizes[3];
 	size_t n = 0;
 	if (a.have_last)
@@ -454,21 +480,20 @@ bool pm_walk_around(struct pm_state *p, uint64_t addr, hw_chunk_fn *fn,
 		sizes[n++] = a.next.chunk_size;
 	pm_walk_lists_for(p, h->arena, sizes, n);
 	return walk_heap(p, h, a.have_last ? a.last.chunk : h->start, fn,
-			 cookie, true);
+			 cookie, REPORT_CHAIN | REPORT_LISTS);
 }
 
 bool pm_walk_chunks(struct pm_state *p, hw_chunk_fn *fn, void *cookie)
 {
 	/* Findings are recorded on the first walk only: every later walk
 	   would find the same.  */
-	bool report = !p->walked;
-	p->walked = true;
+	unsigned mode = full_walk_mode(p, false);
 	size_t hi = 0, mi = 0;
 	while (hi < p->nheaps || mi < p->nmmapped) {
 		if (mi == p->nmmapped ||
 		    (hi < p->nheaps && p->heaps[hi].start < p->mmapped[mi].chunk)) {
 			struct pm_heap *h = &p->heaps[hi++];
-			if (!walk_heap(p, h, h->start, fn, cookie, report))
+			if (!walk_heap(p, h, h->start, fn, cookie, mode))
 				return false;
 			continue;
 		}

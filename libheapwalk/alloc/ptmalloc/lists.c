@@ -114,6 +114,7 @@ struct list_filter {
 	int arena;
 	const uint64_t *sizes;
 	size_t nsizes;
+	bool fast_only;           /* no unsorted, small or large bin */
 };
 
 /* A tcache bin of this chunk size (tcaches are not per arena: a thread
@@ -134,6 +135,8 @@ static bool filter_fast(const struct list_filter *f, int arena, uint64_t size)
 
 static bool filter_bin(const struct list_filter *f, int arena, int bin)
 {
+	if (f->fast_only)
+		return false;
 	if (f->nsizes == 0)
 		return true;
 	if (arena != f->arena)
@@ -681,10 +684,19 @@ void pm_walk_lists(struct pm_state *p)
 	walk_lists(p, &(struct list_filter){ .arena = -1 });
 }
 
+void pm_walk_fast_lists(struct pm_state *p)
+{
+	if (p->lists_done || p->fast_lists_done)
+		return;
+	p->fast_lists_done = true;
+	walk_lists(p, &(struct list_filter){ .arena = -1, .fast_only = true });
+}
+
 void pm_walk_lists_for(struct pm_state *p, int arena, const uint64_t *sizes,
 		       size_t nsizes)
 {
 	if (p->lists_done || nsizes == 0)
 		return;
-	walk_lists(p, &(struct list_filter){ arena, sizes, nsizes });
+	walk_lists(p, &(struct list_filter){ .arena = arena, .sizes = sizes,
+					     .nsizes = nsizes });
 }

@@ -140,7 +140,15 @@ static bool pm_chunks_parallel(void *state, unsigned nparts, hw_chunk_fn *fn,
 			       void *const cookies[])
 {
 	pm_prepare_all(state);
-	return pm_walk_chunks_parallel(state, nparts, fn, cookies);
+	return pm_walk_chunks_parallel(state, nparts, fn, cookies, false);
+}
+
+static bool pm_states_parallel(void *state, unsigned nparts,
+			       hw_chunk_fn *fn, void *const cookies[])
+{
+	pm_walk_fast_lists(state);
+	pm_find_mmapped(state);
+	return pm_walk_chunks_parallel(state, nparts, fn, cookies, true);
 }
 
 /* main_arena and mp_ (in libc's data), and each thread heap's header:
@@ -193,6 +201,7 @@ const struct hw_allocator_ops hw_ptmalloc_ops = {
 	.narenas = pm_narenas,
 	.chunks = pm_chunks,
 	.chunks_parallel = pm_chunks_parallel,
+	.states_parallel = pm_states_parallel,
 	.chunks_around = pm_chunks_around,
 	.summary = pm_summary,
 	.arenas = pm_arenas,

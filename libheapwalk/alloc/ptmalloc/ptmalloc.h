@@ -229,7 +229,9 @@ struct pm_state {
 	uint64_t list_limit;              /* bound on any list walk */
 	struct hw_prefault prefault;      /* faults the heaps in early */
 	bool walked;                      /* findings of the chunk walk taken */
+	bool lists_reported;              /* ... and those needing every list */
 	bool lists_done;                  /* every list walked */
+	bool fast_lists_done;             /* every tcache and fastbin walked */
 	bool mmapped_done;                /* mmapped chunks looked for */
 };
 
@@ -271,6 +273,9 @@ struct pm_heap *pm_heap_near(struct pm_state *p, struct pm_heap **hint,
 /* lists.c: every free list (tcache, fastbins, bins), once; each op that
    shows or classifies free chunks calls it first.  */
 void pm_walk_lists(struct pm_state *p);
+/* Only the lists of chunks whose headers say "in use" (tcaches and
+   fastbins): enough to tell every chunk's state.  */
+void pm_walk_fast_lists(struct pm_state *p);
 /* Only the lists that chunks of these sizes (chunk sizes, headers
    included) in arena `arena` could be on: their tcache bins in every
    tcache, their fastbin, the unsorted bin and their bins.  For a lookup,
@@ -289,8 +294,13 @@ bool pm_walk_chunks(struct pm_state *p, hw_chunk_fn *fn, void *cookie);
 /* Only the heap (or the mmapped chunk) that holds addr.  */
 bool pm_walk_around(struct pm_state *p, uint64_t addr, hw_chunk_fn *fn,
 		    void *cookie);
+/* states_only: the walk needs to know which chunks are in use, not
+   which bin a free one is in (leaks' block map): the caller walked the
+   fast lists only, free chunks' `where` is HW_WHERE_COUNT, and findings
+   that need every list are left for a full walk.  */
 bool pm_walk_chunks_parallel(struct pm_state *p, unsigned nparts,
-			     hw_chunk_fn *fn, void *const cookies[]);
+			     hw_chunk_fn *fn, void *const cookies[],
+			     bool states_only);
 /* classes.c: the bin (or, past the last bin, power of two) of a usable
    size, as a range of request sizes.  */
 uint64_t pm_size_class(void *state, uint64_t usable, uint64_t *min);
