@@ -13,7 +13,8 @@
  * into small/large bins by a large malloc that nothing free can satisfy).
  * Also right for 2.31 (checked with gdb); from 2.41 on, free() puts a
  * small (< 0x400) chunk straight into its small bin instead of the
- * unsorted bin (the running glibc's version decides).
+ * unsorted bin; 2.43 has no fastbins and 16 chunks per tcache bin (the
+ * running glibc's version decides).
  * The model refuses plans that would make glibc do something else
  * (consolidation, reuse of a freed chunk, merging with a free neighbour),
  * and the program then exits with status 2 instead of dumping a core.
@@ -66,9 +67,11 @@
 #define CHUNK_IS_MMAPPED 2u
 #define CHUNK_NON_MAIN 4u
 #define HEAP_MAX ((uintptr_t)64 << 20)
-#define TCACHE_FILL 7
+/* 2.43 removed the fastbins and fills each tcache bin with 16 chunks
+   (mp_.tcache_count) instead of 7; glibc_minor() is below.  */
+#define TCACHE_FILL (glibc_minor() >= 43 ? 16 : 7)
 #define TCACHE_MAX_CHUNK 0x410
-#define FAST_MAX_CHUNK 0x80
+#define FAST_MAX_CHUNK (glibc_minor() >= 43 ? 0 : 0x80)
 #define MIN_LARGE_CHUNK 0x400
 
 enum where {
@@ -90,6 +93,7 @@ struct tinfo {
 	pid_t tid;
 	int nrec;
 	int tc[TCACHE_MAX_CHUNK / 16 + 1]; /* our frees into each tcache bin */
+	int has_tcache;                    /* 2.43+: made on the first free */
 	struct rec r[MAX_RECS];
 };
 
@@ -195,6 +199,18 @@ static int glibc_minor(void)
 	return minor;
 }
 
+/* What a malloc that nothing free satisfies exactly does to the unsorted
+   bin: every chunk in it goes to its small or large bin.  */
+static void sort_unsorted_bin(int t)
+{
+	for (int i = 0; i < T[t].nrec; i++) {
+		struct rec *r = &T[t].r[i];
+		if (r->w == W_UNSORTED)
+			r->w = r->chunk < MIN_LARGE_CHUNK ? W_SMALLBIN
+							  : W_LARGEBIN;
+	}
+}
+
 /* free(p) where glibc's choice follows from the model; `into_top` says
    the caller knows p is the chunk just below top (it merges).  */
 static void tf_(int t, void *p, int into_top)
@@ -205,6 +221,13 @@ static void tf_(int t, void *p, int into_top)
 	size_t cs = r->chunk;
 	enum where w;
 	if (cs <= TCACHE_MAX_CHUNK && T[t].tc[cs / 16] < TCACHE_FILL) {
+		/* 2.43 makes a thread's tcache on its first free into one:
+		   that malloc sorts the unsorted bin as any small request
+		   does, and must find its chunk elsewhere (top, or a free
+		   chunk the program never recorded).  */
+		if (glibc_minor() >= 43 && !T[t].has_tcache)
+			sort_unsorted_bin(t);
+		T[t].has_tcache = 1;
 		T[t].tc[cs / 16]++;
 		w = W_TCACHE;
 	} else if (cs <= FAST_MAX_CHUNK) {
@@ -255,11 +278,9 @@ static void *sort_unsorted(int t, size_t req)
 		    r->w == W_LARGEBIN) {
 			if (r->chunk >= nb)
 				die("plan error: sort request would split a bin");
-			if (r->w == W_UNSORTED)
-				r->w = r->chunk < MIN_LARGE_CHUNK ? W_SMALLBIN
-								  : W_LARGEBIN;
 		}
 	}
+	sort_unsorted_bin(t);
 	return ta(t, req);
 }
 

@@ -12,8 +12,8 @@
 #
 # VARIANT (default "host": the host's gcc and glibc) names another glibc,
 # one of scripts/corpus/sysroot.sh's: glibc-2.31-amd64, glibc-2.36-amd64,
-# glibc-2.41-amd64, glibc-2.36-arm64.  Its sysroot is made (once) in
-# $HEAPWALK_SYSROOTS/VARIANT (default build/sysroot/VARIANT) and
+# glibc-2.41-amd64, glibc-2.43-amd64, glibc-2.44-amd64, glibc-2.36-arm64.
+# Its sysroot is made (once) in $HEAPWALK_SYSROOTS/VARIANT (default build/sysroot/VARIANT) and
 # OUTDIR/sysroot links to it.  The program is compiled against that
 # glibc's own headers and libraries; amd64 programs get the sysroot's
 # ld.so as their interpreter and its library directory as RUNPATH, so

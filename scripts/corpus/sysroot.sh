@@ -7,6 +7,8 @@
 #   glibc-2.31-amd64     bullseye   amd64  2.31
 #   glibc-2.36-amd64     bookworm   amd64  2.36
 #   glibc-2.41-amd64     trixie     amd64  2.41
+#   glibc-2.43-amd64     sid        amd64  2.43
+#   glibc-2.44-amd64     experimental amd64 2.44  (the rest from sid)
 #   glibc-2.36-arm64     bookworm   arm64  2.36
 #   jemalloc-5.2.1-amd64 bullseye   amd64  (host)  5.2.1
 #   jemalloc-5.3.0-amd64 bookworm   amd64  (host)  5.3.0
@@ -59,16 +61,21 @@ outdir=$2
 # ver: the glibc version to check (empty: the host's glibc is used);
 # jever: the jemalloc version (empty: no jemalloc).
 jever=
+# extra: a suite that only adds packages to `suite` (experimental): the
+# glibc packages come from it, everything else from `suite`.
+extra=
 case $variant in
 glibc-2.31-amd64) suite=bullseye arch=amd64 ver=2.31 ;;
 glibc-2.36-amd64) suite=bookworm arch=amd64 ver=2.36 ;;
 glibc-2.41-amd64) suite=trixie arch=amd64 ver=2.41 ;;
+glibc-2.43-amd64) suite=sid arch=amd64 ver=2.43 ;;
+glibc-2.44-amd64) suite=sid extra=experimental arch=amd64 ver=2.44 ;;
 glibc-2.36-arm64) suite=bookworm arch=arm64 ver=2.36 ;;
 jemalloc-5.2.1-amd64) suite=bullseye arch=amd64 ver='' jever=5.2.1 ;;
 jemalloc-5.3.0-amd64) suite=bookworm arch=amd64 ver='' jever=5.3.0 ;;
 jemalloc-5.3.0-arm64) suite=bookworm arch=arm64 ver=2.36 jever=5.3.0 ;;
 *)
-	echo "$me: unknown variant '$variant' (glibc-2.31-amd64, glibc-2.36-amd64, glibc-2.41-amd64, glibc-2.36-arm64, jemalloc-5.2.1-amd64, jemalloc-5.3.0-amd64, jemalloc-5.3.0-arm64)" >&2
+	echo "$me: unknown variant '$variant' (glibc-2.31-amd64, glibc-2.36-amd64, glibc-2.41-amd64, glibc-2.43-amd64, glibc-2.44-amd64, glibc-2.36-arm64, jemalloc-5.2.1-amd64, jemalloc-5.3.0-amd64, jemalloc-5.3.0-arm64)" >&2
 	exit 2
 	;;
 esac
@@ -123,6 +130,9 @@ case $rc in
 *) exit 1 ;;
 esac
 mirror=$APT_MIRROR
+if [ -n "$extra" ]; then
+	echo "deb [arch=$arch signed-by=$DEBIAN_KEYRING] $APT_MIRROR $extra main" >>"$APT_WORK/etc/sources.list"
+fi
 apt_fail() {
 	apt_log_tail 8
 	die "$*"
@@ -136,8 +146,16 @@ pkgs=()
 if [ -n "$ver" ]; then pkgs+=(libc6 libc6-dev libc6-dbg libgcc-s1 linux-libc-dev); fi
 if [ -n "$jever" ]; then pkgs+=(libjemalloc2 libjemalloc-dev); fi
 if [ -n "$jever" ] && [ -n "$ver" ]; then pkgs+=(libstdc++6); fi
-(cd "$APT_WORK/debs" && aptc download "${pkgs[@]}") ||
-	apt_fail "apt-get download ${pkgs[*]} ($suite/$arch) failed"
+# What apt-get download is asked for: the glibc packages from $extra.
+get=()
+for p in "${pkgs[@]}"; do
+	case $p in
+	libc6 | libc6-dev | libc6-dbg) get+=("$p${extra:+/$extra}") ;;
+	*) get+=("$p") ;;
+	esac
+done
+(cd "$APT_WORK/debs" && aptc download "${get[@]}") ||
+	apt_fail "apt-get download ${get[*]} ($suite${extra:++$extra}/$arch) failed"
 
 libc_ver='' je_ver=''
 for p in "${pkgs[@]}"; do
@@ -214,7 +232,7 @@ fi
 
 {
 	echo "variant $variant"
-	echo "suite $suite"
+	echo "suite $suite${extra:+ $extra}"
 	echo "arch $arch"
 	echo "triple $triple"
 	echo "ldso $ldso"

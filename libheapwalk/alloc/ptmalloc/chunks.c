@@ -9,7 +9,10 @@
  * start of every page of anonymous writable memory outside the heaps for a
  * header glibc would have written: flags exactly IS_MMAPPED, and
  * prev_size + size a whole number of pages that fits in the mapping (the
- * kernel may have merged the mapping with its neighbours).
+ * kernel may have merged the mapping with its neighbours).  From 2.43 the
+ * mapping ends with a spare 16-byte header after the chunk (prev_size +
+ * size + 16 is the whole number of pages, and prev_size's bit 0 says the
+ * pages are huge ones): each chunk's numbers say which layout it has.
  */
 #include <pthread.h>
 #include <stdlib.h>
@@ -26,7 +29,7 @@ static bool overlaps_heap(struct pm_state *p, uint64_t start, uint64_t end)
 }
 
 static bool add_mmapped(struct pm_state *p, size_t *cap, uint64_t chunk,
-			uint64_t size)
+			uint64_t size, uint64_t tail)
 {
 	if (p->nmmapped == *cap) {
 		size_t ncap = *cap ? *cap * 2 : 64;
@@ -40,6 +43,7 @@ static bool add_mmapped(struct pm_state *p, size_t *cap, uint64_t chunk,
 	}
 	p->mmapped[p->nmmapped].chunk = chunk;
 	p->mmapped[p->nmmapped].size = size;
+	p->mmapped[p->nmmapped].tail = tail;
 	p->nmmapped++;
 	return true;
 }
@@ -49,7 +53,7 @@ static bool add_mmapped(struct pm_state *p, size_t *cap, uint64_t chunk,
    regions are both in address order).  */
 static bool scan_region(struct pm_state *p, const struct hw_region *r,
 			size_t *hi, bool (*fn)(struct pm_state *, void *,
-					       uint64_t, uint64_t),
+					       uint64_t, uint64_t, uint64_t),
 			void *cookie)
 {
 	uint64_t ps = p->pagesize;
@@ -72,13 +76,17 @@ static bool scan_region(struct pm_state *p, const struct hw_region *r,
 			break;
 		memcpy(hdr, q, 16);
 		uint64_t sz = hdr[1] & ~(uint64_t)PM_SIZE_BITS;
-		if ((hdr[1] & PM_SIZE_BITS) == PM_IS_MMAPPED &&
-		    sz >= ps && hdr[0] < ps && !(hdr[0] & 15) &&
-		    !((hdr[0] + sz) & (ps - 1)) && a + sz > a &&
-		    a + sz <= r->end && !overlaps_heap(p, a, a + sz)) {
-			if (pm_mmapped_ours(p, a) && !fn(p, cookie, a, sz))
+		uint64_t off = hdr[0] & ~(uint64_t)1;    /* 2.43+: bit 0 */
+		uint64_t tail = !((off + sz) & (ps - 1)) && !(hdr[0] & 1) ? 0
+			      : !((off + sz + 16) & (ps - 1)) ? 16 : 1;
+		uint64_t span = sz + tail;
+		if ((hdr[1] & PM_SIZE_BITS) == PM_IS_MMAPPED && tail != 1 &&
+		    sz >= ps - 16 && off < ps && !(off & 15) && a + span > a &&
+		    a + span <= r->end && !overlaps_heap(p, a, a + span)) {
+			if (pm_mmapped_ours(p, a) &&
+			    !fn(p, cookie, a, sz, tail))
 				return false;
-			a += sz;
+			a += span;
 			continue;
 		}
 		a += ps;
@@ -94,15 +102,20 @@ static bool mmapped_region(const struct hw_region *r)
 struct mmapped_list {
 	size_t cap;
 	uint64_t total;
+	unsigned with_tail, without;
 };
 
 static bool add_found(struct pm_state *p, void *cookie, uint64_t a,
-		      uint64_t sz)
+		      uint64_t sz, uint64_t tail)
 {
 	struct mmapped_list *l = cookie;
-	if (!add_mmapped(p, &l->cap, a, sz))
+	if (!add_mmapped(p, &l->cap, a, sz, tail))
 		return false;
-	l->total += sz;
+	l->total += sz + tail;
+	if (tail)
+		l->with_tail++;
+	else
+		l->without++;
 	return true;
 }
 
@@ -118,26 +131,40 @@ void pm_find_mmapped(struct pm_state *p)
 		if (mmapped_region(&t->regions[i]) &&
 		    !scan_region(p, &t->regions[i], &hi, add_found, &l))
 			return;
+	if (l.with_tail && !l.without)
+		pm_era_observe(p, 43, PM_NEWEST_MINOR, "mmapped chunks end "
+			       "with a spare header");
+	else if (l.without && !l.with_tail)
+		pm_era_observe(p, 17, 42, "mmapped chunks fill their "
+			       "mappings");
+	/* 2.43 and 2.44 add 16 bytes too many to mmapped_mem each time
+	   realloc moves or grows a chunk with mremap.  */
+	bool remap_drift = l.with_tail && p->nmmapped == p->n_mmaps &&
+			   p->mmapped_mem > l.total &&
+			   (p->mmapped_mem - l.total) % 16 == 0;
 	if (p->mp && (p->nmmapped != p->n_mmaps || l.total != p->mmapped_mem))
 		hw_note(p->s, p->mp, "mp_ counts %llu mmapped chunks "
-			   "(%llu bytes), the core holds %zu (%llu bytes)",
+			   "(%llu bytes), the core holds %zu (%llu bytes)%s",
 			   (unsigned long long)p->n_mmaps,
 			   (unsigned long long)p->mmapped_mem, p->nmmapped,
-			   (unsigned long long)l.total);
+			   (unsigned long long)l.total,
+			   remap_drift ? " (glibc 2.43+ counts 16 bytes too "
+					 "many at each mremap of a chunk)" : "");
 }
 
 struct mmapped_hit {
-	uint64_t addr, chunk, size;
+	uint64_t addr, chunk, size, tail;
 };
 
 static bool match_found(struct pm_state *p, void *cookie, uint64_t a,
-			uint64_t sz)
+			uint64_t sz, uint64_t tail)
 {
 	(void)p;
 	struct mmapped_hit *h = cookie;
 	if (h->addr >= a && h->addr - a < sz) {
 		h->chunk = a;
 		h->size = sz;
+		h->tail = tail;
 		return false;
 	}
 	return a <= h->addr;
@@ -165,6 +192,7 @@ static bool mmapped_at(struct pm_state *p, uint64_t addr,
 	scan_region(p, r, &hi, match_found, &h);
 	out->chunk = h.chunk;
 	out->size = h.size;
+	out->tail = h.tail;
 	return h.size != 0;
 }
 
@@ -326,7 +354,10 @@ static bool walk_heap(struct pm_state *p, struct pm_heap *h, uint64_t from,
 static struct hw_chunk mmapped_chunk(const struct pm_mmapped *m)
 {
 	return (struct hw_chunk){
-		.addr = m->chunk + PM_HDR, .size = m->size - PM_HDR,
+		/* 2.43+: the spare header after the chunk ends it, so its
+		   last word is usable, as in a heap chunk.  */
+		.addr = m->chunk + PM_HDR,
+		.size = m->size - (m->tail ? PM_SIZE_SZ : PM_HDR),
 		.chunk = m->chunk, .chunk_size = m->size, .arena = 0,
 		.where = HW_WHERE_MMAPPED, .used = true,
 	};

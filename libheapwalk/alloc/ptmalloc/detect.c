@@ -244,9 +244,9 @@ static uint64_t scan_main_arena_as(struct pm_state *p, int libc)
 static uint64_t scan_main_arena(struct pm_state *p, int libc)
 {
 	enum pm_ms_era first = p->l.ms_era;
-	enum pm_ms_era order[3] = { first };
+	enum pm_ms_era order[4] = { first };
 	size_t n = 1;
-	for (int e = PM_MS_227; e >= PM_MS_217; e--)
+	for (int e = PM_MS_243; e >= PM_MS_217; e--)
 		if ((enum pm_ms_era)e != first)
 			order[n++] = (enum pm_ms_era)e;
 	for (size_t i = 0; i < n; i++) {
@@ -275,7 +275,12 @@ static uint64_t scan_mp(struct pm_state *p, int libc)
 		for (uint64_t off = 8; off + 24 <= len; off += 8) {
 			uint64_t w[3];
 			memcpy(w, data + off, 24);
-			if (w[0] != 64 || w[1] != 1032 || w[2] != 7)
+			/* tcache_bins (2.42+: tcache_small_bins), max_bytes
+			   (0x408; 0x411 from late 2.42 on) and count (7;
+			   16 from 2.43 on), as glibc sets them unless a
+			   tunable changed them.  */
+			if (w[0] != 64 || (w[1] != 1032 && w[1] != 1041) ||
+			    (w[2] != 7 && w[2] != 16))
 				continue;
 			/* sbrk_base itself is not asked to be sane: the heap
 			   walk reports it when it is not.  */
@@ -310,18 +315,21 @@ static void layout_from_dwarf(struct pm_state *p, const struct hw_module *m)
 	l->ms_sizeof = size;
 	l->source = "DWARF";
 
+	/* 2.42 renamed tcache_bins tcache_small_bins.  */
 	static const char *const mp[] = {
 		"trim_threshold", "mmap_threshold", "n_mmaps", "mmapped_mem",
 		"sbrk_base", "tcache_bins", "tcache_max_bytes", "tcache_count",
+		"tcache_small_bins",
 	};
 	if (hw_syms_struct_layout(p->s->syms, m, p->main_arena, "malloc_par",
-				  mp, 8, off, &size)) {
+				  mp, 9, off, &size)) {
 		l->mp_trim_threshold = off[0]; l->mp_mmap_threshold = off[1];
 		l->mp_n_mmaps = off[2]; l->mp_mmapped_mem = off[3];
-		l->mp_sbrk_base = off[4]; l->mp_tcache_bins = off[5];
+		l->mp_sbrk_base = off[4];
+		l->mp_tcache_bins = off[5] >= 0 ? off[5] : off[8];
 		l->mp_tcache_max_bytes = off[6]; l->mp_tcache_count = off[7];
 		l->mp_sizeof = size;
-		l->has_tcache = off[5] >= 0;
+		l->has_tcache = l->mp_tcache_bins >= 0;
 	}
 	static const char *const hi[] = { "ar_ptr", "prev", "size" };
 	if (hw_syms_struct_layout(p->s->syms, m, p->main_arena, "heap_info",
@@ -329,14 +337,26 @@ static void layout_from_dwarf(struct pm_state *p, const struct hw_module *m)
 		l->hi_ar_ptr = off[0]; l->hi_prev = off[1]; l->hi_size = off[2];
 		l->hi_sizeof = size;
 	}
-	static const char *const tc[] = { "counts", "entries" };
+	/* 2.42 counts free slots (num_slots) in 76 bins.  */
+	static const char *const tc[] = { "counts", "entries", "num_slots" };
 	if (hw_syms_struct_layout(p->s->syms, m, p->main_arena,
-				  "tcache_perthread_struct", tc, 2, off,
-				  &size) && off[0] >= 0 && off[1] > off[0]) {
-		l->tc_counts = off[0]; l->tc_entries = off[1];
-		l->tc_count_width = (unsigned)((off[1] - off[0]) /
-					       PM_TCACHE_MAX_BINS);
-		l->tc_sizeof = size;
+				  "tcache_perthread_struct", tc, 3, off,
+				  &size)) {
+		bool slots = off[0] < 0 && off[2] >= 0;
+		int64_t counts = slots ? off[2] : off[0];
+		/* entries[] ends the struct: its length is the bins'.  */
+		uint64_t nbins = off[1] > counts && (uint64_t)off[1] < size
+				 ? (size - (uint64_t)off[1]) / 8 : 0;
+		if (counts >= 0 && nbins && nbins <= PM_TCACHE_MAX_BINS &&
+		    (off[1] - counts) % (int64_t)nbins == 0) {
+			l->tc_counts = counts;
+			l->tc_entries = off[1];
+			l->tc_nbins = (unsigned)nbins;
+			l->tc_slots = slots;
+			l->tc_count_width = (unsigned)((off[1] - counts) /
+						       (int64_t)nbins);
+			l->tc_sizeof = size;
+		}
 	}
 }
 
@@ -523,13 +543,14 @@ static void layout_from_version(struct pm_state *p, const struct glibc_home *h)
 		return;
 	/* Unknown: start from the newest layout; DWARF or the data have to
 	   confirm it.  */
-	pm_layout_builtin(&p->l, 2, 41);
+	pm_layout_builtin(&p->l, 2, PM_NEWEST_MINOR);
 	p->l.ver_major = p->l.ver_minor = 0;
 	if (p->version[0])
 		p->how_version = h->in_exe ? "the executable's glibc version "
-					     "string, outside 2.17-2.41"
+					     "string, outside the known "
+					     "2.17-2." PM_NEWEST_STR
 					   : "libc's version string, outside "
-					     "2.17-2.41";
+					     "the known 2.17-2." PM_NEWEST_STR;
 	else if (h->in_exe)
 		p->how_version = "no version string: the executable has no "
 				 "glibc banner (gnu_get_libc_version not "

@@ -9,13 +9,17 @@
  * narrows the range of glibc releases the heap is consistent with:
  *
  *   malloc_state:   where the self-linked bins sit relative to the ring
- *                   (2.17-2.22, 2.23-2.26, 2.27+)
+ *                   (2.17-2.22, 2.23-2.26, 2.27-2.42, 2.43+ without
+ *                   fastbins)
  *   malloc_par:     which reading of the words before sbrk_base is sane
- *                   (2.26-2.34, 2.35+ with the huge-page fields)
+ *                   (2.26-2.34, 2.35-2.42 with the huge-page fields, 2.43+
+ *                   with thp_mode before them)
  *   heap_info:      how far a thread arena sits into its heap (0x20 before
  *                   2.35, 0x30 after)
  *   tcache struct:  its chunk size (0x250: byte counts, 2.26-2.29; 0x290:
- *                   uint16_t counts, 2.30+)
+ *                   uint16_t counts, 2.30-2.41; 0x300 (2.43 also 0x310):
+ *                   76 bins counting free slots, 2.42+)
+ *   mmapped chunks: whether a spare header ends the mapping (2.43+)
  *   safe-linking:   whether tcache and fastbin links decode plainly or
  *                   only after the pointer mangling of 2.32+
  *   tcache key:     an entry's second word: the tcache itself (2.29-2.33)
@@ -33,7 +37,7 @@ void pm_era_init(struct pm_era *e)
 {
 	memset(e, 0, sizeof *e);
 	e->lo = 17;
-	e->hi = 41;
+	e->hi = PM_NEWEST_MINOR;
 }
 
 /* The data says glibc 2.lo-2.hi because of `what`.  */
@@ -85,9 +89,13 @@ static bool mp_sane(struct pm_state *p, uint64_t mp, enum pm_mp_era era)
 	    ints[0] > ints[2] || (ints[3] != 0 && ints[3] != 1) ||
 	    mm[0] > mm[1] || (mm[0] & 4095))
 		return false;
-	/* thp_pagesize and hp_pagesize: 0 or a page size.  */
+	/* thp_pagesize and hp_pagesize: 0 or a page size; 2.43's thp_mode
+	   before them, an enum (0-4) and its padding.  */
 	if (era == PM_MP_235 && (!page_size_or_zero(w[5]) ||
 				 !page_size_or_zero(w[6])))
+		return false;
+	if (era == PM_MP_243 && (w[5] > 4 || !page_size_or_zero(w[6]) ||
+				 !page_size_or_zero(w[7])))
 		return false;
 	return true;
 }
@@ -103,23 +111,39 @@ static uint64_t mp_from_sbrk(const struct pm_state *p, uint64_t sbrk_slot,
 
 uint64_t pm_era_mp(struct pm_state *p, uint64_t sbrk_slot)
 {
-	/* The version's guess first: when both readings are sane (an idle
-	   malloc_par is mostly zeros), it stands and proves nothing.  */
-	enum pm_mp_era first = p->l.mp_era == PM_MP_235 ? PM_MP_235 : PM_MP_224;
-	enum pm_mp_era other = first == PM_MP_235 ? PM_MP_224 : PM_MP_235;
-	bool first_ok = mp_sane(p, mp_from_sbrk(p, sbrk_slot, first), first);
-	bool other_ok = mp_sane(p, mp_from_sbrk(p, sbrk_slot, other), other);
-	if (!first_ok && !other_ok)
+	/* The version's guess first: when several readings are sane (an
+	   idle malloc_par is mostly zeros), it stands and proves nothing.  */
+	static const struct {
+		enum pm_mp_era era;
+		int lo, hi;
+		const char *what;
+	} eras[] = {
+		{ PM_MP_243, 43, PM_NEWEST_MINOR,
+		  "malloc_par has thp_mode before the huge-page fields" },
+		{ PM_MP_235, 35, 42, "malloc_par has the huge-page fields" },
+		{ PM_MP_224, 26, 34, "malloc_par has no huge-page fields" },
+	};
+	size_t n = sizeof eras / sizeof eras[0], first = n, nsane = 0;
+	bool sane[sizeof eras / sizeof eras[0]];
+	for (size_t i = 0; i < n; i++) {
+		sane[i] = mp_sane(p, mp_from_sbrk(p, sbrk_slot, eras[i].era),
+				  eras[i].era);
+		nsane += sane[i];
+		if (sane[i] && (first == n || eras[i].era == p->l.mp_era))
+			first = i;
+	}
+	if (first == n)
 		return 0;
-	enum pm_mp_era era = first_ok ? first : other;
-	uint64_t mp = mp_from_sbrk(p, sbrk_slot, era);
-	pm_layout_mp(&p->l, era, true);
-	if (first_ok != other_ok)
-		pm_era_observe(p, era == PM_MP_235 ? 35 : 26,
-			       era == PM_MP_235 ? 41 : 34,
-			       era == PM_MP_235
-			       ? "malloc_par has the huge-page fields"
-			       : "malloc_par has no huge-page fields");
+	uint64_t mp = mp_from_sbrk(p, sbrk_slot, eras[first].era);
+	uint64_t sizeof_mp = p->l.mp_sizeof;
+	enum pm_mp_era was = p->l.mp_era;
+	pm_layout_mp(&p->l, eras[first].era, true);
+	/* Keep 2.44's shorter struct when the version chose this era.  */
+	if (was == eras[first].era)
+		p->l.mp_sizeof = sizeof_mp;
+	if (nsane == 1)
+		pm_era_observe(p, eras[first].lo, eras[first].hi,
+			       eras[first].what);
 	return mp;
 }
 
@@ -132,8 +156,10 @@ void pm_era_ms(struct pm_state *p)
 		[PM_MS_223] = "malloc_state with attached_threads, "
 			      "without have_fastchunks",
 		[PM_MS_227] = "malloc_state with have_fastchunks",
+		[PM_MS_243] = "malloc_state without fastbins",
 	};
-	static const int lo[] = { 17, 23, 27 }, hi[] = { 22, 26, 41 };
+	static const int lo[] = { 17, 23, 27, 43 },
+			 hi[] = { 22, 26, 42, PM_NEWEST_MINOR };
 	pm_era_observe(p, lo[p->l.ms_era], hi[p->l.ms_era],
 		       what[p->l.ms_era]);
 }
@@ -159,7 +185,8 @@ void pm_era_heap_info(struct pm_state *p, bool apply)
 		return;
 	if (apply)
 		p->l.hi_sizeof = seen;
-	pm_era_observe(p, seen == 0x30 ? 35 : 17, seen == 0x30 ? 41 : 34,
+	pm_era_observe(p, seen == 0x30 ? 35 : 17,
+		       seen == 0x30 ? PM_NEWEST_MINOR : 34,
 		       seen == 0x30 ? "heap_info is 0x30 bytes"
 				    : "heap_info is 0x20 bytes");
 }
@@ -226,7 +253,7 @@ void pm_era_links(struct pm_state *p)
 	struct key_tally keys = { .n = 0 };
 	for (size_t t = 0; t < p->ntcaches; t++) {
 		const struct pm_tcache *tc = &p->tcaches[t];
-		for (unsigned i = 0; i < PM_TCACHE_MAX_BINS; i++) {
+		for (unsigned i = 0; i < p->l.tc_nbins; i++) {
 			uint64_t e, w[2];
 			if (!tc->counts[i] ||
 			    !hw_read_u64(p->t, tc->addr + (uint64_t)p->l.tc_entries +
@@ -242,7 +269,7 @@ void pm_era_links(struct pm_state *p)
 				key_other++;
 		}
 	}
-	for (size_t a = 0; a < p->narenas; a++)
+	for (size_t a = 0; p->l.ms_fastbins >= 0 && a < p->narenas; a++)
 		for (int i = 0; i < PM_NFASTBINS; i++) {
 			uint64_t c, fd;
 			if (!hw_read_u64(p->t, p->arenas[a].addr +
@@ -259,8 +286,10 @@ void pm_era_links(struct pm_state *p)
 	if (v.plain || v.mangled) {
 		bool sl = v.mangled > v.plain;
 		p->l.safe_linking = sl;
-		pm_era_observe(p, sl ? 32 : 17, sl ? 41 : 31,
-			       sl ? "tcache/fastbin links are safe-linked"
+		bool fast = p->l.ms_fastbins >= 0;
+		pm_era_observe(p, sl ? 32 : 17, sl ? PM_NEWEST_MINOR : 31,
+			       sl ? (fast ? "tcache/fastbin links are safe-linked"
+					  : "tcache links are safe-linked")
 				  : "tcache/fastbin links are plain");
 	}
 	/* A few entries written after free must not hide the key: go by
@@ -277,7 +306,8 @@ void pm_era_links(struct pm_state *p)
 		p->tcache_key_mode = PM_KEY_SELF;
 	} else if (keys.n && keys.count[best] >= 2 &&
 		   2 * keys.count[best] > total) {
-		pm_era_observe(p, 34, 41, "tcache key is a shared random value");
+		pm_era_observe(p, 34, PM_NEWEST_MINOR,
+			       "tcache key is a shared random value");
 		p->tcache_key_mode = PM_KEY_RANDOM;
 		p->tcache_key = keys.value[best];
 	}
@@ -285,16 +315,41 @@ void pm_era_links(struct pm_state *p)
 
 /* ---- the verdict --------------------------------------------------------- */
 
-void pm_era_conclude(struct pm_state *p)
+bool pm_era_conclude(struct pm_state *p)
 {
 	struct pm_era *e = &p->era;
-	int minor = p->l.ver_minor;
+	int minor = p->l.ver_minor, major = 0, newer = 0;
+	/* A release newer than the built-in layouts: its debug info gives
+	   the layouts, or the heap's data must show the newest known ones
+	   (a change the data cannot show would go unseen: say so).  */
+	if (sscanf(p->version, "%d.%d", &major, &newer) == 2 && major == 2 &&
+	    newer > PM_NEWEST_MINOR) {
+		bool dwarf = p->l.source && !strcmp(p->l.source, "DWARF");
+		if (!dwarf && (!e->observed || e->conflict ||
+			       e->hi < PM_NEWEST_MINOR)) {
+			hw_error(p->s, HW_NO_ALLOCATOR, "glibc %s: this glibc's "
+				 "heap layout is not known yet (heapwalk knows "
+				 "2.17-2.%d), its heap's data does not show "
+				 "2.%d's, and no debug info for libc gives it "
+				 "(install its libc6-dbg or point --debug-dir "
+				 "at it)", p->version, PM_NEWEST_MINOR,
+				 PM_NEWEST_MINOR);
+			return false;
+		}
+		hw_note(p->s, p->main_arena, "glibc %s is newer than the "
+			"layouts heapwalk knows (2.17-2.%d): %s", p->version,
+			PM_NEWEST_MINOR, dwarf
+			? "its layouts come from libc's debug info"
+			: "read with 2." PM_NEWEST_STR "'s, which its heap's "
+			  "data shows");
+	}
 	if (!e->observed)
-		return;
+		return true;
 	if (p->l.ver_major == 2 && (minor < e->lo || minor > e->hi)) {
 		e->disagrees = true;
 		hw_note(p->s, p->main_arena, "libc says glibc %s, but its heap "
 			"is laid out as in glibc 2.%d-2.%d (%s): walked as the "
 			"data says", p->version, e->lo, e->hi, e->seen);
 	}
+	return true;
 }

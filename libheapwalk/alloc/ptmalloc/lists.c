@@ -127,6 +127,15 @@ static bool filter_size(const struct list_filter *f, uint64_t size)
 	return f->nsizes == 0;
 }
 
+/* A tcache bin holding the chunk sizes [lo, hi].  */
+static bool filter_range(const struct list_filter *f, uint64_t lo, uint64_t hi)
+{
+	for (size_t i = 0; i < f->nsizes; i++)
+		if (f->sizes[i] >= lo && f->sizes[i] <= hi)
+			return true;
+	return f->nsizes == 0;
+}
+
 /* The fastbin of this chunk size in `arena`.  */
 static bool filter_fast(const struct list_filter *f, int arena, uint64_t size)
 {
@@ -151,30 +160,69 @@ static bool filter_bin(const struct list_filter *f, int arena, int bin)
 
 /* ---- tcache ------------------------------------------------------------ */
 
+/* Read a tcache's counters as entries per bin.  2.42+ keeps the free
+   slots left instead (every bin starts with mp_.tcache_count of them):
+   without that count the entries are not known (counts_known false).  */
 static bool read_tcache(struct pm_state *p, struct pm_tcache *tc)
 {
 	uint8_t buf[0x300];
-	if (p->l.tc_sizeof > sizeof buf ||
+	if (p->l.tc_sizeof > sizeof buf || p->l.tc_nbins > PM_TCACHE_MAX_BINS ||
 	    !hw_read(p->t, tc->addr, buf, (size_t)p->l.tc_sizeof))
 		return false;
-	for (unsigned i = 0; i < PM_TCACHE_MAX_BINS; i++) {
+	tc->counts_known = !p->l.tc_slots || p->tcache_count;
+	for (unsigned i = 0; i < p->l.tc_nbins; i++) {
 		uint16_t c = 0;
 		if (p->l.tc_count_width == 2)
 			memcpy(&c, buf + p->l.tc_counts + 2 * i, 2);
 		else
 			c = buf[p->l.tc_counts + i];
+		if (p->l.tc_slots) {
+			/* More slots than a bin ever has: damage; the walk
+			   says so when the list disagrees.  */
+			c = p->tcache_count >= c
+			    ? (uint16_t)(p->tcache_count - c) : 0;
+		}
 		tc->counts[i] = c;
 	}
 	return true;
+}
+
+/* The chunk sizes tcache bin i holds: one size for the small bins,
+   [2^(i-54), 2^(i-53)) above the small bins' for the large ones
+   (2.42+).  */
+static void tcache_bin_sizes(unsigned i, uint64_t *lo, uint64_t *hi)
+{
+	if (i < PM_TCACHE_SMALL_BINS) {
+		*lo = *hi = (uint64_t)i * 16 + PM_MINSIZE;
+		return;
+	}
+	uint64_t small_max = (PM_TCACHE_SMALL_BINS - 1) * 16 + PM_MINSIZE;
+	*lo = (uint64_t)1 << (i - 54);
+	*hi = ((uint64_t)1 << (i - 53)) - 16;
+	if (*lo <= small_max)
+		*lo = small_max + 16;
 }
 
 /* Is `user` the user pointer of a chunk that looks like a
    tcache_perthread_struct?  */
 static bool looks_like_tcache(struct pm_state *p, uint64_t user)
 {
-	uint64_t sz;
+	uint64_t sz, want = (p->l.tc_sizeof + PM_SIZE_SZ + 15) & ~(uint64_t)15;
+	/* 2.43 rounds the request up twice when a tcache is made while
+	   stashing chunks: 0x310 instead of 0x300.  */
 	return user && !(user & 15) && chunk_size_of(p, user - PM_HDR, &sz) &&
-	       sz == ((p->l.tc_sizeof + PM_SIZE_SZ + 15) & ~(uint64_t)15);
+	       (sz == want || (p->l.tc_slots && sz == want + 16));
+}
+
+/* 2.43+ points a thread without a tcache at a zeroed dummy in libc's
+   read-only data (+0 before the tcache exists, +8 once it is disabled
+   or the thread has exited) instead of leaving the pointer NULL.  */
+static bool tcache_dummy(struct pm_state *p, uint64_t v)
+{
+	if (!p->l.tc_slots || (v & 7))
+		return false;
+	const struct hw_region *r = hw_region_of(p->t, v);
+	return r && r->file >= 0 && !(r->prot & HW_PROT_W);
 }
 
 /* Does the tcache at `user` hold up: every bin's list as long as its
@@ -184,23 +232,28 @@ static bool tcache_consistent(struct pm_state *p, uint64_t user)
 	struct pm_tcache tc = { .addr = user };
 	if (!read_tcache(p, &tc))
 		return false;
-	for (unsigned i = 0; i < PM_TCACHE_MAX_BINS; i++) {
-		uint64_t e, n = 0, sz, want = (uint64_t)i * 16 + PM_MINSIZE;
+	/* Without the bins' capacity (2.42+ counts free slots) the lists
+	   are only bounded by it, not compared with the counters.  */
+	uint64_t cap = p->tcache_count ? p->tcache_count : 0xffff;
+	for (unsigned i = 0; i < p->l.tc_nbins; i++) {
+		uint64_t e, n = 0, sz, lo, hi;
+		tcache_bin_sizes(i, &lo, &hi);
 		if (!hw_read_u64(p->t, user + (uint64_t)p->l.tc_entries + 8 * i,
 				 &e))
 			return false;
-		if (tc.counts[i] > p->tcache_count && p->tcache_count)
+		if (tc.counts[i] > cap)
 			return false;
-		while (e && n <= tc.counts[i]) {
+		uint64_t limit = tc.counts_known ? tc.counts[i] : cap;
+		while (e && n <= limit) {
 			uint64_t stored;
 			if ((e & 15) || !pm_heap_of(p, e - PM_HDR) ||
-			    !chunk_size_of(p, e - PM_HDR, &sz) || sz != want ||
-			    !hw_read_u64(p->t, e, &stored))
+			    !chunk_size_of(p, e - PM_HDR, &sz) || sz < lo ||
+			    sz > hi || !hw_read_u64(p->t, e, &stored))
 				return false;
 			e = pm_reveal(p, e, stored);
 			n++;
 		}
-		if (n != tc.counts[i])
+		if (tc.counts_known ? n != tc.counts[i] : e != 0)
 			return false;
 	}
 	return true;
@@ -236,10 +289,6 @@ static void orphan_tcaches(struct pm_state *p, const uint64_t *cand,
 		p->how_tcache = "heap scan (no thread pointer: owners unknown)";
 }
 
-/* The tcache pointer is a TLS variable of libc; its distance from the
-   thread pointer is the same in every thread.  Learn it from threads whose
-   tcache is the first chunk of an arena heap (where glibc allocates it on
-   a thread's first malloc), then read it in every thread.  */
 /* Can heap h hold a tcache as its first chunks?  Not the mmapped pieces
    of a non-contiguous main arena: only its brk heap starts with one.  */
 static bool tcache_home(const struct pm_state *p, const struct pm_heap *h)
@@ -248,40 +297,124 @@ static bool tcache_home(const struct pm_state *p, const struct pm_heap *h)
 	       h->start == pm_first_chunk(p->sbrk_base);
 }
 
+/* Backport check: the size of the tcache chunk a heap starts with (up
+   to 2.42 a thread's first malloc makes it) decides the struct's
+   layout, whatever the version string said.  */
+static void tcache_struct_era(struct pm_state *p)
+{
+	for (size_t i = 0; i < p->nheaps; i++) {
+		uint64_t sz;
+		if (!tcache_home(p, &p->heaps[i]) ||
+		    !chunk_size_of(p, p->heaps[i].start, &sz))
+			continue;
+		if (sz == 0x250) {
+			if (p->l.tc_sizeof != 0x240)
+				pm_layout_tcache(&p->l, 1);
+			pm_era_observe(p, 26, 29, "tcache struct with byte counts");
+		} else if (sz == 0x290) {
+			if (p->l.tc_sizeof != 0x280)
+				pm_layout_tcache(&p->l, 2);
+			pm_era_observe(p, 30, 41,
+				       "tcache struct with 16-bit counts");
+		} else if (sz == 0x300 || sz == 0x310) {
+			if (p->l.tc_sizeof != 0x2f8)
+				pm_layout_tcache(&p->l, 3);
+			pm_era_observe(p, 42, PM_NEWEST_MINOR,
+				       "tcache struct with 76 bins of free "
+				       "slots");
+		} else
+			continue;
+		break;
+	}
+}
+
+/* The distance of libc's TLS variable `tcache` from the thread pointer
+   is the same in every thread.  Offsets near the thread pointer where
+   some thread holds a tcache's address are candidates; the one the most
+   threads agree on (a tcache, NULL, or 2.43's dummy) wins, a tie going
+   to the offset nearest the thread pointer (static TLS lies next to it,
+   and a heap mapped right below the TLS block can hold a copy).  Up to
+   2.42 the address held must be one of the tcaches that start heaps
+   (`starts`), so that a stray pointer to a chunk of the right size in
+   one thread's TLS is not taken; 2.43 makes tcaches anywhere.  Costs a
+   few reads per thread and offset.  */
+#define TP_WINDOW 0x1000
+#define TP_MAX_CAND 32
+
+static bool among(const uint64_t *v, size_t n, uint64_t x)
+{
+	for (size_t i = 0; i < n; i++)
+		if (v[i] == x)
+			return true;
+	return false;
+}
+
+static bool tcache_tp_offset(struct pm_state *p, const uint64_t *starts,
+			     size_t nstarts, int64_t *out)
+{
+	struct hw_target *t = p->t;
+	int64_t cand[TP_MAX_CAND];
+	size_t ncand = 0;
+	for (size_t ti = 0; ti < t->nthreads && ncand < TP_MAX_CAND; ti++) {
+		const struct hw_thread *th = &t->threads[ti];
+		if (!th->has_tp)
+			continue;
+		for (int64_t off = -TP_WINDOW; off < TP_WINDOW &&
+		     ncand < TP_MAX_CAND; off += 8) {
+			uint64_t v;
+			bool seen = false;
+			for (size_t c = 0; c < ncand && !seen; c++)
+				seen = cand[c] == off;
+			if (!seen && hw_read_u64(t, th->tp + (uint64_t)off, &v) &&
+			    looks_like_tcache(p, v) &&
+			    (p->l.tc_slots || among(starts, nstarts, v)))
+				cand[ncand++] = off;
+		}
+	}
+	unsigned best_votes = 0;
+	for (size_t c = 0; c < ncand; c++) {
+		unsigned votes = 0;
+		for (size_t tj = 0; tj < t->nthreads; tj++) {
+			uint64_t w;
+			if (t->threads[tj].has_tp &&
+			    hw_read_u64(t, t->threads[tj].tp + (uint64_t)cand[c],
+					&w) &&
+			    (w == 0 || looks_like_tcache(p, w) ||
+			     tcache_dummy(p, w)))
+				votes++;
+		}
+		int64_t off = cand[c], best = *out;
+		if (votes > best_votes ||
+		    (votes == best_votes &&
+		     (off < 0 ? -off : off) < (best < 0 ? -best : best))) {
+			best_votes = votes;
+			*out = off;
+		}
+	}
+	return best_votes > 0;
+}
+
 void pm_find_tcaches(struct pm_state *p)
 {
 	if (!p->l.has_tcache)
 		return;
 	struct hw_target *t = p->t;
-	/* Backport check: the struct size decides the counts' width.  */
-	for (size_t i = 0; i < p->nheaps; i++) {
-		uint64_t sz;
-		if (!tcache_home(p, &p->heaps[i]))
-			continue;
-		if (!chunk_size_of(p, p->heaps[i].start, &sz))
-			continue;
-		if (sz == 0x250) {
-			if (p->l.tc_sizeof == 0x280)
-				pm_layout_tcache(&p->l, 1);
-			pm_era_observe(p, 26, 29, "tcache struct with byte counts");
-		} else if (sz == 0x290) {
-			if (p->l.tc_sizeof == 0x240)
-				pm_layout_tcache(&p->l, 2);
-			pm_era_observe(p, 30, 41,
-				       "tcache struct with 16-bit counts");
-		}
-		break;
-	}
-	/* A thread's first malloc allocates its tcache, so it is normally
-	   the first chunk of a heap; look a little further in case the
-	   first call was calloc or memalign, which do not set it up.  */
+	tcache_struct_era(p);
+	/* An emulated guest's thread pointers live in the emulator's CPU
+	   state, not in the core's notes: the core's are the emulator's own
+	   threads', and reading from them would give the guest's tcaches
+	   wrong owners.  Without thread pointers, tcaches are looked for
+	   among a heap's first chunks: up to 2.42 a thread's first malloc
+	   makes its tcache (calloc or memalign may come first); 2.43 makes
+	   it on the first free, later.  */
 	uint64_t cand[64];
 	size_t ncand = 0;
+	int depth = p->l.tc_slots ? 4096 : 16;
 	for (size_t i = 0; i < p->nheaps && ncand < 64; i++) {
 		if (!tcache_home(p, &p->heaps[i]))
 			continue;
 		uint64_t c = p->heaps[i].start, sz;
-		for (int k = 0; k < 16 && ncand < 64; k++, c += sz) {
+		for (int k = 0; k < depth && ncand < 64; k++, c += sz) {
 			if (!chunk_size_of(p, c, &sz) || sz < PM_MINSIZE ||
 			    sz > p->heaps[i].end - c)
 				break;
@@ -289,56 +422,13 @@ void pm_find_tcaches(struct pm_state *p)
 				cand[ncand++] = c + PM_HDR;
 		}
 	}
-	/* An emulated guest's thread pointers live in the emulator's CPU
-	   state, not in the core's notes: the core's are the emulator's own
-	   threads', and reading from them would give the guest's tcaches
-	   wrong owners.  */
-	if (p->guest) {
+	int64_t best = 0;
+	if (p->guest || !tcache_tp_offset(p, cand, ncand, &best)) {
 		orphan_tcaches(p, cand, ncand);
-		if (p->ntcaches)
+		if (p->guest && p->ntcaches)
 			p->how_tcache = "heap scan (an emulated guest: its "
 					"thread pointers are not in the core, "
 					"owners unknown)";
-		return;
-	}
-	/* Vote for the offset from tp.  */
-	int64_t best = 0;
-	unsigned best_votes = 0;
-	for (size_t ti = 0; ti < t->nthreads; ti++) {
-		const struct hw_thread *th = &t->threads[ti];
-		if (!th->has_tp)
-			continue;
-		for (int64_t off = -0x1000; off < 0x1000; off += 8) {
-			uint64_t v;
-			if (!hw_read_u64(t, th->tp + (uint64_t)off, &v))
-				continue;
-			for (size_t c = 0; c < ncand; c++) {
-				if (v != cand[c])
-					continue;
-				unsigned votes = 0;
-				for (size_t tj = 0; tj < t->nthreads; tj++) {
-					uint64_t w;
-					if (t->threads[tj].has_tp &&
-					    hw_read_u64(t, t->threads[tj].tp +
-							(uint64_t)off, &w) &&
-					    (w == 0 || looks_like_tcache(p, w)))
-						votes++;
-				}
-				/* On a tie the offset nearest tp: static TLS
-				   lies next to it, and a heap mapped right
-				   below the TLS block can hold a copy.  */
-				if (votes > best_votes ||
-				    (votes == best_votes &&
-				     (off < 0 ? -off : off) <
-					     (best < 0 ? -best : best))) {
-					best_votes = votes;
-					best = off;
-				}
-			}
-		}
-	}
-	if (!best_votes) {
-		orphan_tcaches(p, cand, ncand);
 		return;
 	}
 	p->tcache_tp_off = best;
@@ -353,7 +443,7 @@ void pm_find_tcaches(struct pm_state *p)
 		const struct hw_thread *th = &t->threads[ti];
 		uint64_t v;
 		if (!th->has_tp || !hw_read_u64(t, th->tp + (uint64_t)best, &v) ||
-		    !v)
+		    !v || tcache_dummy(p, v))
 			continue;
 		if (!looks_like_tcache(p, v)) {
 			hw_finding(p->s, v, "thread %d: tcache pointer does not "
@@ -373,13 +463,16 @@ void pm_find_tcaches(struct pm_state *p)
 static void walk_tcache(struct pm_state *p, struct pm_tcache *tc,
 			const struct list_filter *f)
 {
-	unsigned nbins = (unsigned)(p->tcache_bins ? p->tcache_bins
-						   : PM_TCACHE_MAX_BINS);
+	/* Up to 2.41 mp_.tcache_bins says how many bins are in use; 2.42's
+	   tcache_small_bins leaves out the large bins.  */
+	unsigned nbins = p->l.tc_nbins;
+	if (!p->l.tc_slots && p->tcache_bins && p->tcache_bins < nbins)
+		nbins = (unsigned)p->tcache_bins;
 	for (unsigned i = 0; i < nbins; i++) {
-		uint64_t e;
+		uint64_t e, lo, hi, n = 0, bytes = 0, last = 0;
 		uint64_t head = tc->addr + (uint64_t)p->l.tc_entries + 8 * i;
-		uint64_t want = (uint64_t)i * 16 + PM_MINSIZE, n = 0;
-		if (tc->done[i] || !filter_size(f, want))
+		tcache_bin_sizes(i, &lo, &hi);
+		if (tc->done[i] || !filter_range(f, lo, hi))
 			continue;
 		tc->done[i] = true;
 		if (!hw_read_u64(p->t, head, &e))
@@ -404,13 +497,30 @@ static void walk_tcache(struct pm_state *p, struct pm_tcache *tc,
 					   (unsigned long long)e);
 				break;
 			}
-			if (sz != want) {
-				hw_finding(p->s, e, "tcache bin %u of thread %d: "
-					   "chunk size 0x%llx, expected 0x%llx",
-					   i, tc->tid, (unsigned long long)sz,
-					   (unsigned long long)want);
+			if (sz < lo || sz > hi) {
+				if (lo == hi)
+					hw_finding(p->s, e, "tcache bin %u of "
+						   "thread %d: chunk size 0x%llx, "
+						   "expected 0x%llx", i, tc->tid,
+						   (unsigned long long)sz,
+						   (unsigned long long)lo);
+				else
+					hw_finding(p->s, e, "tcache bin %u of "
+						   "thread %d: chunk size 0x%llx, "
+						   "expected 0x%llx-0x%llx", i,
+						   tc->tid, (unsigned long long)sz,
+						   (unsigned long long)lo,
+						   (unsigned long long)hi);
 				break;
 			}
+			/* A large bin is kept sorted, smallest first.  */
+			if (sz < last)
+				hw_finding(p->s, e, "tcache bin %u of thread %d: "
+					   "chunk size 0x%llx after 0x%llx "
+					   "(the large bin is out of order)", i,
+					   tc->tid, (unsigned long long)sz,
+					   (unsigned long long)last);
+			last = sz;
 			if (sz > p->tcache_max_chunk)
 				p->tcache_max_chunk = sz;
 			enum add_result added = addrset_add(&p->tcached, e);
@@ -428,6 +538,7 @@ static void walk_tcache(struct pm_state *p, struct pm_tcache *tc,
 			if (e < h->end)
 				pm_mark_tcached(h, e);
 			n++;
+			bytes += sz;
 			uint64_t key;
 			if (p->tcache_key_mode != PM_KEY_NONE &&
 			    hw_read_u64(p->t, e + 8, &key) &&
@@ -444,11 +555,23 @@ static void walk_tcache(struct pm_state *p, struct pm_tcache *tc,
 			e = pm_reveal(p, e, next);
 		}
 		tc->walked[i] = (uint16_t)(n > 0xffff ? 0xffff : n);
-		if (n != tc->counts[i])
-			hw_finding(p->s, head, "tcache bin %u of thread %d: "
-				   "counts[] says %u, the list has %llu", i,
-				   tc->tid, tc->counts[i],
-				   (unsigned long long)n);
+		tc->bytes[i] = bytes;
+		if (tc->counts_known && n != tc->counts[i]) {
+			if (p->l.tc_slots)
+				hw_finding(p->s, head, "tcache bin %u of thread "
+					   "%d: num_slots[] says %u entries "
+					   "(%llu slots of %llu free), the list "
+					   "has %llu", i, tc->tid, tc->counts[i],
+					   (unsigned long long)(p->tcache_count -
+								tc->counts[i]),
+					   (unsigned long long)p->tcache_count,
+					   (unsigned long long)n);
+			else
+				hw_finding(p->s, head, "tcache bin %u of thread "
+					   "%d: counts[] says %u, the list has "
+					   "%llu", i, tc->tid, tc->counts[i],
+					   (unsigned long long)n);
+		}
 	}
 }
 
@@ -578,7 +701,7 @@ static void *walk_arena_lists(void *arg)
 		struct pm_arena *ar = &p->arenas[a];
 		if (ar->part != j->part)
 			continue;
-		for (int i = 0; i < PM_NFASTBINS; i++) {
+		for (int i = 0; p->l.ms_fastbins >= 0 && i < PM_NFASTBINS; i++) {
 			uint64_t c;
 			if (ar->fast_done[i] ||
 			    !filter_fast(j->f, (int)a, (uint64_t)(i + 2) * 16))

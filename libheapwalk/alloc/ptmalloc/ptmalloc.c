@@ -55,7 +55,10 @@ static enum hw_status pm_open(struct hw_session *s, void **state)
 	pm_find_tcaches(p);
 	pm_find_thread_arenas(p);
 	pm_era_links(p);
-	pm_era_conclude(p);
+	if (!pm_era_conclude(p)) {
+		pm_close(p);
+		return HW_NO_ALLOCATOR;
+	}
 	*state = p;
 	return HW_OK;
 }
@@ -102,7 +105,7 @@ static void pm_describe(void *state, struct hw_instance_info *info)
 	info->arch = p->arch;
 	info->held = p->mmapped_done ? 0 : p->mmapped_mem;
 	for (size_t i = 0; i < p->nmmapped; i++)
-		info->held += p->mmapped[i].size;
+		info->held += p->mmapped[i].size + p->mmapped[i].tail;
 	for (size_t i = 0; i < p->narenas; i++)
 		info->held += p->arenas[i].system_mem;
 }

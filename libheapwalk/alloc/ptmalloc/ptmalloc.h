@@ -17,7 +17,7 @@
  * membership of those lists, which is why the walker reads every list
  * before it walks the heaps.
  *
- * Layouts differ across glibc 2.17-2.41; every offset used here lives in
+ * Layouts differ across glibc 2.17-2.44; every offset used here lives in
  * struct pm_layout, filled from DWARF when libc's debug info is found and
  * from the built-in era tables otherwise, each part of which the heap's
  * own data then confirms or overrides (era.c).
@@ -39,19 +39,24 @@
 #define PM_HDR 16
 #define PM_NBINS 128
 #define PM_NFASTBINS 10
-#define PM_TCACHE_MAX_BINS 64
+#define PM_TCACHE_SMALL_BINS 64      /* chunk sizes 0x20 + 16 i */
+#define PM_TCACHE_MAX_BINS 76        /* 2.42+: 12 large bins after them */
 #define PM_PREV_INUSE 1u
 #define PM_IS_MMAPPED 2u
 #define PM_NON_MAIN_ARENA 4u
 #define PM_SIZE_BITS 7u
 #define PM_MAX_ARENAS 1024
 #define PM_MAX_HEAPS_PER_ARENA 65536
+/* The newest glibc whose layouts are known: 2.PM_NEWEST_MINOR.  */
+#define PM_NEWEST_MINOR 44
+#define PM_NEWEST_STR "44"
 
 /* The layout eras of malloc_state (2.23 adds attached_threads, 2.27
-   have_fastchunks) and malloc_par (2.24 drops max_total_mem, 2.35 adds the
-   huge-page fields).  */
-enum pm_ms_era { PM_MS_217, PM_MS_223, PM_MS_227 };
-enum pm_mp_era { PM_MP_217, PM_MP_224, PM_MP_235 };
+   have_fastchunks, 2.43 drops it and the fastbins) and malloc_par (2.24
+   drops max_total_mem, 2.35 adds the huge-page fields, 2.43 thp_mode
+   before them; 2.44 drops tcache_unsorted_limit, at its end).  */
+enum pm_ms_era { PM_MS_217, PM_MS_223, PM_MS_227, PM_MS_243 };
+enum pm_mp_era { PM_MP_217, PM_MP_224, PM_MP_235, PM_MP_243 };
 
 /* Offsets (bytes) of the fields the walker reads; -1 = not in this
    version.  */
@@ -77,6 +82,10 @@ struct pm_layout {
 	bool has_tcache;
 	int64_t tc_counts, tc_entries;
 	unsigned tc_count_width;          /* 1 (char) or 2 (uint16_t) */
+	unsigned tc_nbins;                /* 64, or 76 (2.42+) */
+	bool tc_slots;                    /* 2.42+: the counts are the free
+					     slots left (num_slots), not
+					     the entries */
 	uint64_t tc_sizeof;
 	bool safe_linking;                /* 2.32+ */
 	uint64_t heap_max;                /* HEAP_MAX_SIZE: heap alignment */
@@ -85,12 +94,14 @@ struct pm_layout {
 };
 
 /* Fill `l` for glibc major.minor from the built-in tables; false if the
-   version is outside 2.17-2.41.  */
+   version is outside 2.17-2.PM_NEWEST_MINOR.  */
 bool pm_layout_builtin(struct pm_layout *l, int major, int minor);
 /* Set one part of `l` to an era's built-in layout.  */
 void pm_layout_ms(struct pm_layout *l, enum pm_ms_era era);
 void pm_layout_mp(struct pm_layout *l, enum pm_mp_era era, bool tcache);
-void pm_layout_tcache(struct pm_layout *l, unsigned count_width);
+/* The tcache struct of an era: 1 = byte counts (2.26-2.29), 2 = 16-bit
+   counts (2.30-2.41), 3 = 76 bins counting free slots (2.42+).  */
+void pm_layout_tcache(struct pm_layout *l, unsigned kind);
 
 /* A heap: a contiguous run of chunks.  */
 struct pm_heap {
@@ -144,8 +155,10 @@ struct pm_tcache {
 	int tid;
 	uint64_t addr;        /* tcache_perthread_struct (user pointer) */
 	int32_t arena;        /* arena whose heap holds it, or -1 */
-	uint16_t counts[PM_TCACHE_MAX_BINS];
+	uint16_t counts[PM_TCACHE_MAX_BINS];  /* entries, by the counters */
+	bool counts_known;    /* false: 2.42+ without mp_.tcache_count */
 	uint16_t walked[PM_TCACHE_MAX_BINS];
+	uint64_t bytes[PM_TCACHE_MAX_BINS];   /* of the walked entries */
 	bool done[PM_TCACHE_MAX_BINS];    /* bin walked (see pm_arena) */
 };
 
@@ -167,7 +180,9 @@ struct pm_addrset {
 };
 
 struct pm_mmapped {
-	uint64_t chunk, size;
+	uint64_t chunk, size;     /* the chunk and its size field */
+	uint64_t tail;            /* 16 (2.43+: a spare header after the
+				     chunk ends its mapping) or 0 */
 };
 
 /* The glibc releases the heap's data is consistent with (era.c).  */
@@ -255,7 +270,10 @@ uint64_t pm_era_mp(struct pm_state *p, uint64_t sbrk_slot);
 void pm_era_ms(struct pm_state *p);
 void pm_era_heap_info(struct pm_state *p, bool apply);
 void pm_era_links(struct pm_state *p);
-void pm_era_conclude(struct pm_state *p);
+/* The verdict: notes where the version string and the data disagree;
+   false (with the session's error) for a glibc newer than the known
+   layouts that neither debug info nor the data vouch for.  */
+bool pm_era_conclude(struct pm_state *p);
 /* prefault.c: start faulting in the likely heaps (before the roots).  */
 void pm_prefault_start(struct pm_state *p);
 /* heaps.c */

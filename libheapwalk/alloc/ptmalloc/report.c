@@ -37,9 +37,17 @@ static void compute_mallinfo(const struct pm_state *p, struct mallinfo_sum *m)
 		if (i == 0)
 			m->keepcost = ar->top_size;
 	}
+	/* glibc reports mp_'s own counters.  They can drift from the
+	   mappings: 2.43 and 2.44 add 16 bytes too many to mmapped_mem at
+	   each mremap of a chunk.  pm_find_mmapped notes any difference.  */
+	if (p->mp) {
+		m->hblks = p->n_mmaps;
+		m->hblkhd = p->mmapped_mem;
+		return;
+	}
 	m->hblks = p->nmmapped;
 	for (size_t i = 0; i < p->nmmapped; i++)
-		m->hblkhd += p->mmapped[i].size;
+		m->hblkhd += p->mmapped[i].size + p->mmapped[i].tail;
 }
 
 /* summary's ptmalloc part, indented under it.  */
@@ -396,21 +404,34 @@ enum hw_status pm_report_bins(void *state, struct hw_emitter *e,
 					kind);
 	}
 	em_doc_begin(e);
+	if (want == K_FAST && p->l.ms_fastbins < 0) {
+		/* Not an empty table: this glibc has no such lists.  */
+		if (em_is_json(e)) {
+			em_table_begin(e, &BIN_TABLE);
+			em_table_end(e);
+		} else
+			em_note(e, "no fastbins in this glibc (2.43 removed "
+				"them: a freed small chunk goes to its tcache "
+				"bin, else to its small bin)");
+		em_doc_end(e);
+		return HW_OK;
+	}
 	em_table_begin(e, &BIN_TABLE);
 	if (want & K_TCACHE)
 		for (size_t i = 0; i < p->ntcaches; i++) {
 			const struct pm_tcache *tc = &p->tcaches[i];
-			for (int b = 0; b < PM_TCACHE_MAX_BINS; b++)
-				if (tc->walked[b] || tc->counts[b]) {
-					uint64_t cs = (uint64_t)b * 16 + PM_MINSIZE;
-					bin_row(e, "tcache", tc->arena, tc->tid, b,
-						cs, tc->walked[b],
-						tc->walked[b] * cs);
-				}
+			for (unsigned b = 0; b < p->l.tc_nbins; b++)
+				if (tc->walked[b] || tc->counts[b])
+					/* A large bin (2.42+) holds a range
+					   of sizes: no one chunk size.  */
+					bin_row(e, "tcache", tc->arena, tc->tid,
+						(int)b, b < PM_TCACHE_SMALL_BINS
+						? (uint64_t)b * 16 + PM_MINSIZE : 0,
+						tc->walked[b], tc->bytes[b]);
 		}
 	for (size_t i = 0; i < p->narenas; i++) {
 		const struct pm_arena *ar = &p->arenas[i];
-		if (want & K_FAST)
+		if ((want & K_FAST) && p->l.ms_fastbins >= 0)
 			for (int b = 0; b < PM_NFASTBINS; b++)
 				if (ar->fast[b].count)
 					bin_row(e, "fast", (int)i, -1, b,

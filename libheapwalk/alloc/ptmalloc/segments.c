@@ -149,7 +149,7 @@ void pm_main_segments(struct pm_state *p, struct pm_arena *ar)
 			   "no chunk chain from sbrk_base 0x%llx",
 			   (unsigned long long)p->sbrk_base);
 	find_piece(p, ar, &f, ar->top, "top");
-	for (int i = 0; i < PM_NFASTBINS; i++) {
+	for (int i = 0; p->l.ms_fastbins >= 0 && i < PM_NFASTBINS; i++) {
 		uint64_t c;
 		if (hw_read_u64(p->t, ar->addr + (uint64_t)p->l.ms_fastbins +
 				8 * (uint64_t)i, &c) && c && !(c & 15))
