@@ -16,12 +16,6 @@
 #include "strset.h"
 #include "vtype.h"
 
-/* The C++ runtime's demangler (libstdc++, libc++abi): a bare type
-   mangling ("6Circle") gives the type's name ("Circle").  Its result
-   is malloc'd.  */
-char *__cxa_demangle(const char *mangled, char *buf, size_t *len,
-		     int *status);
-
 /* Slots of the word cache: 16 bytes each, at most 4 MiB.  */
 #define VT_MAX_SLOTS (1u << 18)
 /* A mangled type longer than this is kept as it is (the demangler's
@@ -141,12 +135,9 @@ static char *resolve(struct hw_session *s, uint64_t word)
 	char *mangled = strndup(type, len);
 	if (!mangled)
 		return NULL;
-	int status = -1;
-	char *name = __cxa_demangle(mangled, NULL, NULL, &status);
-	if (status != 0 || !name) {
-		free(name);
+	char *name = hw_syms_demangle_any(mangled);
+	if (!name)
 		return mangled;
-	}
 	free(mangled);
 	return name;
 }

@@ -97,6 +97,19 @@ static void sizes_fill(struct hw_session *s, struct sizes *z)
 		if (z->addr[i] != z->addr[n - 1])
 			z->addr[n++] = z->addr[i];
 	z->n = n;
+	/* Only blocks in use and their sizes: the walk that spares the
+	   free lists, in threads (each block is one slot of z->size).  */
+	if (s->alloc->states_parallel) {
+		unsigned nparts = hw_threads(s);
+		void *cookies[16];
+		if (nparts > 16)
+			nparts = 16;
+		for (unsigned k = 0; k < nparts; k++)
+			cookies[k] = z;
+		s->alloc->states_parallel(s->alloc_state, nparts, sizes_one,
+					  cookies);
+		return;
+	}
 	s->alloc->chunks(s->alloc_state, sizes_one, z);
 }
 

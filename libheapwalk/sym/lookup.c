@@ -112,16 +112,26 @@ char *__cxa_demangle(const char *mangled, char *buf, size_t *len,
    demangler's work grows with its input, which a core dictates.  */
 #define DEMANGLE_MAX 1024
 
+char *hw_syms_demangle_any(const char *mangled)
+{
+	if (mangled == NULL || strlen(mangled) > DEMANGLE_MAX)
+		return NULL;
+	int status = -1;
+	char *d = __cxa_demangle(mangled, NULL, NULL, &status);
+	if (status != 0) {
+		free(d);
+		return NULL;
+	}
+	return d;
+}
+
 const char *hw_syms_demangle(const char *name, char *buf, size_t len)
 {
 	if (len == 0)
 		return buf;
-	int status = -1;
-	char *d = name != NULL && name[0] == '_' && name[1] == 'Z' &&
-			  strlen(name) <= DEMANGLE_MAX
-		  ? __cxa_demangle(name, NULL, NULL, &status) : NULL;
-	snprintf(buf, len, "%s", d != NULL && status == 0 ? d
-			   : name != NULL ? name : "");
+	char *d = name != NULL && name[0] == '_' && name[1] == 'Z'
+		  ? hw_syms_demangle_any(name) : NULL;
+	snprintf(buf, len, "%s", d != NULL ? d : name != NULL ? name : "");
 	free(d);
 	return buf;
 }

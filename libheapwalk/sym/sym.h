@@ -145,6 +145,9 @@ size_t hw_syms_unwind(struct hw_syms *s, const struct hw_unwind_thread *th,
    demangled by the C++ runtime into buf, anything else copied.
    Returns buf.  */
 const char *hw_syms_demangle(const char *name, char *buf, size_t len);
+/* Any mangling the C++ runtime knows, a bare type's too ("6Circle" ->
+   "Circle"): malloc'd, or NULL when it is none (or too long).  */
+char *hw_syms_demangle_any(const char *mangled);
 
 /* Whether some module's address range holds addr (cheap: no file or
    debug info is looked for).  */

@@ -351,15 +351,19 @@ static bool walk_heap(struct pm_state *p, struct pm_heap *h, uint64_t from,
 	return true;
 }
 
-static struct hw_chunk mmapped_chunk(const struct pm_mmapped *m)
+static struct hw_chunk mmapped_chunk(const struct pm_state *p,
+				     const struct pm_mmapped *m)
 {
+	/* 2.43+ may park a freed mmapped chunk in a large tcache bin.  */
+	bool tcached = m->tail && pm_tcached_at(p, m->chunk + PM_HDR);
 	return (struct hw_chunk){
 		/* 2.43+: the spare header after the chunk ends it, so its
 		   last word is usable, as in a heap chunk.  */
 		.addr = m->chunk + PM_HDR,
 		.size = m->size - (m->tail ? PM_SIZE_SZ : PM_HDR),
 		.chunk = m->chunk, .chunk_size = m->size, .arena = 0,
-		.where = HW_WHERE_MMAPPED, .used = true,
+		.where = tcached ? HW_WHERE_TCACHE : HW_WHERE_MMAPPED,
+		.used = !tcached,
 	};
 }
 
@@ -390,7 +394,8 @@ static void *walk_part(void *arg)
 					  j->fn, j->cookie, j->mode);
 			continue;
 		}
-		struct hw_chunk c = mmapped_chunk(&p->mmapped[u - p->nheaps]);
+		struct hw_chunk c =
+			mmapped_chunk(p, &p->mmapped[u - p->nheaps]);
 		j->ok = j->fn(j->cookie, &c);
 	}
 	return NULL;
@@ -488,7 +493,7 @@ bool pm_walk_around(struct pm_state *p, uint64_t addr, hw_chunk_fn *fn,
 		struct pm_mmapped m;
 		if (!mmapped_at(p, addr, &m))
 			return true;
-		struct hw_chunk c = mmapped_chunk(&m);
+		struct hw_chunk c = mmapped_chunk(p, &m);
 		return fn(cookie, &c);
 	}
 	if (p->lists_done)
@@ -528,7 +533,7 @@ bool pm_walk_chunks(struct pm_state *p, hw_chunk_fn *fn, void *cookie)
 				return false;
 			continue;
 		}
-		struct hw_chunk c = mmapped_chunk(&p->mmapped[mi++]);
+		struct hw_chunk c = mmapped_chunk(p, &p->mmapped[mi++]);
 		if (!fn(cookie, &c))
 			return false;
 	}

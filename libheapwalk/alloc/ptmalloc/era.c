@@ -125,12 +125,22 @@ uint64_t pm_era_mp(struct pm_state *p, uint64_t sbrk_slot)
 	};
 	size_t n = sizeof eras / sizeof eras[0], first = n, nsane = 0;
 	bool sane[sizeof eras / sizeof eras[0]];
+	int rank = -1;
 	for (size_t i = 0; i < n; i++) {
 		sane[i] = mp_sane(p, mp_from_sbrk(p, sbrk_slot, eras[i].era),
 				  eras[i].era);
 		nsane += sane[i];
-		if (sane[i] && (first == n || eras[i].era == p->l.mp_era))
+		if (!sane[i])
+			continue;
+		/* Among sane readings: one the releases seen so far allow
+		   (malloc_state's era is known by now), the version's guess
+		   first.  */
+		bool fits = eras[i].lo <= p->era.hi && eras[i].hi >= p->era.lo;
+		int r = 2 * fits + (eras[i].era == p->l.mp_era);
+		if (r > rank) {
+			rank = r;
 			first = i;
+		}
 	}
 	if (first == n)
 		return 0;

@@ -58,6 +58,18 @@ static enum add_result addrset_add(struct pm_addrset *set, uint64_t addr)
 	return ADDED;
 }
 
+bool pm_tcached_at(const struct pm_state *p, uint64_t user)
+{
+	const struct pm_addrset *set = &p->tcached;
+	if (!set->cap || !user)
+		return false;
+	for (size_t j = mix(user) & (set->cap - 1); set->slots[j];
+	     j = (j + 1) & (set->cap - 1))
+		if (set->slots[j] == user)
+			return true;
+	return false;
+}
+
 /* ---- tags over heaps --------------------------------------------------- */
 
 enum pm_tag pm_tag_get(const struct pm_heap *h, uint64_t chunk)
@@ -324,8 +336,14 @@ static void tcache_struct_era(struct pm_state *p)
 				       "slots");
 		} else
 			continue;
-		break;
+		return;
 	}
+	/* No heap starts with one.  Without a version string the guess was
+	   the newest layout: let the releases the data allows so far pick
+	   instead.  */
+	if (p->l.ver_major == 0 && p->era.observed && p->era.hi <= 41 &&
+	    p->l.tc_slots)
+		pm_layout_tcache(&p->l, p->era.hi <= 29 ? 1 : 2);
 }
 
 /* The distance of libc's TLS variable `tcache` from the thread pointer
@@ -490,7 +508,14 @@ static void walk_tcache(struct pm_state *p, struct pm_tcache *tc,
 				break;
 			}
 			struct pm_heap *h = pm_heap_of(p, e - PM_HDR);
-			if (!h || !chunk_size_of(p, e - PM_HDR, &sz)) {
+			uint64_t field = 0;
+			/* 2.43+ keeps freed mmapped chunks in the large bins
+			   too (when the tcache_max tunable lets them in).  */
+			bool mmapped = !h && i >= PM_TCACHE_SMALL_BINS &&
+				       p->l.tc_slots &&
+				       hw_read_u64(p->t, e - PM_HDR + 8, &field) &&
+				       (field & PM_SIZE_BITS) == PM_IS_MMAPPED;
+			if ((!h && !mmapped) || !chunk_size_of(p, e - PM_HDR, &sz)) {
 				hw_finding(p->s, holder, "tcache bin %u of thread "
 					   "%d: next pointer 0x%llx is outside "
 					   "every heap", i, tc->tid,
@@ -535,7 +560,7 @@ static void walk_tcache(struct pm_state *p, struct pm_tcache *tc,
 					   "cycle)", i, tc->tid);
 				break;
 			}
-			if (e < h->end)
+			if (h && e < h->end)
 				pm_mark_tcached(h, e);
 			n++;
 			bytes += sz;

@@ -301,6 +301,9 @@ void pm_walk_fast_lists(struct pm_state *p);
 void pm_walk_lists_for(struct pm_state *p, int arena, const uint64_t *sizes,
 		       size_t nsizes);
 void pm_find_tcaches(struct pm_state *p);
+/* Is the chunk at user pointer `user` in a tcache?  (A set look-up: for
+   the few chunks outside heaps, mmapped ones in 2.43+'s large bins.)  */
+bool pm_tcached_at(const struct pm_state *p, uint64_t user);
 enum pm_tag pm_tag_get(const struct pm_heap *h, uint64_t chunk);
 /* threads.c: every thread's thread_arena (after pm_find_tcaches).  */
 void pm_find_thread_arenas(struct pm_state *p);
