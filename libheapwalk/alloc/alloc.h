@@ -96,10 +96,14 @@ struct hw_allocator_ops {
 	   may be HW_WHERE_COUNT (not determined), which spares walking the
 	   lists that only tell a free block's bin (ptmalloc's bins: their
 	   chunks say they are free in their neighbour's header); findings
-	   that need those lists wait for a full walk.  NULL: use
-	   chunks_parallel.  */
+	   that need those lists wait for a full walk.  With `retract`, a
+	   block may first be given as in use and, after the walk, taken
+	   back: retract(cookies[0], block) for each that is free after all
+	   (ptmalloc's tcache and fastbin chunks: their lists are read once
+	   the walk has brought the heap's pages in, not one page fault per
+	   list entry before it).  NULL: use chunks_parallel.  */
 	bool (*states_parallel)(void *state, unsigned nparts, hw_chunk_fn *fn,
-				void *const cookies[]);
+				void *const cookies[], hw_chunk_fn *retract);
 	/* Only the blocks of the heap, mmapped chunk or extent that holds
 	   addr, in address order: a block's neighbours are in it, so
 	   `chunk ADDR` need not walk the whole heap.  May be NULL (then

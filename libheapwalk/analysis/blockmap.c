@@ -205,6 +205,25 @@ void bm_fill_done(struct hw_blockmap *m, struct bm_filler *f)
 		m->hi = f->hi;
 }
 
+bool bm_remove(struct hw_blockmap *m, uint64_t addr)
+{
+	struct bm_run *r = run_of(m, addr);
+	if (!r || !r->leaves || (addr & (((uint64_t)1 << m->shift) - 1)))
+		return false;
+	uint64_t g = (addr - r->base) >> m->shift;
+	unsigned lshift = LEAF_SHIFT - m->shift;
+	size_t k = (size_t)(g >> lshift);
+	struct bm_leaf *leaf = k < r->nleaves ? r->leaves[k] : NULL;
+	if (!leaf)
+		return false;
+	struct bm_group *grp = &leaf->g[(g & (((uint64_t)1 << lshift) - 1)) >> 6];
+	uint64_t bit = (uint64_t)1 << (g & 63);
+	if (!(__atomic_fetch_and(&grp->start, ~bit, __ATOMIC_RELAXED) & bit))
+		return false;
+	__atomic_fetch_or(&grp->end, bit, __ATOMIC_RELAXED);
+	return true;
+}
+
 /* The leaf's ranks and mark bytes, after its end bits are final.  */
 static bool leaf_seal(const struct hw_blockmap *m, struct bm_leaf *leaf)
 {

@@ -97,6 +97,11 @@ bool bm_add(struct hw_blockmap *m, struct bm_filler *f, uint64_t addr,
 	    uint64_t size);
 void bm_fill_done(struct hw_blockmap *m, struct bm_filler *f);
 
+/* Take back the block added at addr (it turned out free), before
+   bm_seal(): its start becomes the end of whatever block precedes it.
+   False if no block starts at addr.  */
+bool bm_remove(struct hw_blockmap *m, uint64_t addr);
+
 /* After every bm_fill_done: an end where a block starts is no end, and
    every block gets its mark byte (BM_UNREACHED).  False when out of
    memory.  */

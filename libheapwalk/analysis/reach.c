@@ -70,6 +70,17 @@ static bool fill_one(void *cookie, const struct hw_chunk *c)
 	return !f->owned.oom;
 }
 
+/* A block given as in use that is free after all (fill's first filler).  */
+static bool retract_one(void *cookie, const struct hw_chunk *c)
+{
+	struct filler *f = cookie;
+	if (bm_remove(f->map, c->addr)) {
+		f->blocks--;
+		f->bytes -= c->size;
+	}
+	return true;
+}
+
 static void add_internal(void *cookie, uint64_t start, uint64_t end)
 {
 	hw_ranges_add(cookie, start, end);
@@ -91,7 +102,8 @@ static bool fill(struct hw_session *s, struct hw_reach *r,
 	}
 	/* Only whether each block is in use matters here.  */
 	if (s->alloc->states_parallel)
-		s->alloc->states_parallel(s->alloc_state, n, fill_one, cookies);
+		s->alloc->states_parallel(s->alloc_state, n, fill_one, cookies,
+					  retract_one);
 	else if (n > 1)
 		s->alloc->chunks_parallel(s->alloc_state, n, fill_one, cookies);
 	else

@@ -107,7 +107,7 @@ static void sizes_fill(struct hw_session *s, struct sizes *z)
 		for (unsigned k = 0; k < nparts; k++)
 			cookies[k] = z;
 		s->alloc->states_parallel(s->alloc_state, nparts, sizes_one,
-					  cookies);
+					  cookies, NULL);
 		return;
 	}
 	s->alloc->chunks(s->alloc_state, sizes_one, z);

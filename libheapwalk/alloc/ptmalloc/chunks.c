@@ -237,7 +237,7 @@ static void classify(struct pm_state *p, struct pm_heap *h,
 			hw_finding(p->s, c->chunk, "free chunk (next P bit "
 				   "clear) is in no bin");
 	}
-	if ((mode & REPORT_CHAIN) && (tag == PM_TAG_FAST || tcached))
+	if ((mode & REPORT_LISTS) && (tag == PM_TAG_FAST || tcached))
 		hw_finding(p->s, c->chunk, "chunk is in a %s but its header "
 			   "says it is free", tcached ? "tcache" : "fastbin");
 }
@@ -536,6 +536,52 @@ bool pm_walk_chunks(struct pm_state *p, hw_chunk_fn *fn, void *cookie)
 		struct hw_chunk c = mmapped_chunk(p, &p->mmapped[mi++]);
 		if (!fn(cookie, &c))
 			return false;
+	}
+	return true;
+}
+
+/* One parked chunk at `chunk`, free in list `where`.  */
+static bool retract_one(struct pm_state *p, uint64_t chunk,
+			enum hw_where where, hw_chunk_fn *fn, void *cookie)
+{
+	uint64_t field;
+	if (!hw_read_u64(p->t, chunk + 8, &field))
+		return true;
+	uint64_t sz = field & ~(uint64_t)PM_SIZE_BITS;
+	/* (An mmapped chunk in a tcache is 2.43+'s: usable as in a heap.)  */
+	struct hw_chunk c = {
+		.addr = chunk + PM_HDR, .chunk = chunk, .chunk_size = sz,
+		.size = sz >= p->l.usable_slack ? sz - p->l.usable_slack : 0,
+		.where = where, .used = false,
+	};
+	return fn(cookie, &c);
+}
+
+bool pm_retract_parked(struct pm_state *p, hw_chunk_fn *fn, void *cookie)
+{
+	const struct pm_addrset *set = &p->tcached;
+	for (size_t j = 0; j < set->cap; j++)
+		if (set->slots[j] &&
+		    !retract_one(p, set->slots[j] - PM_HDR, HW_WHERE_TCACHE,
+				 fn, cookie))
+			return false;
+	if (p->l.ms_fastbins < 0)
+		return true;
+	/* Fastbin chunks are tagged at their start; a tcache entry's mark
+	   is at its user pointer (taken above).  */
+	for (size_t i = 0; i < p->nheaps; i++) {
+		const struct pm_heap *h = &p->heaps[i];
+		uint64_t granules = (h->end - h->start) >> 4;
+		for (uint64_t b = 0; b < (granules + 3) / 4; b++) {
+			uint8_t v = h->tags[b];
+			for (unsigned k = 0; v && k < 4; k++, v >>= 2) {
+				uint64_t a = h->start + ((b * 4 + k) << 4);
+				if ((v & 3) == PM_TAG_FAST && !pm_tcached_at(p, a) &&
+				    !retract_one(p, a, HW_WHERE_FASTBIN, fn,
+						 cookie))
+					return false;
+			}
+		}
 	}
 	return true;
 }

@@ -147,11 +147,20 @@ static bool pm_chunks_parallel(void *state, unsigned nparts, hw_chunk_fn *fn,
 }
 
 static bool pm_states_parallel(void *state, unsigned nparts,
-			       hw_chunk_fn *fn, void *const cookies[])
+			       hw_chunk_fn *fn, void *const cookies[],
+			       hw_chunk_fn *retract)
 {
-	pm_walk_fast_lists(state);
-	pm_find_mmapped(state);
-	return pm_walk_chunks_parallel(state, nparts, fn, cookies, true);
+	struct pm_state *p = state;
+	pm_find_mmapped(p);
+	if (!retract || p->lists_done || p->fast_lists_done) {
+		pm_walk_fast_lists(p);
+		return pm_walk_chunks_parallel(p, nparts, fn, cookies, true);
+	}
+	/* No list read yet: tcache and fastbin chunks go out as in use
+	   (their headers say so) and are taken back after the lists.  */
+	bool ok = pm_walk_chunks_parallel(p, nparts, fn, cookies, true);
+	pm_walk_fast_lists(p);
+	return ok && pm_retract_parked(p, retract, cookies[0]);
 }
 
 /* main_arena and mp_ (in libc's data), and each thread heap's header:

@@ -322,6 +322,10 @@ bool pm_walk_around(struct pm_state *p, uint64_t addr, hw_chunk_fn *fn,
 bool pm_walk_chunks_parallel(struct pm_state *p, unsigned nparts,
 			     hw_chunk_fn *fn, void *const cookies[],
 			     bool states_only);
+/* Every chunk parked in a tcache or a fastbin (after the fast lists were
+   walked), as free blocks to fn(cookie, ...): a walk made before the
+   lists gave them as in use.  False if fn stopped.  */
+bool pm_retract_parked(struct pm_state *p, hw_chunk_fn *fn, void *cookie);
 /* classes.c: the bin (or, past the last bin, power of two) of a usable
    size, as a range of request sizes.  */
 uint64_t pm_size_class(void *state, uint64_t usable, uint64_t *min);
