@@ -2,7 +2,7 @@
  * symbols and debug info load (target/prefault.c says why).
  *
  * Nothing is known yet (no main_arena, no layout), so this goes by what
- * every glibc 2.17-2.41 leaves behind: a thread heap is a mapping aligned
+ * every glibc 2.17-2.44 leaves behind: a thread heap is a mapping aligned
  * to HEAP_MAX_SIZE (64 MiB on LP64) that starts with a heap_info whose
  * size and mprotect_size are sane and whose prev is 0 or another aligned
  * heap; the brk heap is the first anonymous writable mapping after the
