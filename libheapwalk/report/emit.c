@@ -232,11 +232,6 @@ void em_row(struct hw_emitter *e, const struct em_val *v)
 
 /* ---- notes -------------------------------------------------------------- */
 
-bool em_is_json(const struct hw_emitter *e)
-{
-	return e->r == &em_json_renderer;
-}
-
 void em_note(struct hw_emitter *e, const char *text)
 {
 	if (shown(e, EM_TEXT_ONLY))

@@ -232,10 +232,6 @@ void em_row_as(struct hw_emitter *e, const char *key, const struct em_val *v,
 void em_row_open(struct hw_emitter *e, const struct em_val *v);
 void em_row_close(struct hw_emitter *e);
 
-/* Is the emitter writing JSON?  For the rare report whose two forms
-   differ in shape, not only in what they show.  */
-bool em_is_json(const struct hw_emitter *e);
-
 /* Text only: prose the JSON form has no place for (legends, hints,
    "(partial: ...)").  A newline is added.  */
 void em_note(struct hw_emitter *e, const char *text);

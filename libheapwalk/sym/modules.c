@@ -33,6 +33,7 @@
 
 #include <elfutils/libdwelf.h>
 
+#include "../target/target.h"
 #include "sym-private.h"
 
 static void set_err(char *err, size_t errlen, const char *fmt, ...)
@@ -247,7 +248,7 @@ static int sysroot_find_elf(const struct hw_syms *s, Dwfl_Module *mod,
 	if (path == NULL)
 		return -1;
 
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	int fd = hw_open_regular(path);
 	if (fd < 0) {
 		free(path);
 		return -1;
@@ -542,7 +543,7 @@ static bool same_file_by_build_id(const char *path, Elf *elf)
 	ssize_t idlen = dwelf_elf_gnu_build_id(elf, &id);
 	if (idlen <= 0)
 		return false;
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	int fd = hw_open_regular(path);
 	if (fd < 0)
 		return false;
 	bool same = false;

@@ -276,14 +276,14 @@ static int open_backing(const char *path, const char *exe_path,
 {
 	char full[PATH_MAX];
 	if (exe && exe_path && strcmp(path, exe_path) == 0)
-		return open(exe, O_RDONLY | O_CLOEXEC);
+		return hw_open_regular(exe);
 	if (sysroot && sysroot[0] && path[0] == '/' &&
 	    snprintf(full, sizeof full, "%s%s", sysroot, path) < (int)sizeof full) {
-		int fd = open(full, O_RDONLY | O_CLOEXEC);
+		int fd = hw_open_regular(full);
 		if (fd >= 0)
 			return fd;
 	}
-	return open(path, O_RDONLY | O_CLOEXEC);
+	return hw_open_regular(path);
 }
 
 static void map_backing(struct backing_file *b, int fd)
@@ -482,7 +482,7 @@ enum hw_status hw_core_open(const char *path, const char *exe,
 {
 	*out = NULL;
 	*elf_out = NULL;
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	int fd = hw_open_regular(path);
 	if (fd < 0)
 		return fail(err, errlen, HW_BAD_TARGET, "'%s': %s", path,
 			    strerror(errno));

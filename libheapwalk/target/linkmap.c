@@ -55,11 +55,11 @@ static int open_in(const char *sysroot, const char *path)
 	char full[PATH_MAX];
 	if (sysroot && path[0] == '/' &&
 	    snprintf(full, sizeof full, "%s%s", sysroot, path) < (int)sizeof full) {
-		int fd = open(full, O_RDONLY | O_CLOEXEC);
+		int fd = hw_open_regular(full);
 		if (fd >= 0)
 			return fd;
 	}
-	return open(path, O_RDONLY | O_CLOEXEC);
+	return hw_open_regular(path);
 }
 
 /* Read a NUL-terminated string of the target into buf.  */

@@ -133,6 +133,11 @@ struct hw_target {
 /* The region containing addr, or NULL.  */
 const struct hw_region *hw_region_of(const struct hw_target *t, uint64_t addr);
 
+/* Open a file some outside source names (a user, a core, a sysroot) for
+   reading: -1 with errno set unless it is a regular file (EINVAL for a
+   FIFO, socket or device, EISDIR for a directory).  Never blocks.  */
+int hw_open_regular(const char *path);
+
 /* Why no thread has a thread pointer, as the target would say it ("the
    core has no thread pointers (no NT_ARM_TLS: ...)").  */
 const char *hw_target_no_tp(const struct hw_target *t);

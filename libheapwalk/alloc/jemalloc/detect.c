@@ -79,7 +79,7 @@ static bool version_in(struct je_state *j, const uint8_t *data, size_t len)
    (qemu-user's).  The file is the one libdwfl matched to the core.  */
 static bool version_from_file(struct je_state *j, const char *path)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	int fd = hw_open_regular(path);
 	if (fd < 0)
 		return false;
 	struct stat st;

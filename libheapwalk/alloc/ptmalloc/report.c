@@ -362,6 +362,8 @@ static const struct em_field BIN_COLS[] = {
 };
 static const struct em_table BIN_TABLE = {
 	.key = "bins", .cols = BIN_COLS, .ncols = 8 };
+static const struct em_table BIN_TABLE_JSON = {
+	.key = "bins", .cols = BIN_COLS, .ncols = 8, .only = EM_JSON_ONLY };
 
 static void bin_row(struct hw_emitter *e, const char *kind, int arena,
 		    int tid, int index, uint64_t chunk_size, uint64_t count,
@@ -405,14 +407,13 @@ enum hw_status pm_report_bins(void *state, struct hw_emitter *e,
 	}
 	em_doc_begin(e);
 	if (want == K_FAST && p->l.ms_fastbins < 0) {
-		/* Not an empty table: this glibc has no such lists.  */
-		if (em_is_json(e)) {
-			em_table_begin(e, &BIN_TABLE);
-			em_table_end(e);
-		} else
-			em_note(e, "no fastbins in this glibc (2.43 removed "
-				"them: a freed small chunk goes to its tcache "
-				"bin, else to its small bin)");
+		/* Not an empty table: this glibc has no such lists (JSON
+		   keeps its shape, an empty list).  */
+		em_table_begin(e, &BIN_TABLE_JSON);
+		em_table_end(e);
+		em_note(e, "no fastbins in this glibc (2.43 removed them: a "
+			"freed small chunk goes to its tcache bin, else to its "
+			"small bin)");
 		em_doc_end(e);
 		return HW_OK;
 	}
