@@ -43,9 +43,11 @@ export ASAN_OPTIONS=detect_leaks=1:abort_on_error=0
 export UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
 
 # shellcheck disable=SC2046
-# (-lstdc++: the C++ runtime's demangler names C++ symbols.)
+# (-lstdc++: the C++ runtime's demangler names C++ symbols; openfile.c:
+# how every file a core names is opened.)
 cc -std=c11 -Wall -Wextra -Werror -fsanitize=address,undefined \
 	-I"$TOP/libheapwalk" "$TOP"/libheapwalk/sym/*.c \
+	"$TOP/libheapwalk/target/openfile.c" \
 	"$TOP/tests/helper/sym-probe.c" \
 	$(pkg-config --cflags --libs libdw libelf) -lstdc++ -o "$T/sym-probe"
 PROBE=$T/sym-probe

@@ -5,6 +5,9 @@
  * or a device there would make a plain open() wait for a writer, or a
  * read never end; only regular files are ever wanted.
  */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE     /* O_CLOEXEC when built on its own (t0050) */
+#endif
 #include <errno.h>
 #include <fcntl.h>
 #include <sys/stat.h>
