@@ -205,6 +205,15 @@ void bm_fill_done(struct hw_blockmap *m, struct bm_filler *f)
 		m->hi = f->hi;
 }
 
+/* A sealed leaf's blocks (its mark bytes).  */
+static uint32_t leaf_blocks(const struct hw_blockmap *m,
+			    const struct bm_leaf *leaf)
+{
+	size_t n = leaf_groups(m);
+	return leaf->rank[n - 1] +
+	       (uint32_t)__builtin_popcountll(leaf->g[n - 1].start);
+}
+
 bool bm_remove(struct hw_blockmap *m, uint64_t addr)
 {
 	struct bm_run *r = run_of(m, addr);
@@ -400,15 +409,13 @@ void bm_settle_marks(struct hw_blockmap *m, uint64_t *marked,
 		     uint64_t *possible)
 {
 	*marked = *possible = 0;
-	size_t n = leaf_groups(m);
 	for (size_t i = 0; i < m->nruns; i++) {
 		const struct bm_run *r = &m->runs[i];
 		for (size_t k = 0; r->leaves && k < r->nleaves; k++) {
 			struct bm_leaf *leaf = r->leaves[k];
 			if (!leaf)
 				continue;
-			uint32_t count = leaf->rank[n - 1] + (uint32_t)
-				__builtin_popcountll(leaf->g[n - 1].start);
+			uint32_t count = leaf_blocks(m, leaf);
 			for (uint32_t b = 0; b < count; b++) {
 				uint8_t *mk = &leaf->marks[b];
 				if (*mk & BM_REACHABLE)
@@ -434,8 +441,7 @@ uint64_t bm_bytes(const struct hw_blockmap *m)
 			leaves += sizeof *leaf + n * sizeof(struct bm_group);
 			if (leaf->rank)
 				leaves += n * sizeof *leaf->rank +
-					  leaf->rank[n - 1] + (uint64_t)
-					  __builtin_popcountll(leaf->g[n - 1].start);
+					  leaf_blocks(m, leaf);
 		}
 	}
 	return leaves + dirs + m->nruns * sizeof(struct bm_run);

@@ -26,6 +26,16 @@ static uint64_t mix(uint64_t x)
 
 enum add_result { ADDED, ALREADY, NO_MEMORY };
 
+/* Where addr is in the set, or the empty slot it would take (the set
+   has room: it is never more than half full).  */
+static size_t addrset_slot(const struct pm_addrset *set, uint64_t addr)
+{
+	size_t j = mix(addr) & (set->cap - 1);
+	while (set->slots[j] && set->slots[j] != addr)
+		j = (j + 1) & (set->cap - 1);
+	return j;
+}
+
 /* Insert addr (not 0).  */
 static enum add_result addrset_add(struct pm_addrset *set, uint64_t addr)
 {
@@ -47,12 +57,9 @@ static enum add_result addrset_add(struct pm_addrset *set, uint64_t addr)
 		set->slots = slots;
 		set->cap = cap;
 	}
-	size_t j = mix(addr) & (set->cap - 1);
-	while (set->slots[j]) {
-		if (set->slots[j] == addr)
-			return ALREADY;
-		j = (j + 1) & (set->cap - 1);
-	}
+	size_t j = addrset_slot(set, addr);
+	if (set->slots[j] == addr)
+		return ALREADY;
 	set->slots[j] = addr;
 	set->n++;
 	return ADDED;
@@ -61,13 +68,7 @@ static enum add_result addrset_add(struct pm_addrset *set, uint64_t addr)
 bool pm_tcached_at(const struct pm_state *p, uint64_t user)
 {
 	const struct pm_addrset *set = &p->tcached;
-	if (!set->cap || !user)
-		return false;
-	for (size_t j = mix(user) & (set->cap - 1); set->slots[j];
-	     j = (j + 1) & (set->cap - 1))
-		if (set->slots[j] == user)
-			return true;
-	return false;
+	return set->cap && user && set->slots[addrset_slot(set, user)] == user;
 }
 
 /* ---- tags over heaps --------------------------------------------------- */
