@@ -10,6 +10,9 @@
 #   make bench-live 1000 attach/analyse/detach cycles of --pid on a busy
 #                   16-thread program (scripts/bench/live-cycles.sh; minutes)
 #   make clean-bench  remove the benchmark's cores (several GiB)
+#   make fuzz       the libFuzzer harnesses (tests/fuzz/), FUZZ_TIME seconds
+#                   each (default 600); corpora kept in build/fuzz/corpus-NAME,
+#                   crashes in build/fuzz/artifacts-NAME/ (needs clang)
 #   make install    heapwalk and the gdb plugin under PREFIX (/usr/local), or
 #                   DESTDIR/PREFIX; BINDIR, LIBDIR, DATADIR, PLUGINDIR as usual
 #   make uninstall  remove them again
@@ -51,9 +54,21 @@ PLUGIN_HDRS  := $(wildcard plugin/*.h)
 PIC          := -fPIC -fexceptions
 PLUGIN       := $(BUILD)/plugin/heapwalk-gdb.so $(BUILD)/plugin/heapwalk.gdb
 LIB_OBJ_ASAN := $(patsubst %.c,$(BUILD)/asan/obj/%.o,$(LIB_SRC))
+# The libFuzzer harnesses (tests/fuzz/NAME.c) link a clang-built copy of
+# the library: -fsanitize=fuzzer needs clang, and the library must carry
+# its coverage instrumentation (fuzzer-no-link) for the search to see it.
+FUZZ_CC      ?= clang
+FUZZ_TIME    ?= 600
+# clang's -Wstring-concatenation flags tables of long messages split
+# over lines (alloc/ptmalloc/era.c), which gcc's WARN accepts.
+FUZZ_WARN    := $(WARN) -Wno-string-concatenation
+FUZZ_SAN     := -fsanitize=address,undefined -fno-sanitize-recover=all \
+                -fno-omit-frame-pointer
+LIB_OBJ_FUZZ := $(patsubst %.c,$(BUILD)/fuzz/obj/%.o,$(LIB_SRC))
+FUZZERS      := $(patsubst tests/fuzz/%.c,$(BUILD)/fuzz/%,$(wildcard tests/fuzz/fuzz-*.c))
 
 .PHONY: all deps libs gdbheader check demo bench bench-live clean clean-bench test \
-        install uninstall
+        install uninstall fuzz fuzzers
 all: $(BUILD)/heapwalk $(PLUGIN)
 
 deps:
@@ -131,6 +146,22 @@ $(BUILD)/heapwalk: $(BUILD)/obj/$(CLI_SRC:.c=.o) $(BUILD)/libheapwalk.a
 $(BUILD)/asan/heapwalk: $(BUILD)/asan/obj/$(CLI_SRC:.c=.o) $(BUILD)/asan/libheapwalk.a
 	$(CC) -g $(SAN) -pthread -o $@ $^ $(PKG_LIBS) $(CXXRT)
 
+$(BUILD)/fuzz/obj/%.o: %.c $(HDRS) | libs
+	@mkdir -p $(dir $@)
+	@echo "  CC/FUZZ $<"
+	@$(FUZZ_CC) $(STD) $(FUZZ_WARN) -O1 -g $(FUZZ_SAN) -fsanitize=fuzzer-no-link \
+	  $(PKG_CFLAGS) -c -o $@ $<
+
+$(BUILD)/fuzz/libheapwalk.a: $(LIB_OBJ_FUZZ)
+	rm -f $@ && ar rcs $@ $^
+
+$(FUZZERS): $(BUILD)/fuzz/%: tests/fuzz/%.c $(wildcard tests/fuzz/*.h) \
+		$(BUILD)/fuzz/libheapwalk.a libheapwalk/heapwalk.h
+	$(FUZZ_CC) $(STD) $(FUZZ_WARN) -O1 -g $(FUZZ_SAN) -fsanitize=fuzzer -o $@ \
+	  $< $(BUILD)/fuzz/libheapwalk.a $(PKG_LIBS) $(CXXRT)
+
+fuzzers: $(FUZZERS)
+
 $(BUILD)/tools/%: tests/tools/%.c $(wildcard tests/tools/*.h)
 	@mkdir -p $(dir $@)
 	$(CC) $(STD) $(WARN) -O2 -g -o $@ $<
@@ -138,9 +169,13 @@ $(BUILD)/tools/%: tests/tools/%.c $(wildcard tests/tools/*.h)
 # The tests run the sanitized build: a core is untrusted input.
 # The set-up first, then the builds (a sub-make, so that pkg-config runs
 # after the set-up installed it).
+# The fuzz harnesses only where clang has libFuzzer (t0222 says why not).
 check test: deps
 	@$(MAKE) --no-print-directory $(BUILD)/asan/heapwalk $(TOOLS) $(PLUGIN)
+	@if FUZZ_CC=$(FUZZ_CC) tests/fuzz/have-libfuzzer.sh; then \
+	  $(MAKE) --no-print-directory fuzzers; fi
 	@HEAPWALK=$(abspath $(BUILD)/asan/heapwalk) TOOLS=$(abspath $(BUILD)/tools) \
+	 FUZZ=$(abspath $(BUILD)/fuzz) \
 	 GDB_SCRIPT=$(abspath $(BUILD)/plugin/heapwalk.gdb) \
 	 CORPUS=$(abspath $(BUILD)/corpus) TOP=$(CURDIR) tests/run.sh
 
@@ -160,6 +195,20 @@ uninstall:
 		$(DESTDIR)$(PLUGINDIR)/heapwalk-gdb.so \
 		$(DESTDIR)$(DATADIR)/heapwalk/heapwalk.gdb
 	-rmdir $(DESTDIR)$(PLUGINDIR) $(DESTDIR)$(DATADIR)/heapwalk 2>/dev/null
+
+# Every harness for FUZZ_TIME seconds, one after the other; fails if any
+# found a crash, a hang (> 10 s) or a leak (tests/fuzz/run.sh); one whose
+# corpus core cannot be made here (77) is passed over with a message.
+fuzz: deps
+	@FUZZ_CC=$(FUZZ_CC) tests/fuzz/have-libfuzzer.sh || { echo "heapwalk: \
+	make fuzz needs clang with libFuzzer (Debian: apt-get install clang \
+	libclang-rt-dev, or 'make deps')" >&2; exit 1; }
+	@$(MAKE) --no-print-directory fuzzers
+	@rc=0; for f in $(FUZZERS); do \
+	  CORPUS=$(abspath $(BUILD)/corpus) tests/fuzz/run.sh -t $(FUZZ_TIME) \
+	    -c $(abspath $(BUILD)/fuzz)/corpus-$${f##*/} $${f##*/} \
+	    $(abspath $(BUILD)/fuzz) || { r=$$?; [ $$r = 77 ] || rc=1; }; \
+	done; exit $$rc
 
 demo: deps
 	@$(MAKE) --no-print-directory $(BUILD)/heapwalk

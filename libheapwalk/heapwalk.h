@@ -72,7 +72,10 @@ struct hw_memory {
 	void *cookie;
 	const struct hw_memory_region *regions;  /* any order */
 	size_t nregions;
-	const struct hw_memory_thread *threads;  /* the selected first */
+	const struct hw_memory_thread *threads;  /* a core's in its own
+						   order (NT_PRSTATUS), a
+						   process's the selected
+						   first */
 	size_t nthreads;
 	const uint8_t *auxv;       /* the auxiliary vector, or NULL */
 	size_t auxv_len;
@@ -85,6 +88,21 @@ struct hw_memory {
 				      the reports' target limits (e.g. a
 				      memory map found by probing), or
 				      NULL */
+	/* How the process of a core died, as the debugger knows it (gdb:
+	   $_exitsignal, the core's first pr_cursig; $_siginfo), so that
+	   summary and check say it as they do for the core itself.  All
+	   ignored when core is NULL: a process has not died (see
+	   doc/heapwalk.md).  death_signo: the fatal signal, 0 if none is
+	   known.  death_thread: the thread it hit, an index into threads.
+	   siginfo: the siginfo_t it came with, siginfo_len bytes of the
+	   kernel's layout (as a core's NT_SIGINFO: si_signo, si_errno,
+	   si_code as ints at 0, 4 and 8, the union from 16: si_addr, or
+	   si_pid and si_uid), or NULL; when given, its si_signo wins.
+	   Callers built before these fields exist leave them out (sz).  */
+	int death_signo;
+	size_t death_thread;
+	const uint8_t *siginfo;
+	size_t siginfo_len;
 };
 
 /* What to open and how.  Zero-fill it (HW_OPEN_OPTS_INIT) and set `sz`

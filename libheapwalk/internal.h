@@ -29,7 +29,7 @@ struct hw_vtypes;
 struct hw_finding {
 	uint64_t addr;
 	bool note;          /* worth saying, but not corruption */
-	char problem[200];
+	char problem[256];
 };
 
 /* Findings are kept up to this many; past it they are only counted.  */
@@ -40,7 +40,7 @@ struct hw_finding {
 struct hw_partial {
 	uint64_t places;
 	uint64_t addr;
-	char why[200];
+	char why[256];
 };
 
 /* The findings (and partial marks) one instance's open() made, kept

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "gdbtext.h"
@@ -166,6 +167,24 @@ static char *skip_space(char *p)
 	return p;
 }
 
+/* "siginfo NUM SIGNO ERRNO CODE WORD": thread NUM's siginfo, the
+   union's first word (si_addr; si_pid and si_uid on little-endian) as
+   one number.  The lowest-numbered thread's is kept: on a core it is
+   the first NT_SIGINFO, the one the tool reads.  */
+static void read_siginfo(struct gdb_view *v, const char *rest)
+{
+	int num, signo, err, code;
+	uint64_t word;
+	if (sscanf(rest, "%d %d %d %d %" SCNx64, &num, &signo, &err, &code,
+		   &word) != 5 || num <= 0 || (v->sig_num && num > v->sig_num))
+		return;
+	int32_t head[3] = { signo, err, code };
+	memset(v->siginfo, 0, sizeof v->siginfo);
+	memcpy(v->siginfo, head, sizeof head);
+	memcpy(v->siginfo + 16, &word, sizeof word);   /* little-endian */
+	v->sig_num = num;
+}
+
 /* ctx: the script's own lines.  */
 static void read_ctx(struct gdb_view *v, char *text, int **nums)
 {
@@ -184,6 +203,10 @@ static void read_ctx(struct gdb_view *v, char *text, int **nums)
 			v->ptr_size = (unsigned)strtoul(rest, NULL, 0);
 		else if (!strcmp(word, "current"))
 			v->current = atoi(rest);
+		else if (!strcmp(word, "exitsignal"))
+			v->exit_signal = atoi(rest);
+		else if (!strcmp(word, "siginfo"))
+			read_siginfo(v, rest);
 		else if (!strcmp(word, "sysroot"))
 			v->sysroot = own(v, rest, n);
 		else if (!strcmp(word, "debugdir"))
@@ -231,6 +254,29 @@ static const char *quoted_path(struct gdb_view *v, char *line)
 	return close ? own(v, open + 1, (size_t)(close - open - 1)) : NULL;
 }
 
+/* A core's "[N] 0x0->0x110 at 0xd04: .reg/32102 HAS_CONTENTS": where
+   thread 32102's registers are in the file.  */
+static void read_reg_note(struct gdb_view *v, char *p)
+{
+	uint64_t at;
+	int tid, end = 0;
+	if (*p != '[' || !(p = strchr(p, ']')) ||
+	    sscanf(p + 1, " %*x->%*x at %" SCNx64 ": .reg/%d%n", &at, &tid,
+		   &end) != 2 || !end || (p[1 + end] != ' ' && p[1 + end]) ||
+	    tid <= 0)
+		return;
+	if (v->nreg_notes == v->cap_reg_notes) {
+		size_t cap = v->cap_reg_notes ? 2 * v->cap_reg_notes : 64;
+		struct reg_note *r = cap <= MAX_THREADS
+			? realloc(v->reg_notes, cap * sizeof *r) : NULL;
+		if (!r)
+			return;   /* only a fallback's: not worth failing */
+		v->reg_notes = r;
+		v->cap_reg_notes = cap;
+	}
+	v->reg_notes[v->nreg_notes++] = (struct reg_note){ tid, at };
+}
+
 /* maintenance info sections: the executable's name; a core's name and
    its segments (loadN), writable unless READONLY.  */
 static void read_sections(struct gdb_view *v, char *text)
@@ -250,6 +296,8 @@ static void read_sections(struct gdb_view *v, char *text)
 		uint64_t lo, hi;
 		int at = 0;
 		char *p = skip_space(line);
+		if (in_core)
+			read_reg_note(v, p);
 		if (!in_core || *p != '[' || !(p = strchr(p, ']')) ||
 		    sscanf(p + 1, " %" SCNx64 "->%" SCNx64 " at %*x: %n", &lo,
 			   &hi, &at) < 2 || !at || strncmp(p + 1 + at, "load", 4))
@@ -450,6 +498,124 @@ static char *listing(struct gdb_view *v, const char *captures,
 	return NULL;
 }
 
+/* A process: the selected thread first (`thread apply all` lists them
+   from the highest number down).  */
+static void selected_first(struct gdb_view *v, int *nums)
+{
+	for (size_t i = 1; i < v->nthreads; i++)
+		if (nums[i] == v->current) {
+			struct hw_memory_thread t = v->threads[i];
+			memmove(&v->threads[1], &v->threads[0], i * sizeof t);
+			v->threads[0] = t;
+			break;
+		}
+}
+
+struct numbered {
+	int num;
+	size_t i;
+};
+
+static int by_num(const void *a, const void *b)
+{
+	const struct numbered *x = a, *y = b;
+	return x->num < y->num ? -1 : x->num > y->num;
+}
+
+/* A core: its threads in gdb's numbers' order, which is the core's own
+   (NT_PRSTATUS) order, and the thread its death hit: the one whose
+   siginfo was kept, else the first (a kernel core's crashing thread,
+   where gdb's $_exitsignal, the first pr_cursig, comes from).  False
+   when out of memory.  */
+static bool order_core_threads(struct gdb_view *v, int *nums)
+{
+	size_t n = v->nthreads;
+	struct numbered *ord = malloc((n ? n : 1) * sizeof *ord);
+	struct hw_memory_thread *t = malloc((n ? n : 1) * sizeof *t);
+	if (!ord || !t) {
+		free(ord);
+		free(t);
+		return false;
+	}
+	for (size_t i = 0; i < n; i++)
+		ord[i] = (struct numbered){ nums[i], i };
+	qsort(ord, n, sizeof *ord, by_num);
+	bool found = false;
+	v->death_thread = 0;
+	for (size_t k = 0; k < n; k++) {
+		t[k] = v->threads[ord[k].i];
+		if (v->sig_num && ord[k].num == v->sig_num) {
+			v->death_thread = k;
+			found = true;
+		}
+	}
+	if (!found)
+		v->sig_num = 0;   /* a thread gdb gave no registers of */
+	free(ord);
+	free(v->threads);
+	v->threads = t;
+	v->cap_threads = n;
+	return true;
+}
+
+/* The kernel's 64-bit elf_prstatus (x86_64 and aarch64 alike): pr_cursig
+   at 12, pr_pid at 32, pr_reg at 112 (where gdb's ".reg" points).  */
+#define PRSTATUS_CURSIG 12
+#define PRSTATUS_PID 32
+#define PRSTATUS_REG 112
+
+static int by_tid(const void *a, const void *b)
+{
+	const struct reg_note *x = a, *y = b;
+	return x->tid < y->tid ? -1 : x->tid > y->tid;
+}
+
+/* When gdb knows no signal for a core: no $_siginfo, no $_exitsignal.
+   That is a core without NT_SIGINFO (qemu-user's) whose signal gdb's
+   BFD lost: on aarch64 it takes the last NT_PRSTATUS's pr_cursig, 0 but
+   for the thread that crashed.  The tool then names the first thread
+   with a pending signal (pr_cursig); so does this, reading each
+   thread's pr_cursig in the core gdb opened, where gdb's sections list
+   say its registers are (a note whose pr_pid is not the thread's is
+   not used).  The file is opened as any the core names: regular files
+   only, never blocking.  */
+static void core_cursig(struct gdb_view *v)
+{
+	if (!v->nreg_notes)
+		return;
+	int fd = open(v->mem.core, O_RDONLY | O_NONBLOCK | O_NOCTTY |
+		      O_CLOEXEC);
+	struct stat st;
+	if (fd < 0)
+		return;
+	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+		close(fd);
+		return;
+	}
+	qsort(v->reg_notes, v->nreg_notes, sizeof *v->reg_notes, by_tid);
+	for (size_t k = 0; k < v->nthreads; k++) {
+		struct reg_note key = { .tid = v->threads[k].tid };
+		const struct reg_note *r = key.tid > 0
+			? bsearch(&key, v->reg_notes, v->nreg_notes,
+				  sizeof key, by_tid) : NULL;
+		uint8_t pr[PRSTATUS_REG];
+		int16_t cursig;
+		int32_t pid;
+		if (!r || r->at < PRSTATUS_REG ||
+		    pread(fd, pr, sizeof pr, (off_t)(r->at - PRSTATUS_REG)) !=
+		    (ssize_t)sizeof pr)
+			continue;
+		memcpy(&cursig, pr + PRSTATUS_CURSIG, sizeof cursig);
+		memcpy(&pid, pr + PRSTATUS_PID, sizeof pid);
+		if (pid == key.tid && cursig > 0) {
+			v->exit_signal = cursig;
+			v->death_thread = k;
+			break;
+		}
+	}
+	close(fd);
+}
+
 bool gdb_view_read(struct gdb_view *v, int dir, char *why, size_t whylen)
 {
 	memset(v, 0, sizeof *v);
@@ -484,14 +650,12 @@ bool gdb_view_read(struct gdb_view *v, int dir, char *why, size_t whylen)
 		}
 	}
 	free(text);
-	/* The selected thread first: it is "the crashing one" to reports.  */
-	for (size_t i = 1; i < v->nthreads; i++)
-		if (nums[i] == v->current) {
-			struct hw_memory_thread t = v->threads[i];
-			memmove(&v->threads[1], &v->threads[0], i * sizeof t);
-			v->threads[0] = t;
-			break;
-		}
+	if (v->mem.core && !order_core_threads(v, nums))
+		v->oom = true;
+	else if (!v->mem.core)
+		selected_first(v, nums);
+	else if (!v->sig_num && !v->exit_signal)
+		core_cursig(v);
 	free(nums);
 	if (v->oom) {
 		snprintf(why, whylen, "out of memory");
@@ -516,8 +680,13 @@ void gdb_view_seal(struct gdb_view *v)
 	v->mem.nthreads = v->nthreads;
 	v->mem.auxv = v->auxv;
 	v->mem.auxv_len = v->auxv_len;
-	if (v->mem.core)
+	if (v->mem.core) {
 		v->mem.pid = 0;
+		v->mem.death_signo = v->exit_signal;
+		v->mem.death_thread = v->death_thread;
+		v->mem.siginfo = v->sig_num ? v->siginfo : NULL;
+		v->mem.siginfo_len = v->sig_num ? sizeof v->siginfo : 0;
+	}
 }
 
 void gdb_view_free(struct gdb_view *v)
@@ -529,5 +698,6 @@ void gdb_view_free(struct gdb_view *v)
 	free(v->threads);
 	free(v->auxv);
 	free(v->lib_addrs);
+	free(v->reg_notes);
 	memset(v, 0, sizeof *v);
 }

@@ -12,6 +12,11 @@
  *    core's NT_FILE), `auxv` (info auxv), `threads` (info threads: gdb's
  *    thread numbers to LWP ids) and `libs` (info sharedlibrary: where the
  *    libraries are, for probe.c).
+ * A core's threads keep the core's own order (gdb numbers them in the
+ * order of their NT_PRSTATUS notes), so that reports name a thread by
+ * the index the tool gives it; a process's have the selected first.  On
+ * a core, how the process died ($_exitsignal, $_siginfo) is passed on
+ * as the core's notes would have said it.
  * Under MI the captures are MI console records (~"text\n"); both forms
  * are read.  Everything here is untrusted text: unparsable lines are
  * skipped, never guessed at.
@@ -24,6 +29,13 @@
 #include <stdint.h>
 
 #include "heapwalk.h"
+
+/* Where a core's NT_PRSTATUS of thread tid has its registers (gdb's
+   ".reg/TID" section, `at` its file offset).  */
+struct reg_note {
+	int tid;
+	uint64_t at;
+};
 
 /* What the script said and gdb printed, as the library wants it.  */
 struct gdb_view {
@@ -40,6 +52,16 @@ struct gdb_view {
 	size_t nowned;
 	const char *sysroot, *debugdir;      /* as gdb has them, or NULL */
 	int current;                         /* gdb's selected thread */
+	/* How a core's process died (ctx "exitsignal", "siginfo" lines;
+	   see heapwalk.gdb's heapwalk-siginfo): the fatal signal, and the
+	   first bytes of the siginfo of the lowest-numbered thread that
+	   has one (sig_num), in the kernel's layout.  */
+	int exit_signal;
+	int sig_num;                         /* 0: no thread had one */
+	uint8_t siginfo[24];
+	size_t death_thread;                 /* index into threads */
+	struct reg_note *reg_notes;          /* a core's ".reg/TID" */
+	size_t nreg_notes, cap_reg_notes;
 	unsigned ptr_size;
 	char limit[256];                     /* mem.limit, when set */
 	bool oom;

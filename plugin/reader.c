@@ -252,6 +252,13 @@ static void dump_view(const struct gdb_view *v)
 		memcpy(w, m->auxv + i, 16);
 		fprintf(f, "auxv %" PRIu64 " %#" PRIx64 "\n", w[0], w[1]);
 	}
+	if (m->core) {
+		fprintf(f, "death signal %d thread %zu siginfo", m->death_signo,
+			m->death_thread);
+		for (size_t i = 0; m->siginfo && i < m->siginfo_len; i++)
+			fprintf(f, " %02x", m->siginfo[i]);
+		fprintf(f, "%s\n", m->siginfo ? "" : " none");
+	}
 	fclose(f);
 }
 

@@ -6,14 +6,18 @@ set -euo pipefail
 die() { printf 'setup-deps: %s\n' "$*" >&2; exit 1; }
 
 # Packages heapwalk needs. build-essential is satisfied by gcc + make + libc6-dev as well.
-needed=(pkg-config g++ libelf-dev libdw-dev elfutils gdb gdbserver gdb-multiarch libc6-dbg binutils file time)
+# clang and libclang-rt-dev (libFuzzer and the sanitizer runtimes, only a
+# Recommends of clang, so --no-install-recommends needs it named) build the
+# fuzz harnesses (make fuzz; make check runs them briefly).
+needed=(pkg-config g++ libelf-dev libdw-dev elfutils gdb gdbserver gdb-multiarch libc6-dbg binutils file time
+    clang libclang-rt-dev)
 
 # Elsewhere nothing is installed: say what the build and the tests need,
 # and go on when the libraries are there.
 if ! command -v dpkg-query >/dev/null 2>&1; then
     pkg-config --exists libdw libelf 2>/dev/null ||
         die "not a Debian system and libdw/libelf (elfutils) not found by pkg-config: install them with your package manager"
-    echo "setup-deps: not a Debian system; installing nothing (the tests also want gdb, binutils, file and GNU time)" >&2
+    echo "setup-deps: not a Debian system; installing nothing (the tests also want gdb, binutils, file, GNU time and clang with libFuzzer)" >&2
     exit 0
 fi
 

@@ -17,7 +17,8 @@ hw "$T/out" "$T/err" --exe "$T/fifo" "$dir/core" summary
 expect_rc 1 2 3
 grep -q "^heapwalk: .*fifo" "$T/err" || fail "a FIFO as --exe: no error line: $(cat "$T/err")"
 # The core's name for libc, as a FIFO under a sysroot.
-libc=$(sed -n 's/.*"module":"\([^"]*libc\.so[^"]*\)".*/\1/p' <("$HEAPWALK" --json "$dir/core" summary) | head -n 1)
+libc=$(grep -o '"module":"/[^"]*libc\.so[^"]*"' <("$HEAPWALK" --json "$dir/core" summary) |
+	sed -n '1s/"module":"\(.*\)"/\1/p')
 [ -n "$libc" ] || fail "summary names no libc file"
 mkdir -p "$T/root$(dirname "$libc")"
 mkfifo "$T/root$libc"

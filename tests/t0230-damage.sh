@@ -3,12 +3,18 @@
 # expectation taken from the program's own truth.txt (and the core's raw
 # bytes), never from heapwalk's output:
 #   a      a live chunk's size field = 0x4141414141414141: `check` exits 1
-#          with a finding at that chunk's header; every command exits 0 or
-#          1; the chunks below the damaged one are reported as in the truth
+#          with a finding at that chunk's header saying where the walk
+#          resumed; every command exits 0 or 1; every other chunk, below
+#          and above the damaged one, is reported as in the truth
 #   b      a tcache entry's next = 0x4141414141414141: a finding at that
-#          entry, the rest of the heap still walked
+#          entry; the entries past the break are found by their key word
+#          (orphans: free, in the tcache, each with a finding); the rest of
+#          the heap as in the truth
 #   c1/c2  a fastbin made to cycle (tail -> head; head -> itself), with
 #          glibc's safe-linking: a finding, no hang
+#   g      a fastbin entry's fd = 0x4141414141414141: a finding there, and
+#          (safe-linked glibc) each entry past the break reported as a
+#          possible orphan
 #   f      a tcache entry's key word = 0x4141414141414141 (a write after
 #          free): a finding at that word, every chunk as in the truth
 #   d1/d2  a smallbin chunk's bk pointing at a live chunk, a largebin
@@ -42,117 +48,8 @@ corpus_copy "$dir" "$T"
 mv "$T/core" "$T/orig.core"
 truth=$T/truth.txt
 
-# ---- helpers -----------------------------------------------------------
-
-hex() { printf '0x%x' "$1"; }
-
-# le64 VALUE: the 8 bytes of VALUE, little-endian, as hex digits.
-le64() {
-	local h out='' i
-	h=$(printf '%016x' "$1")
-	for ((i = 14; i >= 0; i -= 2)); do out+=${h:i:2}; done
-	echo "$out"
-}
-
-# word ADDR: the 64-bit word at ADDR in the original core.
-word() {
-	"$corepatch" -r "$T/orig.core" "$1" 1
-}
-
-# allocs WHERE [USABLE]: the truth's user addresses of main-thread
-# allocations left in WHERE (of that usable size), in the program's order.
-allocs() {
-	awk -v w="$1" -v u="${2:-}" '$1 == "alloc" && $5 == w && $6 == "0" &&
-		(u == "" || $4 == u) { print $2 }' "$truth"
-}
-
-# chunk_rows JSONL: "addr size where" of each chunk heapwalk printed.
-chunk_rows() {
-	sed -n 's/.*"addr":"\(0x[0-9a-fA-F]*\)".*"size":\([0-9]*\).*"where":"\([a-z]*\)".*/\1 \2 \3/p' "$1" |
-		tr 'A-F' 'a-f' | sed 's/^0x0*\([0-9a-f]\)/0x\1/'
-}
-
-# expect_rows WANT GOT WHAT: every "addr usable where" line of WANT is a
-# line of GOT.
-expect_rows() {
-	local missing
-	missing=$(awk 'NR == FNR { have[$0] = 1; next } !($0 in have)' "$2" "$1")
-	if [ -n "$missing" ]; then
-		echo "--- expected (from the truth) but not reported as such:"
-		head -n 20 <<<"$missing"
-		echo "--- heapwalk's lines for those addresses:"
-		local a
-		for a in $(head -n 20 <<<"$missing" | awk '{ print $1 }'); do
-			grep -F "$a " "$2" || echo "$a: (none)"
-		done
-		fail "$3: $(wc -l <<<"$missing") truth allocation(s) not reported as in the truth"
-	fi
-}
-
-# findings JSON: "addr problem" per finding of `heapwalk --json check`.
-findings() {
-	grep -o '{"addr":"0x[0-9a-fA-F]*","problem":"\([^"\\]\|\\.\)*"' "$1" |
-		sed 's/^{"addr":"\(0x[0-9a-fA-F]*\)","problem":"\(.*\)"$/\1 \2/' |
-		tr 'A-F' 'a-f' | sed 's/^0x0*\([0-9a-f]\)/0x\1/' || true
-}
-
-# expect_finding CASE CORE PATTERN ADDR...: `check` exits 1 and reports a
-# finding at one of ADDR (first = preferred) whose problem matches the
-# extended regex PATTERN ("" = any problem).
-expect_finding() {
-	local name=$1 core=$2 pat=$3 a hit=
-	shift 3
-	hw "$T/$name.check" "$T/$name.check.err" --json "$core" check
-	expect_rc 1
-	findings "$T/$name.check" >"$T/$name.findings"
-	for a; do
-		a=$(hex "$a")
-		if grep -E "^$a ${pat:+.*($pat)}" "$T/$name.findings" >/dev/null; then
-			hit=$a
-			break
-		fi
-	done
-	if [ -z "$hit" ]; then
-		echo "--- findings of $name (wanted at: $(for a; do hex "$a"; printf ' '; done)${pat:+problem /$pat/}):"
-		head -n 20 "$T/$name.findings"
-		fail "$name: no finding at the damaged address"
-	fi
-	say "$name: finding $(grep -m1 -E "^$hit " "$T/$name.findings")"
-}
-
-# all_commands CASE CORE: every reporting command, plain and --json,
-# exits 0 or 1 and neither crashes nor hangs.
-all_commands() {
-	local cmd json
-	for cmd in summary chunks bins sizes arenas check; do
-		for json in "" --json; do
-			hw "$T/$1.out" "$T/$1.err" $json "$2" $cmd
-			expect_rc 0 1
-		done
-	done
-}
-
-# walk_damaged CASE CORE: all_commands, then CASE's chunk rows (as
-# chunk_rows prints them) in $T/CASE.rows.
-walk_damaged() {
-	all_commands "$1" "$2"
-	hw "$T/$1.chunks" "$T/$1.chunks.err" --json "$2" chunks
-	expect_rc 0 1
-	chunk_rows "$T/$1.chunks" >"$T/$1.rows"
-}
-
-# damaged CASE: a fresh copy of the core to damage.
-damaged() {
-	cp "$T/orig.core" "$T/$1.core"
-	echo "$T/$1.core"
-}
-
-patch() {
-	local core=$1 addr=$2 bytes=$3 out
-	out=$("$corepatch" "$core" "$addr" "$bytes") ||
-		fail "corepatch $core $(hex "$addr") $bytes failed"
-	say "$(basename "$core" .core): $out"
-}
+# shellcheck source=tests/damage-lib.sh
+. "$(dirname "$0")/damage-lib.sh"
 
 # The truth's heap-chunk allocations of the main thread (live or in a
 # free list): "addr usable where".
@@ -216,17 +113,26 @@ case_a() {
 	patch "$core" $((victim - 8)) 4141414141414141
 	expect_finding a "$core" "" $((victim - 16))
 	walk_damaged a "$core"
+	# Every other chunk is still listed as in the truth: the walk takes
+	# up the chain again after the broken header.
 	while read -r a u w; do
-		if ((a < victim)); then echo "$a $u $w"; fi
+		if ((a != victim)); then echo "$a $u $w"; fi
 	done <"$T/truth.rows" >"$T/a.want"
-	[ -s "$T/a.want" ] || fail "a: no truth allocation below the victim"
-	say "a: checking the $(wc -l <"$T/a.want") truth allocations below $(hex "$victim")"
+	[ -s "$T/a.want" ] || fail "a: no truth allocation but the victim"
+	say "a: checking the $(wc -l <"$T/a.want") truth allocations other than $(hex "$victim")"
 	expect_rows "$T/a.want" "$T/a.rows" a
+	# The victim's own chunk is all that is lost: the walk resumes where
+	# its original size (from the undamaged core) ends it.
+	local resume=$((victim - 16 + ($(word $((victim - 8))) & ~7)))
+	grep -q "^$(hex $((victim - 16))) .*walk resumed at $(hex $resume)\$" "$T/a.findings" ||
+		fail "a: the finding does not say where the walk resumed: $(head -n 3 "$T/a.findings")"
 	# The chunk just below the victim (the truth's nearest allocation
 	# under it) is named as the likely culprit; the totals are partial,
-	# and the culprit has no "next" in another heap or arena.
+	# and the culprit has no "next" across the skipped range.
 	local culprit
-	culprit=$(awk '{ print $1 }' "$T/a.want" | sort -n | tail -n 1)
+	culprit=$(while read -r a u w; do
+		if ((a < victim)); then printf '%d\n' "$a"; fi
+	done <"$T/a.want" | sort -n | tail -n 1)
 	grep -q "overrun by the .* chunk at $(hex "$culprit")" "$T/a.findings" ||
 		fail "a: the finding does not name $(hex "$culprit") as the likely culprit: $(head -n 3 "$T/a.findings")"
 	hw "$T/a.sum" "$T/a.sum.err" --json "$core" summary
@@ -257,14 +163,18 @@ case_b() {
 	core=$(damaged b)
 	patch "$core" "$entry" 4141414141414141
 	walk_damaged b "$core"
-	{
-		for ((i = ${#tc[@]} - 1; i >= mid; i--)); do
-			printf '%s 40 tcache\n' "${tc[i]}"
-		done
-		awk '!($3 == "tcache" && $2 == 40)' "$T/truth.rows"
-	} >"$T/b.want"
-	expect_rows "$T/b.want" "$T/b.rows" b
+	# Every entry is still free in the tcache: those past the break are
+	# found by their key word (orphans), each with a finding, and the
+	# rest of the heap is as in the truth.
+	expect_rows "$T/truth.rows" "$T/b.rows" b
 	expect_finding b "$core" "" "$entry" $((entry - 16))
+	for ((i = 0; i < mid; i++)); do
+		grep -q "^$(hex $((tc[i] - 16))) orphaned tcache entry" "$T/b.findings" ||
+			fail "b: no orphan finding for the entry at $(hex "${tc[i]}") past the break"
+		grep -q "\"addr\":\"0x0*${tc[i]#0x}\".*\"orphaned\":true" "$T/b.chunks" ||
+			fail "b: the entry at $(hex "${tc[i]}") is not marked orphaned in chunks --json"
+	done
+	say "b: $mid entries past the break found as orphans"
 }
 
 # c1: the 40-byte fastbin's tail fd -> its head chunk (the whole list
@@ -294,6 +204,28 @@ case_c2() {
 	patch "$core" "$head" "$(le64 "$(protect "$head" $((head - 16)))")"
 	all_commands c2 "$core"
 	expect_finding c2 "$core" "" $((head - 16)) "$head"
+}
+
+# g: the 40-byte fastbin's middle entry's fd = garbage.  The entries past
+# the break (freed before it) are reported as possible orphans (glibc
+# 2.32+'s safe-linking makes their chain recognisable), keeping the state
+# their headers give; everything else is as in the truth.
+case_g() {
+	local i mid core
+	[ ${#fa[@]} -ge 3 ] || not_here "g: bins1's heap has no fastbin (glibc 2.43+ has none)"
+	mid=$((${#fa[@]} / 2))
+	core=$(damaged g)
+	patch "$core" "${fa[mid]}" 4141414141414141
+	walk_damaged g "$core"
+	awk '!($3 == "fastbin" && $2 == 40)' "$T/truth.rows" >"$T/g.want"
+	expect_rows "$T/g.want" "$T/g.rows" g
+	expect_finding g "$core" "" "${fa[mid]}" $((fa[mid] - 16))
+	[ $safe = 1 ] || { say "g: plain links: no orphan can be recognised"; return 0; }
+	for ((i = 0; i < mid; i++)); do
+		grep -q "^$(hex $((fa[i] - 16))) possibly an orphaned fastbin entry" "$T/g.findings" ||
+			fail "g: no possible-orphan finding for the entry at $(hex "${fa[i]}") past the break"
+	done
+	say "g: $mid entries past the break reported as possible orphans"
 }
 
 # d1: a smallbin chunk's bk -> the live chunk right after it (readable,
@@ -417,7 +349,7 @@ case_e4() { case_e e4 main_arena.top "$(top_chunk)" 4141414141414141; }
 
 failed=()
 errtrap=$(trap -p ERR)
-for c in a b c1 c2 d1 d2 e1 e2 e3 e4 f; do
+for c in a b c1 c2 d1 d2 e1 e2 e3 e4 f g; do
 	# Not `( ... ) || rc=$?`: set -e would be off inside.  The ERR trap is
 	# lib.sh's "where did it die", wanted inside the case only.
 	set +e

@@ -458,10 +458,12 @@ static int live_chunks_intact(void)
 	return 0;
 }
 
-/* The last thing before abort(): mallinfo2() only reads (glibc 2.36
+/* The last thing before the crash: mallinfo2() only reads (glibc 2.36
    int_mallinfo walks the lists under the arena locks; no consolidation),
-   and writing it out needs no malloc.  */
-static void truth_mallinfo_and_abort(void)
+   and writing it out needs no malloc.  Ends the truth file; a program
+   that dies otherwise than by abort() (doublefree1.c, segv1.c)
+   crashes after it.  */
+static void truth_mallinfo_end(void)
 {
 #ifdef HW_NO_MALLINFO2
 	/* int fields: a total of 2 GiB or more would wrap.  */
@@ -492,6 +494,11 @@ static void truth_mallinfo_and_abort(void)
 		live_threads = T_count;
 		live_park(live_chunks_intact);
 	}
+}
+
+static void truth_mallinfo_and_abort(void)
+{
+	truth_mallinfo_end();
 	abort();
 }
 

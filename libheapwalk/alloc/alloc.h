@@ -49,6 +49,7 @@ struct hw_chunk {
 	uint16_t szind;       /* jemalloc: size index */
 	uint8_t where;        /* enum hw_where */
 	bool used;
+	bool orphan;          /* free in a list that no longer reaches it */
 };
 
 /* What `summary` lists of one allocator instance, and what the session

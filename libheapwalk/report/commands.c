@@ -18,6 +18,7 @@
 #include "../analysis/maps.h"
 #include "../analysis/reach.h"
 #include "commands.h"
+#include "crash.h"
 #include "emit.h"
 
 static const char *const where_names[HW_WHERE_COUNT] = {
@@ -413,8 +414,8 @@ void hw_emit_partial_line(const struct hw_session *s, struct hw_emitter *e)
 	if (over_budget(s, why, sizeof why))
 		em_notef(e, "%-24s totals are partial: %s", "partial:", why);
 	if (s->partial.places)
-		em_notef(e, "%-24s totals are partial: the walk stopped at "
-			 "0x%llx: %s%s", "partial:",
+		em_notef(e, "%-24s totals are partial, first at 0x%llx: "
+			 "%s%s", "partial:",
 			 (unsigned long long)s->partial.addr, s->partial.why,
 			 s->partial.places > 1 ? " (and elsewhere: see 'heapwalk "
 			 "check')" : "");
@@ -435,17 +436,21 @@ static size_t target_limits(const struct hw_session *s, const char *out[],
 	bool any_tp = false;
 	for (size_t i = 0; i < t->nthreads; i++)
 		any_tp |= t->threads[i].has_tp;
-	/* Name the missing files (each once: a file has several mappings).  */
-	for (size_t i = 0; i < t->nfiles; i++) {
+	/* Name the missing files (each once: a file has several mappings).
+	   Only the first four names are printed, so only they are compared
+	   with: a core naming 100,000 files costs 4 comparisons a file.  */
+	const char *named[4];
+	for (size_t i = 0; i < t->nfiles && nmissing < 5; i++) {
 		const struct hw_mapped_file *f = &t->files[i];
 		bool seen = false;
 		if (!f->absent && !f->unavailable)
 			continue;
-		for (size_t j = 0; j < i && !seen; j++)
-			seen = (t->files[j].absent || t->files[j].unavailable) &&
-			       strcmp(t->files[j].path, f->path) == 0;
+		for (size_t j = 0; j < nmissing && j < 4 && !seen; j++)
+			seen = strcmp(named[j], f->path) == 0;
 		if (seen)
 			continue;
+		if (nmissing < 4)
+			named[nmissing] = f->path;
 		if (nmissing++ == 0)
 			used = (size_t)snprintf(missing, missing_len,
 						"missing or different files "
@@ -803,6 +808,14 @@ static enum hw_status cmd_summary(struct cmd_ctx *c)
 	emit_strings(e, s->target->live || s->target->is_process
 			    ? &S_PROCESS_LACKS : &S_CORE_LACKS,
 		     limits, nlimits);
+	if (!hw_emit_death(s, e)) {
+		em_section_end(e);
+		em_doc_end(e);
+		free(t.sizes.slots);
+		free(t.arenas);
+		hw_maps_acc_free(&t.maps);
+		return HW_BAD_TARGET;
+	}
 	em_kv(e, &F_THREADS_TEXT, ev_u64(s->target->nthreads));
 	em_kv(e, &F_ARENAS, ev_u64(s->alloc->narenas(s->alloc_state)));
 	em_kv(e, &F_THREADS_JSON, ev_u64(s->target->nthreads));
@@ -1097,6 +1110,7 @@ static const struct em_field BLOCK_COLS[] = {
 	{ .key = "chunk", .label = "chunk", .join = "  ", .width = -18,
 	  .form = EM_T_HEX0, .digits = 16 },
 	{ .key = "chunk_size", .label = "chunk size", .width = 10 },
+	{ .key = "orphaned", .only = EM_JSON_ONLY },
 };
 #define NBLOCK_COLS (sizeof BLOCK_COLS / sizeof BLOCK_COLS[0] - 1)
 
@@ -1115,6 +1129,8 @@ static void block_vals(struct em_val *v, const struct hw_chunk *ch)
 				.u = ch->chunk };
 	v[8] = (struct em_val){ .kind = EM_K_U64, .only = chunk_only,
 				.u = ch->chunk_size };
+	/* Free in a list that no longer reaches it (damage): only then.  */
+	v[9] = ch->orphan ? ev_bool(true) : ev_absent();
 }
 
 struct chunks_walk {
@@ -1164,7 +1180,7 @@ static enum hw_status cmd_chunks(struct cmd_ctx *c)
 	em_table_end(c->e);
 	/* JSON Lines has no place for a trailer; summary --json says it.  */
 	if (!em_failed(c->e) && c->s->partial.places)
-		em_notef(c->e, "(partial: the walk stopped at 0x%llx: %s)",
+		em_notef(c->e, "(partial, first at 0x%llx: %s)",
 			 (unsigned long long)c->s->partial.addr,
 			 c->s->partial.why);
 	return HW_OK;
@@ -1373,6 +1389,10 @@ static enum hw_status cmd_check(struct cmd_ctx *c)
 		qsort(s->findings, s->nfindings, sizeof *s->findings,
 		      finding_cmp);
 	em_doc_begin(e);
+	if (!hw_emit_death(s, e)) {
+		em_doc_end(e);
+		return HW_BAD_TARGET;
+	}
 	em_table_begin(e, &FINDINGS_TABLE);
 	for (size_t i = 0; i < s->nfindings; i++) {
 		const struct hw_finding *f = &s->findings[i];
@@ -1520,7 +1540,7 @@ enum hw_status hw_session_run(hw_session *s, int argc, char *const argv[],
 	enum hw_status st = cmd->run(&c);
 	if (!em_close(e) && st == HW_OK)
 		st = hw_error(s, HW_BAD_TARGET, "write error on output");
-	if (atomic_load(&s->oom))
+	if (atomic_load(&s->oom) || hw_cache_oom(s->target->cache))
 		st = hw_error(s, HW_BAD_TARGET, "out of memory: the walk could "
 			      "not keep track of the heap; what was printed is "
 			      "incomplete");

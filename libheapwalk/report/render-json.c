@@ -37,19 +37,62 @@ static void prefix(struct hw_emitter *e, struct em_frame *c, const char *key,
 	em_advance_to(e, p);
 }
 
+/* How many bytes of s (1 to 4) make one valid UTF-8 sequence, its lead
+   byte >= 0x80; 0 when they do not (a stray continuation byte, an
+   overlong form, a surrogate, past U+10FFFF, or cut short: RFC 3629).  */
+static unsigned utf8_len(const unsigned char *s)
+{
+	unsigned c = s[0], n;
+	unsigned lo = 0x80, hi = 0xbf;  /* the second byte's range */
+	if (c >= 0xc2 && c <= 0xdf)
+		n = 2;
+	else if (c >= 0xe0 && c <= 0xef) {
+		n = 3;
+		lo = c == 0xe0 ? 0xa0 : 0x80;
+		hi = c == 0xed ? 0x9f : 0xbf;
+	} else if (c >= 0xf0 && c <= 0xf4) {
+		n = 4;
+		lo = c == 0xf0 ? 0x90 : 0x80;
+		hi = c == 0xf4 ? 0x8f : 0xbf;
+	} else
+		return 0;
+	if (s[1] < lo || s[1] > hi)
+		return 0;
+	for (unsigned i = 2; i < n; i++)
+		if (s[i] < 0x80 || s[i] > 0xbf)
+			return 0;
+	return n;
+}
+
+/* A JSON string.  Strings may come from the core (paths, symbol names,
+   glibc's abort message), which holds any bytes: '"', '\\' and control
+   characters are escaped, valid UTF-8 is copied, and every byte that
+   does not belong to a valid UTF-8 sequence becomes U+FFFD, written
+   \ufffd, so the output is always valid UTF-8 JSON.  */
 static void string(struct hw_emitter *e, const char *s)
 {
 	static const char hex[16] = "0123456789abcdef";
 	const char *run = s;
 	em_put_char(e, '"');
-	for (;; s++) {
+	for (;;) {
 		unsigned char c = (unsigned char)*s;
-		if (c >= 0x20 && c != '"' && c != '\\')
+		if (c >= 0x20 && c < 0x80 && c != '"' && c != '\\') {
+			s++;
 			continue;
+		}
+		if (c >= 0x80) {
+			unsigned n = utf8_len((const unsigned char *)s);
+			if (n) {
+				s += n;
+				continue;
+			}
+		}
 		em_put(e, run, (size_t)(s - run));
 		if (!c)
 			break;
-		if (c == '"' || c == '\\') {
+		if (c >= 0x80) {
+			EM_PUT_LIT(e, "\\ufffd");
+		} else if (c == '"' || c == '\\') {
 			char esc[2] = { '\\', (char)c };
 			em_put(e, esc, 2);
 		} else {
@@ -57,7 +100,7 @@ static void string(struct hw_emitter *e, const char *s)
 					hex[c & 15] };
 			em_put(e, esc, 6);
 		}
-		run = s + 1;
+		run = ++s;
 	}
 	em_put_char(e, '"');
 }
@@ -230,7 +273,9 @@ static char *plain_string(char *p, const char *s)
 	*p++ = '"';
 	for (unsigned n = 0; n < EM_CELL_STR_MAX; n++) {
 		unsigned char c = (unsigned char)s[n];
-		if (stops[c]) {
+		/* Non-ASCII bytes take the general path, which checks
+		   that they are UTF-8.  */
+		if (stops[c] || c >= 0x80) {
 			if (c)
 				return NULL;
 			p[n] = '"';

@@ -32,6 +32,7 @@ struct hw_cache {
 	uint64_t page;
 	_Atomic uint64_t used;
 	atomic_bool over_budget;
+	atomic_bool oom;            /* a region's reservation failed */
 	uint8_t present[HW_CACHE_BLOCK / 4096];  /* scratch, under lock */
 };
 
@@ -154,7 +155,10 @@ static void fill_block(struct hw_target *t, struct hw_cache *c,
 			       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
 			       -1, 0);
 		if (m == MAP_FAILED) {
-			/* No room to hold it: the region reads as holes.  */
+			/* No room to hold it: the region reads as holes, and
+			   the command ends in "out of memory" (hw_cache_oom)
+			   rather than report those holes as damage.  */
+			atomic_store(&c->oom, true);
 			mark_holes(z, 0, (z->len + c->page - 1) / c->page);
 			for (size_t i = 0; i < z->nblocks; i++)
 				atomic_store_explicit(&z->state[i], BLOCK_HOLEY,
@@ -289,4 +293,9 @@ uint64_t hw_cache_bytes(const struct hw_cache *c)
 bool hw_cache_over_budget(const struct hw_cache *c)
 {
 	return c && atomic_load(&((struct hw_cache *)c)->over_budget);
+}
+
+bool hw_cache_oom(const struct hw_cache *c)
+{
+	return c && atomic_load(&((struct hw_cache *)c)->oom);
 }

@@ -64,4 +64,8 @@ uint64_t hw_cache_bytes(const struct hw_cache *c);
 /* Whether a block was left unread because the budget was reached.  */
 bool hw_cache_over_budget(const struct hw_cache *c);
 
+/* Whether memory to hold a region could not be had: what was read of it
+   is incomplete, and the command must end in "out of memory".  */
+bool hw_cache_oom(const struct hw_cache *c);
+
 #endif /* HW_TARGET_CACHE_H */

@@ -249,6 +249,12 @@ static bool read_notes(struct hw_target *t, struct core_priv *p,
 			} else if (nh.n_type == NT_AUXV && core_name) {
 				t->auxv = desc;
 				t->auxv_len = len;
+			} else if (nh.n_type == NT_SIGINFO && core_name &&
+				   !t->siginfo) {
+				t->siginfo = desc;
+				t->siginfo_len = len;
+				t->siginfo_tid = t->nthreads
+					? t->threads[t->nthreads - 1].tid : 0;
 			} else if (nh.n_type == NT_FILE && core_name) {
 				if (!read_nt_file(t, p, desc, len))
 					return false;
@@ -266,6 +272,22 @@ static bool read_notes(struct hw_target *t, struct core_priv *p,
 }
 
 enum { BACKING_UNCHECKED, BACKING_OK, BACKING_BAD, BACKING_UNKNOWN };
+
+/* An NT_FILE entry by its path: sorted by path and then index, the
+   entries of one file lie side by side, in the core's order.  */
+struct file_ref {
+	const char *path;
+	size_t i;
+};
+
+static int file_ref_cmp(const void *a, const void *b)
+{
+	const struct file_ref *x = a, *y = b;
+	int c = strcmp(x->path, y->path);
+	if (c)
+		return c;
+	return x->i < y->i ? -1 : x->i > y->i;
+}
 
 /* Open the file that stands for `path` (a name the core gives): the
    user's --exe for the core's executable, as given; else, as the module
@@ -325,8 +347,10 @@ static bool same_first_page(const uint8_t *core, const uint8_t *file,
    the mapping at file offset 0.  A core that holds none of those bytes
    cannot tell (a cut core; gcore and the kernel leave out the first page
    of a data file such as a locale archive): the file is then neither used
-   nor blamed.  */
+   nor blamed.  `same` lists the NT_FILE entries naming b's path, in
+   their order.  */
 static void check_backing(struct hw_target *t, struct backing_file *b,
+			  const struct file_ref *same, size_t nsame,
 			  const char *exe_path, const char *exe,
 			  const char *sysroot)
 {
@@ -337,15 +361,15 @@ static void check_backing(struct hw_target *t, struct backing_file *b,
 	map_backing(b, fd);
 	if (!b->map)
 		return;
-	for (size_t i = 0; i < t->nfiles; i++)
-		if (t->files[i].verified && !strcmp(t->files[i].path, b->path)) {
+	for (size_t k = 0; k < nsame; k++)
+		if (t->files[same[k].i].verified) {
 			b->state = BACKING_OK;
 			return;
 		}
 	/* Find the dumped header page of this file in the core.  */
-	for (size_t i = 0; i < t->nfiles; i++) {
-		const struct hw_mapped_file *f = &t->files[i];
-		if (f->offset != 0 || strcmp(f->path, b->path) != 0)
+	for (size_t k = 0; k < nsame; k++) {
+		const struct hw_mapped_file *f = &t->files[same[k].i];
+		if (f->offset != 0)
 			continue;
 		const uint8_t *core_bytes;
 		uint64_t run = hw_readable_run(t, f->start, &core_bytes);
@@ -376,17 +400,75 @@ static const char *core_exe_path(const struct hw_target *t)
 	return NULL;
 }
 
+struct span {
+	uint64_t start, end;
+};
+
+/* An NT_FILE entry's start (+1) or end (-1).  */
+struct edge {
+	uint64_t at;
+	int delta;
+};
+
+static int edge_cmp(const void *a, const void *b)
+{
+	const struct edge *x = a, *y = b;
+	return x->at < y->at ? -1 : x->at > y->at;
+}
+
+/* What the NT_FILE entries cover, cut at every entry's start and end:
+   sorted, disjoint spans (*n of them), none of which straddles the edge of
+   an entry, so that a gap made of one belongs to one file.  NULL when out
+   of memory.  */
+static struct span *file_spans(const struct hw_target *t, size_t *n)
+{
+	size_t ne = 0;
+	struct edge *e = malloc((2 * t->nfiles + 1) * sizeof *e);
+	struct span *v = malloc((2 * t->nfiles + 1) * sizeof *v);
+	if (!e || !v) {
+		free(e);
+		free(v);
+		return NULL;
+	}
+	for (size_t i = 0; i < t->nfiles; i++)
+		if (t->files[i].start < t->files[i].end) {
+			e[ne++] = (struct edge){ t->files[i].start, 1 };
+			e[ne++] = (struct edge){ t->files[i].end, -1 };
+		}
+	qsort(e, ne, sizeof *e, edge_cmp);
+	size_t out = 0;
+	long depth = 0;
+	for (size_t k = 0; k < ne; ) {
+		uint64_t at = e[k].at;
+		if (depth > 0 && out < 2 * t->nfiles + 1 &&
+		    (!k || e[k - 1].at < at))
+			v[out++] = (struct span){ e[k - 1].at, at };
+		for (; k < ne && e[k].at == at; k++)
+			depth += e[k].delta;
+	}
+	free(e);
+	*n = out;
+	return v;
+}
+
 /* gdb's gcore leaves out the file mappings it did not dump (no PT_LOAD at
    all, where the kernel writes one with p_filesz 0).  Give each uncovered
    part of an NT_FILE mapping a region with nothing dumped, so that it can
-   be served from the file like the kernel's empty segments.  */
+   be served from the file like the kernel's empty segments.  The gaps are
+   looked for in the entries' spans (file_spans): a core may name one range
+   many times, and each region is then passed once per span, not once per
+   entry.  */
 static bool add_file_gaps(struct hw_target *t)
 {
+	size_t nspans = 0;
+	struct span *spans = file_spans(t, &nspans);
+	if (!spans)
+		return false;
 	size_t extra = 0;
 	for (int pass = 0; pass < 2; pass++) {
 		size_t n = t->nregions;
-		for (size_t i = 0; i < t->nfiles; i++) {
-			uint64_t a = t->files[i].start, end = t->files[i].end;
+		for (size_t i = 0; i < nspans; i++) {
+			uint64_t a = spans[i].start, end = spans[i].end;
 			while (a < end) {
 				/* first region ending after a (regions are
 				   sorted and disjoint, so their ends are
@@ -418,62 +500,252 @@ static bool add_file_gaps(struct hw_target *t)
 		}
 		if (pass == 0) {
 			if (!extra)
-				return true;
+				break;
 			struct hw_region *nr = realloc(t->regions,
 				(t->nregions + extra) * sizeof *nr);
-			if (!nr)
+			if (!nr) {
+				free(spans);
 				return false;
+			}
 			t->regions = nr;
 		} else {
 			t->nregions = n;
 		}
 	}
-	qsort(t->regions, t->nregions, sizeof *t->regions, region_cmp);
+	free(spans);
+	if (extra)
+		qsort(t->regions, t->nregions, sizeof *t->regions, region_cmp);
 	return true;
 }
 
+/* A max-heap of file indexes, for region_owners.  */
+static void heap_push(size_t *h, size_t *n, size_t v)
+{
+	size_t k = (*n)++;
+	while (k && h[(k - 1) / 2] < v) {
+		h[k] = h[(k - 1) / 2];
+		k = (k - 1) / 2;
+	}
+	h[k] = v;
+}
+
+static void heap_pop(size_t *h, size_t *n)
+{
+	size_t v = h[--*n], k = 0;
+	for (;;) {
+		size_t c = 2 * k + 1;
+		if (c >= *n)
+			break;
+		if (c + 1 < *n && h[c + 1] > h[c])
+			c++;
+		if (h[c] <= v)
+			break;
+		h[k] = h[c];
+		k = c;
+	}
+	if (*n)
+		h[k] = v;
+}
+
+struct file_start {
+	uint64_t start;
+	size_t i;
+};
+
+static int file_start_cmp(const void *a, const void *b)
+{
+	const struct file_start *x = a, *y = b;
+	return x->start < y->start ? -1 : x->start > y->start;
+}
+
+/* owner[r]: the NT_FILE entry region r belongs to, the last one (in the
+   core's order) whose range holds the region's start, or SIZE_MAX: what
+   setting each entry's regions in turn would leave.  One sweep over the
+   regions and the entries sorted by start, with the entries begun so far
+   in a heap by index, so that a core naming one range many times costs
+   no more than one naming it once.  NULL when out of memory.  */
+static size_t *region_owners(const struct hw_target *t)
+{
+	size_t nf = t->nfiles ? t->nfiles : 1;
+	size_t *owner = malloc((t->nregions ? t->nregions : 1) * sizeof *owner);
+	size_t *heap = malloc(nf * sizeof *heap);
+	struct file_start *by_start = malloc(nf * sizeof *by_start);
+	if (!owner || !heap || !by_start) {
+		free(owner);
+		free(heap);
+		free(by_start);
+		return NULL;
+	}
+	for (size_t i = 0; i < t->nfiles; i++)
+		by_start[i] = (struct file_start){ t->files[i].start, i };
+	qsort(by_start, t->nfiles, sizeof *by_start, file_start_cmp);
+	size_t next = 0, nheap = 0;
+	for (size_t r = 0; r < t->nregions; r++) {
+		uint64_t at = t->regions[r].start;
+		while (next < t->nfiles && by_start[next].start <= at)
+			heap_push(heap, &nheap, by_start[next++].i);
+		/* An entry ended before this region's start ends before every
+		   later one's too: region starts only grow.  */
+		while (nheap && t->files[heap[0]].end <= at)
+			heap_pop(heap, &nheap);
+		owner[r] = nheap ? heap[0] : SIZE_MAX;
+	}
+	free(heap);
+	free(by_start);
+	return owner;
+}
+
+/* Give each region its NT_FILE entry and, where the core lacks some of
+   its bytes, the file on disk that holds them.  Entries naming one path
+   share one backing file (found by sorting the entries by path: a core
+   may name 100,000 files), opened and checked when a region first needs
+   it.  */
 static bool attach_backing(struct hw_target *t, struct core_priv *p,
 			   const char *exe, const char *sysroot)
 {
 	const char *exe_path = core_exe_path(t);
 	if (!add_file_gaps(t))
 		return false;
-	p->backing = calloc(t->nfiles ? t->nfiles : 1, sizeof *p->backing);
-	if (!p->backing)
-		return false;
-	for (size_t i = 0; i < t->nfiles; i++) {
-		const struct hw_mapped_file *f = &t->files[i];
-		struct backing_file *b = NULL;
-		for (size_t j = 0; j < p->nbacking && !b; j++)
-			if (strcmp(p->backing[j].path, f->path) == 0)
-				b = &p->backing[j];
-		if (!b) {
-			b = &p->backing[p->nbacking++];
-			b->path = f->path;
+	size_t nf = t->nfiles ? t->nfiles : 1;
+	struct file_ref *refs = malloc(nf * sizeof *refs);
+	size_t *backing_of = malloc(nf * sizeof *backing_of);
+	size_t *first_ref = malloc(nf * sizeof *first_ref);
+	p->backing = calloc(nf, sizeof *p->backing);
+	size_t *owner = region_owners(t);
+	bool ok = refs && backing_of && first_ref && p->backing && owner;
+	if (!ok)
+		goto out;
+	for (size_t i = 0; i < t->nfiles; i++)
+		refs[i] = (struct file_ref){ t->files[i].path, i };
+	qsort(refs, t->nfiles, sizeof *refs, file_ref_cmp);
+	/* first_ref[b]: where backing file b's entries start in refs.  */
+	for (size_t k = 0; k < t->nfiles; k++) {
+		if (!k || strcmp(refs[k].path, refs[k - 1].path) != 0) {
+			first_ref[p->nbacking] = k;
+			p->backing[p->nbacking++].path = refs[k].path;
 		}
-		for (size_t r = 0; r < t->nregions; r++) {
-			struct hw_region *reg = &t->regions[r];
-			if (reg->start < f->start || reg->start >= f->end)
-				continue;
-			reg->file = (int32_t)i;
-			if (reg->avail >= reg->end - reg->start || f->absent)
-				continue;
-			if (b->state == BACKING_UNCHECKED)
-				check_backing(t, b, exe_path, exe, sysroot);
-			if (b->state != BACKING_OK) {
-				t->files[i].unavailable |= b->state == BACKING_BAD;
-				continue;
-			}
-			uint64_t off = f->offset + (reg->start - f->start);
-			if (off >= b->size)
-				continue;
-			reg->backing = b->map + off;
-			reg->backing_len = b->size - off;
-			if (reg->backing_len > reg->end - reg->start)
-				reg->backing_len = reg->end - reg->start;
-		}
+		backing_of[refs[k].i] = p->nbacking - 1;
 	}
-	return true;
+	for (size_t r = 0; r < t->nregions; r++) {
+		size_t i = owner[r];
+		if (i == SIZE_MAX || i > INT32_MAX)
+			continue;
+		struct hw_region *reg = &t->regions[r];
+		const struct hw_mapped_file *f = &t->files[i];
+		reg->file = (int32_t)i;
+		if (reg->avail >= reg->end - reg->start || f->absent)
+			continue;
+		size_t bi = backing_of[i];
+		struct backing_file *b = &p->backing[bi];
+		if (b->state == BACKING_UNCHECKED) {
+			size_t k0 = first_ref[bi];
+			size_t k1 = bi + 1 < p->nbacking ? first_ref[bi + 1]
+							 : t->nfiles;
+			check_backing(t, b, refs + k0, k1 - k0, exe_path, exe,
+				      sysroot);
+		}
+		if (b->state != BACKING_OK) {
+			t->files[i].unavailable |= b->state == BACKING_BAD;
+			continue;
+		}
+		uint64_t off = f->offset + (reg->start - f->start);
+		if (off >= b->size)
+			continue;
+		reg->backing = b->map + off;
+		reg->backing_len = b->size - off;
+		if (reg->backing_len > reg->end - reg->start)
+			reg->backing_len = reg->end - reg->start;
+	}
+out:
+	free(refs);
+	free(backing_of);
+	free(first_ref);
+	free(owner);
+	return ok;
+}
+
+struct note_seg {
+	uint64_t start, end;   /* file bytes [start, end) */
+	size_t idx;            /* program header index */
+};
+
+static int note_seg_cmp(const void *a, const void *b)
+{
+	const struct note_seg *x = a, *y = b;
+	if (x->start != y->start)
+		return x->start < y->start ? -1 : 1;
+	return x->idx < y->idx ? -1 : x->idx > y->idx;
+}
+
+/* A real core has one PT_NOTE.  A hostile one may have 131,070 (PN_XNUM)
+   that all name the same bytes: each would be read as new threads (13
+   million from a 6 MiB core), and libdwfl's core reader takes time
+   quadratic in the number of PT_NOTEs.  So before anything reads them,
+   every PT_NOTE that holds nothing or overlaps one earlier in the file is
+   turned into PT_NULL in the private copy of the core, and the ELF
+   handle is made anew: libelf, read_notes and libdwfl then see distinct
+   note bytes only, which bounds the threads by the file's size.  False
+   when out of memory.  */
+static bool drop_aliased_notes(struct core_priv *p, uint64_t phoff,
+			       size_t phnum)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < phnum; i++) {
+		GElf_Phdr ph;
+		if (gelf_getphdr(p->elf, (int)i, &ph) && ph.p_type == PT_NOTE)
+			n++;
+	}
+	if (n < 2)
+		return true;
+	struct note_seg *v = malloc(n * sizeof *v);
+	if (!v)
+		return false;
+	n = 0;
+	for (size_t i = 0; i < phnum; i++) {
+		GElf_Phdr ph;
+		if (!gelf_getphdr(p->elf, (int)i, &ph) || ph.p_type != PT_NOTE)
+			continue;
+		uint64_t start = ph.p_offset < p->size ? ph.p_offset : p->size;
+		uint64_t len = ph.p_filesz < p->size - start ? ph.p_filesz
+							     : p->size - start;
+		v[n++] = (struct note_seg){ start, start + len, i };
+	}
+	qsort(v, n, sizeof *v, note_seg_cmp);
+	size_t dropped = 0;
+	uint64_t kept_end = 0;
+	for (size_t k = 0; k < n; k++) {
+		if (v[k].start < v[k].end && v[k].start >= kept_end) {
+			kept_end = v[k].end;
+			continue;
+		}
+		/* p_type is the first word of an Elf64_Phdr.  */
+		uint32_t null_type = PT_NULL;
+		memcpy(p->map + phoff + v[k].idx * sizeof(Elf64_Phdr),
+		       &null_type, sizeof null_type);
+		dropped++;
+	}
+	free(v);
+	if (!dropped)
+		return true;
+	elf_end(p->elf);
+	p->elf = elf_memory((char *)p->map, p->size);
+	return p->elf != NULL;
+}
+
+/* Is the file at `path` an ELF core?  libdwfl, given one as the
+   executable of a core, leaks what it read of it; and it is never what
+   the user meant.  */
+static bool is_core_file(const char *path)
+{
+	int fd = hw_open_regular(path);
+	if (fd < 0)
+		return false;
+	Elf64_Ehdr eh;
+	bool core = pread(fd, &eh, sizeof eh, 0) == (ssize_t)sizeof eh &&
+		    memcmp(eh.e_ident, ELFMAG, SELFMAG) == 0 &&
+		    eh.e_ident[EI_DATA] == ELFDATA2LSB && eh.e_type == ET_CORE;
+	close(fd);
+	return core;
 }
 
 enum hw_status hw_core_open(const char *path, const char *exe,
@@ -482,6 +754,10 @@ enum hw_status hw_core_open(const char *path, const char *exe,
 {
 	*out = NULL;
 	*elf_out = NULL;
+	if (exe && is_core_file(exe))
+		return fail(err, errlen, HW_USAGE, "--exe '%s': %s", exe,
+			    "a core file, not an executable (the core is "
+			    "the first argument)");
 	int fd = hw_open_regular(path);
 	if (fd < 0)
 		return fail(err, errlen, HW_BAD_TARGET, "'%s': %s", path,
@@ -553,7 +829,8 @@ enum hw_status hw_core_open(const char *path, const char *exe,
 		 eh.e_phoff >= p->size ||
 		 phnum > (p->size - eh.e_phoff) / sizeof(Elf64_Phdr))
 		why = "program headers cut off or corrupt";
-	else if (!load_regions(t, p, phnum) || !read_notes(t, p, phnum) ||
+	else if (!drop_aliased_notes(p, eh.e_phoff, phnum) ||
+		 !load_regions(t, p, phnum) || !read_notes(t, p, phnum) ||
 		 (!t->files && !hw_link_map_files(t, exe, sysroot, &p->paths,
 						  &p->npaths)) ||
 		 !attach_backing(t, p, exe, sysroot))

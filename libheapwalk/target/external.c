@@ -32,6 +32,7 @@ struct ext_priv {
 	char **paths;       /* owned strings: files, exe, the name */
 	size_t npaths;
 	uint8_t *auxv;
+	uint8_t *siginfo;   /* the front end's, copied */
 	char name[64];
 };
 
@@ -51,6 +52,7 @@ static void ext_close(struct hw_target *t)
 			free(p->paths[i]);
 		free(p->paths);
 		free(p->auxv);
+		free(p->siginfo);
 		free(p);
 	}
 	free(t->regions);
@@ -171,6 +173,34 @@ static bool add_threads(struct hw_target *t, const struct hw_memory *m)
 	return true;
 }
 
+/* A core's death as the front end read it (hw_memory's death_*,
+   siginfo), set where a core's own notes would have put it: the signal
+   as the hit thread's pending one (pr_cursig), the siginfo as the
+   core's NT_SIGINFO following that thread's NT_PRSTATUS; analysis/
+   death.c then reads them alike.  Only for a core (a process has not
+   died) and a caller that knows the fields.  False when out of
+   memory.  */
+static bool add_death(struct hw_target *t, struct ext_priv *p,
+		      const struct hw_memory *m)
+{
+	if (!m->core || m->sz < offsetof(struct hw_memory, siginfo_len) +
+				 sizeof m->siginfo_len ||
+	    m->death_thread >= t->nthreads)
+		return true;
+	struct hw_thread *th = &t->threads[m->death_thread];
+	th->signo = m->death_signo;
+	if (!m->siginfo || !m->siginfo_len)
+		return true;
+	p->siginfo = malloc(m->siginfo_len);
+	if (!p->siginfo)
+		return false;
+	memcpy(p->siginfo, m->siginfo, m->siginfo_len);
+	t->siginfo = p->siginfo;
+	t->siginfo_len = m->siginfo_len;
+	t->siginfo_tid = th->tid;
+	return true;
+}
+
 enum hw_status hw_external_open(const struct hw_memory *m,
 				const struct hw_external_opts *opts,
 				struct hw_target **out, char *err,
@@ -214,7 +244,8 @@ enum hw_status hw_external_open(const struct hw_memory *m,
 	    (page < 4096 || page > HW_CACHE_BLOCK || (page & (page - 1))))
 		page = 4096;
 	t->cache = hw_cache_new(opts->cache_max, page);
-	if (!t->cache || !add_regions(t, p, m) || !add_threads(t, m))
+	if (!t->cache || !add_regions(t, p, m) || !add_threads(t, m) ||
+	    !add_death(t, p, m))
 		goto nomem;
 	/* Without a core the debugger holds something running: a process,
 	   whose pid a remote stub may not give (qemu's says "process 1").  */

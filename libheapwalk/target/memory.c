@@ -50,6 +50,33 @@ const struct hw_region *hw_region_of(const struct hw_target *t, uint64_t addr)
 	return NULL;
 }
 
+uint64_t hw_next_readable(const struct hw_target *t, uint64_t at,
+			  uint64_t hi)
+{
+	const struct hw_region *r = hw_region_of(t, at);
+	uint64_t next;
+	if (r && r->lazy) {
+		/* A live process's region: a hole is one page.  */
+		next = (at | 4095) + 1;
+	} else if (r) {
+		/* A core's region is readable from its start on (dumped
+		   bytes, then the file's): nothing from `at` means nothing
+		   up to its end.  */
+		next = r->end;
+	} else {
+		size_t lo = 0, n = t->nregions;
+		while (lo < n) {
+			size_t mid = lo + (n - lo) / 2;
+			if (t->regions[mid].start <= at)
+				lo = mid + 1;
+			else
+				n = mid;
+		}
+		next = lo < t->nregions ? t->regions[lo].start : hi;
+	}
+	return next > at && next < hi ? next : hi;
+}
+
 uint64_t hw_readable_run(struct hw_target *t, uint64_t addr,
 			 const uint8_t **p)
 {

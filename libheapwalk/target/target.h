@@ -116,6 +116,13 @@ struct hw_target {
 	size_t nfiles;
 	const uint8_t *auxv;
 	size_t auxv_len;
+	/* A core's first NT_SIGINFO (the kernel's siginfo_t, as written:
+	   what killed the process), and the tid of the NT_PRSTATUS it
+	   follows; NULL for a process (a live one has not died).  Read by
+	   analysis/death.c.  */
+	const uint8_t *siginfo;
+	size_t siginfo_len;
+	int siginfo_tid;
 	const char *exe;               /* from NT_FILE / the user, or NULL */
 	const char *files_from;        /* "NT_FILE", "link_map" or NULL */
 	bool truncated;                /* some segment is cut short */
@@ -157,6 +164,13 @@ const uint8_t *hw_peek(struct hw_target *t, uint64_t addr, size_t len);
    is in it too.  The hint is the caller's, so threads do not share it.  */
 const uint8_t *hw_peek_near(struct hw_target *t, const struct hw_region **hint,
 			    uint64_t addr, size_t len);
+
+/* Where a scan that found nothing readable at `at` goes on: the next
+   address that may be readable, or hi.  Memory a core only claims (a
+   PT_LOAD whose p_memsz says 1 TiB) is passed in one step, not one per
+   word or page.  */
+uint64_t hw_next_readable(const struct hw_target *t, uint64_t at,
+			  uint64_t hi);
 
 /* How many bytes from addr on are readable in one piece (0 if none).  */
 uint64_t hw_readable_run(struct hw_target *t, uint64_t addr,

@@ -221,7 +221,9 @@ if $arm64; then
 	rc=$?
 	set -e
 	if [ $rc -eq 2 ]; then die "$case_name refused its own plan (see $log)"; fi
-	[ $rc -eq 134 ] || die "$case_name under qemu-aarch64 exited with status $rc, not SIGABRT (see $log)"
+	# SIGABRT, or SIGSEGV for a case that crashes so on purpose (segv1).
+	[ $rc -eq 134 ] || [ $rc -eq 139 ] ||
+		die "$case_name under qemu-aarch64 exited with status $rc, not SIGABRT or SIGSEGV (see $log)"
 	found=$(find "$run" -maxdepth 1 -type f -name 'qemu_prog_*.core' | head -n1)
 	[ -n "$found" ] || die "qemu-aarch64 wrote no qemu_prog_*.core (see $log)"
 	how="qemu-aarch64${qemu_pagesize:+ -p $qemu_pagesize} (qemu-user core)"
@@ -248,7 +250,8 @@ elif [ "${pattern:0:1}" != "|" ]; then
 	rc=$?
 	set -e
 	if [ $rc -eq 2 ]; then die "$case_name refused its own plan (see $log)"; fi
-	[ $rc -eq 134 ] || die "$case_name exited with status $rc, not SIGABRT (see $log)"
+	[ $rc -eq 134 ] || [ $rc -eq 139 ] ||
+		die "$case_name exited with status $rc, not SIGABRT or SIGSEGV (see $log)"
 	# Where did it go?  Expand what we know of the pattern, glob the rest
 	# (%P, %t, %h, ... and namespaces make exact expansion guesswork).
 	glob=$pattern
@@ -256,7 +259,7 @@ elif [ "${pattern:0:1}" != "|" ]; then
 	glob=${glob//%%/@PERCENT@}
 	glob=${glob//%p/$pid}
 	glob=${glob//%e/prog}
-	glob=${glob//%s/6}
+	glob=${glob//%s/$((rc - 128))}
 	glob=$(printf '%s' "$glob" | sed 's/%./*/g')
 	glob=${glob//@PERCENT@/%}
 	if [ "$uses_pid" = 1 ] && [[ "$pattern" != *%p* ]]; then

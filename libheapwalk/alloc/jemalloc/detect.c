@@ -274,7 +274,8 @@ uint64_t je_data_find(struct je_state *j, je_match_fn *match, void *cookie)
 		const uint8_t *d;
 		uint64_t len;
 		for (uint64_t run = j->data[i].start; run < j->data[i].end;
-		     run += len ? len : 4096) {
+		     run = len ? run + len :
+			   hw_next_readable(j->t, run, j->data[i].end)) {
 			len = hw_readable_run(j->t, run, &d);
 			if (len > j->data[i].end - run)
 				len = j->data[i].end - run;

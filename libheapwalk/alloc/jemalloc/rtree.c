@@ -17,6 +17,77 @@
 /* Elements checked per array when judging a candidate.  */
 #define PROBE_ELEMENTS 4
 
+/* The root search's memory of the arrays it has judged: node address ->
+   probe_array's answer.  A hostile root whose 2^18 slots all name one
+   leaf would otherwise have that leaf judged 2^18 times over, for each
+   of 2^18 candidate roots.  Open addressing; address 0 is never a node.  */
+struct probe_memo {
+	uint64_t *key;
+	int64_t *val;
+	size_t cap, n;
+	bool oom;
+};
+
+static size_t memo_home(const struct probe_memo *m, uint64_t key)
+{
+	return (size_t)((key >> 6) * 0x9e3779b97f4a7c15ull >> 20) & (m->cap - 1);
+}
+
+static bool memo_get(const struct probe_memo *m, uint64_t key, int64_t *val)
+{
+	if (!m->cap)
+		return false;
+	for (size_t i = memo_home(m, key); m->key[i]; i = (i + 1) & (m->cap - 1))
+		if (m->key[i] == key) {
+			*val = m->val[i];
+			return true;
+		}
+	return false;
+}
+
+static void memo_put(struct probe_memo *m, uint64_t key, int64_t val)
+{
+	if (m->oom)
+		return;
+	if (2 * (m->n + 1) > m->cap) {
+		struct probe_memo g = { .cap = m->cap ? 2 * m->cap : 1024 };
+		g.key = calloc(g.cap, sizeof *g.key);
+		g.val = malloc(g.cap * sizeof *g.val);
+		if (!g.key || !g.val) {
+			free(g.key);
+			free(g.val);
+			m->oom = true;
+			return;
+		}
+		for (size_t i = 0; i < m->cap; i++)
+			if (m->key[i])
+				memo_put(&g, m->key[i], m->val[i]);
+		free(m->key);
+		free(m->val);
+		*m = g;
+	}
+	size_t i = memo_home(m, key);
+	while (m->key[i])
+		i = (i + 1) & (m->cap - 1);
+	m->key[i] = key;
+	m->val[i] = val;
+	m->n++;
+}
+
+static void memo_clear(struct probe_memo *m)
+{
+	if (m->n)
+		memset(m->key, 0, m->cap * sizeof *m->key);
+	m->n = 0;
+}
+
+static void memo_free(struct probe_memo *m)
+{
+	free(m->key);
+	free(m->val);
+	*m = (struct probe_memo){ 0 };
+}
+
 static void params_init(struct je_params *p, int lg_vaddr, int lg_page)
 {
 	int nsb = lg_vaddr - lg_page;
@@ -145,9 +216,21 @@ static int64_t probe_array(struct je_state *j, uint64_t node, int level,
 	return idx;
 }
 
+/* probe_array for a child of the root, each node judged once.  */
+static int64_t probe_child(struct je_state *j, struct probe_memo *m,
+			   uint64_t node)
+{
+	int64_t r;
+	if (memo_get(m, node, &r))
+		return r;
+	r = probe_array(j, node, 1, 0);
+	memo_put(m, node, r);
+	return r;
+}
+
 /* With the root at `root`: do its non-zero slots all lead to arrays that
    agree with their own index?  */
-static bool root_ok(struct je_state *j, uint64_t root)
+static bool root_ok(struct je_state *j, struct probe_memo *m, uint64_t root)
 {
 	size_t n = (size_t)1 << j->p.bits[0];
 	const uint8_t *a = hw_peek(j->t, root, n * 8);
@@ -164,7 +247,7 @@ static bool root_ok(struct je_state *j, uint64_t root)
 			return false;
 		int64_t r = j->p.height == 1 ?
 			element_root_index(j, v, (uint64_t)i << shift_of(&j->p, 0)) :
-			probe_array(j, v, 1, 0);
+			probe_child(j, m, v);
 		if (r == -2)
 			continue;
 		if (r != (int64_t)i)
@@ -174,14 +257,17 @@ static bool root_ok(struct je_state *j, uint64_t root)
 	return good > 0;
 }
 
-/* Look for the root in [lo, hi) under the current parameters.  */
-static uint64_t scan_for_root(struct je_state *j, uint64_t lo, uint64_t hi)
+/* Look for the root in [lo, hi) under the current parameters.  Only the
+   bytes the target holds are scanned: what a core's segment claims beyond
+   them is stepped over at once.  */
+static uint64_t scan_for_root(struct je_state *j, struct probe_memo *m,
+			      uint64_t lo, uint64_t hi)
 {
-	for (uint64_t at = (lo + 7) & ~(uint64_t)7; at + 8 <= hi; ) {
+	for (uint64_t at = (lo + 7) & ~(uint64_t)7; at + 8 <= hi && !m->oom; ) {
 		const uint8_t *data;
 		uint64_t len = hw_readable_run(j->t, at, &data);
 		if (!len) {
-			at += 8;
+			at = (hw_next_readable(j->t, at, hi) + 7) & ~(uint64_t)7;
 			continue;
 		}
 		if (len > hi - at)
@@ -191,15 +277,14 @@ static uint64_t scan_for_root(struct je_state *j, uint64_t lo, uint64_t hi)
 			memcpy(&w, data + off, 8);
 			if (!w || (w & 63) || w >> j->p.lg_vaddr)
 				continue;
-			int64_t i0 = j->p.height == 1 ? -1 :
-				     probe_array(j, w, 1, 0);
+			int64_t i0 = j->p.height == 1 ? -1 : probe_child(j, m, w);
 			if (i0 < 0)
 				continue;
 			uint64_t slot = at + off;
 			if ((uint64_t)i0 * 8 > slot)
 				continue;
 			uint64_t root = slot - (uint64_t)i0 * 8;
-			if (root >= lo && root_ok(j, root))
+			if (root >= lo && root_ok(j, m, root))
 				return root;
 		}
 		at += len;
@@ -233,6 +318,8 @@ enum hw_status je_find_rtree(struct je_state *j)
 	uint64_t hi = lo + size;
 	enum je_era eras[2] = { j->era, j->era == JE_ERA_53 ? JE_ERA_52 : JE_ERA_53 };
 	bool version_known = strcmp(j->version, "unknown") != 0;
+	/* The judgements hold for one era and geometry: cleared for each.  */
+	struct probe_memo m = { 0 };
 	for (int pass = 0; pass < 2; pass++) {
 		/* Pass 0: the symbol's extent (if any); pass 1: all data.  */
 		if (pass == 0 && !how)
@@ -241,13 +328,20 @@ enum hw_status je_find_rtree(struct je_state *j)
 			j->era = eras[e];
 			for (size_t k = 0; k < ng; k++) {
 				params_init(&j->p, g[k].lg_vaddr, g[k].lg_page);
+				memo_clear(&m);
 				uint64_t root = 0;
 				if (pass == 0)
-					root = scan_for_root(j, lo, hi);
+					root = scan_for_root(j, &m, lo, hi);
 				for (size_t d = 0; pass == 1 && !root && d < j->ndata; d++)
-					root = scan_for_root(j, j->data[d].start,
+					root = scan_for_root(j, &m, j->data[d].start,
 							     j->data[d].end);
+				if (m.oom) {
+					memo_free(&m);
+					return hw_error(j->s, HW_BAD_TARGET,
+							"out of memory");
+				}
 				if (root) {
+					memo_free(&m);
 					j->rtree_root = root;
 					j->how_rtree = pass == 0 ? how :
 						"scan of jemalloc's data for "
@@ -259,6 +353,7 @@ enum hw_status je_find_rtree(struct je_state *j)
 		if (!version_known)
 			j->era = eras[0];
 	}
+	memo_free(&m);
 	return hw_error(j->s, HW_NO_ALLOCATOR,
 			"'%s': jemalloc %s found, but not its radix tree (no "
 			"symbols, and no root in its data); supply a symbol "
@@ -299,16 +394,79 @@ static void push_seen(struct collect *c, uint64_t e, uint64_t key,
 		(uint32_t)(bits >> c->j->p.lg_vaddr), bits & 1 };
 }
 
-static void walk_array(struct collect *c, uint64_t node, int level,
-		       uint64_t key_hi)
+/* An array of the tree to read: its address, the key bits above it and
+   the slot that points at it (0 for the root).  */
+struct node {
+	uint64_t addr, key, holder;
+};
+
+struct nodes {
+	struct node *v;
+	size_t n, cap;
+};
+
+static bool push_node(struct nodes *l, struct node x)
+{
+	if (l->n == l->cap) {
+		size_t cap = l->cap ? 2 * l->cap : 64;
+		struct node *v = realloc(l->v, cap * sizeof *v);
+		if (!v)
+			return false;
+		l->v = v;
+		l->cap = cap;
+	}
+	l->v[l->n++] = x;
+	return true;
+}
+
+static int node_cmp(const void *a, const void *b)
+{
+	const struct node *x = a, *y = b;
+	if (x->addr != y->addr)
+		return x->addr < y->addr ? -1 : 1;
+	return x->key < y->key ? -1 : x->key > y->key;
+}
+
+/* Distinct arrays judged per group of overlapping ones, at most.  */
+#define PICK_TRIES 16
+
+/* Of the arrays v[0..n) at `level`, which overlap one another, the one to
+   read: the first whose elements agree with the key of the slot that
+   points at it (a hostile root pointing every slot at one real leaf
+   leaves the leaf its own slot), else the first.  */
+static size_t pick_array(struct je_state *j, const struct node *v, size_t n,
+			 int level)
+{
+	int sh0 = shift_of(&j->p, 0);
+	uint64_t low = ((uint64_t)1 << sh0) - 1;
+	int tries = 0;
+	int64_t r = -1;
+	for (size_t k = 0; k < n; k++) {
+		bool same = k && v[k].addr == v[k - 1].addr &&
+			    (v[k].key & low) == (v[k - 1].key & low);
+		if (!same) {
+			if (tries++ == PICK_TRIES)
+				break;
+			r = probe_array(j, v[k].addr, level, v[k].key & low);
+		}
+		if (r >= 0 && (uint64_t)r == v[k].key >> sh0)
+			return k;
+	}
+	return 0;
+}
+
+/* Read one array at level `level`: children go to `next`, leaf elements
+   to c.  */
+static void read_array(struct collect *c, const struct node *nd, int level,
+		       struct nodes *next)
 {
 	struct je_state *j = c->j;
 	size_t n = (size_t)1 << j->p.bits[level];
-	const uint8_t *a = hw_peek(j->t, node, n * 8);
+	const uint8_t *a = hw_peek(j->t, nd->addr, n * 8);
 	if (!a) {
-		hw_finding(j->s, node, "jemalloc radix tree: %s array of %zu "
-			   "entries is not in the core", level ? "node" : "root",
-			   n);
+		hw_finding(j->s, nd->addr, "jemalloc radix tree: %s array of "
+			   "%zu entries is not in the core",
+			   level ? "node" : "root", n);
 		return;
 	}
 	int sh = shift_of(&j->p, level);
@@ -317,15 +475,17 @@ static void walk_array(struct collect *c, uint64_t node, int level,
 		memcpy(&v, a + 8 * i, 8);
 		if (!v)
 			continue;
-		uint64_t key = key_hi | ((uint64_t)i << sh);
+		uint64_t key = nd->key | ((uint64_t)i << sh);
 		if (level < j->p.height - 1) {
 			if ((v & 63) || v >> j->p.lg_vaddr) {
-				hw_finding(j->s, node + 8 * i, "jemalloc radix "
-					   "tree: bad child pointer 0x%llx",
+				hw_finding(j->s, nd->addr + 8 * i, "jemalloc "
+					   "radix tree: bad child pointer 0x%llx",
 					   (unsigned long long)v);
 				continue;
 			}
-			walk_array(c, v, level + 1, key);
+			if (!push_node(next, (struct node){ v, key,
+							    nd->addr + 8 * i }))
+				c->oom = true;
 			continue;
 		}
 		uint64_t e = leaf_edata(j, v);
@@ -335,6 +495,60 @@ static void walk_array(struct collect *c, uint64_t node, int level,
 		c->prev = e;
 		push_seen(c, e, key, v);
 	}
+}
+
+/* Every leaf element of the tree, level by level.  jemalloc gives each
+   slot an array of its own; a damaged or hostile tree can point many
+   slots at one array, or at overlapping ones (2^18 slots at one 2 MiB
+   leaf would be 2^36 reads).  Each level's arrays are sorted by address;
+   of a group that overlap, one is read (pick_array) and the others are
+   reported, so that no byte of the core is read twice and the walk is
+   bounded by what the core holds.  */
+static void walk_tree(struct collect *c)
+{
+	struct je_state *j = c->j;
+	struct nodes cur = { 0 }, next = { 0 };
+	if (!push_node(&cur, (struct node){ j->rtree_root, 0, 0 })) {
+		c->oom = true;
+		return;
+	}
+	for (int level = 0; level < j->p.height && cur.n && !c->oom; level++) {
+		uint64_t len = (uint64_t)8 << j->p.bits[level];
+		qsort(cur.v, cur.n, sizeof *cur.v, node_cmp);
+		size_t aliases = 0;
+		struct node first = { 0 };
+		next.n = 0;
+		for (size_t k = 0; k < cur.n && !c->oom; ) {
+			size_t g = k;
+			uint64_t end = cur.v[k].addr;
+			do {
+				uint64_t e = cur.v[k].addr + len;
+				e = e < cur.v[k].addr ? UINT64_MAX : e;
+				end = e > end ? e : end;
+				k++;
+			} while (k < cur.n && cur.v[k].addr < end);
+			size_t pick = g;
+			if (k - g > 1) {
+				pick = g + pick_array(j, cur.v + g, k - g, level);
+				if (!aliases)
+					first = cur.v[pick == g ? g + 1 : g];
+				aliases += k - g - 1;
+			}
+			read_array(c, &cur.v[pick], level, &next);
+		}
+		if (aliases)
+			hw_finding(j->s, first.holder, "jemalloc radix tree: "
+				   "%zu slot%s point at arrays that overlap "
+				   "another slot's (the first: 0x%llx); each "
+				   "byte is read once", aliases,
+				   aliases == 1 ? "" : "s",
+				   (unsigned long long)first.addr);
+		struct nodes tmp = cur;
+		cur = next;
+		next = tmp;
+	}
+	free(cur.v);
+	free(next.v);
 }
 
 static int seen_cmp(const void *a, const void *b)
@@ -443,7 +657,7 @@ static bool make_extent(struct je_state *j, const struct seen *sn,
 enum hw_status je_read_extents(struct je_state *j)
 {
 	struct collect c = { .j = j };
-	walk_array(&c, j->rtree_root, 0, 0);
+	walk_tree(&c);
 	if (c.oom) {
 		free(c.v);
 		return hw_error(j->s, HW_BAD_TARGET, "out of memory");

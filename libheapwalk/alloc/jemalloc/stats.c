@@ -140,8 +140,10 @@ void je_find_bases(struct je_state *j)
 	if (!j->arenas_array || !j->arena_base_off)
 		return;
 	j->bases = calloc(j->narena_slots ? j->narena_slots : 1, sizeof *j->bases);
-	if (!j->bases)
+	if (!j->bases) {
+		hw_oom(j->s);
 		return;
+	}
 	uint64_t blocks_off = 0, counters_off = 0;
 	bool all_blocks = true, all_counters = true;
 	for (unsigned a = 0; a < j->narena_slots; a++) {

@@ -3,7 +3,9 @@
  * Heaps are walked in address order by their size fields.  A chunk's
  * state comes from the next chunk's P bit, corrected by list membership
  * (tcache and fastbin chunks look in use).  A size field that cannot be
- * right ends that heap's walk with a finding; the other heaps go on.
+ * right is a finding; the walk takes up the chain again at the next
+ * position from which it is consistent (resync.c), so one broken header
+ * loses only the chunk it belongs to.
  *
  * mmapped chunks are linked nowhere.  They are found by looking at the
  * start of every page of anonymous writable memory outside the heaps for a
@@ -15,6 +17,7 @@
  * pages are huge ones): each chunk's numbers say which layout it has.
  */
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -216,6 +219,23 @@ static void classify(struct pm_state *p, struct pm_heap *h,
 		c->where = tcached ? HW_WHERE_TCACHE
 			 : tag == PM_TAG_FAST ? HW_WHERE_FASTBIN
 			 : HW_WHERE_HEAP;
+		if (c->used && p->orphans.any && pm_tcache_orphan(p, c)) {
+			c->used = false;
+			c->where = HW_WHERE_TCACHE;
+			c->orphan = true;
+			if (mode & REPORT_LISTS)
+				hw_finding(p->s, c->chunk, "orphaned tcache "
+					   "entry: its key word says it is in "
+					   "a tcache, but no tcache list reaches "
+					   "it (a next pointer or a list head "
+					   "before it was overwritten)");
+		}
+		if ((mode & REPORT_LISTS) && c->used && tag == PM_TAG_NONE &&
+		    pm_fast_orphan(p, h, c))
+			hw_finding(p->s, c->chunk, "possibly an orphaned fastbin "
+				   "entry: in use by its header, but its "
+				   "safe-linked fd leads to the end of a list "
+				   "of its size, and that fastbin is broken");
 		if ((mode & REPORT_LISTS) &&
 		    (tag == PM_TAG_UNSORTED || tag == PM_TAG_BINNED))
 			hw_finding(p->s, c->chunk, "chunk is in a bin but the "
@@ -242,25 +262,67 @@ static void classify(struct pm_state *p, struct pm_heap *h,
 			   "says it is free", tcached ? "tcache" : "fastbin");
 }
 
-/* A size field that cannot be: the rest of the heap is unreachable by
-   the size chain.  The usual cause is the chunk just before, written
-   past its end (`prev`, the last chunk delivered, or none when the
-   damage is at the heap's start), so the finding names it.  */
+/* A size field that cannot be, at chunk c.  The usual cause is the
+   chunk just before, written past its end (`prev`, the last chunk
+   delivered, or none when the damage is at the heap's start), so the
+   finding names it.  `resume` is where the walk takes up the chain again
+   (resync.c), 0 when no consistent chain follows.  */
 static void bad_size(struct pm_state *p, uint64_t c, uint64_t sz,
-		     uint64_t field, const struct hw_chunk *prev)
+		     uint64_t field, const struct hw_chunk *prev,
+		     uint64_t resume)
 {
+	char blame[160] = "", rest[128];
+	/* A size that fits but is wrong shows only at the header it leads
+	   to: then the chunk before may be the damaged one.  */
 	if (prev->chunk && prev->chunk + prev->chunk_size == c)
-		hw_partial(p->s, c, "invalid chunk size 0x%llx (field 0x%llx), "
-			   "likely overrun by the %s chunk at 0x%llx (%llu "
-			   "bytes); rest of heap skipped",
-			   (unsigned long long)sz, (unsigned long long)field,
-			   prev->used ? "used" : "free",
-			   (unsigned long long)prev->addr,
-			   (unsigned long long)prev->size);
+		snprintf(blame, sizeof blame, ", likely overrun by the %s "
+			 "chunk at 0x%llx (%llu bytes) or its size is wrong",
+			 prev->used ? "used" : "free",
+			 (unsigned long long)prev->addr,
+			 (unsigned long long)prev->size);
+	if (resume)
+		snprintf(rest, sizeof rest, "0x%llx bytes skipped, walk "
+			 "resumed at 0x%llx", (unsigned long long)(resume - c),
+			 (unsigned long long)resume);
 	else
-		hw_partial(p->s, c, "invalid chunk size 0x%llx (field 0x%llx); "
-			   "rest of heap skipped",
-			   (unsigned long long)sz, (unsigned long long)field);
+		snprintf(rest, sizeof rest, "rest of heap skipped");
+	hw_partial(p->s, c, "invalid chunk size 0x%llx (field 0x%llx)%s; %s",
+		   (unsigned long long)sz, (unsigned long long)field, blame,
+		   rest);
+}
+
+/* May a header at c in heap h (ending at `end`) hold size sz?  Zero and
+   header-sized sizes are the fenceposts that close a heap, so only at its
+   end.  */
+static bool size_fits(uint64_t c, uint64_t sz, uint64_t end)
+{
+	if (sz == 0)
+		return c + 2 * PM_HDR >= end;
+	if (sz == PM_HDR)
+		return c + 3 * PM_HDR >= end;
+	return sz >= PM_MINSIZE && !(sz & 15) && sz <= end - c;
+}
+
+/* Hand chunk c (size sz, header `field`, the next header `nfield`) to
+   fn through *out.  */
+static bool deliver(struct pm_state *p, struct pm_heap *h,
+		    struct hw_chunk *out, uint64_t c, uint64_t sz,
+		    uint64_t field, uint64_t nfield, hw_chunk_fn *fn,
+		    void *cookie, unsigned mode)
+{
+	out->chunk = c;
+	out->chunk_size = sz;
+	out->addr = c + PM_HDR;
+	out->size = sz - p->l.usable_slack;
+	out->orphan = false;
+	classify(p, h, out, (nfield & PM_PREV_INUSE) != 0, mode);
+	/* glibc keeps the A bit only on chunks in use (by header):
+	   consolidation rewrites free chunks' heads without it.  */
+	if ((mode & REPORT_CHAIN) && (nfield & PM_PREV_INUSE) &&
+	    ((field & PM_NON_MAIN_ARENA) != 0) != (h->arena != 0))
+		hw_finding(p->s, c, "NON_MAIN_ARENA bit wrong for arena %d",
+			   h->arena);
+	return fn(cookie, out);
 }
 
 /* Walk heap h from chunk `from` (h->start, or a chunk boundary an
@@ -277,6 +339,8 @@ static bool walk_heap(struct pm_state *p, struct pm_heap *h, uint64_t from,
 	uint64_t prefetched = c;
 	while (c < end) {
 		uint64_t field;
+		if (prefetched < c)     /* (after a skipped range) */
+			prefetched = c;
 		/* The next address depends on this load, so the hardware
 		   cannot run ahead; the heap is read front to back anyway.  */
 		while (prefetched < c + 1024 && prefetched < h->start + run) {
@@ -286,10 +350,15 @@ static bool walk_heap(struct pm_state *p, struct pm_heap *h, uint64_t from,
 		if (c + 16 <= h->start + run)
 			memcpy(&field, base + (c - h->start) + 8, 8);
 		else if (!hw_read_u64(p->t, c + 8, &field)) {
+			/* Pages missing from the core (a truncated file):
+			   their chunks are unknown, not guessed.  */
 			if (report)
 				hw_partial(p->s, c, "chunk header not in the "
-					   "core (truncated?); rest of heap "
-					   "skipped");
+					   "core (truncated?): the heap's "
+					   "0x%llx-0x%llx is not walked, its "
+					   "chunks are unknown",
+					   (unsigned long long)c,
+					   (unsigned long long)end);
 			return true;
 		}
 		uint64_t sz = field & ~(uint64_t)PM_SIZE_BITS;
@@ -308,16 +377,24 @@ static bool walk_heap(struct pm_state *p, struct pm_heap *h, uint64_t from,
 					   (unsigned long long)end);
 			return fn(cookie, &out);
 		}
+		if (!size_fits(c, sz, end)) {
+			/* Only the heap's first chunk, or the chunk a
+			   caller resumes at, gets here: later ones are
+			   checked one chunk ahead, below.  */
+			uint64_t resume = 0;
+			pm_resync(p, h, c + PM_ALIGN, &resume);
+			if (report)
+				bad_size(p, c, sz, field, &out, resume);
+			if (!resume)
+				return true;
+			c = resume;
+			continue;
+		}
 		if (sz == 0)            /* fencepost: end of this heap */
 			return true;
 		if (sz == PM_HDR) {     /* fencepost before the end marker */
 			c += sz;
 			continue;
-		}
-		if (sz < PM_MINSIZE || (sz & 15) || sz > end - c) {
-			if (report)
-				bad_size(p, c, sz, field, &out);
-			return true;
 		}
 		uint64_t nfield = 1;
 		uint64_t n = c + sz;
@@ -325,6 +402,36 @@ static bool walk_heap(struct pm_state *p, struct pm_heap *h, uint64_t from,
 			memcpy(&nfield, base + (n - h->start) + 8, 8);
 		else if (n < end)
 			hw_read_u64(p->t, n + 8, &nfield);
+		if (n < end && n != ar->top &&
+		    !size_fits(n, nfield & ~(uint64_t)PM_SIZE_BITS, end)) {
+			/* The next header is damaged, or this one is and
+			   only looks right: a consistent chain from inside
+			   this chunk says it is this one.  */
+			uint64_t resume = 0;
+			pm_resync(p, h, c + PM_ALIGN, &resume);
+			if (resume && resume < n) {
+				if (report)
+					bad_size(p, c, sz, field, &out, resume);
+				c = resume;
+				continue;
+			}
+			/* The P bit of a broken header says nothing: this
+			   chunk is free only if a bin holds it (and the one
+			   overrun is most often in use).  */
+			enum pm_tag tag = pm_tag_get(h, c);
+			uint64_t p_bit = tag == PM_TAG_UNSORTED ||
+					 tag == PM_TAG_BINNED ? 0 : PM_PREV_INUSE;
+			if (!deliver(p, h, &out, c, sz, field, p_bit, fn,
+				     cookie, mode))
+				return false;
+			if (report)
+				bad_size(p, n, nfield & ~(uint64_t)PM_SIZE_BITS,
+					 nfield, &out, resume);
+			if (!resume)
+				return true;
+			c = resume;
+			continue;
+		}
 		/* When a thread arena moves on to a new heap, an old top too
 		   small to free is left as a chunk without the A bit before
 		   the final fencepost: heap overhead, never handed out.  */
@@ -333,18 +440,8 @@ static bool walk_heap(struct pm_state *p, struct pm_heap *h, uint64_t from,
 			c = n;
 			continue;
 		}
-		out.chunk = c;
-		out.chunk_size = sz;
-		out.addr = c + PM_HDR;
-		out.size = sz - p->l.usable_slack;
-		classify(p, h, &out, (nfield & PM_PREV_INUSE) != 0, mode);
-		/* glibc keeps the A bit only on chunks in use (by header):
-		   consolidation rewrites free chunks' heads without it.  */
-		if (report && (nfield & PM_PREV_INUSE) &&
-		    ((field & PM_NON_MAIN_ARENA) != 0) != (h->arena != 0))
-			hw_finding(p->s, c, "NON_MAIN_ARENA bit wrong for "
-				   "arena %d", h->arena);
-		if (!fn(cookie, &out))
+		if (!deliver(p, h, &out, c, sz, field, nfield, fn, cookie,
+			     mode))
 			return false;
 		c = n;
 	}
@@ -560,7 +657,8 @@ static bool retract_one(struct pm_state *p, uint64_t chunk,
 bool pm_retract_parked(struct pm_state *p, hw_chunk_fn *fn, void *cookie)
 {
 	const struct pm_addrset *set = &p->tcached;
-	for (size_t j = 0; j < set->cap; j++)
+	/* (Tcaches read before the walk went out free already.)  */
+	for (size_t j = 0; j < set->cap && !p->tcaches_done; j++)
 		if (set->slots[j] &&
 		    !retract_one(p, set->slots[j] - PM_HDR, HW_WHERE_TCACHE,
 				 fn, cookie))

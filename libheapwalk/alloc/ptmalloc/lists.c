@@ -216,13 +216,23 @@ static void tcache_bin_sizes(unsigned i, uint64_t *lo, uint64_t *hi)
 		*lo = small_max + 16;
 }
 
+static bool among(const uint64_t *v, size_t n, uint64_t x)
+{
+	for (size_t i = 0; i < n; i++)
+		if (v[i] == x)
+			return true;
+	return false;
+}
+
 /* Is `user` the user pointer of a chunk that looks like a
-   tcache_perthread_struct?  */
+   tcache_perthread_struct (or one whose header is known broken)?  */
 static bool looks_like_tcache(struct pm_state *p, uint64_t user)
 {
 	uint64_t sz, want = (p->l.tc_sizeof + PM_SIZE_SZ + 15) & ~(uint64_t)15;
 	/* 2.43 rounds the request up twice when a tcache is made while
 	   stashing chunks: 0x310 instead of 0x300.  */
+	if (among(p->tc_broken_home, p->ntc_broken_home, user))
+		return true;
 	return user && !(user & 15) && chunk_size_of(p, user - PM_HDR, &sz) &&
 	       (sz == want || (p->l.tc_slots && sz == want + 16));
 }
@@ -286,9 +296,18 @@ static void orphan_tcaches(struct pm_state *p, const uint64_t *cand,
 	}
 	for (size_t c = 0; c < ncand; c++) {
 		uint64_t sz, next;
+		/* A heap's first chunk of the tcache's size is the tcache of
+		   the thread that made the heap's arena (its first malloc
+		   makes it): taken as it is, so that damage in its lists is
+		   reported, not hidden by leaving the tcache out.  Chunks
+		   further on must hold up on their own.  */
+		const struct pm_heap *home = pm_heap_of(p, cand[c]);
+		bool first = home && home->start + PM_HDR == cand[c] &&
+			     !p->l.tc_slots;
 		if (!chunk_size_of(p, cand[c] - PM_HDR, &sz) ||
 		    !hw_read_u64(p->t, cand[c] - PM_HDR + sz + 8, &next) ||
-		    !(next & PM_PREV_INUSE) || !tcache_consistent(p, cand[c]))
+		    !(next & PM_PREV_INUSE) ||
+		    (!first && !tcache_consistent(p, cand[c])))
 			continue;
 		struct pm_tcache *tc = &p->tcaches[p->ntcaches];
 		tc->tid = -1;
@@ -360,14 +379,6 @@ static void tcache_struct_era(struct pm_state *p)
 #define TP_WINDOW 0x1000
 #define TP_MAX_CAND 32
 
-static bool among(const uint64_t *v, size_t n, uint64_t x)
-{
-	for (size_t i = 0; i < n; i++)
-		if (v[i] == x)
-			return true;
-	return false;
-}
-
 static bool tcache_tp_offset(struct pm_state *p, const uint64_t *starts,
 			     size_t nstarts, int64_t *out)
 {
@@ -413,6 +424,32 @@ static bool tcache_tp_offset(struct pm_state *p, const uint64_t *starts,
 	return best_votes > 0;
 }
 
+/* A heap whose first chunk has a size no chunk can have there, but holds
+   a tcache that is consistent on its own (every list as long as its
+   counter, every entry of its bin's size): a tcache whose header was
+   overwritten (an underflow).  It is read anyway, with a finding; the
+   chunk walk reports the header and resynchronises after it.  */
+static bool broken_home(struct pm_state *p, const struct pm_heap *h)
+{
+	uint64_t field, want = (p->l.tc_sizeof + PM_SIZE_SZ + 15) & ~15ull;
+	uint64_t user = h->start + PM_HDR;
+	if (p->ntc_broken_home == sizeof p->tc_broken_home /
+				  sizeof p->tc_broken_home[0] ||
+	    !hw_read_u64(p->t, h->start + 8, &field))
+		return false;
+	uint64_t sz = field & ~(uint64_t)PM_SIZE_BITS;
+	if ((sz >= PM_MINSIZE && !(sz & 15) && sz <= h->end - h->start) ||
+	    want + PM_HDR > h->end - h->start ||
+	    !tcache_consistent(p, user))
+		return false;
+	p->tc_broken_home[p->ntc_broken_home++] = user;
+	hw_finding(p->s, h->start, "the tcache's chunk header is damaged "
+		   "(size field 0x%llx, expected 0x%llx); the tcache at 0x%llx "
+		   "is read anyway", (unsigned long long)field,
+		   (unsigned long long)want, (unsigned long long)user);
+	return true;
+}
+
 void pm_find_tcaches(struct pm_state *p)
 {
 	if (!p->l.has_tcache)
@@ -433,6 +470,8 @@ void pm_find_tcaches(struct pm_state *p)
 		if (!tcache_home(p, &p->heaps[i]))
 			continue;
 		uint64_t c = p->heaps[i].start, sz;
+		if (broken_home(p, &p->heaps[i]))
+			cand[ncand++] = c + PM_HDR;
 		for (int k = 0; k < depth && ncand < 64; k++, c += sz) {
 			if (!chunk_size_of(p, c, &sz) || sz < PM_MINSIZE ||
 			    sz > p->heaps[i].end - c)
@@ -477,6 +516,87 @@ void pm_find_tcaches(struct pm_state *p)
 		if (read_tcache(p, tc))
 			p->ntcaches++;
 	}
+}
+
+/* Bin i of tcache tc holds fewer entries than its counter says: the
+   rest are orphans, free but reachable by no list.  Only the small bins
+   are looked for (a large bin's entries vary in size).  */
+static void note_orphans(struct pm_state *p, const struct pm_tcache *tc,
+			 unsigned i)
+{
+	struct pm_orphans *o = &p->orphans;
+	if (i >= PM_TCACHE_SMALL_BINS || p->tcache_key_mode == PM_KEY_NONE)
+		return;
+	if (p->tcache_key_mode == PM_KEY_SELF) {
+		unsigned k = 0;
+		while (k < o->nself && o->self_keys[k] != tc->addr)
+			k++;
+		if (k == o->nself) {
+			if (k == sizeof o->self_keys / sizeof o->self_keys[0])
+				return;       /* enough broken tcaches seen */
+			o->self_keys[o->nself++] = tc->addr;
+		}
+	}
+	o->bins |= 1ull << i;
+	o->any = true;
+	uint64_t sz = PM_MINSIZE + 16 * (uint64_t)i;
+	if (sz > p->tcache_max_chunk)
+		p->tcache_max_chunk = sz;
+}
+
+bool pm_tcache_orphan(struct pm_state *p, const struct hw_chunk *c)
+{
+	const struct pm_orphans *o = &p->orphans;
+	uint64_t i = (c->chunk_size - PM_MINSIZE) / 16, key;
+	if (!o->any || c->chunk_size < PM_MINSIZE ||
+	    i >= PM_TCACHE_SMALL_BINS || !(o->bins & (1ull << i)) ||
+	    !hw_read_u64(p->t, c->addr + 8, &key) || key == 0)
+		return false;
+	/* tcache_put writes the key and tcache_get clears it: in a chunk
+	   in use it is gone, unless the program stored the very value.
+	   The random key of 2.34+ makes that practically impossible; the
+	   tcache's address of 2.29-2.33 is a pointer a program is unlikely
+	   to keep at that offset.  */
+	if (p->tcache_key_mode == PM_KEY_RANDOM)
+		return key == p->tcache_key;
+	for (unsigned k = 0; k < o->nself; k++)
+		if (key == o->self_keys[k])
+			return true;
+	return false;
+}
+
+/* Fastbins keep no count, and a chunk taken from one keeps its stale fd,
+   so an orphan cannot be told for certain: a chunk in use by its header,
+   of a broken fastbin's size, whose safe-linked fd leads through chunks
+   of that size, none on a list, to the list's NULL end (glibc 2.32+:
+   plain links are too often the program's own) is reported as a
+   possible orphan and keeps its state.  */
+#define FAST_ORPHAN_DEPTH 64
+
+bool pm_fast_orphan(struct pm_state *p, const struct pm_heap *h,
+		    const struct hw_chunk *c)
+{
+	uint64_t sz = c->chunk_size, i = sz / 16 - 2;
+	if (!p->l.safe_linking || sz < PM_MINSIZE || i >= PM_NFASTBINS ||
+	    !(p->arenas[h->arena].fast_broken & (1u << i)))
+		return false;
+	uint64_t pos = c->chunk;
+	for (unsigned n = 0; n < FAST_ORPHAN_DEPTH; n++) {
+		uint64_t stored, field;
+		if (!hw_read_u64(p->t, pos + PM_HDR, &stored))
+			return false;
+		uint64_t next = pm_reveal(p, pos + PM_HDR, stored);
+		if (next == 0)
+			return true;
+		if (((next + PM_HDR) & 15) || next < h->start ||
+		    next >= h->end || next == pos ||
+		    pm_tag_get(h, next) != PM_TAG_NONE ||
+		    !hw_read_u64(p->t, next + 8, &field) ||
+		    (field & ~(uint64_t)PM_SIZE_BITS) != sz)
+			return false;
+		pos = next;
+	}
+	return false;
 }
 
 static void walk_tcache(struct pm_state *p, struct pm_tcache *tc,
@@ -582,6 +702,8 @@ static void walk_tcache(struct pm_state *p, struct pm_tcache *tc,
 		}
 		tc->walked[i] = (uint16_t)(n > 0xffff ? 0xffff : n);
 		tc->bytes[i] = bytes;
+		if (tc->counts_known && n < tc->counts[i])
+			note_orphans(p, tc, i);
 		if (tc->counts_known && n != tc->counts[i]) {
 			if (p->l.tc_slots)
 				hw_finding(p->s, head, "tcache bin %u of thread "
@@ -645,16 +767,20 @@ static bool fast_step(struct pm_state *p, struct cursor *k)
 {
 	uint64_t c = k->cur, w[4];
 	uint64_t want = (uint64_t)(k->index + 2) * 16;
+	/* (A list that breaks may have lost its tail: pm_fast_orphan.)  */
+	uint16_t broken = (uint16_t)(1u << k->index);
 	if ((c + PM_HDR) & 15) {
 		hw_finding(p->s, k->prev, "fastbin %d of arena %d: fd 0x%llx: "
 			   "unaligned fastbin chunk detected", k->index,
 			   k->arena, (unsigned long long)c);
+		k->ar->fast_broken |= broken;
 		return false;
 	}
 	if (!read_node(p, k, c, w)) {
 		hw_finding(p->s, k->prev, "fastbin %d of arena %d: fd 0x%llx "
 			   "is not in the core", k->index, k->arena,
 			   (unsigned long long)c);
+		k->ar->fast_broken |= broken;
 		return false;
 	}
 	if ((w[1] & ~(uint64_t)PM_SIZE_BITS) != want) {
@@ -663,10 +789,13 @@ static bool fast_step(struct pm_state *p, struct cursor *k)
 			   "the bin (reached from 0x%llx)", k->index, k->arena,
 			   (unsigned long long)(w[1] & ~(uint64_t)PM_SIZE_BITS),
 			   (unsigned long long)k->prev);
+		k->ar->fast_broken |= broken;
 		return false;
 	}
-	if (!tag_chunk(p, &k->heap, c, PM_TAG_FAST, "fastbin", k->arena))
+	if (!tag_chunk(p, &k->heap, c, PM_TAG_FAST, "fastbin", k->arena)) {
+		k->ar->fast_broken |= broken;
 		return false;
+	}
 	k->ar->fast[k->index].count++;
 	k->ar->fast[k->index].bytes += want;
 	k->prev = c;
@@ -831,6 +960,14 @@ void pm_walk_lists(struct pm_state *p)
 		return;
 	p->lists_done = true;
 	walk_lists(p, &(struct list_filter){ .arena = -1 });
+}
+
+void pm_walk_tcaches(struct pm_state *p)
+{
+	for (size_t i = 0; i < p->ntcaches; i++)
+		walk_tcache(p, &p->tcaches[i],
+			    &(struct list_filter){ .arena = -1 });
+	p->tcaches_done = true;
 }
 
 void pm_walk_fast_lists(struct pm_state *p)

@@ -156,8 +156,11 @@ static bool pm_states_parallel(void *state, unsigned nparts,
 		pm_walk_fast_lists(p);
 		return pm_walk_chunks_parallel(p, nparts, fn, cookies, true);
 	}
-	/* No list read yet: tcache and fastbin chunks go out as in use
-	   (their headers say so) and are taken back after the lists.  */
+	/* No list read yet: fastbin chunks go out as in use (their headers
+	   say so) and are taken back after the lists.  The tcaches are few
+	   entries, read first: a broken tcache list's orphans are found by
+	   the chunk walk (pm_tcache_orphan).  */
+	pm_walk_tcaches(p);
 	bool ok = pm_walk_chunks_parallel(p, nparts, fn, cookies, true);
 	pm_walk_fast_lists(p);
 	return ok && pm_retract_parked(p, retract, cookies[0]);

@@ -147,6 +147,7 @@ struct pm_arena {
 	/* Which lists were walked (each is walked once: a lookup walks only
 	   the lists its chunks could be on, a later report the others).  */
 	bool fast_done[PM_NFASTBINS];
+	uint16_t fast_broken;             /* bit i: fastbin i's walk broke */
 	bool bins_done[PM_NBINS];
 };
 
@@ -229,6 +230,9 @@ struct pm_state {
 	   or glibc's random tcache_key; PM_KEY_NONE when not seen.  */
 	enum { PM_KEY_NONE, PM_KEY_SELF, PM_KEY_RANDOM } tcache_key_mode;
 	uint64_t tcache_key;
+	/* Tcaches read although their chunk header is broken (lists.c).  */
+	uint64_t tc_broken_home[4];
+	unsigned ntc_broken_home;
 	int64_t tcache_tp_off;            /* &tcache - thread pointer */
 	bool tcache_tp_known;
 	/* Each target thread's arena, in target thread order; NULL when
@@ -239,6 +243,17 @@ struct pm_state {
 	char how_thread_arena[160];
 	struct pm_addrset tcached;
 	uint64_t tcache_max_chunk;        /* largest chunk in any tcache */
+	/* Tcache lists that end before their counters say (a broken next
+	   pointer, or a damaged head): the small bins concerned, and for
+	   2.29-2.33 (whose entries' key is their own tcache) those
+	   tcaches.  The chunk walk takes an in-use chunk of such a bin
+	   whose key word holds the key for an orphaned entry.  */
+	struct pm_orphans {
+		uint64_t bins;            /* bit i: small bin i */
+		uint64_t self_keys[8];    /* PM_KEY_SELF: broken tcaches */
+		unsigned nself;
+		bool any;
+	} orphans;
 	struct pm_mmapped *mmapped;
 	size_t nmmapped;
 	uint64_t list_limit;              /* bound on any list walk */
@@ -247,6 +262,7 @@ struct pm_state {
 	bool lists_reported;              /* ... and those needing every list */
 	bool lists_done;                  /* every list walked */
 	bool fast_lists_done;             /* every tcache and fastbin walked */
+	bool tcaches_done;                /* every tcache walked */
 	bool mmapped_done;                /* mmapped chunks looked for */
 };
 
@@ -294,6 +310,8 @@ void pm_walk_lists(struct pm_state *p);
 /* Only the lists of chunks whose headers say "in use" (tcaches and
    fastbins): enough to tell every chunk's state.  */
 void pm_walk_fast_lists(struct pm_state *p);
+/* Every tcache list (before a light walk: see pm_states_parallel).  */
+void pm_walk_tcaches(struct pm_state *p);
 /* Only the lists that chunks of these sizes (chunk sizes, headers
    included) in arena `arena` could be on: their tcache bins in every
    tcache, their fastbin, the unsorted bin and their bins.  For a lookup,
@@ -305,6 +323,22 @@ void pm_find_tcaches(struct pm_state *p);
    the few chunks outside heaps, mmapped ones in 2.43+'s large bins.)  */
 bool pm_tcached_at(const struct pm_state *p, uint64_t user);
 enum pm_tag pm_tag_get(const struct pm_heap *h, uint64_t chunk);
+
+/* Is the in-use chunk c (as delivered by the walk) an orphaned tcache
+   entry (lists.c)?  */
+bool pm_tcache_orphan(struct pm_state *p, const struct hw_chunk *c);
+/* Could the in-use chunk c of heap h be an entry of a broken fastbin
+   that its list no longer reaches (lists.c)?  */
+bool pm_fast_orphan(struct pm_state *p, const struct pm_heap *h,
+		    const struct hw_chunk *c);
+
+/* After a damaged header in heap h: the first position at or after
+   `from` (16-byte steps) from which the size chain is consistent to the
+   heap's end, or for a long run of chunks when there is more damage
+   (resync.c);
+   false when there is none.  */
+bool pm_resync(struct pm_state *p, const struct pm_heap *h, uint64_t from,
+	       uint64_t *resume);
 /* threads.c: every thread's thread_arena (after pm_find_tcaches).  */
 void pm_find_thread_arenas(struct pm_state *p);
 /* chunks.c: look for the mmapped chunks (once; every page start of the

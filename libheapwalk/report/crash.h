@@ -1,0 +1,18 @@
+/* crash.h - how the process of a core died, as summary and check show
+ * it (report/crash.c over analysis/death.h).
+ */
+#ifndef HW_CRASH_H
+#define HW_CRASH_H
+
+#include "../internal.h"
+
+struct hw_emitter;
+
+/* The member "death" of the current document: the signal, its cause,
+   the crashing thread, glibc's abort message, the blocks involved and
+   the crashing thread's backtrace; JSON null and no text for a process
+   that did not die (a live one, or a core without a signal).  False
+   only when out of memory (the error is recorded).  */
+bool hw_emit_death(struct hw_session *s, struct hw_emitter *e);
+
+#endif /* HW_CRASH_H */

@@ -1,0 +1,28 @@
+/* fuzz-jemalloc - libFuzzer harness for the jemalloc walker: a valid
+ * jemalloc 5.3 core (the corpus's basic1) with the input's bytes patched
+ * into libjemalloc's writable data (the rtree root, the arenas array,
+ * the emap), the anonymous memory jemalloc manages (base blocks with the
+ * extents and rtree leaves, slabs, large extents) and the TLS holding
+ * each thread's tcache.  patch.h says how an input decodes;
+ * tests/fuzz/run.sh makes fuzz-jemalloc.core and fuzz-jemalloc.ranges.
+ *
+ * Every walk a user can ask for runs on the same session: summary,
+ * chunks, bins, check and leaks.
+ */
+#include "patch.h"
+
+int LLVMFuzzerInitialize(int *argc, char ***argv)
+{
+	(void)argc;
+	(void)argv;
+	patch_setup();
+	return 0;
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	static const char *const cmds[] = { "summary", "chunks", "bins",
+					    "check", "leaks" };
+	patch_run(data, size, cmds, sizeof cmds / sizeof cmds[0]);
+	return 0;
+}

@@ -1,0 +1,29 @@
+/* fuzz-ptmalloc - libFuzzer harness for the ptmalloc walker: a valid
+ * glibc core (the corpus's bins1: tcache, fastbins, unsorted, small and
+ * large bins, mmapped chunks) with the input's bytes patched into the
+ * main heap, libc's writable data (main_arena, mp_, tcache_key) and the
+ * other memory the walk reads (thread heaps, TLS with the tcache
+ * pointer).  patch.h says how an input decodes; tests/fuzz/run.sh makes
+ * fuzz-ptmalloc.core and fuzz-ptmalloc.ranges.
+ *
+ * Every walk a user can ask for runs on the same session: summary,
+ * chunks, bins, check (every consistency rule) and leaks (which scans
+ * the chunks' contents for pointers).
+ */
+#include "patch.h"
+
+int LLVMFuzzerInitialize(int *argc, char ***argv)
+{
+	(void)argc;
+	(void)argv;
+	patch_setup();
+	return 0;
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	static const char *const cmds[] = { "summary", "chunks", "bins",
+					    "check", "leaks" };
+	patch_run(data, size, cmds, sizeof cmds / sizeof cmds[0]);
+	return 0;
+}

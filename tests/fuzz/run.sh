@@ -1,0 +1,251 @@
+#!/bin/bash
+# tests/fuzz/run.sh [-t SECONDS] [-c CORPUSDIR] NAME FUZZDIR - set up and
+# run the libFuzzer harness FUZZDIR/NAME (built by `make fuzzers` from
+# tests/fuzz/NAME.c).
+#
+#   -t SECONDS   how long to fuzz (default 60; 0: only replay the seeds)
+#   -c DIR       the corpus libFuzzer grows (default FUZZDIR/corpus-NAME);
+#                the seeds stay apart in FUZZDIR/seeds-NAME
+#
+# Set-up, redone on every run (cheap once the corpus cores exist; they are
+# made by scripts/corpus/make-core.sh under $CORPUS, default build/corpus):
+#   fuzz-core      seeds: slim copies (tests/tools/coreslim.c: headers and
+#                  notes whole, each segment's data cut to 128 KiB) of the
+#                  committed aarch64 kernel cores (corpora/aarch64-kernel/,
+#                  read with their committed libc as HW_FUZZ_SYSROOT) and of
+#                  the corpus cores bins1 (made here) and jemalloc basic1
+#                  (when made); inputs up to 1 MiB
+#   fuzz-ptmalloc  FUZZDIR/fuzz-ptmalloc.core: a copy of bins1's core;
+#                  .ranges: its writable PT_LOADs that are anonymous
+#                  (heaps, mmapped chunks, TLS) or libc's (main_arena, mp_)
+#   fuzz-jemalloc  the same from jemalloc-5.3.0-amd64 basic1, libjemalloc's
+#                  data instead of libc's
+# Dictionary: tests/fuzz/NAME.dict, plus for the patch harnesses the
+# core's own addresses (ranges, the truth's chunks) as 8-byte words.
+#
+# First every file of tests/fuzz/regress/NAME/ (xz-compressed or not) is
+# replayed: fuzz-core's are cores; the patch harnesses' are whole patched
+# cores (*.core[.xz]), replayed as that harness's core with no patches
+# (HW_FUZZ_SAVE=FILE makes the harness save the core it patched).  Then
+# libFuzzer runs with -timeout=10: a crash, a sanitizer report, a leak,
+# an input slower than 10 s, or invalid JSON stops it and leaves the input
+# in FUZZDIR/artifacts-NAME/.
+# Exit 0 clean, 1 finding (or a broken harness), 77 when the set-up cannot
+# be made here (no core for the case), 2 usage.  The last line says
+# "NAME: N runs in S s (E exec/s), corpus C inputs".
+set -euo pipefail
+
+me=run.sh
+TOP=$(cd "$(dirname "$0")/../.." && pwd)
+CORPUS=${CORPUS:-$TOP/build/corpus}
+
+secs=60 corpus=
+while getopts t:c: o; do
+	case $o in
+	t) secs=$OPTARG ;;
+	c) corpus=$OPTARG ;;
+	*) exit 2 ;;
+	esac
+done
+shift $((OPTIND - 1))
+[ $# -eq 2 ] || { echo "usage: $me [-t SECONDS] [-c CORPUSDIR] NAME FUZZDIR" >&2; exit 2; }
+name=$1
+fdir=$(mkdir -p "$2" && cd "$2" && pwd)
+bin=$fdir/$name
+corpus=${corpus:-$fdir/corpus-$name}
+[ -x "$bin" ] || { echo "$me: no harness $bin (make fuzzers)" >&2; exit 2; }
+
+say() { echo "$name: $*" >&2; }
+skip() { say "skip: $*"; exit 77; }
+
+# core_of CASE DIR [VARIANT]: make-core.sh's core of CASE in DIR (77 on
+# "cannot be made here").
+core_of() {
+	local rc=0
+	"$TOP/scripts/corpus/make-core.sh" "$@" >&2 || rc=$?
+	case $rc in
+	0) ;;
+	77) skip "cannot produce a core for $1 here" ;;
+	*) echo "$me: make-core.sh $* failed" >&2; exit 1 ;;
+	esac
+}
+
+# copy_core DIR DEST: DIR's core, under its lock (another make-core.sh
+# may be rebuilding it).
+copy_core() {
+	if command -v flock >/dev/null 2>&1; then
+		flock "$1/.lock" cp "$1/core" "$2"
+	else
+		cp "$1/core" "$2"
+	fi
+}
+
+# tool NAME: tests/tools/NAME.c built into FUZZDIR, as the tests' tool()
+# would; prints its path.
+tool() {
+	local bin=$fdir/$1 src=$TOP/tests/tools/$1.c
+	if [ ! -x "$bin" ] || [ "$src" -nt "$bin" ] ||
+		[ "$TOP/tests/tools/coreelf.h" -nt "$bin" ]; then
+		${CC:-cc} -std=c11 -O2 -Wall -Wextra -Werror -o "$bin.tmp$$" "$src"
+		mv -f "$bin.tmp$$" "$bin"
+	fi
+	echo "$bin"
+}
+coreloads=$(tool coreloads)
+
+# seed OUT SRC [MAXDATA]: OUT, a slim copy of core SRC (tests/tools/
+# coreslim.c: same headers and notes, each segment's data cut to MAXDATA),
+# unless OUT is newer than SRC already.
+seed() {
+	[ "$1" -nt "$2" ] && return 0
+	"$(tool coreslim)" "$2" "$1.tmp" ${3:+"$3"}
+	mv -f "$1.tmp" "$1"
+}
+
+# word ADDR: ADDR as a dictionary entry, 8 bytes little-endian.
+word() {
+	perl -e 'print "\"", join("", map { sprintf "\\x%02x", $_ }
+		unpack("C8", pack("Q<", hex $ARGV[0]))), "\"\n"' "$1"
+}
+
+# ranges CORE LIBRE: the .ranges of CORE: its writable PT_LOADs with data
+# in the file that are anonymous or map a file whose name matches LIBRE.
+ranges() {
+	local va off fsz flags file
+	"$coreloads" "$1" | while read -r va _ off fsz flags file; do
+		if [ "$flags" != rw- ] || [ $((fsz)) -eq 0 ]; then continue; fi
+		if [ "$file" = - ] || [[ ${file##*/} =~ $2 ]]; then
+			printf '%s %s %s at %s\n' "$off" "$fsz" "${file##*/}" "$va"
+		fi
+	done
+}
+
+seeds=$fdir/seeds-$name
+dict=$fdir/$name.dict
+mkdir -p "$seeds" "$corpus" "$fdir/artifacts-$name"
+cp "$TOP/tests/fuzz/$name.dict" "$dict"
+extra=()
+case $name in
+fuzz-core)
+	max_len=$((1 << 20))
+	# not rereading the corpus directory: a megabyte an input
+	extra=(-reload=0)
+	for xz in "$TOP"/corpora/aarch64-kernel/*/core.xz; do
+		c=$(basename "$(dirname "$xz")")
+		out=$seeds/aarch64-$c
+		[ "$out" -nt "$xz" ] && continue
+		xz -dc "$xz" >"$fdir/unpacked.core"
+		# threads8: 9 threads' heaps and stacks, 32 KiB of each
+		cap=131072
+		if [ "$c" = threads8 ]; then cap=32768; fi
+		seed "$out" "$fdir/unpacked.core" $cap
+		rm -f "$fdir/unpacked.core"
+	done
+	# their libc and loader (every aarch64 kernel case has the same)
+	sysroot=$fdir/sysroot-aarch64
+	tarball=$TOP/corpora/aarch64-kernel/bins1/sysroot/sysroot.tar.xz
+	if [ ! -f "$sysroot/.stamp" ] || [ "$tarball" -nt "$sysroot/.stamp" ]; then
+		rm -rf "$sysroot"
+		mkdir -p "$sysroot"
+		tar -xJf "$tarball" -C "$sysroot"
+		touch "$sysroot/.stamp"
+	fi
+	export HW_FUZZ_SYSROOT=$sysroot
+	core_of bins1 "$CORPUS/bins1"
+	copy_core "$CORPUS/bins1" "$fdir/unpacked.core"
+	rm -f "$seeds/bins1"
+	seed "$seeds/bins1" "$fdir/unpacked.core"
+	rm -f "$fdir/unpacked.core"
+	je=$CORPUS/jemalloc-5.3.0-amd64/basic1
+	if [ -f "$je/core" ]; then
+		seed "$seeds/jemalloc-basic1" "$je/core"
+	fi
+	;;
+fuzz-ptmalloc | fuzz-jemalloc)
+	max_len=4096
+	# every length from the start: a patch takes 7 bytes, and libFuzzer
+	# would otherwise creep up from 4-byte inputs over thousands of runs
+	extra=(-len_control=0)
+	if [ "$name" = fuzz-ptmalloc ]; then
+		dir=$CORPUS/bins1 libre='^(libc\.so\.6|libc-2\..*\.so)$'
+		core_of bins1 "$dir"
+	else
+		dir=$CORPUS/jemalloc-5.3.0-amd64/basic1 libre='^libjemalloc'
+		core_of basic1 "$dir" jemalloc-5.3.0-amd64
+	fi
+	copy_core "$dir" "$fdir/$name.core"
+	cp "$dir/truth.txt" "$fdir/$name.truth"
+	ranges "$fdir/$name.core" "$libre" >"$fdir/$name.ranges"
+	[ -s "$fdir/$name.ranges" ] || { echo "$me: no ranges in $dir/core" >&2; exit 1; }
+	{
+		echo "# the core's own addresses (tests/fuzz/run.sh)"
+		while read -r _ _ _ _ va; do word "$va"; done <"$fdir/$name.ranges"
+		# a few chunks the truth knows (user addresses; headers 16 below)
+		awk '$1 == "alloc" { print $2 }' "$fdir/$name.truth" |
+			awk 'NR % 16 == 1' | head -n 24 |
+			while read -r a; do
+				word "$a"
+				word "$(printf '0x%x' $((a - 16)))"
+			done
+	} >>"$dict"
+	printf '\0' >"$seeds/text"
+	printf '\1' >"$seeds/json"
+	;;
+*)
+	echo "$me: no set-up for $name" >&2
+	exit 2
+	;;
+esac
+
+# Replay the kept findings.
+regress=$TOP/tests/fuzz/regress/$name
+if [ -d "$regress" ] && [ -n "$(ls -A "$regress")" ]; then
+	rdir=$fdir/regress-$name
+	rm -rf "$rdir"
+	mkdir -p "$rdir"
+	for f in "$regress"/*; do
+		case $f in
+		*.xz) xz -dc "$f" >"$rdir/$(basename "$f" .xz)" ;;
+		*) cp "$f" "$rdir/" ;;
+		esac
+	done
+	# replaying a patched core: a range for the harness to accept, unused
+	if [ "$name" != fuzz-core ]; then
+		echo "0x0 0x1 (no patches)" >"$fdir/$name.ranges.whole"
+	fi
+	for f in "$rdir"/*; do
+		rc=0
+		if [ "$name" = fuzz-core ]; then
+			"$bin" -timeout=10 "$f" >"$f.log" 2>&1 || rc=$?
+		else
+			# the patched core as the core, no patches, text then JSON
+			HW_FUZZ_CORE=$f HW_FUZZ_RANGES=$fdir/$name.ranges.whole \
+				"$bin" -timeout=10 "$seeds/text" "$seeds/json" \
+				>"$f.log" 2>&1 || rc=$?
+		fi
+		if [ $rc != 0 ]; then
+			tail -n 40 "$f.log" >&2
+			say "FAIL: regression input ${f##*/} (tests/fuzz/regress/$name) fails again (exit $rc)"
+			exit 1
+		fi
+	done
+	say "$(find "$regress" -type f | wc -l) regression inputs pass"
+fi
+
+[ "$secs" -gt 0 ] || exit 0
+log=$fdir/$name.log
+rc=0
+"$bin" -timeout=10 -max_len=$max_len -dict="$dict" -max_total_time="$secs" \
+	-error_exitcode=1 -timeout_exitcode=1 -print_final_stats=1 ${extra[@]+"${extra[@]}"} \
+	-artifact_prefix="$fdir/artifacts-$name/" "$corpus" "$seeds" \
+	>"$log" 2>&1 || rc=$?
+runs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -n1)
+rate=$(sed -n 's/^stat::average_exec_per_sec: *//p' "$log" | tail -n1)
+ninputs=$(find "$corpus" -type f | wc -l)
+if [ $rc != 0 ]; then
+	grep -E '^(==[0-9]+==|SUMMARY|    #[0-9]|.*runtime error:|fuzz harness:|ALARM|artifact_prefix|Test unit written)' "$log" |
+		head -n 60 >&2 || true
+	say "FAIL: libFuzzer exit $rc after ${runs:-?} runs; input kept in $fdir/artifacts-$name/, log $log"
+	exit 1
+fi
+say "${runs:-?} runs in $secs s (${rate:-?} exec/s), corpus $ninputs inputs"

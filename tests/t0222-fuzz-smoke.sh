@@ -1,0 +1,43 @@
+#!/bin/bash
+# The libFuzzer harnesses (tests/fuzz/: fuzz-core, fuzz-ptmalloc,
+# fuzz-jemalloc) still build and run: each replays its kept findings
+# (tests/fuzz/regress/NAME/) and its seeds, then fuzzes for SMOKE_TIME
+# seconds (default 12; all three with their set-up stay within a minute)
+# through tests/fuzz/run.sh, in a fresh corpus.  Any crash, sanitizer
+# report, leak, input slower than 10 s or invalid JSON fails the test
+# (the input is kept in FUZZ/artifacts-NAME/).  Skips when clang has no
+# libFuzzer or the harnesses are not built (`make fuzzers`; make check
+# builds them where clang can); a harness whose corpus core cannot be
+# made here (fuzz-jemalloc needs Debian's libjemalloc2: network, once) is
+# left out and said so.  Long runs: `make fuzz`.
+#
+#   FUZZ        the harnesses' directory (default $TOP/build/fuzz)
+# shellcheck source=tests/lib.sh
+. "$(dirname "$0")/lib.sh"
+need_cmd xz perl
+FUZZ=${FUZZ:-$TOP/build/fuzz}
+secs=${SMOKE_TIME:-12}
+
+why=$("$TOP/tests/fuzz/have-libfuzzer.sh" 2>&1) || skip "$why"
+names=()
+for src in "$TOP"/tests/fuzz/fuzz-*.c; do
+	n=$(basename "$src" .c)
+	[ -x "$FUZZ/$n" ] || skip "no harness $FUZZ/$n (make fuzzers)"
+	[ "$FUZZ/$n" -nt "$src" ] || skip "$FUZZ/$n is older than its source (make fuzzers)"
+	names+=("$n")
+done
+
+ran=0
+for n in "${names[@]}"; do
+	rc=0
+	"$TOP/tests/fuzz/run.sh" -t "$secs" -c "$T/corpus-$n" "$n" "$FUZZ" \
+		2>"$T/$n.err" || rc=$?
+	cat "$T/$n.err" >&2
+	case $rc in
+	0) ran=$((ran + 1)) ;;
+	77) say "note: $n left out: $(grep -m1 'skip: ' "$T/$n.err" | sed 's/.*skip: //')" ;;
+	*) fail "$n found something or broke (exit $rc; log $FUZZ/$n.log)" ;;
+	esac
+done
+[ $ran -gt 0 ] || skip "no harness could be set up here"
+say "$ran of ${#names[@]} harnesses ran clean for $secs s each"

@@ -1,0 +1,101 @@
+#!/bin/bash
+# Damage to jemalloc's thread cache, in copies of the jemalloc 5.3.0 basic1
+# core (Debian's libjemalloc2, amd64), located from the program's own
+# truth and the core's raw bytes:
+#   j1  a cache-bin stack slot holding a cached region = a pointer to no
+#       region: a finding at that slot; the other cached region of the bin
+#       is still reported in the tcache
+#   j2  the same slot = the other cached region of its bin (the region is
+#       now cached twice: jemalloc's double free): a finding at that region
+# Two regions of one size that the truth puts in a thread cache are found
+# in the core as two neighbouring 8-byte slots holding their addresses
+# (a bin's stack is an array of pointers).  Every command exits 0 or 1,
+# nothing crashes or hangs.
+# shellcheck source=tests/jemalloc-lib.sh
+. "$(dirname "$0")/jemalloc-lib.sh"
+need_heapwalk
+need_cmd timeout
+corepatch=$(tool corepatch)
+coreloads=$(tool coreloads)
+dir=$(jemalloc_truth jemalloc-5.3.0-amd64 basic1)
+cp "$dir/core" "$T/orig.core"
+
+hex() { printf '0x%x' "$1"; }
+
+# slots VALUE: the addresses of the 8-byte words of anonymous writable
+# memory that hold VALUE.
+"$coreloads" "$T/orig.core" >"$T/loads" || fail "coreloads cannot read basic1's core"
+slots() {
+	local va fsz flags name
+	while read -r va _ _ fsz flags name; do
+		[ "$flags" = rw- ] && [ "$name" = - ] && ((fsz > 0)) || continue
+		"$corepatch" -s "$T/orig.core" "$va" $((va + fsz)) "$1"
+	done <"$T/loads"
+}
+
+# Two cached regions of one usable size, in neighbouring slots.
+r1='' r2='' s1=''
+while read -r usable; do
+	mapfile -t regs < <(awk -v u="$usable" '$1 == "alloc" && $5 == "tcache" &&
+		$4 == u { print $2 }' "$dir/truth.txt")
+	((${#regs[@]} >= 2)) || continue
+	for a in "${regs[@]}"; do
+		for sa in $(slots "$a"); do
+			for b in "${regs[@]}"; do
+				[ "$a" = "$b" ] && continue
+				for sb in $(slots "$b"); do
+					if ((sb == sa + 8 || sb == sa - 8)); then
+						r1=$a r2=$b s1=$sa
+						break 4
+					fi
+				done
+			done
+		done
+	done
+done < <(awk '$1 == "alloc" && $5 == "tcache" { print $4 }' "$dir/truth.txt" | sort -n | uniq)
+[ -n "$s1" ] || fail "no two cached regions of one size in neighbouring slots of basic1's core"
+say "cached $r1 at slot $(hex "$s1"), $r2 next to it"
+
+# run CASE CORE: every command, text and --json, exits 0 or 1 within 60 s;
+# check's findings in $T/CASE.findings ("addr problem").
+run() {
+	local cmd json
+	for cmd in summary chunks bins sizes arenas check; do
+		for json in "" --json; do
+			hw "$T/$1.out" "$T/$1.err" $json "$2" $cmd
+			expect_rc 0 1
+		done
+	done
+	hw "$T/$1.check" "$T/$1.check.err" --json "$2" check
+	expect_rc 1
+	grep -o '{"addr":"0x[0-9a-fA-F]*","problem":"\([^"\\]\|\\.\)*"' "$T/$1.check" |
+		sed 's/^{"addr":"\(0x[0-9a-fA-F]*\)","problem":"\(.*\)"$/\1 \2/' |
+		sed 's/^0x0*\([0-9a-f]\)/0x\1/' >"$T/$1.findings" || true
+	hw "$T/$1.chunks" "$T/$1.chunks.err" --json "$2" chunks
+	expect_rc 0 1
+}
+
+# where_of CASE ADDR: the "where" heapwalk gives the block at ADDR.
+where_of() {
+	grep "\"addr\":\"0x0*${2#0x}\"" "$T/$1.chunks" |
+		sed -n 's/.*"where":"\([a-z_]*\)".*/\1/p' | head -n 1
+}
+
+cp "$T/orig.core" "$T/j1.core"
+"$corepatch" "$T/j1.core" "$s1" 4041414141414141 >/dev/null || fail "j1: patch refused"
+run j1 "$T/j1.core"
+grep -q "^$(hex "$s1") .*is not a region" "$T/j1.findings" ||
+	fail "j1: no finding at the slot $(hex "$s1"): $(head -n 3 "$T/j1.findings")"
+[ "$(where_of j1 "$r2")" = tcache ] ||
+	fail "j1: the other cached region $r2 is not reported in the tcache: $(where_of j1 "$r2")"
+say "j1: $(grep "^$(hex "$s1") " "$T/j1.findings")"
+
+cp "$T/orig.core" "$T/j2.core"
+le=$(printf '%016x' "$r2" | sed 's/\(..\)/\1 /g' | awk '{ for (i = NF; i > 0; i--) printf "%s", $i }')
+"$corepatch" "$T/j2.core" "$s1" "$le" >/dev/null || fail "j2: patch refused"
+run j2 "$T/j2.core"
+grep -q "^$r2 .*cached twice" "$T/j2.findings" ||
+	fail "j2: no double-free finding at $r2: $(head -n 3 "$T/j2.findings")"
+[ "$(where_of j2 "$r2")" = tcache ] ||
+	fail "j2: $r2 is not reported in the tcache: $(where_of j2 "$r2")"
+say "j2: $(grep "^$r2 " "$T/j2.findings" | head -n 1)"
