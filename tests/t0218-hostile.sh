@@ -16,6 +16,10 @@
 #                  bins1, and of bins1 with 100 more threads): the threads
 #                  are those of the distinct notes (1, 101), and twice the
 #                  headers at most 3 times the time
+#   xnum-distinct  131,070 program headers, the added PT_NOTEs each one
+#                  different byte of the file: the real note is still read
+#                  (1 thread), and libdwfl never sees the 131,070 (its core
+#                  reader is quadratic in them: 5 minutes before)
 #   rtree-alias    every slot of jemalloc's radix tree root points at one
 #                  real leaf: the root is refused (exit 4) without symbols
 #   rtree-alias-late  the root passes a 64-slot check, then every empty
@@ -136,6 +140,9 @@ craft xnum "$T/t100.core" "$T/t100x.core" 131070
 run "bins1 101 threads, 131070 program headers" "$T/t100x.core" summary
 [ "$(threads_said)" = 101 ] || fail "PN_XNUM aliases of 101 threads: summary says $(threads_said)"
 run "bins1 131070 program headers check" "$T/t100x.core" check
+craft xnum-distinct "$core" "$T/xd.core" 131070
+run "bins1 131070 distinct PT_NOTEs" "$T/xd.core" summary
+[ "$(threads_said)" = 1 ] || fail "distinct decoy PT_NOTEs: summary says $(threads_said) threads, the real note holds 1"
 rm -f "$T"/x*.core "$T"/t100*.core
 
 USAGE_OK=1 run "--exe naming a core" --exe "$core" "$core" summary

@@ -677,15 +677,27 @@ static int note_seg_cmp(const void *a, const void *b)
 	return x->idx < y->idx ? -1 : x->idx > y->idx;
 }
 
+/* Largest first; equal sizes in file order.  */
+static int note_seg_size_cmp(const void *a, const void *b)
+{
+	const struct note_seg *x = a, *y = b;
+	uint64_t lx = x->end - x->start, ly = y->end - y->start;
+	if (lx != ly)
+		return lx > ly ? -1 : 1;
+	return note_seg_cmp(a, b);
+}
+
 /* A real core has one PT_NOTE.  A hostile one may have 131,070 (PN_XNUM)
    that all name the same bytes: each would be read as new threads (13
    million from a 6 MiB core), and libdwfl's core reader takes time
-   quadratic in the number of PT_NOTEs.  So before anything reads them,
-   every PT_NOTE that holds nothing or overlaps one earlier in the file is
-   turned into PT_NULL in the private copy of the core, and the ELF
-   handle is made anew: libelf, read_notes and libdwfl then see distinct
-   note bytes only, which bounds the threads by the file's size.  False
-   when out of memory.  */
+   quadratic in the number of PT_NOTEs (5 minutes for 131,070 distinct
+   one-byte ones).  So before anything reads them, every PT_NOTE that
+   holds nothing, overlaps one earlier in the file, or comes after the
+   first CORE_MAX_NOTE_SEGS is turned into PT_NULL in the private copy of
+   the core, and the ELF handle is made anew: libelf, read_notes and
+   libdwfl then see a few distinct note segments only, which bounds the
+   threads by the file's size.  False when out of memory.  */
+#define CORE_MAX_NOTE_SEGS 64
 static bool drop_aliased_notes(struct core_priv *p, uint64_t phoff,
 			       size_t phnum)
 {
@@ -711,18 +723,28 @@ static bool drop_aliased_notes(struct core_priv *p, uint64_t phoff,
 		v[n++] = (struct note_seg){ start, start + len, i };
 	}
 	qsort(v, n, sizeof *v, note_seg_cmp);
-	size_t dropped = 0;
+	size_t dropped = 0, kept = 0;
 	uint64_t kept_end = 0;
+	/* p_type is the first word of an Elf64_Phdr.  */
+	uint32_t null_type = PT_NULL;
 	for (size_t k = 0; k < n; k++) {
 		if (v[k].start < v[k].end && v[k].start >= kept_end) {
 			kept_end = v[k].end;
+			v[kept++] = v[k];
 			continue;
 		}
-		/* p_type is the first word of an Elf64_Phdr.  */
-		uint32_t null_type = PT_NULL;
 		memcpy(p->map + phoff + v[k].idx * sizeof(Elf64_Phdr),
 		       &null_type, sizeof null_type);
 		dropped++;
+	}
+	/* Of many distinct ones, the largest: a real note segment holds
+	   whole notes, a decoy a few bytes.  */
+	if (kept > CORE_MAX_NOTE_SEGS) {
+		qsort(v, kept, sizeof *v, note_seg_size_cmp);
+		for (size_t k = CORE_MAX_NOTE_SEGS; k < kept; k++)
+			memcpy(p->map + phoff + v[k].idx * sizeof(Elf64_Phdr),
+			       &null_type, sizeof null_type);
+		dropped += kept - CORE_MAX_NOTE_SEGS;
 	}
 	free(v);
 	if (!dropped)

@@ -21,6 +21,9 @@
  *   xnum           N program headers in all (65535 or more: e_phnum =
  *                  PN_XNUM, the count in section header 0's sh_info), the
  *                  added ones PT_NOTEs aliasing the core's note segment
+ *   xnum-distinct  the same count, the added PT_NOTEs each naming a
+ *                  different single byte of the file (none aliases
+ *                  another; none holds a whole note)
  *   rtree-alias    jemalloc (x86_64, LG_VADDR 48, 4 KiB pages): every slot
  *                  of the radix tree's root points at the tree's first
  *                  real leaf
@@ -302,7 +305,7 @@ static void huge_memsz(int pick)
 	       (unsigned long long)best->p_filesz);
 }
 
-static void xnum(uint64_t n)
+static void xnum(uint64_t n, int distinct)
 {
 	unsigned old = eh->e_phnum;
 	if (old == PN_XNUM)
@@ -313,8 +316,13 @@ static void xnum(uint64_t n)
 	uint64_t off = img_append(n * sizeof(Elf64_Phdr));
 	memcpy(img + off, phdrs(), old * sizeof(Elf64_Phdr));
 	Elf64_Phdr *ph = (Elf64_Phdr *)(img + off);
-	for (uint64_t i = old; i < n; i++)
+	for (uint64_t i = old; i < n; i++) {
 		ph[i] = note;
+		if (distinct) {
+			ph[i].p_offset = i % img_len;
+			ph[i].p_filesz = 1;
+		}
+	}
 	uint64_t sh = img_append(sizeof(Elf64_Shdr));
 	Elf64_Shdr s0 = { .sh_info = (uint32_t)n };
 	memcpy(img + sh, &s0, sizeof s0);
@@ -324,9 +332,11 @@ static void xnum(uint64_t n)
 	eh->e_shentsize = sizeof(Elf64_Shdr);
 	eh->e_shnum = 1;
 	eh->e_shstrndx = SHN_UNDEF;
-	printf("xnum: %llu program headers, %llu of them PT_NOTEs aliasing the "
+	printf("xnum: %llu program headers, %llu of them PT_NOTEs %s the "
 	       "note segment at 0x%llx\n", (unsigned long long)n,
 	       (unsigned long long)(n - old + 1),
+	       distinct ? "besides (one byte each, all different), and"
+			: "aliasing",
 	       (unsigned long long)note.p_offset);
 }
 
@@ -544,7 +554,9 @@ int main(int argc, char **argv)
 	else if (!strcmp(mode, "many-files") && have_n)
 		many_files(n);
 	else if (!strcmp(mode, "xnum") && have_n)
-		xnum(n);
+		xnum(n, 0);
+	else if (!strcmp(mode, "xnum-distinct") && have_n)
+		xnum(n, 1);
 	else if (!strcmp(mode, "rtree-alias"))
 		rtree_alias(0);
 	else if (!strcmp(mode, "rtree-alias-late"))
