@@ -156,6 +156,7 @@ $(BUILD)/fuzz/libheapwalk.a: $(LIB_OBJ_FUZZ)
 	rm -f $@ && ar rcs $@ $^
 
 $(FUZZERS): $(BUILD)/fuzz/%: tests/fuzz/%.c $(wildcard tests/fuzz/*.h) \
+		tests/tools/strictjson.h \
 		$(BUILD)/fuzz/libheapwalk.a libheapwalk/heapwalk.h
 	$(FUZZ_CC) $(STD) $(FUZZ_WARN) -O1 -g $(FUZZ_SAN) -fsanitize=fuzzer -o $@ \
 	  $< $(BUILD)/fuzz/libheapwalk.a $(PKG_LIBS) $(CXXRT)

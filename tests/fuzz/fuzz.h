@@ -22,6 +22,8 @@
 #include <unistd.h>
 
 #include "../../libheapwalk/heapwalk.h"
+/* The tests' own UTF-8 check (jutf8), independent of the library's.  */
+#include "../tools/strictjson.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int LLVMFuzzerInitialize(int *argc, char ***argv);
@@ -88,46 +90,13 @@ static bool fuzz_write(void *cookie, const char *data, size_t len)
 	return true;
 }
 
-/* Length of the UTF-8 sequence at p (RFC 3629: no overlongs, no
-   surrogates, nothing past U+10FFFF), 0 if invalid.  */
-static size_t fuzz_utf8_len(const unsigned char *p, size_t left)
-{
-	unsigned c = p[0];
-	size_t n;
-	unsigned lo = 0x80, hi = 0xbf;
-	if (c < 0x80)
-		return 1;
-	if (c >= 0xc2 && c <= 0xdf)
-		n = 2;
-	else if (c >= 0xe0 && c <= 0xef) {
-		n = 3;
-		if (c == 0xe0)
-			lo = 0xa0;
-		if (c == 0xed)
-			hi = 0x9f;
-	} else if (c >= 0xf0 && c <= 0xf4) {
-		n = 4;
-		if (c == 0xf0)
-			lo = 0x90;
-		if (c == 0xf4)
-			hi = 0x8f;
-	} else
-		return 0;
-	if (left < n || p[1] < lo || p[1] > hi)
-		return 0;
-	for (size_t i = 2; i < n; i++)
-		if (p[i] < 0x80 || p[i] > 0xbf)
-			return 0;
-	return n;
-}
-
 /* A finding of the harness's own: stop like a sanitizer would, so that
    libFuzzer saves the input.  */
 static void fuzz_check_utf8(const struct fuzz_sink *s, const char *cmd)
 {
 	const unsigned char *p = (const unsigned char *)s->buf;
 	for (size_t i = 0; i < s->len;) {
-		size_t n = fuzz_utf8_len(p + i, s->len - i);
+		size_t n = jutf8(p + i, p + s->len);
 		if (!n) {
 			fprintf(stderr, "fuzz harness: %s --json wrote invalid "
 				"UTF-8 at output byte %zu\n", cmd, i);
