@@ -24,24 +24,35 @@ BINDIR  ?= $(PREFIX)/bin
 LIBDIR  ?= $(PREFIX)/lib
 DATADIR ?= $(PREFIX)/share
 PLUGINDIR ?= $(LIBDIR)/heapwalk
-PKGS    := libdw libelf
+# libprotobuf-c and zlib write pprof's gzipped profile.proto (prof
+# --format=pprof); protoc-c generates its C code at build time.
+PKGS    := libdw libelf libprotobuf-c zlib
 # Recursive (=) so pkg-config runs after the deps target installed it.
 PKG_CFLAGS = $(shell pkg-config --cflags $(PKGS))
 PKG_LIBS   = $(shell pkg-config --libs $(PKGS))
 # The C++ runtime, for its demangler (__cxa_demangle: analysis/vtype.c
 # names C++ classes).
 CXXRT   := -lstdc++
+# libm, for jemalloc's profile arithmetic (exp, round: alloc/jemalloc/prof.c).
+LIBM    := -lm
 
 WARN    := -Wall -Wextra -Werror -Wshadow -Wformat=2 -Wstrict-prototypes \
            -Wold-style-definition -Wvla -Wpointer-arith -Wundef \
            -Wmissing-prototypes -Wno-format-nonliteral
-STD     := -std=c11 -D_GNU_SOURCE -Ilibheapwalk -pthread
+STD     := -std=c11 -D_GNU_SOURCE -Ilibheapwalk -I$(BUILD)/gen -pthread
 CFLAGS  ?= -O2 -g
 SAN     := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
 
 LIB_SRC := $(shell find libheapwalk -name '*.c' -not -path 'libheapwalk/cli/*' | sort)
 CLI_SRC := libheapwalk/cli/heapwalk.c
-HDRS    := $(shell find libheapwalk -name '*.h')
+# Code generated from a schema (protoc-c), under $(BUILD)/gen, never in
+# the tree: report/pprof.proto, pprof's profile messages.
+PROTO   := libheapwalk/report/pprof.proto
+GEN_SRC := $(BUILD)/gen/pprof.pb-c.c
+GEN_HDR := $(BUILD)/gen/pprof.pb-c.h
+# Another protobuf-c may generate code that warns: not made an error.
+GEN_WARN = $(filter-out -Werror,$(WARN))
+HDRS    := $(shell find libheapwalk -name '*.h') $(GEN_HDR)
 TOOLS   := $(patsubst tests/tools/%.c,$(BUILD)/tools/%,$(wildcard tests/tools/*.c))
 
 LIB_OBJ      := $(patsubst %.c,$(BUILD)/obj/%.o,$(LIB_SRC))
@@ -66,6 +77,12 @@ FUZZ_SAN     := -fsanitize=address,undefined -fno-sanitize-recover=all \
                 -fno-omit-frame-pointer
 LIB_OBJ_FUZZ := $(patsubst %.c,$(BUILD)/fuzz/obj/%.o,$(LIB_SRC))
 FUZZERS      := $(patsubst tests/fuzz/%.c,$(BUILD)/fuzz/%,$(wildcard tests/fuzz/fuzz-*.c))
+# The generated code is part of every copy of the library.
+GEN_BASE     := $(patsubst $(BUILD)/gen/%.c,%.o,$(GEN_SRC))
+LIB_OBJ      += $(addprefix $(BUILD)/obj/gen/,$(GEN_BASE))
+LIB_OBJ_PIC  += $(addprefix $(BUILD)/pic/obj/gen/,$(GEN_BASE))
+LIB_OBJ_ASAN += $(addprefix $(BUILD)/asan/obj/gen/,$(GEN_BASE))
+LIB_OBJ_FUZZ += $(addprefix $(BUILD)/fuzz/obj/gen/,$(GEN_BASE))
 
 .PHONY: all deps libs gdbheader check demo bench bench-live clean clean-bench test \
         install uninstall fuzz fuzzers
@@ -80,8 +97,38 @@ libs:
 	not found (Debian: apt-get install pkg-config, or 'make deps')" >&2; \
 	exit 1; }
 	@pkg-config --exists $(PKGS) || { echo "heapwalk: needs elfutils' \
-	libdw and libelf with their headers (Debian: apt-get install \
-	libdw-dev libelf-dev, or 'make deps')" >&2; exit 1; }
+	libdw and libelf, libprotobuf-c and zlib with their headers (Debian: \
+	apt-get install libdw-dev libelf-dev libprotobuf-c-dev zlib1g-dev, \
+	or 'make deps')" >&2; exit 1; }
+	@command -v protoc-c >/dev/null 2>&1 || { echo "heapwalk: needs \
+	protoc-c (Debian: apt-get install protobuf-c-compiler, or 'make \
+	deps')" >&2; exit 1; }
+
+$(GEN_SRC) $(GEN_HDR) &: $(PROTO) | libs
+	@mkdir -p $(BUILD)/gen
+	@echo "  PROTOC  $<"
+	@protoc-c --proto_path=$(dir $<) --c_out=$(BUILD)/gen $(notdir $<)
+
+$(BUILD)/obj/gen/%.o: $(BUILD)/gen/%.c $(GEN_HDR) | libs
+	@mkdir -p $(dir $@)
+	@echo "  CC      $<"
+	@$(CC) $(STD) $(GEN_WARN) $(CFLAGS) $(PKG_CFLAGS) -c -o $@ $<
+
+$(BUILD)/asan/obj/gen/%.o: $(BUILD)/gen/%.c $(GEN_HDR) | libs
+	@mkdir -p $(dir $@)
+	@echo "  CC/SAN  $<"
+	@$(CC) $(STD) $(GEN_WARN) -O1 -g $(SAN) $(PKG_CFLAGS) -c -o $@ $<
+
+$(BUILD)/pic/obj/gen/%.o: $(BUILD)/gen/%.c $(GEN_HDR) | libs
+	@mkdir -p $(dir $@)
+	@echo "  CC/PIC  $<"
+	@$(CC) $(STD) $(GEN_WARN) $(CFLAGS) $(PIC) $(PKG_CFLAGS) -c -o $@ $<
+
+$(BUILD)/fuzz/obj/gen/%.o: $(BUILD)/gen/%.c $(GEN_HDR) | libs
+	@mkdir -p $(dir $@)
+	@echo "  CC/FUZZ $<"
+	@$(FUZZ_CC) $(STD) $(filter-out -Werror,$(FUZZ_WARN)) -O1 -g $(FUZZ_SAN) \
+	  -fsanitize=fuzzer-no-link $(PKG_CFLAGS) -c -o $@ $<
 
 $(BUILD)/obj/%.o: %.c $(HDRS) | libs
 	@mkdir -p $(dir $@)
@@ -117,11 +164,11 @@ $(BUILD)/plugin/heapwalk-gdb.so: $(PLUGIN_SRC) $(PLUGIN_HDRS) plugin/exports.map
 	$(CC) $(STD) $(WARN) $(CFLAGS) $(PIC) -shared -o $@ $(PLUGIN_SRC) \
 	  $(BUILD)/plugin/guard.o $(BUILD)/pic/libheapwalk.a \
 	  -Wl,--version-script=plugin/exports.map -Wl,-z,defs $(PKG_LIBS) \
-	  -lstdc++
+	  -lstdc++ $(LIBM)
 
 $(BUILD)/plugin/gen-script: plugin/gen-script.c $(BUILD)/libheapwalk.a
 	@mkdir -p $(dir $@)
-	$(CC) $(STD) $(WARN) $(CFLAGS) -o $@ $^ $(PKG_LIBS) $(CXXRT)
+	$(CC) $(STD) $(WARN) $(CFLAGS) -o $@ $^ $(PKG_LIBS) $(CXXRT) $(LIBM)
 
 # The script names the reader by its absolute path: jit-reader-load
 # looks a relative name up only in gdb's jit-reader-directory (gdb's own
@@ -141,10 +188,10 @@ $(BUILD)/asan/libheapwalk.a: $(LIB_OBJ_ASAN)
 	rm -f $@ && ar rcs $@ $^
 
 $(BUILD)/heapwalk: $(BUILD)/obj/$(CLI_SRC:.c=.o) $(BUILD)/libheapwalk.a
-	$(CC) $(CFLAGS) -pthread -o $@ $^ $(PKG_LIBS) $(CXXRT)
+	$(CC) $(CFLAGS) -pthread -o $@ $^ $(PKG_LIBS) $(CXXRT) $(LIBM)
 
 $(BUILD)/asan/heapwalk: $(BUILD)/asan/obj/$(CLI_SRC:.c=.o) $(BUILD)/asan/libheapwalk.a
-	$(CC) -g $(SAN) -pthread -o $@ $^ $(PKG_LIBS) $(CXXRT)
+	$(CC) -g $(SAN) -pthread -o $@ $^ $(PKG_LIBS) $(CXXRT) $(LIBM)
 
 $(BUILD)/fuzz/obj/%.o: %.c $(HDRS) | libs
 	@mkdir -p $(dir $@)
@@ -159,7 +206,7 @@ $(FUZZERS): $(BUILD)/fuzz/%: tests/fuzz/%.c $(wildcard tests/fuzz/*.h) \
 		tests/tools/strictjson.h \
 		$(BUILD)/fuzz/libheapwalk.a libheapwalk/heapwalk.h
 	$(FUZZ_CC) $(STD) $(FUZZ_WARN) -O1 -g $(FUZZ_SAN) -fsanitize=fuzzer -o $@ \
-	  $< $(BUILD)/fuzz/libheapwalk.a $(PKG_LIBS) $(CXXRT)
+	  $< $(BUILD)/fuzz/libheapwalk.a $(PKG_LIBS) $(CXXRT) $(LIBM)
 
 fuzzers: $(FUZZERS)
 
@@ -222,6 +269,8 @@ bench: deps
 	@scripts/bench/gdb-heap.sh $(BUILD) || [ $$? = 77 ]
 	@echo
 	@BENCH_ALLOCATOR=jemalloc BIGHEAP_ARGS="4 5000000" scripts/bench.sh $(BUILD)
+	@echo
+	@scripts/bench/prof-bench.sh $(BUILD) || [ $$? = 77 ]
 	@echo
 	@scripts/bench/live-big.sh $(BUILD) || [ $$? = 77 ]
 

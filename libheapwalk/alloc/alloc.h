@@ -15,6 +15,8 @@
 #include "../internal.h"
 
 struct hw_emitter;
+struct hw_profile;
+struct hw_prof_site;
 
 /* Where a block sits.  The names are the "where" strings of doc/heapwalk.md.  */
 enum hw_where {
@@ -142,6 +144,17 @@ struct hw_allocator_ops {
 	   blocks' own [chunk, chunk + chunk_size) need not be given.  May
 	   be NULL.  */
 	void (*internal)(void *state, hw_range_fn *fn, void *cookie);
+	/* The allocator's own heap profile: the allocation sites it sampled
+	   (profile.h), read once and kept with the state.  HW_OK with *out
+	   set, or NULL and *why saying why there is none (profiling off);
+	   an error status otherwise.  NULL: the allocator keeps none.  */
+	enum hw_status (*profile)(void *state, const struct hw_profile **out,
+				  const char **why);
+	/* The profile's stack (profile() read it first) a block in use was
+	   allocated from, when the allocator sampled that block; NULL
+	   otherwise.  May be NULL.  */
+	const struct hw_prof_site *(*site_of)(void *state,
+					      const struct hw_chunk *c);
 	/* Run the allocator's own consistency checks (findings go to the
 	   session); the chunk walk has run before this.  May be NULL.  */
 	void (*check)(void *state);

@@ -1430,6 +1430,11 @@ static enum hw_status cmd_diff(struct cmd_ctx *c)
 	return hw_report_diff(c->s, c->e, c->argc, c->argv);
 }
 
+static enum hw_status cmd_prof(struct cmd_ctx *c)
+{
+	return hw_report_prof(c->s, c->e, c->argc, c->argv);
+}
+
 static enum hw_status cmd_leaks(struct cmd_ctx *c)
 {
 	return hw_report_leaks(c->s, c->e, c->argc, c->argv);
@@ -1498,6 +1503,10 @@ static const struct command commands[] = {
 	  "--json), per size class, arena, C++ class; new leaks", NEED_WALK },
 	{ "maps", cmd_maps, "[--mappings]: the writable memory by what holds "
 	  "it: heap, stacks, module data, other mappings", NEED_WALK },
+	{ "prof", cmd_prof, "[--format=text|heap_v2|collapsed|pprof] "
+	  "[-o FILE] [--objects] [--lines]: jemalloc's heap profile "
+	  "(prof:true) from the target: allocation sites ranked, the file "
+	  "prof.dump writes, or pprof's", NEED_WALK },
 };
 
 #define NCOMMANDS (sizeof commands / sizeof commands[0])

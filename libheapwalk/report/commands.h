@@ -87,6 +87,12 @@ struct hw_size_profile {
 enum hw_status hw_size_profile(struct hw_session *s, struct hw_size_profile *p);
 void hw_size_profile_free(struct hw_size_profile *p);
 
+/* prof.c: the heap profile the allocator kept (jemalloc's prof:true),
+   ranked, or written as heap_v2 or flame graph input (prof [--format=F]
+   [-o FILE] [--objects] [--lines] [--top=N]).  */
+enum hw_status hw_report_prof(struct hw_session *s, struct hw_emitter *e,
+			      int argc, char *const argv[]);
+
 /* diff.c: what grew from a base snapshot (diff BASE).  */
 enum hw_status hw_report_diff(struct hw_session *s, struct hw_emitter *e,
 			      int argc, char *const argv[]);

@@ -5,9 +5,12 @@
  * (the renderer and the `only` value whose records are dropped); nothing
  * else asks.
  */
+#include <errno.h>
+#include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <unistd.h>
 
 #include "render.h"
 
@@ -28,10 +31,46 @@ struct hw_emitter *em_open(const struct hw_output *out)
 	return e;
 }
 
+/* The file sink: every byte, or false.  */
+static bool file_write(void *cookie, const char *data, size_t len)
+{
+	int fd = (int)(intptr_t)cookie;
+	while (len) {
+		ssize_t n = write(fd, data, len);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return false;
+		data += n;
+		len -= (size_t)n;
+	}
+	return true;
+}
+
+struct hw_emitter *em_open_file(const char *path, int *err)
+{
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
+	if (fd < 0) {
+		*err = errno;
+		return NULL;
+	}
+	struct hw_output out = { file_write, (void *)(intptr_t)fd, false };
+	struct hw_emitter *e = em_open(&out);
+	if (!e) {
+		*err = ENOMEM;
+		close(fd);
+		return NULL;
+	}
+	e->fd = fd;
+	return e;
+}
+
 bool em_close(struct hw_emitter *e)
 {
 	em_flush(e);
 	bool ok = !e->failed;
+	if (e->fd > 0 && close(e->fd))
+		ok = false;
 	free(e->buf);
 	free(e);
 	return ok;
@@ -231,6 +270,24 @@ void em_row(struct hw_emitter *e, const struct em_val *v)
 }
 
 /* ---- notes -------------------------------------------------------------- */
+
+void em_verbatim_begin(struct hw_emitter *e, const char *key)
+{
+	if (!e->hidden)
+		e->r->verbatim_begin(e, key);
+}
+
+void em_verbatim(struct hw_emitter *e, const char *s, size_t len)
+{
+	if (!e->hidden && !e->failed)
+		e->r->verbatim(e, s, len);
+}
+
+void em_verbatim_end(struct hw_emitter *e)
+{
+	if (!e->hidden)
+		e->r->verbatim_end(e);
+}
 
 void em_note(struct hw_emitter *e, const char *text)
 {

@@ -198,6 +198,10 @@ struct em_table {
 /* Open an emitter writing to `out` in the form out->json asks for.  NULL
    when out of memory.  */
 struct hw_emitter *em_open(const struct hw_output *out);
+/* An emitter writing the text form to a new file at path (created or
+   truncated), closed by em_close(); NULL with *err an errno value.  For
+   documents a command writes to a file of the user's (prof -o).  */
+struct hw_emitter *em_open_file(const char *path, int *err);
 /* Flush, free.  Returns false if the sink failed at any point.  */
 bool em_close(struct hw_emitter *e);
 /* The sink refused output: a long report should stop producing.  */
@@ -231,6 +235,14 @@ void em_row_as(struct hw_emitter *e, const char *key, const struct em_val *v,
    text: lines under the row's).  Close with em_row_close().  */
 void em_row_open(struct hw_emitter *e, const struct em_val *v);
 void em_row_close(struct hw_emitter *e);
+
+/* A document in a format of its own (a heap_v2 profile, flame graph
+   input), written as it is: text writes the bytes unchanged, JSON a
+   string member `key` holding them (any bytes not UTF-8 become U+FFFD).
+   Pieces must not split a UTF-8 sequence.  */
+void em_verbatim_begin(struct hw_emitter *e, const char *key);
+void em_verbatim(struct hw_emitter *e, const char *s, size_t len);
+void em_verbatim_end(struct hw_emitter *e);
 
 /* Text only: prose the JSON form has no place for (legends, hints,
    "(partial: ...)").  A newline is added.  */

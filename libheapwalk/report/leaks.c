@@ -17,6 +17,7 @@
 #include "../target/target.h"
 #include "commands.h"
 #include "emit.h"
+#include "prof.h"
 
 static const char *const kind_names[] = {
 	[BM_UNREACHED] = "definite", [BM_REACHABLE] = "reachable",
@@ -27,6 +28,8 @@ static const char *const kind_names[] = {
 struct record {
 	uint64_t size, count, first;
 	const char *type;       /* interned class name, or NULL */
+	const struct hw_prof_site *site;   /* where it was allocated, or
+					      NULL (not sampled) */
 	uint8_t kind;           /* enum bm_mark */
 	bool used;              /* slot taken */
 };
@@ -41,17 +44,21 @@ struct leaks_walk {
 	bool oom;
 	uint64_t count[4], bytes[4];
 	uint64_t unmarked;      /* in use but not in the map */
+	struct prof_sites sites;           /* allocation sites, if sampled */
+	bool any_site;
 };
 
 static size_t record_hash(uint64_t size, unsigned kind, const char *type,
-			  size_t cap)
+			  const struct hw_prof_site *site, size_t cap)
 {
-	uint64_t k = (size * 4 + kind) ^ (uint64_t)(uintptr_t)type;
+	uint64_t k = (size * 4 + kind) ^ (uint64_t)(uintptr_t)type ^
+		     ((uint64_t)(uintptr_t)site << 7);
 	return (size_t)((k * 0x9e3779b97f4a7c15ull) >> 40) & (cap - 1);
 }
 
 static struct record *record_of(struct leaks_walk *w, uint64_t size,
-				unsigned kind, const char *type)
+				unsigned kind, const char *type,
+				const struct hw_prof_site *site)
 {
 	if ((w->n + 1) * 2 > w->cap) {
 		size_t cap = w->cap ? 2 * w->cap : 256;
@@ -65,7 +72,8 @@ static struct record *record_of(struct leaks_walk *w, uint64_t size,
 				continue;
 			size_t j = record_hash(w->recs[i].size,
 					       w->recs[i].kind,
-					       w->recs[i].type, cap);
+					       w->recs[i].type,
+					       w->recs[i].site, cap);
 			while (v[j].used)
 				j = (j + 1) & (cap - 1);
 			v[j] = w->recs[i];
@@ -74,14 +82,15 @@ static struct record *record_of(struct leaks_walk *w, uint64_t size,
 		w->recs = v;
 		w->cap = cap;
 	}
-	size_t j = record_hash(size, kind, type, w->cap);
+	size_t j = record_hash(size, kind, type, site, w->cap);
 	while (w->recs[j].used &&
 	       (w->recs[j].size != size || w->recs[j].kind != kind ||
-		w->recs[j].type != type))
+		w->recs[j].type != type || w->recs[j].site != site))
 		j = (j + 1) & (w->cap - 1);
 	if (!w->recs[j].used) {
 		w->recs[j] = (struct record){ .size = size, .kind = (uint8_t)kind,
-					      .type = type, .used = true };
+					      .type = type, .site = site,
+					      .used = true };
 		w->n++;
 	}
 	return &w->recs[j];
@@ -89,10 +98,10 @@ static struct record *record_of(struct leaks_walk *w, uint64_t size,
 
 static const struct em_field BLOCK_COLS[] = {
 	{ .key = "addr" }, { .key = "size" }, { .key = "kind" },
-	{ .key = "head" }, { .key = "type" },
+	{ .key = "head" }, { .key = "type" }, { .key = "site" },
 };
 static const struct em_table BLOCKS = {
-	.cols = BLOCK_COLS, .ncols = 5, .flags = EM_TB_LINES,
+	.cols = BLOCK_COLS, .ncols = 6, .flags = EM_TB_LINES,
 	.only = EM_JSON_ONLY };
 
 static bool leak_one(void *cookie, const struct hw_chunk *c)
@@ -110,7 +119,10 @@ static bool leak_one(void *cookie, const struct hw_chunk *c)
 	if (mark == BM_REACHABLE && !w->reachable)
 		return true;
 	const char *type = hw_vtype_of(w->s, c->addr, c->size);
-	struct record *rec = record_of(w, c->size, mark, type);
+	const struct hw_prof_site *site = prof_sites_of(&w->sites, c);
+	const char *site_name = site ? prof_sites_name(&w->sites, site) : NULL;
+	w->any_site |= site != NULL;
+	struct record *rec = record_of(w, c->size, mark, type, site);
 	if (rec && !rec->count++)
 		rec->first = c->addr;
 	/* Its first bytes in hex: what `diff` matches a saved leak by.  */
@@ -123,7 +135,8 @@ static bool leak_one(void *cookie, const struct hw_chunk *c)
 	const struct em_val v[] = { ev_addr(c->addr), ev_u64(c->size),
 				    ev_str(kind_names[mark]),
 				    have_head ? ev_str(head) : ev_absent(),
-				    type ? ev_str(type) : ev_absent() };
+				    type ? ev_str(type) : ev_absent(),
+				    site_name ? ev_str(site_name) : ev_absent() };
 	em_row(w->e, v);
 	return !em_failed(w->e) && !w->oom;
 }
@@ -172,13 +185,17 @@ static const struct em_field RECORD_COLS[] = {
 	{ .label = "first at", .width = -18, .form = EM_T_HEX0, .digits = 16 },
 	{ .label = "its first bytes", .join = "  " },
 	{ .label = "type", .join = "  ", .none = "-" },
+	{ .label = "allocated at", .join = "  ", .none = "-" },
 };
 /* The type column only when some record has a class (a C program's
-   records have none).  */
+   records have none), the site column only when the allocator sampled
+   some block (jemalloc's prof:true).  */
 static const struct em_table RECORDS = {
 	.cols = RECORD_COLS, .ncols = 6, .only = EM_TEXT_ONLY };
 static const struct em_table TYPED_RECORDS = {
 	.cols = RECORD_COLS, .ncols = 7, .only = EM_TEXT_ONLY };
+static const struct em_table SITED_RECORDS = {
+	.cols = RECORD_COLS, .ncols = 8, .only = EM_TEXT_ONLY };
 
 void hw_first_bytes_text(const uint8_t *b, size_t n, char *out, size_t len)
 {
@@ -234,7 +251,8 @@ static void emit_records(struct hw_session *s, struct leaks_walk *w)
 	for (size_t i = 0; i < n && !typed; i++)
 		typed = w->recs[i].type != NULL;
 	em_note(w->e, "");
-	em_table_begin(w->e, typed ? &TYPED_RECORDS : &RECORDS);
+	em_table_begin(w->e, w->any_site ? &SITED_RECORDS :
+			     typed ? &TYPED_RECORDS : &RECORDS);
 	for (size_t i = 0; i < n && !em_failed(w->e); i++) {
 		const struct record *rec = &w->recs[i];
 		char bytes[96];
@@ -244,6 +262,8 @@ static void emit_records(struct hw_session *s, struct leaks_walk *w)
 			ev_u64(rec->size), ev_str(kind_names[rec->kind]),
 			ev_addr(rec->first), ev_str(bytes),
 			rec->type ? ev_str(rec->type) : ev_absent(),
+			rec->site ? ev_str(prof_sites_name(&w->sites, rec->site))
+				  : ev_absent(),
 		};
 		em_row(w->e, v);
 	}
@@ -264,6 +284,9 @@ enum hw_status hw_report_leaks(struct hw_session *s, struct hw_emitter *e,
 	w.r = hw_reach_get(s);
 	if (!w.r)
 		return HW_BAD_TARGET;
+	enum hw_status pst = prof_sites_open(s, &w.sites);
+	if (pst != HW_OK)
+		return pst;
 	em_table_begin(e, &BLOCKS);
 	if (w.r->all_reachable && !w.reachable) {
 		/* Nothing to list: the totals are the map's.  */
@@ -275,6 +298,7 @@ enum hw_status hw_report_leaks(struct hw_session *s, struct hw_emitter *e,
 	em_table_end(e);
 	if (w.oom) {
 		free(w.recs);
+		prof_sites_close(&w.sites);
 		return hw_error(s, HW_BAD_TARGET, "out of memory");
 	}
 	const char *noun = s->alloc->block_noun ? "block" : "chunk";
@@ -305,5 +329,6 @@ enum hw_status hw_report_leaks(struct hw_session *s, struct hw_emitter *e,
 			 hw_human(h, sizeof h, w.r->unreadable));
 	hw_emit_partial_line(s, e);
 	free(w.recs);
+	prof_sites_close(&w.sites);
 	return HW_OK;
 }

@@ -69,27 +69,34 @@ static unsigned utf8_len(const unsigned char *s)
    characters are escaped, valid UTF-8 is copied, and every byte that
    does not belong to a valid UTF-8 sequence becomes U+FFFD, written
    \ufffd, so the output is always valid UTF-8 JSON.  */
-static void string(struct hw_emitter *e, const char *s)
+static void string_body(struct hw_emitter *e, const char *s, size_t len)
 {
 	static const char hex[16] = "0123456789abcdef";
-	const char *run = s;
-	em_put_char(e, '"');
-	for (;;) {
+	const char *run = s, *end = s + len;
+	while (s < end) {
 		unsigned char c = (unsigned char)*s;
 		if (c >= 0x20 && c < 0x80 && c != '"' && c != '\\') {
 			s++;
 			continue;
 		}
-		if (c >= 0x80) {
+		/* utf8_len reads at most 4 bytes and stops at a byte that
+		   does not continue the sequence (a NUL does not).  */
+		if (c >= 0x80 && end - s >= 4) {
 			unsigned n = utf8_len((const unsigned char *)s);
 			if (n) {
 				s += n;
 				continue;
 			}
+		} else if (c >= 0x80) {
+			unsigned char tail[4] = { 0 };
+			memcpy(tail, s, (size_t)(end - s));
+			unsigned n = utf8_len(tail);
+			if (n && n <= (size_t)(end - s)) {
+				s += n;
+				continue;
+			}
 		}
 		em_put(e, run, (size_t)(s - run));
-		if (!c)
-			break;
 		if (c >= 0x80) {
 			EM_PUT_LIT(e, "\\ufffd");
 		} else if (c == '"' || c == '\\') {
@@ -102,6 +109,13 @@ static void string(struct hw_emitter *e, const char *s)
 		}
 		run = ++s;
 	}
+	em_put(e, run, (size_t)(s - run));
+}
+
+static void string(struct hw_emitter *e, const char *s)
+{
+	em_put_char(e, '"');
+	string_body(e, s, strlen(s));
 	em_put_char(e, '"');
 }
 
@@ -380,6 +394,23 @@ static void note(struct hw_emitter *e, const char *text, size_t len)
 	(void)e, (void)text, (void)len;
 }
 
+/* A verbatim document is a string member.  */
+static void verbatim_begin(struct hw_emitter *e, const char *key)
+{
+	prefix(e, container(e, e->depth), key, strlen(key));
+	em_put_char(e, '"');
+}
+
+static void verbatim(struct hw_emitter *e, const char *s, size_t len)
+{
+	string_body(e, s, len);
+}
+
+static void verbatim_end(struct hw_emitter *e)
+{
+	em_put_char(e, '"');
+}
+
 const struct em_renderer em_json_renderer = {
 	.doc_begin = doc_begin,
 	.doc_end = doc_end,
@@ -394,4 +425,7 @@ const struct em_renderer em_json_renderer = {
 	.row_open = row_open,
 	.row_close = row_close,
 	.note = note,
+	.verbatim_begin = verbatim_begin,
+	.verbatim = verbatim,
+	.verbatim_end = verbatim_end,
 };

@@ -153,6 +153,13 @@ static const char *cell_text(const struct em_field *f, const struct em_val *v,
 		s = v->b ? (f->yes ? f->yes : "yes") : (f->no ? f->no : "no");
 	} else if (v->kind == EM_K_U64 && f->form == EM_T_HUMAN) {
 		s = hw_human(buf, CELL_BUF, v->u);
+	} else if (v->kind == EM_K_I64 && f->form == EM_T_HUMAN) {
+		/* A change of size: "-1.5 MiB".  */
+		uint64_t m = v->i < 0 ? (uint64_t)0 - (uint64_t)v->i
+				      : (uint64_t)v->i;
+		buf[0] = '-';
+		hw_human(buf + (v->i < 0), CELL_BUF - 1, m);
+		s = buf;
 	} else if ((v->kind == EM_K_U64 || v->kind == EM_K_I64) && f->noun) {
 		/* "3 heaps", "1 heap" */
 		n = (size_t)((v->kind == EM_K_I64 ? fmt_i64(buf, v->i)
@@ -521,6 +528,23 @@ static void note(struct hw_emitter *e, const char *text, size_t len)
 	em_put_char(e, '\n');
 }
 
+/* A verbatim document: its bytes, on lines of their own.  */
+static void verbatim_begin(struct hw_emitter *e, const char *key)
+{
+	(void)key;
+	end_line(e);
+}
+
+static void verbatim(struct hw_emitter *e, const char *s, size_t len)
+{
+	em_put(e, s, len);
+}
+
+static void verbatim_end(struct hw_emitter *e)
+{
+	(void)e;
+}
+
 const struct em_renderer em_text_renderer = {
 	.doc_begin = doc_begin,
 	.doc_end = doc_end,
@@ -535,4 +559,7 @@ const struct em_renderer em_text_renderer = {
 	.row_open = row_open,
 	.row_close = row_close,
 	.note = note,
+	.verbatim_begin = verbatim_begin,
+	.verbatim = verbatim,
+	.verbatim_end = verbatim_end,
 };

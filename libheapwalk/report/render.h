@@ -103,6 +103,10 @@ struct em_renderer {
 			 const struct em_val *v);
 	void (*row_close)(struct hw_emitter *e, const struct em_table_state *ts);
 	void (*note)(struct hw_emitter *e, const char *text, size_t len);
+	/* em_verbatim_*: a document of another format, as it is.  */
+	void (*verbatim_begin)(struct hw_emitter *e, const char *key);
+	void (*verbatim)(struct hw_emitter *e, const char *s, size_t len);
+	void (*verbatim_end)(struct hw_emitter *e);
 };
 
 extern const struct em_renderer em_text_renderer;
@@ -113,6 +117,7 @@ struct hw_emitter {
 	struct hw_output out;
 	uint8_t hide;                 /* records with this `only` are dropped */
 	bool failed;                  /* the sink refused: output is dropped */
+	int fd;                       /* em_open_file's file, else 0 */
 	unsigned hidden;              /* open frames the form does not show */
 	int depth;                    /* frames[depth] is the innermost */
 	struct em_frame frames[EM_DEPTH];

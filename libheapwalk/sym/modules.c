@@ -523,6 +523,8 @@ void hw_syms_close(struct hw_syms *s)
 	if (s == NULL)
 		return;
 	dwfl_end(s->dwfl);
+	hw_strpool_free(s->strings);
+	hw_srccache_free(s);
 	free(s->mods);
 	free(s->debuginfo_path);
 	free(s->sysroot);

@@ -32,7 +32,30 @@ struct hw_syms {
 	Elf *core;                      /* the core (its machine), or NULL */
 	bool unwind_attached, unwind_failed;
 	const struct hw_unwind_thread *unwind_req;
+
+	/* Names made here for callers (source.c), kept until close.  */
+	struct hw_strpool *strings;
+	/* source.c's indexes, per module ([nmods], made on first use;
+	   srccache.c), and the module last asked about.  */
+	struct hw_srcmod **srcmods;
+	size_t srcmod_last;
 };
+
+/* strpool.c: s's copy of the len bytes at text (made on first use),
+   valid until hw_syms_close; NULL when out of memory.  */
+const char *hw_strpool_add(struct hw_syms *s, const char *text, size_t len);
+void hw_strpool_free(struct hw_strpool *p);
+
+/* srccache.c: the symbol table's name for addr in mod, chosen as
+   dwfl_module_addrinfo chooses, from an index made once per module.  */
+const char *hw_srccache_symbol(struct hw_syms *s, Dwfl_Module *mod,
+			       uint64_t addr);
+/* The subprogram DIE of the unit cudie (at its top level or in its
+   namespaces) whose ranges hold pc (an address in the module's DWARF),
+   from an index made once per unit.  */
+bool hw_srccache_unit_function(struct hw_syms *s, Dwfl_Module *mod,
+			       Dwarf_Die *cudie, Dwarf_Addr pc, Dwarf_Die *out);
+void hw_srccache_free(struct hw_syms *s);
 
 /* The module holding addr (modules.c): libdwfl's, or the module whose
    loaded segments reach past the extent libdwfl gave it (a live

@@ -137,8 +137,9 @@ if [ -f "$stamp" ] && have_outputs; then
 	done
 	if [ $fresh = 1 ]; then exit 0; fi
 fi
+# prof.heap: the profile the jemalloc prof* cases dump themselves.
 rm -f "$stamp" "$outdir/core" "$outdir/truth.txt" "$outdir/core.how" \
-	"$outdir/prog" "$outdir/prog.stripped" "$outdir/sysroot"
+	"$outdir/prog" "$outdir/prog.stripped" "$outdir/sysroot" "$outdir/prof.heap"
 
 log=$outdir/build.log
 : >"$log"
@@ -290,7 +291,7 @@ fi
 if [ -z "$how" ]; then
 	command -v gdb >/dev/null 2>&1 ||
 		cannot "${how_note}, and gdb is not installed for the gcore fallback"
-	rm -f "$outdir/truth.txt"
+	rm -f "$outdir/truth.txt" "$outdir/prof.heap"
 	(
 		cd "$outdir"
 		ulimit -c 0

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 
 #include "jemalloc.h"
+#include "prof.h"
 
 static void je_close(void *state)
 {
@@ -17,6 +18,7 @@ static void je_close(void *state)
 	free(j->cached);
 	free(j->tcaches);
 	free(j->bases);
+	je_prof_free(j->prof);
 	free(j);
 }
 
@@ -92,6 +94,31 @@ static bool je_chunks_parallel(void *state, unsigned nparts, hw_chunk_fn *fn,
 	return je_walk_parallel(state, nparts, fn, cookies);
 }
 
+static enum hw_status je_profile(void *state, const struct hw_profile **out,
+			      const char **why)
+{
+	struct je_state *j = state;
+	if (!j->prof_read) {
+		enum hw_status st = je_read_profile(j, &j->prof, &j->prof_why);
+		if (st != HW_OK)
+			return st;
+		j->prof_read = true;
+	}
+	*out = j->prof ? &j->prof->p : NULL;
+	*why = j->prof_why;
+	return HW_OK;
+}
+
+/* A sampled object is promoted to a large extent of its own.  */
+static const struct hw_prof_site *je_site_of(void *state,
+					     const struct hw_chunk *c)
+{
+	struct je_state *j = state;
+	if (!j->prof || !c->used || c->where != HW_WHERE_LARGE || !c->extent)
+		return NULL;
+	return je_prof_site_of(j, j->prof, c->extent);
+}
+
 const struct hw_allocator_ops hw_jemalloc_ops = {
 	.name = "jemalloc",
 	.block_noun = "regions/extents",
@@ -112,5 +139,7 @@ const struct hw_allocator_ops hw_jemalloc_ops = {
 	/* The 8-byte class's regions are 8-aligned.  */
 	.block_align = 8,
 	.internal = je_internal,
+	.profile = je_profile,
+	.site_of = je_site_of,
 	.check = NULL,
 };

@@ -147,6 +147,10 @@ struct je_state {
 	struct je_tcache *tcaches;
 	size_t ntcaches;
 	bool walked;                      /* findings of the walk taken */
+	struct je_prof *prof;             /* prof.c's, once read */
+	const char *prof_why;             /* why there is none */
+	bool prof_read;
+	uint64_t prof_broken;             /* trees that could not be read */
 };
 
 /* detect.c */
