@@ -47,6 +47,10 @@
 #      addresses moved through its MAPPED_LIBRARIES) and with the core
 #      itself as base: nothing changed, no rows; --base with heap_v2
 #      output is a usage error;
+#  (k) `diff`: prof2's core against prof1's as its base has a `sites`
+#      section: every prof1 site is gone (its before = the truth's OBJS
+#      and BYTES, after 0), prof2's sites are new; prof1 against itself:
+#      no site changed;
 #  (g) a core without profiling (jemalloc 5.3.0 basic1; glibc bins1):
 #      `prof` exits 4 with one error line that says so and points to
 #      `leaks` and `sizes`.
@@ -352,6 +356,24 @@ done
 hw "$T/j.out" "$T/j.err" "$d53/core" prof --base "$d53/prof.heap" -o "$T/j.heap"
 expect_rc 2
 say "prof --base: the snapshot against itself (heap_v2 file, core) changed nothing"
+
+# (k) diff per allocation site.
+hw "$T/k.out" "$T/k.err" --json "$d2/core" diff "$d53/core"
+expect_rc 0
+while read -r name objs bytes; do
+	row=$(grep -o "{[^{}]*\"stack\":\"[^\"]*;$name\"}" "$T/k.out" | head -n 1)
+	[ -n "$row" ] || fail "diff: no site row for $name: $(head -c 300 "$T/k.out")"
+	case $row in
+	*"\"objects_before\":$objs,"*"\"objects_after\":0,"*"\"bytes_before\":$bytes,"*"\"bytes_after\":0,"*) ;;
+	*) fail "diff: $name's row is not $objs objects / $bytes bytes before and none after: $row" ;;
+	esac
+done < <(awk '$1 == "site" { print $2, $5, $6 }' "$d53/truth.txt")
+grep -q '"stack":"[^"]*;prof2_site_main"' "$T/k.out" || fail "diff: prof2's site prof2_site_main is not a row"
+hw "$T/k2.out" "$T/k2.err" "$d53/core" diff "$d53/core"
+expect_rc 0
+grep -q '(no allocation site changed)' "$T/k2.out" ||
+	fail "diff of a core against itself: allocation sites changed: $(tail -n 5 "$T/k2.out")"
+say "diff: allocation sites compared (prof1's gone with their recorded counts, prof2's new; none against itself)"
 
 # (g) no profile: one line, exit 4, pointing to leaks and sizes.
 no_profile() {

@@ -48,6 +48,7 @@ void diff_base_free(struct diff_base *b)
 	hw_size_profile_free(&b->p);
 	free(b->types);
 	free(b->leaks.v);
+	diff_sites_free(b->sites, b->nsites);
 	diff_names_free(&b->names);
 	memset(b, 0, sizeof *b);
 }

@@ -165,6 +165,9 @@ static enum hw_status base_from_core(struct hw_session *s, const char *path,
 					       &b->ntypes);
 		if (st == HW_OK && leaks)
 			st = diff_collect_leaks(bs, &b->names, &b->leaks);
+		if (st == HW_OK)
+			st = diff_site_profile(bs, &b->sites, &b->nsites,
+					       &b->has_sites);
 		if (st == HW_OK && atomic_load(&bs->oom))
 			st = hw_error(bs, HW_BAD_TARGET, "out of memory");
 		snprintf(b->allocator, sizeof b->allocator, "%s",
@@ -680,6 +683,8 @@ enum hw_status hw_report_diff(struct hw_session *s, struct hw_emitter *e,
 	st = HW_OK;
 	if (b.has_types)
 		st = diff_emit_types(s, e, &b);
+	if (st == HW_OK && b.has_sites)
+		st = diff_emit_sites(s, e, &b);
 	if (st == HW_OK && leaks)
 		st = diff_emit_leaks(s, e, &b);
 	if (st == HW_OK) {

@@ -42,6 +42,13 @@ struct diff_leaks {
 	size_t n, cap;
 };
 
+/* One stack of the allocator's heap profile: its frames' names
+   (prof_stack_key) and the estimated live objects and bytes.  */
+struct diff_site {
+	char *key;
+	uint64_t objs, bytes;
+};
+
 /* A base as `diff` compares it: from another core, or from saved
    `sizes --json`, `sizes --by=type --json` and `leaks --json` output.  */
 struct diff_base {
@@ -58,9 +65,21 @@ struct diff_base {
 	bool leak_heads;        /* the leaks carry their heads */
 	struct diff_leaks leaks;
 	struct diff_names names;
+	bool has_sites;         /* a heap profile (a core base only) */
+	struct diff_site *sites;          /* sorted by key */
+	size_t nsites;
 };
 
 void diff_base_free(struct diff_base *b);
+
+/* diff-sites.c: the session's heap profile as sites sorted by key
+   (*have false, no error, when it has none), and the report's section
+   of what grew per allocation site when the base has sites too.  */
+enum hw_status diff_site_profile(struct hw_session *s, struct diff_site **out,
+				 size_t *n, bool *have);
+void diff_sites_free(struct diff_site *v, size_t n);
+enum hw_status diff_emit_sites(struct hw_session *s, struct hw_emitter *e,
+			       const struct diff_base *b);
 
 /* The one copy of name in n (NULL: NULL, or out of memory: *oom).  */
 const char *diff_name(struct diff_names *n, const char *name, bool *oom);

@@ -174,3 +174,55 @@ const char *prof_frame_name(const struct hw_source_frame *f, uint64_t pc,
 	}
 	return buf;
 }
+
+char *prof_stack_key(const struct prof_stacks *st,
+		     const struct hw_prof_site *site, struct prof_frame_ref *fr)
+{
+	size_t n = prof_site_frames(st, site, fr, PROF_MAX_FRAMES);
+	size_t len = 1, at = 0;
+	char buf[96];
+	for (size_t k = 0; k < n; k++)
+		len += strlen(prof_frame_name(fr[k].f, fr[k].pc, buf,
+					      sizeof buf)) + 1;
+	char *key = malloc(len);
+	if (!key)
+		return NULL;
+	for (size_t k = 0; k < n; k++) {
+		const char *nm = prof_frame_name(fr[k].f, fr[k].pc, buf,
+						 sizeof buf);
+		size_t l = strlen(nm);
+		memcpy(key + at, nm, l);
+		at += l;
+		key[at++] = PROF_KEY_SEP;
+	}
+	key[at] = '\0';
+	return key;
+}
+
+const char *prof_key_name(const char *key, unsigned nframes, char *buf,
+			  size_t len)
+{
+	/* The key is outermost first: walk back from its end.  */
+	size_t at = 0, kl = strlen(key);
+	const char *end = key + kl;
+	buf[0] = '\0';
+	for (unsigned k = 0; k < nframes && end > key; k++) {
+		const char *stop = end - 1;         /* the separator */
+		const char *b = stop;
+		while (b > key && b[-1] != PROF_KEY_SEP)
+			b--;
+		size_t l = (size_t)(stop - b);
+		const char *sep = k ? " \xe2\x86\x90 " : "";
+		size_t sl = strlen(sep);
+		if (at + sl + l + 1 >= len)
+			break;
+		memcpy(buf + at, sep, sl);
+		memcpy(buf + at + sl, b, l);
+		at += sl + l;
+		buf[at] = '\0';
+		end = b;
+	}
+	if (!at)
+		snprintf(buf, len, "(no frame)");
+	return buf;
+}

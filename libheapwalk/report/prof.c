@@ -120,31 +120,6 @@ struct prof_entries {
 	size_t n;
 };
 
-static char *stack_key(const struct prof_stacks *st,
-		       const struct hw_prof_site *site,
-		       struct prof_frame_ref *fr)
-{
-	size_t n = prof_site_frames(st, site, fr, PROF_MAX_FRAMES);
-	size_t len = 1, at = 0;
-	char buf[96];
-	for (size_t k = 0; k < n; k++)
-		len += strlen(prof_frame_name(fr[k].f, fr[k].pc, buf,
-					      sizeof buf)) + 1;
-	char *key = malloc(len);
-	if (!key)
-		return NULL;
-	for (size_t k = 0; k < n; k++) {
-		const char *nm = prof_frame_name(fr[k].f, fr[k].pc, buf,
-						 sizeof buf);
-		size_t l = strlen(nm);
-		memcpy(key + at, nm, l);
-		at += l;
-		key[at++] = '\x1f';
-	}
-	key[at] = '\0';
-	return key;
-}
-
 static int entry_key_cmp(const void *a, const void *b)
 {
 	const struct prof_entry *x = a, *y = b;
@@ -186,7 +161,7 @@ static bool entries_make(const struct prof_stacks *st,
 	if (!fr)
 		return false;
 	for (size_t i = 0; i < es->n; i++)
-		if (!(es->v[i].key = stack_key(es->v[i].st, es->v[i].site, fr))) {
+		if (!(es->v[i].key = prof_stack_key(es->v[i].st, es->v[i].site, fr))) {
 			free(fr);
 			return false;
 		}

@@ -42,6 +42,18 @@ size_t prof_site_frames(const struct prof_stacks *st,
 			const struct hw_prof_site *site,
 			struct prof_frame_ref *out, size_t max);
 
+/* A stack as its frames' names, outermost first, each ended by
+   PROF_KEY_SEP: what matches a stack across snapshots (two runs load
+   code at other addresses).  malloc'd; NULL when out of memory.  fr:
+   PROF_MAX_FRAMES of room.  */
+#define PROF_KEY_SEP '\x1f'
+char *prof_stack_key(const struct prof_stacks *st,
+		     const struct hw_prof_site *site, struct prof_frame_ref *fr);
+/* A key's innermost nframes as people say them, "f \u2190 caller", in
+   buf.  */
+const char *prof_key_name(const char *key, unsigned nframes, char *buf,
+			  size_t len);
+
 /* A frame's name: its function, else module+0xoffset, else 0xpc (buf
    holds the last two; >= 64 bytes).  */
 const char *prof_frame_name(const struct hw_source_frame *f, uint64_t pc,
