@@ -155,6 +155,8 @@ enum hw_need {
 	HW_NEED_LISTS = 1 << 0,   /* every free list (bins, tcaches) */
 	HW_NEED_CHUNKS = 1 << 1,  /* every chunk of every heap */
 	HW_NEED_AROUND = 1 << 2,  /* the blocks around one address only */
+	HW_NEED_PROFILE = 1 << 3, /* the allocator's heap profile: its own
+				     records, no walk of the blocks */
 };
 
 /* Where output goes: `len` bytes at `data`.  Returns false when the sink
