@@ -350,6 +350,20 @@ struct root_probe {
 	size_t nwant;
 };
 
+/* Could a tdata start at a?  Its lock is a pointer, its uid a count of
+   threads, its two flags bools.  */
+static bool tdata_shape(struct reader *r, uint64_t a)
+{
+	uint8_t buf[128];
+	uint64_t lock, uid;
+	if (!a || (a & 7) || !hw_read(r->j->t, a, buf, r->l.tdata_size))
+		return false;
+	memcpy(&lock, buf, 8);
+	memcpy(&uid, buf + 8, 8);
+	return lock && !(lock & 7) && uid < ((uint64_t)1 << 32) &&
+	       buf[r->l.tdata_attached] <= 1 && buf[r->l.tdata_expired] <= 1;
+}
+
 static bool tdatas_match(struct je_state *j, uint64_t at, uint64_t w,
 			 void *cookie)
 {
@@ -357,14 +371,15 @@ static bool tdatas_match(struct je_state *j, uint64_t at, uint64_t w,
 	struct reader *r = p->r;
 	(void)j;
 	(void)at;
+	/* The root is a thread with samples, or one shaped like a thread
+	   (a thread that allocated nothing sampled can be the root).  */
 	if (!w || (w & 7) ||
-	    !bsearch(&w, p->want, p->nwant, sizeof *p->want, u64_cmp)) {
-		/* The root is usually a thread with samples; when it is not,
-		   the probe below would still need a known one beneath it:
-		   only roots that are themselves known are tried.  */
+	    (!bsearch(&w, p->want, p->nwant, sizeof *p->want, u64_cmp) &&
+	     !tdata_shape(r, w)))
 		return false;
-	}
-	size_t keep = r->ntdatas, nodes = r->nodes;
+	/* Failed tries keep their nodes counted: the budget bounds all of
+	   them together, however many words of the data look like roots.  */
+	size_t keep = r->ntdatas;
 	bool ok = walk_tree(r, w, r->l.tdata_link, take_tdata, NULL);
 	size_t hit = 0;
 	for (size_t i = keep; ok && i < r->ntdatas; i++)
@@ -374,7 +389,6 @@ static bool tdatas_match(struct je_state *j, uint64_t at, uint64_t w,
 	if (ok && hit == p->nwant)
 		return true;
 	r->ntdatas = keep;
-	r->nodes = nodes;
 	return false;
 }
 
