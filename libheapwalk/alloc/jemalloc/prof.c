@@ -37,6 +37,7 @@
 #define TREE_DEPTH 128            /* rb-tree depth bound (2 log2 n) */
 #define MAX_NODES (1u << 24)      /* nodes of all trees together */
 #define LG_MAX_CELLS 26           /* bt2gctx cells we are willing to read */
+#define MAX_CELLS_READ (1ull << 27)  /* cells of every table tried */
 #define LG_TINY_MIN 3             /* SC_LG_TINY_MIN: shifted counts */
 
 struct layout {
@@ -121,6 +122,7 @@ struct reader {
 	struct tdata *tdatas;
 	size_t ntdatas, dcap;
 	size_t nodes;                 /* tree nodes visited, all trees */
+	uint64_t cells;               /* ckh cells looked at, all tries */
 	bool oom;
 };
 
@@ -273,10 +275,17 @@ static bool ckh_at(struct reader *r, uint64_t at, uint64_t want,
 		return false;
 	uint64_t ncells = (uint64_t)1 << lg_cells, used = 0;
 	bool seen = !want;
+	/* The whole table where the core holds it, within what all tries
+	   together may read: a hostile core cannot make this search long.  */
+	if (r->cells + ncells > MAX_CELLS_READ)
+		return false;
+	r->cells += ncells;
+	const uint8_t *tab = hw_peek(r->j->t, w[5], ncells * 16);
+	if (!tab)
+		return false;
 	for (uint64_t i = 0; i < ncells; i++) {
 		uint64_t cell[2];
-		if (!hw_read(r->j->t, w[5] + i * 16, cell, sizeof cell))
-			return false;
+		memcpy(cell, tab + i * 16, sizeof cell);
 		if (!cell[0])
 			continue;
 		unsigned len;
@@ -490,6 +499,7 @@ static uint64_t unbiased_sz(uint64_t sz, unsigned lg)
 
 struct period_probe {
 	unsigned lg;
+	uint64_t first[63];           /* the table's first entry per lg */
 };
 
 static bool unbias_table_match(struct je_state *j, uint64_t at, uint64_t w,
@@ -499,7 +509,7 @@ static bool unbias_table_match(struct je_state *j, uint64_t at, uint64_t w,
 	if (w < 8 || j->nsizes < 8)
 		return false;
 	for (unsigned lg = 0; lg < 63; lg++) {
-		if (unbiased_sz(j->sizes[0], lg) != w)
+		if (p->first[lg] != w)
 			continue;
 		unsigned n = j->nsizes, i;
 		for (i = 1; i < n; i++) {
@@ -516,6 +526,12 @@ static bool unbias_table_match(struct je_state *j, uint64_t at, uint64_t w,
 		}
 	}
 	return false;
+}
+
+static void period_first(const struct je_state *j, struct period_probe *p)
+{
+	for (unsigned lg = 0; lg < 63; lg++)
+		p->first[lg] = unbiased_sz(j->sizes[0], lg);
 }
 
 /* ---- building the profile --------------------------------------------------- */
@@ -925,8 +941,9 @@ enum hw_status je_read_profile(struct je_state *j, struct je_prof **out,
 	    hw_read_u64(j->t, a, &lg) && lg < 63) {
 		p->period_known = true;
 		p->period_from = "lg_prof_sample";
-	} else if (j->era == JE_ERA_53 &&
-		   je_data_find(j, unbias_table_match, &pp)) {
+	} else if (j->era == JE_ERA_53 && j->nsizes >= 8 &&
+		   (period_first(j, &pp), je_data_find(j, unbias_table_match,
+						      &pp))) {
 		lg = pp.lg;
 		p->period_known = true;
 		p->period_from = "prof_unbiased_sz";
