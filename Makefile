@@ -84,7 +84,7 @@ LIB_OBJ_PIC  += $(addprefix $(BUILD)/pic/obj/gen/,$(GEN_BASE))
 LIB_OBJ_ASAN += $(addprefix $(BUILD)/asan/obj/gen/,$(GEN_BASE))
 LIB_OBJ_FUZZ += $(addprefix $(BUILD)/fuzz/obj/gen/,$(GEN_BASE))
 
-.PHONY: all deps libs gdbheader check demo bench bench-live clean clean-bench test \
+.PHONY: all deps libs gdbheader check check-slow demo bench bench-live clean clean-bench test \
         install uninstall fuzz fuzzers
 all: $(BUILD)/heapwalk $(PLUGIN)
 
@@ -226,6 +226,15 @@ check test: deps
 	 FUZZ=$(abspath $(BUILD)/fuzz) \
 	 GDB_SCRIPT=$(abspath $(BUILD)/plugin/heapwalk.gdb) \
 	 CORPUS=$(abspath $(BUILD)/corpus) TOP=$(CURDIR) tests/run.sh
+
+# The tests whose set-up takes minutes on a fresh machine (cross-building a
+# prof-enabled aarch64 jemalloc: tests/t0442); `make check` runs them only
+# once that set-up is cached, and says so when it skips them.
+check-slow: deps
+	@$(MAKE) --no-print-directory $(BUILD)/asan/heapwalk $(TOOLS)
+	@HEAPWALK_SLOW=1 HEAPWALK=$(abspath $(BUILD)/asan/heapwalk) \
+	 TOOLS=$(abspath $(BUILD)/tools) CORPUS=$(abspath $(BUILD)/corpus) \
+	 TOP=$(CURDIR) tests/run.sh t0442
 
 # Installs the tool and the gdb plugin (the reader and the script that
 # names it where it is installed: `source $(DATADIR)/heapwalk/heapwalk.gdb`

@@ -212,7 +212,8 @@ bool hw_link_map_files(struct hw_target *t, const char *exe,
 		return true;
 	Elf *elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
 	size_t phnum;
-	uint64_t bias = 0, dyn = 0;
+	uint64_t bias = 0, dyn = 0, interp_at = 0;
+	char interp[PATH_MAX] = "";
 	bool have_bias = false;
 	if (elf && elf_kind(elf) == ELF_K_ELF && elf_getphdrnum(elf, &phnum) == 0) {
 		for (size_t i = 0; i < phnum; i++) {
@@ -224,6 +225,19 @@ bool hw_link_map_files(struct hw_target *t, const char *exe,
 				have_bias = true;
 			} else if (ph.p_type == PT_DYNAMIC) {
 				dyn = ph.p_vaddr;
+			} else if (ph.p_type == PT_INTERP && ph.p_filesz &&
+				   ph.p_filesz < sizeof interp) {
+				/* ld.so's l_name points at this string in the
+				   executable's read-only pages, which a qemu-user
+				   core does not hold.  */
+				Elf_Data *d = elf_getdata_rawchunk(
+					elf, (int64_t)ph.p_offset,
+					ph.p_filesz, ELF_T_BYTE);
+				if (d && d->d_size == ph.p_filesz) {
+					memcpy(interp, d->d_buf, d->d_size);
+					interp[d->d_size] = '\0';
+					interp_at = ph.p_vaddr;
+				}
 			}
 		}
 		if (!have_bias) {
@@ -266,7 +280,13 @@ bool hw_link_map_files(struct hw_target *t, const char *exe,
 		if (!hw_read(t, lm, w, sizeof w))
 			break;
 		/* l_addr, l_name, l_ld, l_next; the executable's name is "" */
-		if (w[1] && read_string(t, w[1], name, sizeof name) && name[0])
+		bool named = w[1] && read_string(t, w[1], name, sizeof name);
+		if (!named && w[1] && interp[0] && interp_at &&
+		    w[1] == bias + interp_at) {
+			snprintf(name, sizeof name, "%s", interp);
+			named = true;
+		}
+		if (named && name[0])
 			ok = add_object(t, &f, sysroot, name, w[0], w[2], pagesz,
 					NULL);
 		lm = w[3];

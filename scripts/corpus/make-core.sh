@@ -44,6 +44,11 @@
 # and libjemalloc.so.2 (RUNPATH), so the core's NT_FILE names the
 # sysroot's (stripped) libjemalloc.so.2; the arm64 one is built and run
 # like glibc-2.36-arm64, against that sysroot's glibc and jemalloc.
+# jemalloc-5.3.0-arm64-prof is jemalloc-5.3.0-arm64 with Debian's arm64
+# libjemalloc2 (built without prof) replaced by the same source rebuilt
+# with --enable-prof and stripped (scripts/corpus/jemalloc-prof.sh, over
+# that variant's sysroot: $HEAPWALK_SYSROOTS/jemalloc-5.3.0-arm64-prof;
+# the first build takes minutes), for the prof* cases.
 #
 # The kernel writes the core when core_pattern names a plain file (e.g.
 # "core", "core.%p", core_uses_pid=1, or an absolute pattern); when it is
@@ -77,7 +82,7 @@ qemu_pagesize=
 hostcore=false
 case $variant in *-hostcore) hostcore=true sysvariant=${variant%-hostcore} ;; esac
 arm64=false
-case $sysvariant in *-arm64) arm64=true ;; esac
+case $sysvariant in *-arm64 | *-arm64-prof) arm64=true ;; esac
 top=$(cd "$(dirname "$0")/../.." && pwd)
 case $variant in
 jemalloc-*) srcdir=$top/corpora/jemalloc ;;
@@ -107,6 +112,16 @@ host-static | host-static-pie)
 	;;
 glibc-*-amd64 | glibc-*-arm64 | glibc-*-arm64-64k | glibc-*-arm64-hostcore | jemalloc-*-amd64 | jemalloc-*-arm64)
 	corpus_sysroot "$sysvariant"
+	;;
+jemalloc-*-arm64-prof)
+	corpus_sysroot "${sysvariant%-prof}"
+	rc=0
+	"$top/scripts/corpus/jemalloc-prof.sh" "$sysroot" "$sysroot-prof" || rc=$?
+	if [ $rc = 77 ]; then cannot "cannot build a prof-enabled jemalloc for $variant here"; fi
+	[ $rc = 0 ] || die "no prof-enabled jemalloc for $variant"
+	sysroot=$sysroot-prof
+	sysroot_stamp=$sysroot/.sysroot
+	libdir=$sysroot/usr/lib/$triple
 	;;
 *) die "unknown variant '$variant'" ;;
 esac
