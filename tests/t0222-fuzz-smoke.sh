@@ -1,9 +1,13 @@
 #!/bin/bash
-# The libFuzzer harnesses (tests/fuzz/: fuzz-core, fuzz-ptmalloc,
-# fuzz-jemalloc) still build and run: each replays its kept findings
-# (tests/fuzz/regress/NAME/) and its seeds, then fuzzes for SMOKE_TIME
-# seconds (default 12; all three with their set-up stay within a minute)
-# through tests/fuzz/run.sh, in a fresh corpus.  Any crash, sanitizer
+# The libFuzzer harnesses (tests/fuzz/fuzz-*.c: fuzz-core, fuzz-ptmalloc,
+# fuzz-jemalloc, fuzz-jeprof, fuzz-heapv2) still build and run: each
+# replays its kept findings (tests/fuzz/regress/NAME/) and its seeds, then
+# fuzzes for SMOKE_TIME seconds through tests/fuzz/run.sh, in a fresh
+# corpus.  SMOKE_TIME defaults to 25 s shared among the harnesses (5 s
+# each for five, never under 3): their set-up (copying the cores,
+# replaying the kept findings and the seeds: 2 s each idle, up to 7 s on
+# a loaded machine) takes about as long again, and all five stay within
+# a minute.  Any crash, sanitizer
 # report, leak, input slower than 10 s or invalid JSON fails the test
 # (the input is kept in FUZZ/artifacts-NAME/).  Skips when clang has no
 # libFuzzer or the harnesses are not built (`make fuzzers`; make check
@@ -16,7 +20,6 @@
 . "$(dirname "$0")/lib.sh"
 need_cmd xz perl
 FUZZ=${FUZZ:-$TOP/build/fuzz}
-secs=${SMOKE_TIME:-12}
 
 why=$("$TOP/tests/fuzz/have-libfuzzer.sh" 2>&1) || skip "$why"
 names=()
@@ -27,6 +30,8 @@ for src in "$TOP"/tests/fuzz/fuzz-*.c; do
 	names+=("$n")
 done
 
+secs=${SMOKE_TIME:-$((25 / ${#names[@]}))}
+[ "$secs" -ge 3 ] || secs=3
 ran=0
 for n in "${names[@]}"; do
 	rc=0

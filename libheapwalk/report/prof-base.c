@@ -48,12 +48,17 @@ static void v2_free(struct v2_file *f)
 	free(f->maps);
 }
 
+/* Counts past this are no heap's (2^50 bytes is a petabyte): a file
+   with more is refused.  */
+#define MAX_COUNT (1ull << 50)
+
 /* "  t*: A: B [C: D]" -> counts; false when malformed.  */
 static bool parse_counts(const char *l, struct hw_prof_counts *c)
 {
 	unsigned long long a, b, x, y;
 	int n = 0;
-	if (sscanf(l, " t*: %llu: %llu [%llu: %llu]%n", &a, &b, &x, &y, &n) != 4)
+	if (sscanf(l, " t*: %llu: %llu [%llu: %llu]%n", &a, &b, &x, &y, &n) != 4 ||
+	    a > MAX_COUNT || b > MAX_COUNT || x > MAX_COUNT || y > MAX_COUNT)
 		return false;
 	*c = (struct hw_prof_counts){ a, b, x, y };
 	return true;
@@ -61,6 +66,12 @@ static bool parse_counts(const char *l, struct hw_prof_counts *c)
 
 /* jeprof's scaling: a record of c objects and s bytes stands for
    c / (1 - exp(-(s/c) / period)) objects (and bytes the same).  */
+static uint64_t scaled(double v)
+{
+	double r = round(v);
+	return r < (double)MAX_COUNT ? (r > 0 ? (uint64_t)r : 0) : MAX_COUNT;
+}
+
 static void scale(uint64_t period, struct hw_prof_counts *c)
 {
 	if (period <= 1 || !c->curobjs || !c->curbytes)
@@ -68,8 +79,8 @@ static void scale(uint64_t period, struct hw_prof_counts *c)
 	double ratio = (double)c->curbytes / (double)c->curobjs /
 		       (double)period;
 	double k = 1.0 / (1.0 - exp(-ratio));
-	c->curobjs = (uint64_t)round((double)c->curobjs * k);
-	c->curbytes = (uint64_t)round((double)c->curbytes * k);
+	c->curobjs = scaled((double)c->curobjs * k);
+	c->curbytes = scaled((double)c->curbytes * k);
 }
 
 static enum hw_status parse_v2(struct hw_session *s, const char *path,
@@ -85,7 +96,8 @@ static enum hw_status parse_v2(struct hw_session *s, const char *path,
 	while (fgets(line, LINE_MAX_LEN, in)) {
 		lineno++;
 		if (lineno == 1) {
-			if (sscanf(line, "heap_v2/%llu", &period) != 1 || !period) {
+			if (sscanf(line, "heap_v2/%llu", &period) != 1 || !period ||
+			    period > MAX_COUNT) {
 				st = hw_error(s, HW_USAGE, "prof: base '%s': not a "
 					      "heap_v2 profile", path);
 				break;

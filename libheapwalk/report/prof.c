@@ -120,6 +120,22 @@ struct prof_entries {
 	size_t n;
 };
 
+/* Counts as the signed values a comparison needs.  A core's counters
+   are whatever its bytes say: past INT64_MAX they are held there, and
+   sums saturate instead of wrapping.  */
+static int64_t as_i64(uint64_t v)
+{
+	return v > (uint64_t)INT64_MAX ? INT64_MAX : (int64_t)v;
+}
+
+static int64_t sat_add(int64_t a, int64_t b)
+{
+	int64_t r;
+	if (__builtin_add_overflow(a, b, &r))
+		return b > 0 ? INT64_MAX : INT64_MIN;
+	return r;
+}
+
 static int entry_key_cmp(const void *a, const void *b)
 {
 	const struct prof_entry *x = a, *y = b;
@@ -146,16 +162,16 @@ static bool entries_make(const struct prof_stacks *st,
 	for (size_t i = 0; i < st->p->nsites; i++) {
 		const struct hw_prof_site *site = &st->p->sites[i];
 		es->v[es->n++] = (struct prof_entry){
-			st, site, (int64_t)site->est.curobjs,
-			(int64_t)site->est.curbytes, NULL };
+			st, site, as_i64(site->est.curobjs),
+			as_i64(site->est.curbytes), NULL };
 	}
 	if (!b)
 		return true;
 	for (size_t i = 0; i < b->p->nsites; i++) {
 		const struct hw_prof_site *site = &b->p->sites[i];
 		es->v[es->n++] = (struct prof_entry){
-			&b->st, site, -(int64_t)site->est.curobjs,
-			-(int64_t)site->est.curbytes, NULL };
+			&b->st, site, -as_i64(site->est.curobjs),
+			-as_i64(site->est.curbytes), NULL };
 	}
 	struct prof_frame_ref *fr = malloc(PROF_MAX_FRAMES * sizeof *fr);
 	if (!fr)
@@ -173,8 +189,9 @@ static bool entries_make(const struct prof_stacks *st,
 	for (size_t i = 0; i < es->n;) {
 		size_t j = i + 1;
 		while (j < es->n && !strcmp(es->v[j].key, es->v[i].key)) {
-			es->v[i].objs += es->v[j].objs;
-			es->v[i].bytes += es->v[j].bytes;
+			es->v[i].objs = sat_add(es->v[i].objs, es->v[j].objs);
+			es->v[i].bytes = sat_add(es->v[i].bytes,
+						 es->v[j].bytes);
 			free(es->v[j].key);
 			j++;
 		}
@@ -423,7 +440,7 @@ static void base_lines(const struct prof_opts *o, const struct prof_base *b,
 		then += b->p->sites[i].est.curbytes;
 	int64_t change = 0;
 	for (size_t i = 0; i < es->n; i++)
-		change += es->v[i].bytes;
+		change = sat_add(change, es->v[i].bytes);
 	em_kv(e, &F_BASE, ev_str(o->base));
 	em_kv(e, &F_BASE_WHAT, ev_str(b->what));
 	em_kv(e, &F_BASE_B, ev_u64(then));
@@ -443,7 +460,7 @@ static enum hw_status write_ranks(struct hw_session *s,
 	int64_t total = 0;
 	for (size_t i = 0; i < es->n; i++) {
 		const struct prof_entry *en = &es->v[i];
-		total += o->objects ? en->objs : en->bytes;
+		total = sat_add(total, o->objects ? en->objs : en->bytes);
 		size_t n = prof_site_frames(en->st, en->site, fr,
 					    PROF_MAX_FRAMES);
 		for (size_t k = 0; k < n; k++) {
@@ -489,9 +506,9 @@ static enum hw_status write_ranks(struct hw_session *s,
 			int64_t v = o->objects ? en->objs : en->bytes;
 			/* A recursive function is counted once per stack.  */
 			if (keys[j].site != last)
-				r->cum += v;
+				r->cum = sat_add(r->cum, v);
 			if (keys[j].leaf)
-				r->flat += v;
+				r->flat = sat_add(r->flat, v);
 			last = keys[j].site;
 		}
 		i = j;

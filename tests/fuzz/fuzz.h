@@ -106,14 +106,31 @@ static void fuzz_check_utf8(const struct fuzz_sink *s, const char *cmd)
 	}
 }
 
-/* Open the memfd's core and run each command on the one session (as
-   the gdb plugin does), JSON or text.  Open failures are fine: a
-   broken core may well be refused.  Only crashes, sanitizer reports,
-   hangs, leaks and invalid UTF-8 are findings.  */
-static void fuzz_run(const char *const *cmds, size_t ncmds, bool json)
+/* Run one command line on an open session into a checked sink; words
+   are split at spaces ("prof --format=heap_v2"), at most 15.  */
+static void fuzz_run_one(hw_session *s, const char *cmd, bool json)
+{
+	char line[256];
+	char *argv[16];
+	int argc = 0;
+	snprintf(line, sizeof line, "%s", cmd);
+	for (char *w = strtok(line, " "); w && argc < 15; w = strtok(NULL, " "))
+		argv[argc++] = w;
+	argv[argc] = NULL;
+	struct fuzz_sink sink = { 0 };
+	struct hw_output out = { fuzz_write, &sink, json };
+	hw_session_run(s, argc, argv, &out);
+	if (json)
+		fuzz_check_utf8(&sink, cmd);
+	free(sink.buf);
+}
+
+/* A session on the core at PATH, opened as every harness does; NULL
+   when the library refuses it (a broken core may well be refused).  */
+static hw_session *fuzz_open(const char *path)
 {
 	struct hw_open_opts o = HW_OPEN_OPTS_INIT;
-	o.core = fuzz_path;
+	o.core = path;
 	/* HW_FUZZ_SYSROOT: where the seeds' files are (the aarch64 kernel
 	   cores' libc); a core naming host paths still finds them, as
 	   SYSROOT + path falls back to the path itself.  */
@@ -125,18 +142,23 @@ static void fuzz_run(const char *const *cmds, size_t ncmds, bool json)
 	o.no_debuginfo = true;
 	o.threads = 1; /* reproducible: one input, one path */
 	hw_session *s = NULL;
-	enum hw_status st = hw_session_open(&o, &s);
-	if (st == HW_OK) {
-		for (size_t i = 0; i < ncmds; i++) {
-			struct fuzz_sink sink = { 0 };
-			struct hw_output out = { fuzz_write, &sink, json };
-			char *argv[] = { (char *)cmds[i], NULL };
-			hw_session_run(s, 1, argv, &out);
-			if (json)
-				fuzz_check_utf8(&sink, cmds[i]);
-			free(sink.buf);
-		}
+	if (hw_session_open(&o, &s) != HW_OK) {
+		hw_session_close(s);
+		return NULL;
 	}
+	return s;
+}
+
+/* Open the memfd's core and run each command on the one session (as
+   the gdb plugin does), JSON or text.  Only crashes, sanitizer reports,
+   hangs, leaks and invalid UTF-8 are findings.  Inline: a harness
+   that opens its session otherwise (fuzz-heapv2) has no use for it.  */
+static inline void fuzz_run(const char *const *cmds, size_t ncmds, bool json)
+{
+	hw_session *s = fuzz_open(fuzz_path);
+	if (s)
+		for (size_t i = 0; i < ncmds; i++)
+			fuzz_run_one(s, cmds[i], json);
 	hw_session_close(s);
 }
 

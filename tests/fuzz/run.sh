@@ -20,11 +20,22 @@
 #                  (heaps, mmapped chunks, TLS) or libc's (main_arena, mp_)
 #   fuzz-jemalloc  the same from jemalloc-5.3.0-amd64 basic1, libjemalloc's
 #                  data instead of libc's
+#   fuzz-jeprof    the same from jemalloc-5.3.0-amd64 prof1 (profiling on,
+#                  every allocation sampled), but only the pages holding
+#                  anything (see nzranges) of libjemalloc's data and .bss
+#                  and of the anonymous memory no other module or thread
+#                  stack owns: where the profile's objects can be
+#   fuzz-heapv2    FUZZDIR/fuzz-heapv2.core: prof1's core, the session
+#                  `prof --base INPUT` runs on; seeds: the profile prof1
+#                  dumped itself (its prof.heap) and variants of it (sample
+#                  period 2^19, no MAPPED_LIBRARIES, half its records, every
+#                  address moved); inputs up to 64 KiB
 # Dictionary: tests/fuzz/NAME.dict, plus for the patch harnesses the
 # core's own addresses (ranges, the truth's chunks) as 8-byte words.
 #
 # First every file of tests/fuzz/regress/NAME/ (xz-compressed or not) is
-# replayed: fuzz-core's are cores; the patch harnesses' are whole patched
+# replayed: fuzz-core's are cores, fuzz-heapv2's base files (inputs as
+# they are); the patch harnesses' are whole patched
 # cores (*.core[.xz]), replayed as that harness's core with no patches
 # (HW_FUZZ_SAVE=FILE makes the harness save the core it patched).  Then
 # libFuzzer runs with -timeout=10: a crash, a sanitizer report, a leak,
@@ -102,10 +113,13 @@ seed() {
 	mv -f "$1.tmp" "$1"
 }
 
-# word ADDR: ADDR as a dictionary entry, 8 bytes little-endian.
-word() {
-	perl -e 'print "\"", join("", map { sprintf "\\x%02x", $_ }
-		unpack("C8", pack("Q<", hex $ARGV[0]))), "\"\n"' "$1"
+# words: each address of stdin (0x...) as a dictionary entry, 8 bytes
+# little-endian (one perl for them all: a start each costs a smoke run
+# seconds on a loaded machine).
+words() {
+	perl -ne 'next unless /(0x[0-9a-fA-F]+)/;
+		print "\"", join("", map { sprintf "\\x%02x", $_ }
+			unpack("C8", pack("Q<", hex $1))), "\"\n"'
 }
 
 # ranges CORE LIBRE: the .ranges of CORE: its writable PT_LOADs with data
@@ -118,6 +132,67 @@ ranges() {
 			printf '%s %s %s at %s\n' "$off" "$fsz" "${file##*/}" "$va"
 		fi
 	done
+}
+
+# nzranges CORE LIBRE: ranges() for a core whose allocator data is
+# mostly empty pages (prof1's sampled objects are zero-filled extents of
+# 16 KiB and more): of libjemalloc's writable mappings and the anonymous
+# ones, only the runs of pages with a non-zero byte; an anonymous
+# mapping right behind another module's data (its .bss, the brk heap
+# behind the executable's) or behind a no-access page (a thread stack's
+# guard) is left out.  The closest runs are merged until there are at
+# most 60, patch.h's limit being 64.
+nzranges() {
+	"$coreloads" "$1" | perl -e '
+		my ($core, $libre) = @ARGV;
+		open(my $fh, "<:raw", $core) or die "$core: $!\n";
+		my ($prev_end, $prev_file, $prev_flags) = (-1, "", "");
+		my @runs;   # [file offset, length, what, va]
+		while (<STDIN>) {
+			my ($va, $msz, $off, $fsz, $flags, $file) = split;
+			($va, $msz, $off, $fsz) = map { hex } ($va, $msz, $off, $fsz);
+			my $base = $file; $base =~ s{.*/}{};
+			my $behind = $va == $prev_end;
+			my $keep = $flags eq "rw-" && $fsz > 0 &&
+				($file eq "-" ? !($behind &&
+					(($prev_file ne "-" && $prev_file !~ /$libre/) ||
+					 $prev_flags eq "---"))
+				 : $base =~ /$libre/);
+			# an anonymous mapping behind a module: its .bss, the module
+			# goes on
+			$base = $prev_file if $file eq "-" && $behind && $prev_file ne "-";
+			($prev_end, $prev_file, $prev_flags) = ($va + $msz, $base, $flags);
+			next unless $keep;
+			my $what = $base eq "-" ? "anon" : $base;
+			my $start;
+			for (my $p = 0; $p <= $fsz; $p += 4096) {
+				my $nz = 0;
+				if ($p < $fsz) {
+					my $len = $fsz - $p < 4096 ? $fsz - $p : 4096;
+					seek($fh, $off + $p, 0) or die;
+					read($fh, my $buf, $len) == $len or die "$core: short\n";
+					$nz = $buf =~ /[^\0]/;
+				}
+				if ($nz && !defined $start) { $start = $p; }
+				if (!$nz && defined $start) {
+					push @runs, [$off + $start, $p - $start, $what, $va + $start];
+					undef $start;
+				}
+			}
+		}
+		while (@runs > 60) {
+			my $best = 0;
+			for my $i (1 .. $#runs - 1) {
+				my $g = $runs[$i + 1][0] - $runs[$i][0] - $runs[$i][1];
+				my $b = $runs[$best + 1][0] - $runs[$best][0] - $runs[$best][1];
+				$best = $i if $g < $b;
+			}
+			my ($x, $y) = @runs[$best, $best + 1];
+			$x->[1] = $y->[0] + $y->[1] - $x->[0];
+			splice(@runs, $best + 1, 1);
+		}
+		printf "0x%x 0x%x %s at 0x%x\n", @$_ for @runs;
+	' "$1" "$2"
 }
 
 seeds=$fdir/seeds-$name
@@ -161,35 +236,73 @@ fuzz-core)
 		seed "$seeds/jemalloc-basic1" "$je/core"
 	fi
 	;;
-fuzz-ptmalloc | fuzz-jemalloc)
+fuzz-ptmalloc | fuzz-jemalloc | fuzz-jeprof)
 	max_len=4096
 	# every length from the start: a patch takes 7 bytes, and libFuzzer
 	# would otherwise creep up from 4-byte inputs over thousands of runs
 	extra=(-len_control=0)
-	if [ "$name" = fuzz-ptmalloc ]; then
+	case $name in
+	fuzz-ptmalloc)
 		dir=$CORPUS/bins1 libre='^(libc\.so\.6|libc-2\..*\.so)$'
 		core_of bins1 "$dir"
-	else
+		;;
+	fuzz-jemalloc)
 		dir=$CORPUS/jemalloc-5.3.0-amd64/basic1 libre='^libjemalloc'
 		core_of basic1 "$dir" jemalloc-5.3.0-amd64
-	fi
+		;;
+	fuzz-jeprof)
+		dir=$CORPUS/jemalloc-5.3.0-amd64/prof1 libre='^libjemalloc'
+		core_of prof1 "$dir" jemalloc-5.3.0-amd64
+		;;
+	esac
 	copy_core "$dir" "$fdir/$name.core"
 	cp "$dir/truth.txt" "$fdir/$name.truth"
-	ranges "$fdir/$name.core" "$libre" >"$fdir/$name.ranges"
+	if [ "$name" = fuzz-jeprof ]; then
+		nzranges "$fdir/$name.core" "$libre" >"$fdir/$name.ranges"
+	else
+		ranges "$fdir/$name.core" "$libre" >"$fdir/$name.ranges"
+	fi
 	[ -s "$fdir/$name.ranges" ] || { echo "$me: no ranges in $dir/core" >&2; exit 1; }
 	{
 		echo "# the core's own addresses (tests/fuzz/run.sh)"
-		while read -r _ _ _ _ va; do word "$va"; done <"$fdir/$name.ranges"
-		# a few chunks the truth knows (user addresses; headers 16 below)
-		awk '$1 == "alloc" { print $2 }' "$fdir/$name.truth" |
-			awk 'NR % 16 == 1' | head -n 24 |
-			while read -r a; do
-				word "$a"
-				word "$(printf '0x%x' $((a - 16)))"
-			done
+		{
+			while read -r _ _ _ _ va; do echo "$va"; done <"$fdir/$name.ranges"
+			# a few chunks the truth knows (user addresses; headers 16
+			# below)
+			awk '$1 == "alloc" { print $2 }' "$fdir/$name.truth" |
+				awk 'NR % 16 == 1' | head -n 24 |
+				while read -r a; do
+					echo "$a"
+					printf '0x%x\n' $((a - 16))
+				done
+			# prof cases: the sites' code (return addresses in the
+			# stacks)
+			awk '$1 == "site" { print $3 }' "$fdir/$name.truth"
+		} | words
 	} >>"$dict"
 	printf '\0' >"$seeds/text"
 	printf '\1' >"$seeds/json"
+	;;
+fuzz-heapv2)
+	max_len=65536
+	dir=$CORPUS/jemalloc-5.3.0-amd64/prof1
+	core_of prof1 "$dir" jemalloc-5.3.0-amd64
+	copy_core "$dir" "$fdir/$name.core"
+	[ -s "$dir/prof.heap" ] || { echo "$me: no prof.heap in $dir" >&2; exit 1; }
+	heap=$dir/prof.heap
+	cp "$heap" "$seeds/prof1"
+	sed '1s|^heap_v2/.*|heap_v2/524288|' "$heap" >"$seeds/period-2e19"
+	sed '/^MAPPED_LIBRARIES:/,$d' "$heap" >"$seeds/no-maps"
+	awk '/^@/ { n++ } !/^@/ && !/^  t/ && !/^heap_v2/ { n = 99 }
+		n <= 3 || n == 99 { print }' "$heap" >"$seeds/half"
+	# every address 256 MiB higher: the maps move the stacks back
+	perl -pe 'my $m = sub { sprintf "%x", hex($_[0]) + 0x10000000 };
+		if (/^@/) { s/0x([0-9a-f]+)/"0x" . $m->($1)/ge }
+		elsif (/^([0-9a-f]+)-([0-9a-f]+)( .*)$/s) {
+			$_ = $m->($1) . "-" . $m->($2) . $3 }' "$heap" >"$seeds/moved"
+	# the names the maps give, as the dictionary's
+	sed -n 's|^[0-9a-f]*-[0-9a-f]* .* \(/.*\)$|\1|p' "$heap" | sort -u |
+		while read -r f; do printf '"%s"\n' "${f##*/}"; done >>"$dict"
 	;;
 *)
 	echo "$me: no set-up for $name" >&2
@@ -210,25 +323,38 @@ if [ -d "$regress" ] && [ -n "$(ls -A "$regress")" ]; then
 		esac
 	done
 	# replaying a patched core: a range for the harness to accept, unused
-	if [ "$name" != fuzz-core ]; then
+	if [ "$name" != fuzz-core ] && [ "$name" != fuzz-heapv2 ]; then
 		echo "0x0 0x1 (no patches)" >"$fdir/$name.ranges.whole"
 	fi
-	for f in "$rdir"/*; do
+	# base files: all in one run, the core being read once (libFuzzer
+	# names each file as it runs it: the log says which one failed)
+	if [ "$name" = fuzz-heapv2 ]; then
 		rc=0
-		if [ "$name" = fuzz-core ]; then
-			"$bin" -timeout=10 "$f" >"$f.log" 2>&1 || rc=$?
-		else
-			# the patched core as the core, no patches, text then JSON
-			HW_FUZZ_CORE=$f HW_FUZZ_RANGES=$fdir/$name.ranges.whole \
-				"$bin" -timeout=10 "$seeds/text" "$seeds/json" \
-				>"$f.log" 2>&1 || rc=$?
-		fi
+		"$bin" -timeout=10 "$rdir"/* >"$rdir.log" 2>&1 || rc=$?
 		if [ $rc != 0 ]; then
-			tail -n 40 "$f.log" >&2
-			say "FAIL: regression input ${f##*/} (tests/fuzz/regress/$name) fails again (exit $rc)"
+			tail -n 40 "$rdir.log" >&2
+			say "FAIL: a regression input (tests/fuzz/regress/$name) fails again (exit $rc; log $rdir.log)"
 			exit 1
 		fi
-	done
+	else
+		for f in "$rdir"/*; do
+			rc=0
+			if [ "$name" = fuzz-core ]; then
+				"$bin" -timeout=10 "$f" >"$f.log" 2>&1 || rc=$?
+			else
+				# the patched core as the core, no patches, text then
+				# JSON
+				HW_FUZZ_CORE=$f HW_FUZZ_RANGES=$fdir/$name.ranges.whole \
+					"$bin" -timeout=10 "$seeds/text" "$seeds/json" \
+					>"$f.log" 2>&1 || rc=$?
+			fi
+			if [ $rc != 0 ]; then
+				tail -n 40 "$f.log" >&2
+				say "FAIL: regression input ${f##*/} (tests/fuzz/regress/$name) fails again (exit $rc)"
+				exit 1
+			fi
+		done
+	fi
 	say "$(find "$regress" -type f | wc -l) regression inputs pass"
 fi
 

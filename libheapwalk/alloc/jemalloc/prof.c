@@ -491,10 +491,14 @@ static bool conf_bool(const char *conf, const char *key, bool dflt)
 
 /* 5.3's prof_unbiased_sz[i] = round(sz / (1 - exp(-sz / R))): find the
    table in the data and the R it was made for.  */
+static uint64_t to_u64(double d);
+
 static uint64_t unbiased_sz(uint64_t sz, unsigned lg)
 {
+	/* exp(-s/R) rounds to 1 for a small s and a large R: the quotient
+	   is then infinite, and jemalloc's table saturates like to_u64.  */
 	double s = (double)sz, rate = (double)((uint64_t)1 << lg);
-	return (uint64_t)round(s / (1.0 - exp(-s / rate)));
+	return to_u64(s / (1.0 - exp(-s / rate)));
 }
 
 struct period_probe {
@@ -536,10 +540,14 @@ static void period_first(const struct je_state *j, struct period_probe *p)
 
 /* ---- building the profile --------------------------------------------------- */
 
+/* A double as a count: rounded, saturated at UINT64_MAX (NaN and
+   infinity included), as jemalloc's prof_double_uint64_cast does.  */
 static uint64_t to_u64(double d)
 {
 	double r = round(d);
-	return r < (double)UINT64_MAX ? (uint64_t)r : UINT64_MAX;
+	if (!(r < (double)UINT64_MAX))
+		return UINT64_MAX;
+	return r > 0 ? (uint64_t)r : 0;
 }
 
 /* What prof.dump prints for counters c (prof_dump_print_cnts).  */
@@ -647,7 +655,9 @@ static bool build(struct reader *r, struct je_prof *out)
 {
 	struct hw_profile *p = &out->p;
 	const struct layout *l = &r->l;
-	qsort(r->tdatas, r->ntdatas, sizeof *r->tdatas, tdata_order);
+	/* qsort's array may not be NULL, even empty.  */
+	if (r->ntdatas)
+		qsort(r->tdatas, r->ntdatas, sizeof *r->tdatas, tdata_order);
 	/* Threads by address, to find a tctx's.  */
 	const struct tdata **byaddr = calloc(r->ntdatas + 1, sizeof *byaddr);
 	struct hw_prof_thread *threads = calloc(r->ntdatas + 1, sizeof *threads);
@@ -684,7 +694,8 @@ static bool build(struct reader *r, struct je_prof *out)
 			t->name = n;
 		}
 	}
-	qsort(r->gctxs, r->ngctxs, sizeof *r->gctxs, gctx_order);
+	if (r->ngctxs)
+		qsort(r->gctxs, r->ngctxs, sizeof *r->gctxs, gctx_order);
 	size_t nsites = 0, nst = 0;
 	for (size_t g = 0; g < r->ngctxs; g++) {
 		const struct gctx *c = &r->gctxs[g];

@@ -1,0 +1,35 @@
+/* fuzz-jeprof - libFuzzer harness for the jemalloc heap profile reader
+ * (alloc/jemalloc/prof.c) and the writers of `prof`: a valid jemalloc
+ * 5.3 core taken with profiling on and every allocation sampled (the
+ * corpus's prof1), with the input's bytes patched where the profile
+ * lives: libjemalloc's writable data and .bss (the statics bt2gctx and
+ * tdatas, opt_prof, lg_prof_sample) and the pages of anonymous memory
+ * that hold anything (base blocks with the extents and their
+ * e_prof_tctx, the slabs with the gctx, tctx and tdata objects and the
+ * bt2gctx table, the large extents each sampled object was promoted
+ * to).  patch.h says how an input decodes; tests/fuzz/run.sh makes
+ * fuzz-jeprof.core and fuzz-jeprof.ranges (only the non-zero pages:
+ * the sampled objects' zero contents hold nothing the walk reads).
+ *
+ * Every form of the profile runs on the same session, then `leaks`,
+ * which asks the profile for the leaked objects' allocation sites.
+ */
+#include "patch.h"
+
+int LLVMFuzzerInitialize(int *argc, char ***argv)
+{
+	(void)argc;
+	(void)argv;
+	patch_setup();
+	return 0;
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	static const char *const cmds[] = {
+		"prof", "prof --collapsed", "prof --format=heap_v2",
+		"prof --format=pprof", "leaks"
+	};
+	patch_run(data, size, cmds, sizeof cmds / sizeof cmds[0]);
+	return 0;
+}
