@@ -178,6 +178,7 @@ int main(int argc, char **argv)
 {
 	if (argc != 2)
 		die("usage: prof1 TRUTHFILE");
+	live_begin();
 	pt_check_prof(0);
 	S_small = pt_site("prof_site_small", prof_site_small, prof_site_small_end);
 	S_large = pt_site("prof_site_large", prof_site_large, prof_site_large_end);

@@ -61,6 +61,7 @@
 #include <jemalloc/jemalloc.h>
 
 #include "../common/out.h"
+#include "../common/live.h"
 
 #define PT_MAX_SITES 16
 #define PT_MAX_RECS 65536
@@ -186,7 +187,8 @@ static void pt_dump_path(const char *truth)
 	memcpy(PT_dump_path + dl, "prof.heap", sizeof "prof.heap");
 }
 
-/* jemalloc's own profile, then the truth, then abort().  Nothing may
+/* jemalloc's own profile, then the truth, then abort() (or, in live
+   mode, wait for the tracer: live.h's live_park).  Nothing may
    allocate between the last recorded operation and the core.  */
 static void pt_dump_write_and_abort(const char *prog, const char *truth)
 {
@@ -253,6 +255,9 @@ static void pt_dump_write_and_abort(const char *prog, const char *truth)
 	out_str("\nend\n");
 	out_flush();
 	close(out_fd);
+	/* CORPUS_LIVE=1: stay alive for `heapwalk --pid` (live.h).  */
+	if (live_mode())
+		live_park(NULL);
 	abort();
 }
 
