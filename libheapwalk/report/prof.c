@@ -393,8 +393,12 @@ static const struct em_field F_UNREAD = { .key = "unreadable",
 					  .post = " records could not be "
 					  "read: totals are partial" };
 
+/* The header's lines, their values in one column.  */
+static const struct em_section S_HEADER = { .label_width = 11 };
+
 static void header(const struct hw_profile *p, struct hw_emitter *e)
 {
+	em_section_begin(e, &S_HEADER);
 	em_kv(e, &F_ALLOC, ev_str(p->allocator));
 	em_kv(e, &F_PERIOD, ev_u64(p->period));
 	em_kv(e, &F_LG, ev_u64(p->lg_sample));
@@ -416,6 +420,7 @@ static void header(const struct hw_profile *p, struct hw_emitter *e)
 	em_kv(e, &F_SAMPLED_B, ev_u64(p->sampled_bytes));
 	if (p->unreadable)
 		em_kv(e, &F_UNREAD, ev_u64(p->unreadable));
+	em_section_end(e);
 }
 
 static const struct em_field F_BASE = { .key = "base", .label = "base:" };
@@ -441,10 +446,12 @@ static void base_lines(const struct prof_opts *o, const struct prof_base *b,
 	int64_t change = 0;
 	for (size_t i = 0; i < es->n; i++)
 		change = sat_add(change, es->v[i].bytes);
+	em_section_begin(e, &S_HEADER);
 	em_kv(e, &F_BASE, ev_str(o->base));
 	em_kv(e, &F_BASE_WHAT, ev_str(b->what));
 	em_kv(e, &F_BASE_B, ev_u64(then));
 	em_kv(e, &F_CHANGE, ev_i64(change));
+	em_section_end(e);
 }
 
 static enum hw_status write_ranks(struct hw_session *s,
@@ -637,8 +644,11 @@ enum hw_status hw_report_prof(struct hw_session *s, struct hw_emitter *e,
 		if (!ok)
 			st = hw_error(s, HW_BAD_TARGET, "prof: write error on "
 				      "%s", o.output);
-		else
+		else {
+			em_section_begin(e, &S_HEADER);
 			em_kv(e, &F_WROTE, ev_str(o.output));
+			em_section_end(e);
+		}
 		header(p, e);
 		base_lines(&o, &base, &es, e);
 	} else if (o.format == PF_TEXT) {
