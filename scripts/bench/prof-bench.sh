@@ -7,8 +7,8 @@
 # MALLOC_CONF=prof:true,lg_prof_sample:0, so that every allocation is
 # sampled, keeps the core in BUILD_DIR/bench-prof/ (remade when
 # profheap.c changes), and prints the best of BENCH_RUNS (default 3) wall
-# times and peak RSS of: prof (text), prof -o FILE (heap_v2), prof
-# --collapsed.  PROF_OBJECTS sets the number of blocks.  Exit 77 when no
+# times and peak anonymous memory of: prof (text), prof -o FILE
+# (heap_v2), prof --collapsed, prof --format=pprof -o FILE.  PROF_OBJECTS sets the number of blocks.  Exit 77 when no
 # core or no jemalloc can be had here.
 set -euo pipefail
 top=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
@@ -58,5 +58,6 @@ best() {
 best
 best -o "$out/out.heap"
 best --collapsed
+best --format=pprof -o "$out/out.pb.gz"
 records=$(grep -c '^@' "$out/out.heap" || true)
 echo "  heap_v2 written: $records stacks; target: prof under 2 s"
