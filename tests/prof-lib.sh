@@ -2,7 +2,7 @@
 # tests/prof-lib.sh - sourced by the heap-profile tests (after lib.sh):
 # reading the jemalloc prof corpus's truth (corpora/jemalloc/proftruth.h),
 # jemalloc's own heap_v2 profiles and heapwalk's --collapsed output.
-# (The same helpers as tests/t0440-jemalloc-prof.sh's own.)
+# Used by tests/t0440 and t0442.
 #
 #   own_sites TRUTH PROFILE    "NAME OBJS BYTES ESTIMATE" per truth site,
 #                              from the profile's records

@@ -57,99 +57,13 @@
 # Network on the first run (Debian's packages); skips when it cannot.
 # shellcheck source=tests/jemalloc-lib.sh
 . "$(dirname "$0")/jemalloc-lib.sh"
+# shellcheck source=tests/prof-lib.sh
+. "$(dirname "$0")/prof-lib.sh"
 need_cmd awk
 
 heapv2cmp=$(tool heapv2cmp)
 
-# ---- reading truth and profiles (awk: mawk has no strtonum) ---------------
-
-AWK_HEX='function hex(s,  i, c, v) {
-	s = tolower(s); sub(/^0x/, "", s); v = 0
-	for (i = 1; i <= length(s); i++) {
-		c = index("0123456789abcdef", substr(s, i, 1)) - 1
-		if (c < 0) return -1
-		v = v * 16 + c
-	}
-	return v
-}'
-
-# own_sites TRUTH PROFILE: "NAME OBJS BYTES ESTIMATE" per truth site, from
-# the profile's records: a record belongs to the site whose [START, END)
-# holds its first return address (less one: the call itself) that is in
-# any site; ESTIMATE is jeprof's scaling, bytes / (1 - exp(-(bytes/objs)/R)),
-# summed over the site's records (5.3's prof.dump writes its unbiased
-# figures in the form that this scaling turns back into them).
-own_sites() {
-	awk "$AWK_HEX"'
-	FNR == NR {
-		if ($1 == "site") { n++; name[n] = $2; lo[n] = hex($3); hi[n] = hex($4) }
-		if ($1 == "lg_prof_sample") R = 2 ^ $2
-		next
-	}
-	/^@/ {
-		cur = 0
-		for (i = 2; i <= NF && !cur; i++) {
-			pc = hex($i) - 1
-			for (k = 1; k <= n; k++)
-				if (pc >= lo[k] && pc < hi[k]) { cur = k; break }
-		}
-		want = 1
-		next
-	}
-	want && /^  t\*: / {
-		want = 0
-		if (!cur) next
-		o = $2 + 0; b = $3 + 0
-		objs[cur] += o; bytes[cur] += b
-		if (o > 0) est[cur] += b / (1 - exp(-(b / o) / R))
-	}
-	END {
-		for (k = 1; k <= n; k++)
-			printf "%s %d %d %.0f\n", name[k], objs[k], bytes[k], est[k]
-	}' "$1" "$2"
-}
-
-# truth_sites TRUTH: "NAME OBJS BYTES" per site.
-truth_sites() {
-	awk '$1 == "site" { print $2, $5, $6 }' "$1"
-}
-
-# collapsed_sums FILE: "LASTFRAME SUM" for every distinct last frame of a
-# --collapsed output; a line that is not "STACK NUMBER" is a failure.
-collapsed_sums() {
-	awk '
-	{
-		if (!match($0, / [0-9]+$/) || RSTART == 1) { print "MALFORMED " NR ": " $0; bad = 1; next }
-		stack = substr($0, 1, RSTART - 1); v = substr($0, RSTART + 1) + 0
-		n = split(stack, f, ";")
-		sum[f[n]] += v
-	}
-	END { for (k in sum) printf "%s %.0f\n", k, sum[k]; exit bad }' "$1"
-}
-
 # ---- the corpus and its own profiles (no heapwalk) ------------------------
-
-# check_own_exact DIR: prof1's own profile attributes to each site exactly
-# the truth's live objects and bytes; the totals line counts at least the
-# truth's total (libc's own allocations are sampled too).
-check_own_exact() {
-	local dir=$1 name o b to tb
-	[ -s "$dir/prof.heap" ] || fail "$dir: the program dumped no prof.heap"
-	grep -qx 'lg_prof_sample 0' "$dir/truth.txt" || fail "$dir: not every allocation was sampled"
-	own_sites "$dir/truth.txt" "$dir/prof.heap" >"$T/own"
-	truth_sites "$dir/truth.txt" >"$T/want"
-	[ -s "$T/want" ] || fail "$dir: the truth names no site"
-	paste -d' ' "$T/want" "$T/own" >"$T/both"
-	while read -r name o b _ oo ob _; do
-		[ "$o $b" = "$oo $ob" ] ||
-			fail "$dir: jemalloc's own profile gives $name $oo objects, $ob bytes; the truth $o, $b (corpus bug)"
-	done <"$T/both"
-	read -r to tb < <(awk '$1 == "total" { print $2, $3 }' "$dir/truth.txt")
-	read -r o b < <(sed -n '2s/^  t\*: \([0-9]*\): \([0-9]*\) .*/\1 \2/p' "$dir/prof.heap")
-	if [ "$o" -lt "$to" ] || [ "$b" -lt "$tb" ]; then
-		fail "$dir: prof.heap's totals ($o, $b) are below the truth's ($to, $tb)"
-	fi
-}
 
 for v in jemalloc-5.3.0-amd64 jemalloc-5.2.1-amd64; do
 	dir=$(variant_core "$v" prof1)
@@ -236,18 +150,6 @@ say "heapv2cmp: equal to itself and a reordered copy, 11 alterations found"
 # ---- heapwalk -------------------------------------------------------------
 
 need_heapwalk
-
-# check_sites DIR OUT WHAT COLUMN: the collapsed output OUT sums, per truth
-# site, to the truth's figure in COLUMN (5: OBJS, 6: BYTES).
-check_sites() {
-	local dir=$1 out=$2 what=$3 col=$4 name want got
-	collapsed_sums "$out" >"$T/sums" || { head -n 5 "$T/sums" >&2; fail "$what: malformed --collapsed lines"; }
-	while read -r name want; do
-		got=$(awk -v n="$name" '$1 == n { print $2 }' "$T/sums")
-		[ "${got:-0}" = "$want" ] ||
-			fail "$what: the stacks ending in $name sum to ${got:-nothing}, the truth says $want (core in $dir)"
-	done < <(awk -v c="$col" '$1 == "site" { print $2, $c }' "$dir/truth.txt")
-}
 
 for v in jemalloc-5.3.0-amd64 jemalloc-5.2.1-amd64; do
 	dir=$CORPUS/$v/prof1
