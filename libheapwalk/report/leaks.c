@@ -257,13 +257,15 @@ static void emit_records(struct hw_session *s, struct leaks_walk *w)
 		const struct record *rec = &w->recs[i];
 		char bytes[96];
 		first_bytes(s->target, rec->first, rec->size, bytes, sizeof bytes);
+		/* NULL (out of memory) leaves the cell empty.  */
+		const char *site = rec->site ?
+			prof_sites_name(&w->sites, rec->site) : NULL;
 		const struct em_val v[] = {
 			ev_u64(rec->size * rec->count), ev_u64(rec->count),
 			ev_u64(rec->size), ev_str(kind_names[rec->kind]),
 			ev_addr(rec->first), ev_str(bytes),
 			rec->type ? ev_str(rec->type) : ev_absent(),
-			rec->site ? ev_str(prof_sites_name(&w->sites, rec->site))
-				  : ev_absent(),
+			site ? ev_str(site) : ev_absent(),
 		};
 		em_row(w->e, v);
 	}

@@ -60,27 +60,16 @@ const char *prof_sites_name(struct prof_sites *ps,
 		return NULL;
 	if (ps->names[i])
 		return ps->names[i];
-	struct prof_frame_ref fr[PROF_MAX_FRAMES];
-	size_t n = prof_site_frames(&ps->st, site, fr, PROF_MAX_FRAMES);
-	char buf[1024], tmp[96];
-	size_t at = 0;
-	buf[0] = '\0';
-	/* fr is outermost first: take the innermost few from its end.  */
-	for (size_t k = 0; k < NAME_FRAMES && k < n; k++) {
-		const struct prof_frame_ref *f = &fr[n - 1 - k];
-		const char *name = prof_frame_name(f->f, f->pc, tmp, sizeof tmp);
-		size_t len = strlen(name);
-		const char *sep = k ? " \xe2\x86\x90 " : "";  /* " <- " as U+2190 */
-		size_t sl = strlen(sep);
-		if (at + sl + len + 1 >= sizeof buf)
-			break;
-		memcpy(buf + at, sep, sl);
-		memcpy(buf + at + sl, name, len);
-		at += sl + len;
-		buf[at] = '\0';
-	}
-	if (!at)
-		snprintf(buf, sizeof buf, "(no frame)");
+	/* The stack's key names its frames; its innermost few are the
+	   name, as diff's sites are named.  */
+	struct prof_frame_ref *fr = malloc(PROF_MAX_FRAMES * sizeof *fr);
+	char *key = fr ? prof_stack_key(&ps->st, site, fr) : NULL;
+	free(fr);
+	if (!key)
+		return NULL;
+	char buf[1024];
+	prof_key_name(key, NAME_FRAMES, buf, sizeof buf);
+	free(key);
 	ps->names[i] = strdup(buf);
 	return ps->names[i];
 }
