@@ -30,20 +30,12 @@
 # Network on the first run (Debian's packages); skips when it cannot.
 # shellcheck source=tests/jemalloc-lib.sh
 . "$(dirname "$0")/jemalloc-lib.sh"
+# shellcheck source=tests/prof-lib.sh
+. "$(dirname "$0")/prof-lib.sh"   # AWK_HEX
 need_heapwalk
 need_cmd awk gzip protoc
 
 schema_dir=$TOP/libheapwalk/report
-
-AWK_HEX='function hex(s,  i, c, v) {
-	s = tolower(s); sub(/^0x/, "", s); v = 0
-	for (i = 1; i <= length(s); i++) {
-		c = index("0123456789abcdef", substr(s, i, 1)) - 1
-		if (c < 0) return -1
-		v = v * 16 + c
-	}
-	return v
-}'
 
 # flat DECODED: protoc's text form of a Profile as lines (numbers in
 # decimal, strings resolved):
@@ -140,7 +132,7 @@ for v in jemalloc-5.3.0-amd64 jemalloc-5.2.1-amd64; do
 	out=$T/$v.pb.gz
 	hw "$T/run.out" "$T/run.err" "$dir/core" prof --format=pprof -o "$out"
 	expect_rc 0
-	grep -q "wrote: $out" "$T/run.out" || fail "$v: prof does not say it wrote $out: $(head -n 3 "$T/run.out")"
+	grep -qE "^wrote: +$out\$" "$T/run.out" || fail "$v: prof does not say it wrote $out: $(head -n 3 "$T/run.out")"
 
 	# (a) gzip, the schema parses it, pprof's field numbers.
 	[ "$(head -c 2 "$out" | od -An -tx1 | tr -d ' \n')" = 1f8b ] ||
