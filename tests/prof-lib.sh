@@ -104,3 +104,71 @@ check_sites() {
 			fail "$what: the stacks ending in $name sum to ${got:-nothing}, the truth says $want (core in $dir)"
 	done < <(awk -v c="$col" '$1 == "site" { print $2, $c }' "$dir/truth.txt")
 }
+
+# check_recent DIR WHAT TARGET...: jemalloc 5.3's recent-allocation
+# records (prof1 keeps its last 48; the program had jemalloc dump them
+# as DIR/prof.recent.json).  `prof --recent -o` of TARGET (heapwalk's
+# arguments naming the core or process) writes those same bytes; in the
+# table (--json), every live record has an address, which is the truth's
+# object of that usable size made at that site when its innermost frame
+# is a truth site and no truth object otherwise (another library's
+# allocation); the worker thread's frees name it as the freeing thread.
+# Leaves "LIVE MATCHED FREED" in $T/rc.check and the --json table in
+# $T/rj.out.
+check_recent() {
+	local dir=$1 what=$2
+	shift 2
+	[ -s "$dir/prof.recent.json" ] || fail "$what: the program dumped no prof.recent.json"
+	hw "$T/rc.out" "$T/rc.err" "$@" prof --recent -o "$T/rc.json"
+	expect_rc 0
+	cmp -s "$dir/prof.recent.json" "$T/rc.json" ||
+		fail "$what: prof --recent -o differs from the program's own experimental.prof_recent.alloc_dump: $(cmp "$dir/prof.recent.json" "$T/rc.json" 2>&1)"
+	hw "$T/rj.out" "$T/rj.err" --json "$@" prof --recent
+	expect_rc 0
+	sed 's/},{/}\n{/g' "$T/rj.out" | awk -v truth="$dir/truth.txt" -v what="$what" '
+	BEGIN {
+		while ((getline l < truth) > 0) {
+			split(l, f, " ")
+			if (f[1] == "obj") { us[f[2]] = f[3]; at[f[2]] = f[4] }
+			if (f[1] == "site") site[f[2]] = 1
+			if (f[1] == "thread") worker = f[2]
+		}
+	}
+	function get(k,  s) {
+		if (match($0, "\"" k "\":\"[^\"]*\""))
+			return substr($0, RSTART + length(k) + 4, RLENGTH - length(k) - 5)
+		if (match($0, "\"" k "\":[^,}]*"))
+			return substr($0, RSTART + length(k) + 3, RLENGTH - length(k) - 3)
+		return "?"
+	}
+	function first(s,  i) { i = index(s, " \342\206\220 "); return i ? substr(s, 1, i - 1) : s }
+	/"usize":/ {
+		n++
+		fn = first(get("allocated_at")); a = get("address")
+		if (get("released") == "false") {
+			live++
+			if (a == "null") { print what ": live record " n " has no address"; bad = 1 }
+			if (fn in site) {
+				if (!(a in us) || us[a] != get("usize") || at[a] != fn) {
+					print what ": record " n " (" fn ", usize " get("usize") ") at " a " is not such a truth object"
+					bad = 1
+				}
+				matched++
+			} else if (a in us) {
+				print what ": record " n " from " fn " is at the truth object " a " (" at[a] ")"
+				bad = 1
+			}
+		} else {
+			freed++
+			if (fn == "prof_site_thread" && get("freed_by") != worker) {
+				print what ": record " n ": the worker freed it, the table says " get("freed_by")
+				bad = 1
+			}
+		}
+	}
+	END {
+		if (!n) { print what ": no record in the table"; bad = 1 }
+		if (bad) exit 1
+		print live + 0, matched + 0, freed + 0
+	}' >"$T/rc.check" || { cat "$T/rc.check" >&2; fail "$what: the recent records disagree with the truth"; }
+}

@@ -51,6 +51,12 @@
 #      section: every prof1 site is gone (its before = the truth's OBJS
 #      and BYTES, after 0), prof2's sites are new; prof1 against itself:
 #      no site changed;
+#  (l) `prof --recent` (jemalloc 5.3's last sampled allocations, which
+#      prof1 turns on): the -o file equals the program's own
+#      experimental.prof_recent.alloc_dump byte for byte, without and
+#      with the debug file; the table's live records are the truth's
+#      objects (tests/prof-lib.sh check_recent); 5.2.1 and prof2 (none
+#      kept) say why there are no records;
 #  (g) a core without profiling (jemalloc 5.3.0 basic1; glibc bins1):
 #      `prof` exits 4 with one error line that says so and points to
 #      `leaks` and `sizes`.
@@ -196,9 +202,24 @@ if [ $rc = 0 ] && [ -f "$debugfile" ]; then
 	"$heapv2cmp" "$d53/prof.heap" "$T/e.heap" ||
 		fail "jemalloc 5.3.0 prof1 with --debug-dir: heapwalk's heap_v2 differs from prof.heap"
 	say "jemalloc 5.3.0 prof1 with libjemalloc's debug file: heap_v2 equals prof.heap"
+	check_recent "$d53" "jemalloc 5.3.0 prof1 --recent with --debug-dir" --debug-dir "$CORPUS/jemalloc-symbols" "$d53/core"
+	grep -q '"found_by":"prof_recent_alloc_list (symbol)"' "$T/rj.out" ||
+		fail "jemalloc 5.3.0 prof1 --recent with --debug-dir: the list was not read by its symbol: $(head -c 300 "$T/rj.out")"
+	say "jemalloc 5.3.0 prof1 with libjemalloc's debug file: prof --recent equals the program's own dump"
 else
 	say "jemalloc 5.3.0 prof1 with --debug-dir left out: jemalloc-symbols.sh cannot make the debug file here (exit $rc: $(tail -n 1 "$T/sym.err"))"
 fi
+
+# (l) the recent-allocation records, found without symbols.
+check_recent "$d53" "jemalloc 5.3.0 prof1 --recent" "$d53/core"
+read -r live matched freed <"$T/rc.check"
+say "jemalloc 5.3.0 prof1: prof --recent -o equals the program's own alloc_dump; $live live records ($matched of them the truth's objects, address, size and site), $freed freed"
+for c in "$CORPUS/jemalloc-5.2.1-amd64/prof1:before 5.3" "$CORPUS/jemalloc-5.3.0-amd64/prof2:prof_recent_alloc_max is 0"; do
+	hw "$T/l.out" "$T/l.err" "${c%%:*}/core" prof --recent
+	expect_rc 0
+	grep -q "^recent: *0 records" "$T/l.out" && grep -q "^note: .*${c#*:}" "$T/l.out" ||
+		fail "${c%%:*}: prof --recent does not say why there are no records: $(head -n 4 "$T/l.out")"
+done
 
 # (f) prof2: the profile itself, then the estimate per site.
 hw "$T/f.out" "$T/f.err" "$d2/core" prof --format=heap_v2 -o "$T/f.heap"

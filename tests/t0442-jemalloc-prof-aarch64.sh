@@ -20,6 +20,8 @@
 #      site under prof_worker;
 #  (d) the text profile names every site;
 #  (e) with the library's own debug file (--debug-dir), the same heap_v2;
+#  (l) `prof --recent -o` equals the program's own alloc_dump, and the
+#      table's live records are the truth's objects (prof-lib.sh);
 #  (g) Debian's arm64 libjemalloc2 (no prof), basic1: `prof` exits 4
 #      with one line;
 #  (m) MAPPED_LIBRARIES: every code mapping of the guest's files is in
@@ -111,6 +113,11 @@ while read -r name; do
 		fail "arm64 prof1: the text profile does not name $name: $(head -n 12 "$T/d.out")"
 done < <(awk '$1 == "site" { print $2 }' "$dir/truth.txt")
 say "arm64 prof1: collapsed bytes and objects per site, call chains and text agree with the truth"
+
+# (l) the recent-allocation records (tests/prof-lib.sh check_recent).
+check_recent "$dir" "arm64 prof1 --recent" "${opt[@]}" "$core"
+read -r live matched freed <"$T/rc.check"
+say "arm64 prof1: prof --recent -o equals the program's own alloc_dump; $live live records ($matched the truth's objects), $freed freed"
 
 # (e) the unstripped build as a debug file (jemalloc-prof.sh keeps it
 # outside the sysroot's usr/lib/debug).

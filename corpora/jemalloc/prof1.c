@@ -29,6 +29,9 @@
  * Each site function is followed by an empty marker function NAME_end:
  * the site's code is [NAME, NAME_end) (see proftruth.h).
  *
+ * On 5.3 it also turns on jemalloc's record of the last 48 sampled
+ * allocations (prof_recent) and has jemalloc dump them too.
+ *
  * Truth format: proftruth.h.  Nothing here may call malloc except the
  * sites and pthread_create (ld.so's DTV: in the profile, not in the
  * truth, like libstdc++'s start-up pool).
@@ -38,6 +41,12 @@
 /* jemalloc reads this at initialisation: profiling on, every allocation
    sampled (sample period 2^0 = 1 byte).  */
 const char *malloc_conf = "prof:true,lg_prof_sample:0";
+
+/* On jemalloc 5.3 the program also keeps the last PROF1_RECENT sampled
+   allocations and their frees (prof_recent): fewer than it makes, so the
+   list has wrapped, and it holds frees from realloc and from the worker
+   thread.  jemalloc dumps them as prof.recent.json next to prof.heap.  */
+#define PROF1_RECENT 48
 
 /* Public, so that every name is in the symbol table; not static, so
    that -O0 emits them in this order (the markers rely on it).  */
@@ -180,6 +189,7 @@ int main(int argc, char **argv)
 		die("usage: prof1 TRUTHFILE");
 	live_begin();
 	pt_check_prof(0);
+	pt_recent_begin(PROF1_RECENT);
 	S_small = pt_site("prof_site_small", prof_site_small, prof_site_small_end);
 	S_large = pt_site("prof_site_large", prof_site_large, prof_site_large_end);
 	S_huge = pt_site("prof_site_huge", prof_site_huge, prof_site_huge_end);

@@ -54,6 +54,27 @@ struct hw_prof_site {
 	size_t nthreads;
 };
 
+/* One end of a recent-allocation record: who, when, from where.  */
+struct hw_prof_event {
+	uint64_t thread;              /* thr_uid */
+	const char *thread_name;      /* or NULL */
+	uint64_t time_ns;             /* jemalloc's clock (prof_time_res) */
+	const uint64_t *pcs;          /* innermost first, as recorded */
+	unsigned npcs;
+};
+
+/* jemalloc 5.3's record of one of the last sampled allocations
+   (prof_recent, kept while opt.prof_recent_alloc_max is not 0): its
+   sizes, its allocating stack, and once it was freed, the freeing one.  */
+struct hw_prof_recent {
+	uint64_t addr;                /* the prof_recent_t */
+	uint64_t size, usize;
+	bool released;                /* freed (or its record evicted) */
+	bool freed_known;             /* released, with the free's stack */
+	uint64_t ptr;                 /* the object while live, 0 if unknown */
+	struct hw_prof_event alloc, dalloc;
+};
+
 struct hw_profile {
 	const char *allocator;        /* "jemalloc 5.3.0" */
 	uint64_t period;              /* 2^lg_prof_sample: heap_v2's header */
@@ -75,6 +96,15 @@ struct hw_profile {
 	/* Sampled objects still live whose counters could not be read
 	   (damaged or half-updated records); 0 when everything added up.  */
 	uint64_t unreadable;
+	/* 5.3's recent allocations, oldest first, as
+	   experimental.prof_recent.alloc_dump lists them.  */
+	const char *recent_from;      /* how the list was found; NULL: not */
+	const char *recent_why;       /* why there is none, when not */
+	int64_t recent_max;           /* its limit (-1: none) */
+	bool recent_max_known;
+	bool recent_broken;           /* the ring did not close: part read */
+	const struct hw_prof_recent *recent;
+	size_t nrecent;
 };
 
 #endif /* HW_PROFILE_H */

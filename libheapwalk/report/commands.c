@@ -1504,9 +1504,10 @@ static const struct command commands[] = {
 	{ "maps", cmd_maps, "[--mappings]: the writable memory by what holds "
 	  "it: heap, stacks, module data, other mappings", NEED_WALK },
 	{ "prof", cmd_prof, "[--format=text|heap_v2|collapsed|pprof] "
-	  "[-o FILE] [--objects] [--lines] [--base OLD]: jemalloc's heap "
-	  "profile (prof:true) from the target: allocation sites ranked, "
-	  "the file prof.dump writes, or pprof's; --base: what grew",
+	  "[-o FILE] [--objects] [--lines] [--base OLD] [--recent]: "
+	  "jemalloc's heap profile (prof:true) from the target: allocation "
+	  "sites ranked, the file prof.dump writes, or pprof's; --base: what "
+	  "grew; --recent: the last sampled allocations and their frees",
 	  HW_NEED_PROFILE },
 };
 

@@ -32,6 +32,8 @@ bool prof_stacks_build(struct hw_session *s, const struct hw_profile *p,
 	size_t n = 0;
 	for (size_t i = 0; i < p->nsites; i++)
 		n += p->sites[i].npcs;
+	for (size_t i = 0; i < p->nrecent; i++)
+		n += p->recent[i].alloc.npcs + p->recent[i].dalloc.npcs;
 	uint64_t *all = malloc((n + 1) * sizeof *all);
 	if (!all)
 		return false;
@@ -39,6 +41,15 @@ bool prof_stacks_build(struct hw_session *s, const struct hw_profile *p,
 	for (size_t i = 0; i < p->nsites; i++)
 		for (unsigned k = 0; k < p->sites[i].npcs; k++)
 			all[n++] = p->sites[i].pcs[k];
+	/* The recent records' stacks, a free's among them, may be no
+	   site's (a stack whose objects are all gone).  */
+	for (size_t i = 0; i < p->nrecent; i++) {
+		const struct hw_prof_recent *r = &p->recent[i];
+		for (unsigned k = 0; k < r->alloc.npcs; k++)
+			all[n++] = r->alloc.pcs[k];
+		for (unsigned k = 0; k < r->dalloc.npcs; k++)
+			all[n++] = r->dalloc.pcs[k];
+	}
 	qsort(all, n, sizeof *all, pc_cmp);
 	size_t u = 0;
 	for (size_t i = 0; i < n; i++)
@@ -127,12 +138,18 @@ size_t prof_site_frames(const struct prof_stacks *st,
 			const struct hw_prof_site *site,
 			struct prof_frame_ref *out, size_t max)
 {
+	return prof_pcs_frames(st, site->pcs, site->npcs, out, max);
+}
+
+size_t prof_pcs_frames(const struct prof_stacks *st, const uint64_t *pcs,
+		       unsigned npcs, struct prof_frame_ref *out, size_t max)
+{
 	const struct hw_profile *p = st->p;
 	/* Innermost first, then reversed.  */
 	size_t n = 0;
 	bool top = true;
-	for (unsigned k = 0; k < site->npcs && n < max; k++) {
-		uint64_t pc = site->pcs[k];
+	for (unsigned k = 0; k < npcs && n < max; k++) {
+		uint64_t pc = pcs[k];
 		if (top && p->code_high && pc >= p->code_low &&
 		    pc < p->code_high)
 			continue;
@@ -197,6 +214,31 @@ char *prof_stack_key(const struct prof_stacks *st,
 	}
 	key[at] = '\0';
 	return key;
+}
+
+const char *prof_pcs_name(const struct prof_stacks *st, const uint64_t *pcs,
+			  unsigned npcs, unsigned nframes, char *buf, size_t len)
+{
+	struct prof_frame_ref fr[PROF_MAX_FRAMES];
+	size_t n = prof_pcs_frames(st, pcs, npcs, fr, PROF_MAX_FRAMES);
+	size_t at = 0;
+	char nb[96];
+	buf[0] = '\0';
+	for (size_t k = 0; k < nframes && k < n; k++) {
+		const struct prof_frame_ref *f = &fr[n - 1 - k];
+		const char *nm = prof_frame_name(f->f, f->pc, nb, sizeof nb);
+		const char *sep = k ? " \xe2\x86\x90 " : "";
+		size_t sl = strlen(sep), l = strlen(nm);
+		if (at + sl + l + 1 >= len)
+			break;
+		memcpy(buf + at, sep, sl);
+		memcpy(buf + at + sl, nm, l);
+		at += sl + l;
+		buf[at] = '\0';
+	}
+	if (!at)
+		snprintf(buf, len, "(no frame)");
+	return buf;
 }
 
 const char *prof_key_name(const char *key, unsigned nframes, char *buf,

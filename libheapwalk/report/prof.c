@@ -1,7 +1,8 @@
 /* prof.c - `prof`: the heap profile the allocator kept, from the target.
  *
  *   prof [--format=text|heap_v2|collapsed|pprof] [-o FILE] [--objects]
- *        [--lines] [--top=N]
+ *        [--lines] [--top=N] [--base OLD]
+ *   prof --recent [-o FILE]
  *
  * text       the allocation sites by function, as `jeprof --text` ranks
  *            them: flat (allocated by the function itself), cum (by it
@@ -15,6 +16,10 @@
  *            for `go tool pprof` and its web UI.  Binary: written as it
  *            is to stdout too, where --json would make it a JSON string
  *            (of no use to pprof), so it is meant for -o.
+ *
+ * --recent   jemalloc 5.3's records of its last sampled allocations and
+ *            their frees (prof-recent.c); with -o, the JSON that
+ *            experimental.prof_recent.alloc_dump writes.
  *
  * Counts are the allocator's estimate of the whole heap (sampled counts
  * scaled by the sampling), so the text and collapsed forms add up to
@@ -35,7 +40,7 @@ enum prof_format { PF_TEXT, PF_HEAP_V2, PF_COLLAPSED, PF_PPROF };
 
 struct prof_opts {
 	enum prof_format format;
-	bool format_given, objects, lines;
+	bool format_given, objects, lines, recent;
 	const char *output;
 	const char *base;             /* --base OLD */
 	uint64_t top;                 /* 0: every row */
@@ -65,6 +70,8 @@ static enum hw_status parse(struct hw_session *s, int argc, char *const argv[],
 		} else if (!strcmp(a, "--collapsed")) {
 			o->format = PF_COLLAPSED;
 			o->format_given = true;
+		} else if (!strcmp(a, "--recent")) {
+			o->recent = true;
 		} else if (!strcmp(a, "--objects")) {
 			o->objects = true;
 		} else if (!strcmp(a, "--lines")) {
@@ -94,7 +101,11 @@ static enum hw_status parse(struct hw_session *s, int argc, char *const argv[],
 					"'%s'", a);
 		}
 	}
-	if (o->output && !o->format_given)
+	if (o->recent && (o->format_given || o->base || o->objects ||
+			  o->lines || o->top))
+		return hw_error(s, HW_USAGE, "prof: --recent lists records "
+				"and takes only -o");
+	if (o->output && !o->format_given && !o->recent)
 		o->format = PF_HEAP_V2;
 	if (o->base && (o->format == PF_HEAP_V2 || o->format == PF_PPROF))
 		return hw_error(s, HW_USAGE, "prof: --base compares two "
@@ -599,7 +610,7 @@ enum hw_status hw_report_prof(struct hw_session *s, struct hw_emitter *e,
 	struct prof_stacks stacks;
 	struct prof_base base = { 0 };
 	struct prof_entries es = { 0 };
-	bool need_stacks = o.format != PF_HEAP_V2;
+	bool need_stacks = o.format != PF_HEAP_V2 && !(o.recent && o.output);
 	if (o.base && (st = prof_base_open(s, o.base, p, &base)) != HW_OK) {
 		if (out != e)
 			em_close(out);
@@ -611,7 +622,7 @@ enum hw_status hw_report_prof(struct hw_session *s, struct hw_emitter *e,
 		prof_base_close(&base);
 		return hw_error(s, HW_BAD_TARGET, "out of memory");
 	}
-	if (need_stacks && !entries_make(&stacks, o.base ? &base : NULL, &es)) {
+	if (need_stacks && !o.recent && !entries_make(&stacks, o.base ? &base : NULL, &es)) {
 		if (out != e)
 			em_close(out);
 		entries_free(&es);
@@ -620,7 +631,11 @@ enum hw_status hw_report_prof(struct hw_session *s, struct hw_emitter *e,
 		return hw_error(s, HW_BAD_TARGET, "out of memory");
 	}
 	em_doc_begin(e);
-	if (o.format == PF_HEAP_V2)
+	if (o.recent && out != e)
+		prof_write_recent_json(p, out);
+	else if (o.recent)
+		st = prof_write_recent(s, &stacks, e);
+	else if (o.format == PF_HEAP_V2)
 		prof_write_heap_v2(s, p, out);
 	else if (o.format == PF_COLLAPSED)
 		write_collapsed(&es, o.objects, out);
@@ -649,9 +664,11 @@ enum hw_status hw_report_prof(struct hw_session *s, struct hw_emitter *e,
 			em_kv(e, &F_WROTE, ev_str(o.output));
 			em_section_end(e);
 		}
-		header(p, e);
-		base_lines(&o, &base, &es, e);
-	} else if (o.format == PF_TEXT) {
+		if (!o.recent) {
+			header(p, e);
+			base_lines(&o, &base, &es, e);
+		}
+	} else if (o.format == PF_TEXT && !o.recent) {
 		header(p, e);
 		base_lines(&o, &base, &es, e);
 		st = write_ranks(s, &es, &o, e);

@@ -41,6 +41,14 @@ struct prof_frame_ref {
 size_t prof_site_frames(const struct prof_stacks *st,
 			const struct hw_prof_site *site,
 			struct prof_frame_ref *out, size_t max);
+/* The same for any recorded stack (a recent record's).  */
+size_t prof_pcs_frames(const struct prof_stacks *st, const uint64_t *pcs,
+		       unsigned npcs, struct prof_frame_ref *out, size_t max);
+/* Such a stack's innermost nframes as people say them, "f \u2190
+   caller", in buf.  */
+const char *prof_pcs_name(const struct prof_stacks *st, const uint64_t *pcs,
+			  unsigned npcs, unsigned nframes, char *buf,
+			  size_t len);
 
 /* A stack as its frames' names, outermost first, each ended by
    PROF_KEY_SEP: what matches a stack across snapshots (two runs load
@@ -63,6 +71,14 @@ const char *prof_frame_name(const struct hw_source_frame *f, uint64_t pc,
    its MAPPED_LIBRARIES, into e verbatim.  */
 void prof_write_heap_v2(struct hw_session *s, const struct hw_profile *p,
 			struct hw_emitter *e);
+
+/* prof-recent.c: jemalloc 5.3's recent-allocation records as a table
+   (oldest first), and as experimental.prof_recent.alloc_dump's JSON
+   into e verbatim.  */
+enum hw_status prof_write_recent(struct hw_session *s,
+				 const struct prof_stacks *st,
+				 struct hw_emitter *e);
+void prof_write_recent_json(const struct hw_profile *p, struct hw_emitter *e);
 
 /* prof-pprof.c: the profile as pprof's profile.proto, gzipped (what `go
    tool pprof` reads), already symbolized from st, into e verbatim.  Its

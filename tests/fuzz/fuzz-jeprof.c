@@ -11,6 +11,9 @@
  * fuzz-jeprof.core and fuzz-jeprof.ranges (only the non-zero pages:
  * the sampled objects' zero contents hold nothing the walk reads).
  *
+ * prof1 keeps jemalloc 5.3's recent-allocation records too (a ring of
+ * prof_recent_t in the heap, its head in .bss), read by `prof --recent`.
+ *
  * Every form of the profile runs on the same session, then `leaks`,
  * which asks the profile for the leaked objects' allocation sites.
  */
@@ -28,7 +31,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	static const char *const cmds[] = {
 		"prof", "prof --collapsed", "prof --format=heap_v2",
-		"prof --format=pprof", "leaks"
+		"prof --format=pprof", "prof --recent",
+		"prof --recent -o /dev/null", "leaks"
 	};
 	patch_run(data, size, cmds, sizeof cmds / sizeof cmds[0]);
 	return 0;

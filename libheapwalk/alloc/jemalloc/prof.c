@@ -332,24 +332,33 @@ static bool take_tdata(struct reader *r, uint64_t a, void *cookie)
 	d->expired = buf[l->tdata_expired] != 0;
 	if (buf[l->tdata_attached] > 1 || buf[l->tdata_expired] > 1)
 		return false;
+	struct je_prof_links links = { .tdata_name = l->tdata_name,
+				       .name_inline = l->name_inline };
+	d->has_name = je_prof_thread_name(r->j, &links, a, d->name,
+					  sizeof d->name);
+	return true;
+}
+
+bool je_prof_thread_name(struct je_state *j, const struct je_prof_links *l,
+			 uint64_t tdata, char *buf, size_t len)
+{
+	buf[0] = '\0';
+	if (len < 17)
+		return false;
 	if (l->name_inline) {
-		memcpy(d->name, buf + l->tdata_name, 16);
-		d->name[16] = '\0';
-		d->has_name = d->name[0] != '\0';
-	} else {
-		uint64_t p;
-		memcpy(&p, buf + l->tdata_name, 8);
-		if (p) {
-			/* Read up to the NUL, page by page as it lies.  */
-			size_t n = 0;
-			while (n + 1 < sizeof d->name &&
-			       hw_read(r->j->t, p + n, d->name + n, 1) &&
-			       d->name[n])
-				n++;
-			d->name[n] = '\0';
-			d->has_name = true;
-		}
+		if (!hw_read(j->t, tdata + l->tdata_name, buf, 16))
+			return false;
+		buf[16] = '\0';
+		return buf[0] != '\0';
 	}
+	uint64_t p;
+	if (!hw_read_u64(j->t, tdata + l->tdata_name, &p) || !p)
+		return false;
+	/* Read up to the NUL, byte by byte as it lies across pages.  */
+	size_t n = 0;
+	while (n + 1 < len && hw_read(j->t, p + n, buf + n, 1) && buf[n])
+		n++;
+	buf[n] = '\0';
 	return true;
 }
 
@@ -803,6 +812,9 @@ void je_prof_free(struct je_prof *jp)
 	free(jp->pcs);
 	free(jp->names);
 	free(jp->by_gctx);
+	free(jp->recent);
+	free(jp->recent_pcs);
+	free(jp->recent_names);
 	free(jp);
 }
 
@@ -842,8 +854,9 @@ const struct hw_prof_site *je_prof_site_of(struct je_state *j,
 {
 	uint64_t tctx, gctx;
 	if (!jp || !jp->by_gctx ||
-	    !hw_read_u64(j->t, edata + jp->edata_tctx, &tctx) || tctx <= 1 ||
-	    (tctx & 7) || !hw_read_u64(j->t, tctx + jp->tctx_gctx, &gctx))
+	    !hw_read_u64(j->t, edata + jp->links.edata_tctx, &tctx) ||
+	    tctx <= 1 || (tctx & 7) ||
+	    !hw_read_u64(j->t, tctx + jp->links.tctx_gctx, &gctx))
 		return NULL;
 	size_t lo = 0, hi = jp->p.nsites;
 	while (lo < hi) {
@@ -1058,9 +1071,12 @@ enum hw_status je_read_profile(struct je_state *j, struct je_prof **out,
 		je_prof_free(jp);
 		return HW_OK;
 	}
-	bool ok = build(&r, jp) && index_sites(jp);
-	jp->edata_tctx = r.l.edata_tctx;
-	jp->tctx_gctx = r.l.tctx_gctx;
+	jp->links = (struct je_prof_links){
+		.edata_tctx = r.l.edata_tctx, .edata_recent = r.l.edata_tctx + 8,
+		.tctx_gctx = r.l.tctx_gctx, .gctx_bt = r.l.gctx_bt,
+		.tdata_name = r.l.tdata_name, .name_inline = r.l.name_inline };
+	bool ok = build(&r, jp) && index_sites(jp) &&
+		  je_read_prof_recent(j, jp);
 	p->unreadable = j->prof_broken;
 	free(r.gctxs);
 	free(r.tctxs);
