@@ -24,6 +24,10 @@
 #      prof_inline_host (inline frames innermost first);
 #  (e) every location lies inside its mapping; mapping 1 is the program
 #      and says it has functions; a build id is given for it;
+#  (t) each sample has one label `thread` per thread line of its record
+#      (the thread's name, else tUID): as many labels as prof.heap has
+#      tN: lines under its counting records, and prof1-worker's among
+#      them;
 #  (f) without -o the same bytes go to stdout;
 #  (g) `go tool pprof -raw` reads it and names the sites, when go is
 #      installed (else said and left out).
@@ -192,6 +196,18 @@ for v in jemalloc-5.3.0-amd64 jemalloc-5.2.1-amd64; do
 	fi
 	[[ $bid =~ ^[0-9a-f]{16,}$ ]] || fail "$v: the program's mapping has no build id ($bid)"
 
+	# (t) thread labels.
+	want_labels=$(awk '/^@/ { rec = 1; keep = 0; next } rec && /^  t\*: / { keep = ($2 + 0 || $3 + 0); next }
+		keep && /^  t[0-9]+: / { n++ } END { print n + 0 }' "$dir/prof.heap")
+	read -r got_labels worker < <(awk '/^string_table: / { v = substr($0, 15); gsub(/^"|"$/, "", v); s[ns++] = v; next }
+		/^sample \{$/ { smp = 1; next } /^\}$/ { smp = 0; next }
+		smp && /^  label \{$/ { lab = 1; next } lab && /^  \}$/ { lab = 0; next }
+		lab && /^    key: / { k[++nl] = $2 } lab && /^    str: / { st[nl] = $2 }
+		END { for (i = 1; i <= nl; i++) { if (s[k[i]] != "thread") bad = 1; if (s[st[i]] == "prof1-worker") w++ }
+		      print (bad ? -1 : nl), w + 0 }' "$T/$v.txt")
+	[ "$got_labels" = "$want_labels" ] && [ "$worker" -ge 1 ] ||
+		fail "$v: $got_labels thread labels ($worker prof1-worker), prof.heap has $want_labels thread lines"
+
 	# (f) stdout.
 	hw "$T/stdout.pb.gz" "$T/stdout.err" "$dir/core" prof --format=pprof
 	expect_rc 0
@@ -208,5 +224,5 @@ for v in jemalloc-5.3.0-amd64 jemalloc-5.2.1-amd64; do
 	else
 		pprof_said="go tool pprof left out (no go here)"
 	fi
-	say "$v prof1: $(grep -c '^sample ' "$T/$v.flat") samples = prof.heap's records ($to objects, $tb bytes), $(grep -c '^location ' "$T/$v.flat") locations, $(grep -c '^function ' "$T/$v.flat") functions; $pprof_said"
+	say "$v prof1: $(grep -c '^sample ' "$T/$v.flat") samples = prof.heap's records ($to objects, $tb bytes), $(grep -c '^location ' "$T/$v.flat") locations, $(grep -c '^function ' "$T/$v.flat") functions, $got_labels thread labels; $pprof_said"
 done

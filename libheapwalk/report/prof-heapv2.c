@@ -17,6 +17,7 @@
  * whether a mapping was shared: those read 00:00 0 and private.  jeprof
  * needs only the executable mappings' addresses, offsets and paths.
  */
+#include <elf.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
@@ -46,8 +47,8 @@ static void maps(struct hw_session *s, struct hw_emitter *e)
 {
 	struct hw_target *t = s->target;
 	uint64_t vdso = 0, execfn = 0;
-	hw_auxv_get(t, 33 /* AT_SYSINFO_EHDR */, &vdso);
-	hw_auxv_get(t, 15 /* AT_EXECFN */, &execfn);
+	hw_auxv_get(t, AT_SYSINFO_EHDR, &vdso);
+	hw_auxv_get(t, AT_EXECFN, &execfn);
 	char line[LINE_MAX_LEN];
 	for (size_t i = 0; i < t->nregions; i++) {
 		const struct hw_region *r = &t->regions[i];

@@ -41,6 +41,7 @@ typedef Perftools__Profiles__Mapping PbMapping;
 typedef Perftools__Profiles__Location PbLocation;
 typedef Perftools__Profiles__Line PbLine;
 typedef Perftools__Profiles__Function PbFunction;
+typedef Perftools__Profiles__Label PbLabel;
 
 /* ---- the string table -------------------------------------------------- */
 
@@ -374,13 +375,19 @@ static size_t pc_index(const struct prof_stacks *st, uint64_t pc)
 
 /* The first of site's pcs that is not the allocator's own: jemalloc's
    backtrace starts in its own code (prof_backtrace, the allocation path),
-   which jeprof leaves out of every stack.  */
-static unsigned first_kept(const struct hw_profile *p,
+   which jeprof leaves out of every stack, and then may pass through
+   entry points such as operator new, which text and collapsed output
+   leave out too (prof_pcs_frames): a location goes when every frame of
+   it is one.  */
+static unsigned first_kept(const struct prof_stacks *st,
 			   const struct hw_prof_site *site)
 {
+	const struct hw_profile *p = st->p;
 	unsigned k = 0;
 	while (k < site->npcs && p->code_high && site->pcs[k] >= p->code_low &&
 	       site->pcs[k] < p->code_high)
+		k++;
+	while (k < site->npcs && prof_pc_is_allocation_entry(st, site->pcs[k]))
 		k++;
 	return k;
 }
@@ -429,6 +436,8 @@ struct pp_mem {
 	PbLine *lines;
 	PbLine **line_ptrs;
 	PbFunction **fn_ptrs;
+	PbLabel *labels;
+	PbLabel **label_ptrs;
 	PbMapping *maps;
 	PbMapping **map_ptrs;
 	int64_t comments[8];
@@ -445,25 +454,56 @@ static void pp_mem_free(struct pp_mem *m)
 	free(m->lines);
 	free(m->line_ptrs);
 	free(m->fn_ptrs);
+	free(m->labels);
+	free(m->label_ptrs);
 	free(m->maps);
 	free(m->map_ptrs);
 }
 
-/* Samples: the sites that hold something, pcs from the first kept.  */
+/* A thread's label value: its thread.prof.name, else "t" and its uid
+   (prof.dump's tN).  */
+static int64_t thread_label(struct pp *pp, uint64_t uid)
+{
+	const struct hw_profile *p = pp->p;
+	size_t lo = 0, hi = p->nthreads;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (p->threads[mid].uid < uid)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo < p->nthreads && p->threads[lo].uid == uid &&
+	    p->threads[lo].name && *p->threads[lo].name)
+		return str_id(&pp->str, p->threads[lo].name);
+	char buf[32];
+	snprintf(buf, sizeof buf, "t%" PRIu64, uid);
+	return str_id(&pp->str, buf);
+}
+
+/* Samples: the sites that hold something, pcs from the first kept, one
+   label "thread" per thread that allocated there (pprof -tagfocus
+   thread=NAME); the values stay the stack's, as jeprof counts them.  */
 static bool build_samples(struct pp *pp, struct pp_mem *m, size_t nvals,
 			  size_t *nsamples)
 {
 	const struct hw_profile *p = pp->p;
-	size_t nids = 0;
-	for (size_t i = 0; i < p->nsites; i++)
+	size_t nids = 0, nlabels = 0;
+	for (size_t i = 0; i < p->nsites; i++) {
 		nids += p->sites[i].npcs;
+		nlabels += p->sites[i].nthreads;
+	}
 	m->samples = calloc(p->nsites + 1, sizeof *m->samples);
 	m->sample_ptrs = calloc(p->nsites + 1, sizeof *m->sample_ptrs);
 	m->loc_ids = calloc(nids + 1, sizeof *m->loc_ids);
 	m->values = calloc(p->nsites * nvals + 1, sizeof *m->values);
-	if (!m->samples || !m->sample_ptrs || !m->loc_ids || !m->values)
+	m->labels = calloc(nlabels + 1, sizeof *m->labels);
+	m->label_ptrs = calloc(nlabels + 1, sizeof *m->label_ptrs);
+	if (!m->samples || !m->sample_ptrs || !m->loc_ids || !m->values ||
+	    !m->labels || !m->label_ptrs)
 		return false;
-	size_t ns = 0, at = 0;
+	int64_t thread_key = str_id(&pp->str, "thread");
+	size_t ns = 0, at = 0, nl = 0;
 	for (size_t i = 0; i < p->nsites; i++) {
 		const struct hw_prof_site *site = &p->sites[i];
 		int64_t *v = m->values + ns * nvals;
@@ -480,7 +520,16 @@ static bool build_samples(struct pp *pp, struct pp_mem *m, size_t nvals,
 		smp->value = v;
 		smp->n_value = nvals;
 		smp->location_id = m->loc_ids + at;
-		for (unsigned k = first_kept(p, site); k < site->npcs; k++) {
+		smp->label = m->label_ptrs + nl;
+		for (size_t t = 0; t < site->nthreads; t++) {
+			PbLabel *lb = &m->labels[nl];
+			perftools__profiles__label__init(lb);
+			lb->key = thread_key;
+			lb->str = thread_label(pp, site->threads[t].uid);
+			m->label_ptrs[nl++] = lb;
+			smp->n_label++;
+		}
+		for (unsigned k = first_kept(pp->st, site); k < site->npcs; k++) {
 			size_t x = pc_index(pp->st, site->pcs[k]);
 			if (x == pp->st->npcs)
 				continue;

@@ -134,6 +134,17 @@ static bool allocation_entry(const char *f)
 	return false;
 }
 
+bool prof_pc_is_allocation_entry(const struct prof_stacks *st, uint64_t pc)
+{
+	const struct prof_pc *e = pc_of(st, pc);
+	if (!e || !e->n)
+		return false;
+	for (uint32_t i = 0; i < e->n; i++)
+		if (!allocation_entry(st->frames[e->first + i].function))
+			return false;
+	return true;
+}
+
 size_t prof_site_frames(const struct prof_stacks *st,
 			const struct hw_prof_site *site,
 			struct prof_frame_ref *out, size_t max)

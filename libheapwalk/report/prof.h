@@ -41,6 +41,9 @@ struct prof_frame_ref {
 size_t prof_site_frames(const struct prof_stacks *st,
 			const struct hw_prof_site *site,
 			struct prof_frame_ref *out, size_t max);
+/* Is every frame at pc an allocation entry point (malloc, operator new:
+   what prof_site_frames leaves out at the top of a stack)?  */
+bool prof_pc_is_allocation_entry(const struct prof_stacks *st, uint64_t pc);
 /* The same for any recorded stack (a recent record's).  */
 size_t prof_pcs_frames(const struct prof_stacks *st, const uint64_t *pcs,
 		       unsigned npcs, struct prof_frame_ref *out, size_t max);

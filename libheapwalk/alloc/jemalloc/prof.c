@@ -22,6 +22,7 @@
  * inside, no build option moves them; --enable-debug would, and is not
  * handled).
  */
+#include <elf.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -460,16 +461,17 @@ static void read_conf(struct je_state *j, char *out, size_t len)
 	/* The environment strings lie just below AT_EXECFN's string at the
 	   top of the main thread's stack.  */
 	uint64_t execfn;
-	if (!hw_auxv_get(j->t, 15 /* AT_EXECFN */, &execfn) || !execfn)
+	if (!hw_auxv_get(j->t, AT_EXECFN, &execfn) || !execfn)
 		return;
 	enum { SPAN = 64 << 10 };
-	uint64_t lo = execfn > SPAN ? execfn - SPAN : 0;
-	while (lo < execfn && !hw_peek(j->t, lo, execfn - lo))
-		lo += 4096 - (lo & 4095);
-	const char *env = (const char *)hw_peek(j->t, lo, execfn - lo);
+	/* Copied, not peeked: a live target's pages are not in one place.  */
+	char *env = malloc(SPAN);
 	if (!env)
 		return;
-	size_t n = execfn - lo;
+	uint64_t lo = execfn > SPAN ? execfn - SPAN : 0;
+	while (lo < execfn && !hw_read(j->t, lo, env, execfn - lo))
+		lo += 4096 - (lo & 4095);
+	size_t n = lo < execfn ? execfn - lo : 0;
 	char var[32];
 	snprintf(var, sizeof var, "%sMALLOC_CONF=", j->prefix[0] ? "JE_" : "");
 	if (!j->prefix[0] || !strcmp(j->prefix, "je_"))
@@ -488,6 +490,7 @@ static void read_conf(struct je_state *j, char *out, size_t len)
 			used += m;
 			out[used] = '\0';
 		}
+	free(env);
 }
 
 static bool conf_bool(const char *conf, const char *key, bool dflt)
