@@ -145,6 +145,15 @@ struct hw_open_opts {
 	unsigned needs;
 	/* A front end's target (e.g. gdb's); exclusive with core and pid.  */
 	const struct hw_memory *memory;
+	/* Progress of the long phases (unpacking a compressed core, walking
+	   the heap), for a front end that shows it: `phase` says what is
+	   being done ("unpacking core.zst"), `done` of `total` in bytes or
+	   blocks (total 0: not known).  Called often, from the thread that
+	   opens or runs: the front end decides what to show and when.
+	   NULL: no progress is reported.  */
+	void (*progress)(void *cookie, const char *phase, uint64_t done,
+			 uint64_t total);
+	void *progress_cookie;
 };
 #define HW_OPEN_OPTS_INIT { .sz = sizeof(struct hw_open_opts) }
 

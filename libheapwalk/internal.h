@@ -115,6 +115,11 @@ struct hw_session {
 	char err[512];
 };
 
+/* Tell the front end how far a long phase is (hw_open_opts.progress);
+   nothing when it asked for no progress.  */
+void hw_progress(const struct hw_session *s, const char *phase, uint64_t done,
+		 uint64_t total);
+
 /* Open another core with the options s was opened with (--exe,
    --sysroot, debug dirs, --allocator, threads, cache): `diff`'s base, a
    snapshot of the same program.  As hw_session_open(): close *out in

@@ -635,3 +635,10 @@ void hw_session_close(hw_session *s)
 	pthread_mutex_destroy(&s->findings_lock);
 	free(s);
 }
+
+void hw_progress(const struct hw_session *s, const char *phase, uint64_t done,
+		 uint64_t total)
+{
+	if (s && s->opts.progress)
+		s->opts.progress(s->opts.progress_cookie, phase, done, total);
+}
