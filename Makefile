@@ -13,8 +13,10 @@
 #   make fuzz       the libFuzzer harnesses (tests/fuzz/), FUZZ_TIME seconds
 #                   each (default 600); corpora kept in build/fuzz/corpus-NAME,
 #                   crashes in build/fuzz/artifacts-NAME/ (needs clang)
-#   make install    heapwalk and the gdb plugin under PREFIX (/usr/local), or
-#                   DESTDIR/PREFIX; BINDIR, LIBDIR, DATADIR, PLUGINDIR as usual
+#   make install    heapwalk, libheapwalk (shared, static, header, pkg-config
+#                   file), the gdb plugin, man pages and bash completion under
+#                   PREFIX (/usr/local), or DESTDIR/PREFIX; BINDIR, LIBDIR,
+#                   INCLUDEDIR, DATADIR, MANDIR, PLUGINDIR as usual
 #   make uninstall  remove them again
 
 CC      ?= cc
@@ -22,7 +24,9 @@ BUILD   := build
 PREFIX  ?= /usr/local
 BINDIR  ?= $(PREFIX)/bin
 LIBDIR  ?= $(PREFIX)/lib
+INCLUDEDIR ?= $(PREFIX)/include
 DATADIR ?= $(PREFIX)/share
+MANDIR  ?= $(DATADIR)/man
 PLUGINDIR ?= $(LIBDIR)/heapwalk
 # libprotobuf-c and zlib write pprof's gzipped profile.proto (prof
 # --format=pprof); protoc-c generates its C code at build time.
@@ -53,6 +57,9 @@ GEN_HDR := $(BUILD)/gen/pprof.pb-c.h
 # Another protobuf-c may generate code that warns: not made an error.
 GEN_WARN = $(filter-out -Werror,$(WARN))
 HDRS    := $(shell find libheapwalk -name '*.h') $(GEN_HDR)
+# Manual pages (doc/NAME.SECTION) and the bash completion, as installed.
+MANPAGES   := $(wildcard doc/*.1 doc/*.7)
+COMPLETION := $(wildcard scripts/completion/heapwalk.bash)
 TOOLS   := $(patsubst tests/tools/%.c,$(BUILD)/tools/%,$(wildcard tests/tools/*.c))
 
 LIB_OBJ      := $(patsubst %.c,$(BUILD)/obj/%.o,$(LIB_SRC))
@@ -64,6 +71,10 @@ PLUGIN_SRC   := plugin/reader.c plugin/gdbtext.c plugin/echo.c plugin/probe.c
 PLUGIN_HDRS  := $(wildcard plugin/*.h)
 PIC          := -fPIC -fexceptions
 PLUGIN       := $(BUILD)/plugin/heapwalk-gdb.so $(BUILD)/plugin/heapwalk.gdb
+# The shared library: SONAME libheapwalk.so.$(SOMAJOR); it exports
+# heapwalk.h's functions only (libheapwalk/libheapwalk.map).
+SOMAJOR      := 0
+SHLIB        := $(BUILD)/libheapwalk.so.$(SOMAJOR)
 LIB_OBJ_ASAN := $(patsubst %.c,$(BUILD)/asan/obj/%.o,$(LIB_SRC))
 # The libFuzzer harnesses (tests/fuzz/NAME.c) link a clang-built copy of
 # the library: -fsanitize=fuzzer needs clang, and the library must carry
@@ -84,9 +95,22 @@ LIB_OBJ_PIC  += $(addprefix $(BUILD)/pic/obj/gen/,$(GEN_BASE))
 LIB_OBJ_ASAN += $(addprefix $(BUILD)/asan/obj/gen/,$(GEN_BASE))
 LIB_OBJ_FUZZ += $(addprefix $(BUILD)/fuzz/obj/gen/,$(GEN_BASE))
 
-.PHONY: all deps libs gdbheader check check-slow demo bench bench-live clean clean-bench test \
+.PHONY: FORCE all deps libs gdbheader check check-slow demo bench bench-live clean clean-bench test \
         install uninstall fuzz fuzzers
-all: $(BUILD)/heapwalk $(PLUGIN)
+all: $(BUILD)/heapwalk $(PLUGIN) $(SHLIB)
+
+# The version, and the git revision it was built from (heapwalk --version):
+# rewritten only when it changes, so that a new commit relinks the tool
+# and nothing else.
+VERSION := $(shell sed -n 's/^\#define HEAPWALK_VERSION "\(.*\)"/\1/p' libheapwalk/heapwalk.h)
+GIT_REV := $(shell git describe --always --dirty --abbrev=12 2>/dev/null || echo unknown)
+$(BUILD)/gen/revision.h: FORCE
+	@mkdir -p $(dir $@)
+	@echo '#define HEAPWALK_REVISION "$(GIT_REV)"' > $@.tmp
+	@cmp -s $@.tmp $@ && rm -f $@.tmp || mv $@.tmp $@
+FORCE:
+$(BUILD)/obj/libheapwalk/cli/heapwalk.o $(BUILD)/asan/obj/libheapwalk/cli/heapwalk.o: \
+	$(BUILD)/gen/revision.h
 
 deps:
 	@scripts/setup-deps.sh
@@ -184,6 +208,19 @@ $(BUILD)/plugin/heapwalk.gdb: plugin/heapwalk.gdb.in $(BUILD)/plugin/gen-script
 $(BUILD)/libheapwalk.a: $(LIB_OBJ)
 	rm -f $@ && ar rcs $@ $^
 
+$(SHLIB): $(LIB_OBJ_PIC) libheapwalk/libheapwalk.map
+	$(CC) $(CFLAGS) -shared -pthread -o $@ $(LIB_OBJ_PIC) \
+	  -Wl,-soname,libheapwalk.so.$(SOMAJOR) \
+	  -Wl,--version-script=libheapwalk/libheapwalk.map -Wl,-z,defs \
+	  $(PKG_LIBS) -lstdc++ $(LIBM)
+	ln -sf libheapwalk.so.$(SOMAJOR) $(BUILD)/libheapwalk.so
+
+# pkg-config's file, for the paths install puts things at (made by
+# install: PREFIX and LIBDIR may differ from the build's).
+pc_file = sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBDIR@|$(LIBDIR)|' \
+	  -e 's|@INCLUDEDIR@|$(INCLUDEDIR)|' -e 's|@VERSION@|$(VERSION)|' \
+	  -e 's|@PKGS@|$(PKGS)|' libheapwalk/heapwalk.pc.in > $(1)
+
 $(BUILD)/asan/libheapwalk.a: $(LIB_OBJ_ASAN)
 	rm -f $@ && ar rcs $@ $^
 
@@ -223,7 +260,7 @@ check test: deps
 	@if FUZZ_CC=$(FUZZ_CC) tests/fuzz/have-libfuzzer.sh; then \
 	  $(MAKE) --no-print-directory fuzzers; fi
 	@HEAPWALK=$(abspath $(BUILD)/asan/heapwalk) TOOLS=$(abspath $(BUILD)/tools) \
-	 FUZZ=$(abspath $(BUILD)/fuzz) \
+	 FUZZ=$(abspath $(BUILD)/fuzz) BUILDDIR=$(abspath $(BUILD)) \
 	 GDB_SCRIPT=$(abspath $(BUILD)/plugin/heapwalk.gdb) \
 	 CORPUS=$(abspath $(BUILD)/corpus) TOP=$(CURDIR) tests/run.sh
 
@@ -241,17 +278,38 @@ check-slow: deps
 # in gdb).  DESTDIR is a staging root: the paths inside are without it.
 install: all
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(PLUGINDIR) \
-		$(DESTDIR)$(DATADIR)/heapwalk
+		$(DESTDIR)$(DATADIR)/heapwalk $(DESTDIR)$(LIBDIR)/pkgconfig \
+		$(DESTDIR)$(INCLUDEDIR)/heapwalk $(DESTDIR)$(MANDIR)/man1 \
+		$(DESTDIR)$(MANDIR)/man7 \
+		$(DESTDIR)$(DATADIR)/bash-completion/completions
 	install -m 755 $(BUILD)/heapwalk $(DESTDIR)$(BINDIR)/heapwalk
 	install -m 644 $(BUILD)/plugin/heapwalk-gdb.so \
 		$(DESTDIR)$(PLUGINDIR)/heapwalk-gdb.so
 	$(call gdb_script,$(PLUGINDIR)/heapwalk-gdb.so,$(DATADIR)/heapwalk/heapwalk.gdb,$(DESTDIR)$(DATADIR)/heapwalk/heapwalk.gdb)
+	install -m 755 $(SHLIB) $(DESTDIR)$(LIBDIR)/libheapwalk.so.$(SOMAJOR)
+	ln -sf libheapwalk.so.$(SOMAJOR) $(DESTDIR)$(LIBDIR)/libheapwalk.so
+	install -m 644 $(BUILD)/libheapwalk.a $(DESTDIR)$(LIBDIR)/libheapwalk.a
+	install -m 644 libheapwalk/heapwalk.h \
+		$(DESTDIR)$(INCLUDEDIR)/heapwalk/heapwalk.h
+	$(call pc_file,$(DESTDIR)$(LIBDIR)/pkgconfig/heapwalk.pc)
+	for m in $(MANPAGES); do \
+	  install -m 644 $$m $(DESTDIR)$(MANDIR)/man$${m##*.}/$${m##*/} || exit 1; \
+	done
+	$(if $(COMPLETION),install -m 644 $(COMPLETION) \
+		$(DESTDIR)$(DATADIR)/bash-completion/completions/heapwalk)
 
 uninstall:
 	rm -f $(DESTDIR)$(BINDIR)/heapwalk \
 		$(DESTDIR)$(PLUGINDIR)/heapwalk-gdb.so \
-		$(DESTDIR)$(DATADIR)/heapwalk/heapwalk.gdb
-	-rmdir $(DESTDIR)$(PLUGINDIR) $(DESTDIR)$(DATADIR)/heapwalk 2>/dev/null
+		$(DESTDIR)$(DATADIR)/heapwalk/heapwalk.gdb \
+		$(DESTDIR)$(LIBDIR)/libheapwalk.so.$(SOMAJOR) \
+		$(DESTDIR)$(LIBDIR)/libheapwalk.so $(DESTDIR)$(LIBDIR)/libheapwalk.a \
+		$(DESTDIR)$(INCLUDEDIR)/heapwalk/heapwalk.h \
+		$(DESTDIR)$(LIBDIR)/pkgconfig/heapwalk.pc \
+		$(DESTDIR)$(DATADIR)/bash-completion/completions/heapwalk \
+		$(foreach m,$(MANPAGES),$(DESTDIR)$(MANDIR)/man$(subst .,,$(suffix $(m)))/$(notdir $(m)))
+	-rmdir $(DESTDIR)$(PLUGINDIR) $(DESTDIR)$(DATADIR)/heapwalk \
+		$(DESTDIR)$(INCLUDEDIR)/heapwalk 2>/dev/null
 
 # Every harness for FUZZ_TIME seconds, one after the other; fails if any
 # found a crash, a hang (> 10 s) or a leak (tests/fuzz/run.sh); one whose

@@ -176,6 +176,8 @@ struct hw_output {
 	hw_write_fn *write;
 	void *cookie;
 	bool json;
+	bool color;       /* text: labels and table headers in bold (ANSI
+			     escapes), for a terminal */
 };
 
 /* Open a session.  Returns HW_OK and sets *out, or a failing status with
@@ -193,6 +195,92 @@ enum hw_status hw_session_run(hw_session *s, int argc, char *const argv[],
 			      const struct hw_output *out);
 
 void hw_session_close(hw_session *s);
+
+/* ---- The heap as data --------------------------------------------------
+ *
+ * For programs that look at many cores (a crash-triage service, a CI
+ * check): the same walk the commands report, delivered as plain structs
+ * through callbacks, in the manner of libdwfl's iterators.  A callback
+ * returns 0 to go on; anything else stops the walk, and the call then
+ * returns HW_OK.  Strings handed to a callback live until it returns.
+ * Each call walks what it needs; the session keeps the allocator's state
+ * between calls, so later calls on one session are cheaper.
+ */
+
+/* One block of the heap, in use or free.  */
+struct hw_block {
+	uint64_t addr;            /* the pointer malloc returned */
+	uint64_t size;            /* usable bytes */
+	uint64_t chunk;           /* where the allocator's block starts
+				     (header included) */
+	uint64_t chunk_size;      /* bytes the block takes */
+	int32_t arena;            /* arena index as `arenas` numbers them;
+				     -1: none */
+	bool used;
+	const char *where;        /* "heap", "mmapped", "tcache", "fastbin",
+				     "smallbin", "slab", "large", "dirty",
+				     ... (doc/heapwalk.md, `chunks`) */
+};
+typedef int hw_block_cb(void *arg, const struct hw_block *b);
+
+/* Every block, in address order within each heap.  */
+enum hw_status hw_blocks(hw_session *s, hw_block_cb *cb, void *arg);
+
+/* The whole heap in figures.  Set sz to sizeof before the call.  */
+struct hw_heap_totals {
+	size_t sz;
+	const char *allocator;    /* "ptmalloc" or "jemalloc" */
+	const char *version;      /* "2.36", "5.3.0", or "unknown" */
+	size_t arenas;
+	uint64_t used_blocks, used_bytes;    /* usable bytes */
+	uint64_t free_blocks, free_bytes;
+	uint64_t problems;        /* corruption the walk met (hw_problems
+				     lists them) */
+	bool partial;             /* part of the heap could not be read:
+				     every figure is a lower bound */
+};
+enum hw_status hw_heap_totals(hw_session *s, struct hw_heap_totals *t);
+
+/* One size class (the allocator's own: a bin's or a jemalloc size
+   class's range of usable sizes), or one arena.  */
+struct hw_class_totals {
+	uint64_t min, max;        /* usable sizes it holds, inclusive */
+	uint64_t used_blocks, used_bytes, free_blocks, free_bytes;
+};
+typedef int hw_class_cb(void *arg, const struct hw_class_totals *c);
+/* In ascending order of size; classes with no block are left out.  */
+enum hw_status hw_size_classes(hw_session *s, hw_class_cb *cb, void *arg);
+
+struct hw_arena_totals {
+	int32_t arena;            /* -1: blocks of no arena */
+	uint64_t used_blocks, used_bytes, free_blocks, free_bytes;
+};
+typedef int hw_arena_cb(void *arg, const struct hw_arena_totals *a);
+enum hw_status hw_arena_totals(hw_session *s, hw_arena_cb *cb, void *arg);
+
+/* A problem `check` reports: corruption (note false) or something worth
+   saying that is not (note true), at addr.  */
+struct hw_problem {
+	uint64_t addr;
+	bool note;
+	const char *text;
+};
+typedef int hw_problem_cb(void *arg, const struct hw_problem *p);
+/* Runs the checks (a full walk), then lists what they found, by address.
+   Returns HW_CORRUPT when there is corruption, as `check` exits.  */
+enum hw_status hw_problems(hw_session *s, hw_problem_cb *cb, void *arg);
+
+/* A block in use that the process can no longer reach (`leaks`).  */
+struct hw_leak {
+	uint64_t addr, size;
+	const char *kind;         /* "definite", "indirect" or "possible" */
+	const char *site;         /* where it was allocated ("f <- g"), when
+				     the allocator sampled it; else NULL */
+};
+typedef int hw_leak_cb(void *arg, const struct hw_leak *l);
+/* Every lost block, in address order (the reachability scan runs once
+   per session).  */
+enum hw_status hw_leaks(hw_session *s, hw_leak_cb *cb, void *arg);
 
 /* The command table, for help texts and front ends: the i-th command's
    name and one-line description, or NULL past the end.  */

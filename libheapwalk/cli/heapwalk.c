@@ -10,9 +10,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "../heapwalk.h"
+#include "revision.h"
 
 #define MAX_DEBUG_DIRS 32
 
@@ -35,12 +37,37 @@ static void usage(FILE *f)
 	      "  --threads N       worker threads (default: one per CPU)\n"
 	      "  --cache-max SIZE  memory for a live process's copy (e.g. 4G;\n"
 	      "                    default: half of this machine's memory)\n"
+	      "  --color=WHEN      auto (default: on a terminal, unless NO_COLOR\n"
+	      "                    is set) | always | never\n"
+	      "  -q, --quiet       no progress on stderr (shown on a terminal for\n"
+	      "                    phases longer than a second)\n"
 	      "  -h, --help        this help;  --version  the version\n"
 	      "\n"
+	      "heapwalk help COMMAND: what COMMAND does and takes.\n"
 	      "commands (default: summary):\n", f);
 	for (size_t i = 0; hw_command_name(i); i++)
 		fprintf(f, "  %-10s %s\n", hw_command_name(i),
 			hw_command_help(i));
+}
+
+/* `heapwalk help [COMMAND]`.  */
+static int help(const char *name)
+{
+	if (!name) {
+		usage(stdout);
+		return 0;
+	}
+	for (size_t i = 0; hw_command_name(i); i++)
+		if (!strcmp(hw_command_name(i), name)) {
+			printf("usage: heapwalk [OPTIONS] CORE %s %s\n\n"
+			       "Options and output: man heapwalk, or "
+			       "doc/heapwalk.md in the sources.\n", name,
+			       hw_command_help(i));
+			return 0;
+		}
+	fprintf(stderr, "heapwalk: help: unknown command '%s' (try "
+		"'heapwalk --help')\n", name);
+	return HW_USAGE;
 }
 
 static int fail(int status, const char *fmt, const char *arg)
@@ -99,6 +126,68 @@ static bool parse_size(const char *v, uint64_t *out)
 	return true;
 }
 
+/* Progress on stderr, for a terminal only: nothing for the first second
+   of a phase (most runs end before), then at most ten updates a second,
+   on one line that is cleared at the end.  */
+struct progress {
+	struct timespec start, last;
+	char phase[128];
+	bool shown;
+};
+
+static double since(const struct timespec *a, const struct timespec *b)
+{
+	return (double)(b->tv_sec - a->tv_sec) +
+	       (double)(b->tv_nsec - a->tv_nsec) / 1e9;
+}
+
+static const char *human(uint64_t v, char *buf, size_t len)
+{
+	static const char *const unit[] = { "B", "KiB", "MiB", "GiB", "TiB" };
+	double d = (double)v;
+	unsigned u = 0;
+	while (d >= 1024 && u < 4) {
+		d /= 1024;
+		u++;
+	}
+	snprintf(buf, len, u ? "%.1f %s" : "%.0f %s", d, unit[u]);
+	return buf;
+}
+
+static void show_progress(void *cookie, const char *phase, uint64_t done,
+			  uint64_t total)
+{
+	struct progress *p = cookie;
+	struct timespec now;
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	if (strncmp(p->phase, phase, sizeof p->phase - 1)) {
+		snprintf(p->phase, sizeof p->phase, "%s", phase);
+		p->start = now;
+	}
+	if (since(&p->start, &now) < 1.0 ||
+	    (p->shown && since(&p->last, &now) < 0.1))
+		return;
+	p->last = now;
+	p->shown = true;
+	char a[32], b[32];
+	double rate = (double)done / since(&p->start, &now);
+	if (total)
+		fprintf(stderr, "\r\033[K%s: %3.0f%% (%s of %s, %s/s)", phase,
+			100.0 * (double)done / (double)total,
+			human(done, a, sizeof a), human(total, b, sizeof b),
+			human((uint64_t)rate, b, sizeof b));
+	else
+		fprintf(stderr, "\r\033[K%s: %s (%s/s)", phase,
+			human(done, a, sizeof a), human((uint64_t)rate, b, sizeof b));
+}
+
+static void end_progress(struct progress *p)
+{
+	if (p->shown)
+		fputs("\r\033[K", stderr);
+	p->shown = false;
+}
+
 /* Set by SIGINT, SIGTERM and SIGHUP while a live process may be stopped:
    the library then lets it go and returns; the signal is raised again
    afterwards, so heapwalk still dies of it as the sender meant.  */
@@ -123,7 +212,8 @@ static void catch_stop_signals(bool on)
 /* Is argv[i] a global option?  Consumes its value too.  */
 static int global_option(int argc, char **argv, int *i,
 			 struct hw_open_opts *o, const char **dirs,
-			 bool *json, const char **pid)
+			 bool *json, const char **pid, int *color,
+			 bool *quiet)
 {
 	const char *a = argv[*i];
 	uint64_t num;
@@ -168,8 +258,23 @@ static int global_option(int argc, char **argv, int *i,
 		}
 		return 0;
 	}
+	if (!strncmp(a, "--color", 7) && (a[7] == '\0' || a[7] == '=')) {
+		const char *v = a[7] ? a + 8 : "always";
+		if (!strcmp(v, "auto"))
+			*color = -1;
+		else if (!strcmp(v, "always"))
+			*color = 1;
+		else if (!strcmp(v, "never"))
+			*color = 0;
+		else
+			return fail(HW_USAGE, "--color: '%s' is not auto, "
+				    "always or never", v);
+		return 0;
+	}
 	if (!strcmp(a, "--json"))
 		*json = true;
+	else if (!strcmp(a, "-q") || !strcmp(a, "--quiet"))
+		*quiet = true;
 	else if (!strcmp(a, "--no-stop"))
 		o->no_stop = true;
 	else if (!strcmp(a, "--no-debuginfo"))
@@ -188,7 +293,8 @@ int main(int argc, char **argv)
 	struct hw_open_opts o = HW_OPEN_OPTS_INIT;
 	const char *dirs[MAX_DEBUG_DIRS];
 	const char *pid = NULL;
-	bool json = false;
+	bool json = false, quiet = false;
+	int color = -1;               /* auto */
 	char **cmd = calloc((size_t)argc + 1, sizeof *cmd);
 	int ncmd = 0;
 	if (!cmd)
@@ -203,7 +309,8 @@ int main(int argc, char **argv)
 			return 0;
 		}
 		if (!dashdash && !strcmp(a, "--version")) {
-			printf("heapwalk %s\n", HEAPWALK_VERSION);
+			printf("heapwalk %s (git %s)\n", HEAPWALK_VERSION,
+			       HEAPWALK_REVISION);
 			free(cmd);
 			return 0;
 		}
@@ -213,7 +320,7 @@ int main(int argc, char **argv)
 		}
 		if (!dashdash && a[0] == '-' && a[1]) {
 			int r = global_option(argc, argv, &i, &o, dirs, &json,
-					      &pid);
+					      &pid, &color, &quiet);
 			if (r > 0) {
 				free(cmd);
 				return r;
@@ -229,6 +336,11 @@ int main(int argc, char **argv)
 			}
 			cmd[ncmd++] = argv[i];
 			continue;
+		}
+		if (!target_done && !pid && !strcmp(a, "help") && ncmd == 0) {
+			int r = help(i + 1 < argc ? argv[i + 1] : NULL);
+			free(cmd);
+			return r;
 		}
 		if (!target_done && !pid) {
 			o.core = a;
@@ -270,6 +382,11 @@ int main(int argc, char **argv)
 	/* A live process is stopped only inside hw_session_open: a signal
 	   there must not kill heapwalk before the process is let go.  */
 	o.cancel = &stop_signal;
+	struct progress prog = { 0 };
+	if (!quiet && !json && isatty(STDERR_FILENO)) {
+		o.progress = show_progress;
+		o.progress_cookie = &prog;
+	}
 	if (o.pid)
 		catch_stop_signals(true);
 	enum hw_status st = hw_session_open(&o, &s);
@@ -282,10 +399,18 @@ int main(int argc, char **argv)
 			return 128 + stop_signal;
 		}
 	}
+	end_progress(&prog);
 	struct stdout_sink sink = { 0 };
+	if (color < 0) {
+		const char *nc = getenv("NO_COLOR");
+		color = isatty(STDOUT_FILENO) && !(nc && *nc);
+	}
 	if (st == HW_OK) {
-		struct hw_output out = { write_stdout, &sink, json };
+		struct hw_output out = { .write = write_stdout,
+					 .cookie = &sink, .json = json,
+					 .color = color && !json };
 		st = hw_session_run(s, ncmd, cmd, &out);
+		end_progress(&prog);
 	}
 	if (sink.err == EPIPE) {
 		st = HW_OK;

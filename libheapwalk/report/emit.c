@@ -54,7 +54,8 @@ struct hw_emitter *em_open_file(const char *path, int *err)
 		*err = errno;
 		return NULL;
 	}
-	struct hw_output out = { file_write, (void *)(intptr_t)fd, false };
+	struct hw_output out = { .write = file_write,
+				 .cookie = (void *)(intptr_t)fd };
 	struct hw_emitter *e = em_open(&out);
 	if (!e) {
 		*err = ENOMEM;

@@ -251,7 +251,8 @@ void em_notef(struct hw_emitter *e, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 
 /* A sink into memory, for tests and front ends that print elsewhere:
-   struct hw_output out = { em_membuf_write, &buf, json }.  The text is
+   struct hw_output out = { .write = em_membuf_write, .cookie = &buf,
+   .json = json }.  The text is
    NUL-terminated; free(buf.data) when done.  */
 struct em_membuf {
 	char *data;

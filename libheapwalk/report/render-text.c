@@ -33,13 +33,23 @@ static void put_padded(struct hw_emitter *e, const char *s, size_t n,
 		em_put_spaces(e, pad);
 }
 
+/* Bold on or off, when the output is a terminal that asked for colour
+   (the escapes take no column: padding is counted without them).  */
+static void bold(struct hw_emitter *e, bool on)
+{
+	if (e->out.color)
+		em_put_str(e, on ? "\033[1m" : "\033[0m");
+}
+
 /* A new line: indent, label padded to the label width, a space.  */
 static void start_labelled(struct hw_emitter *e, unsigned indent,
 			   const char *label, int label_width)
 {
 	end_line(e);
 	em_put_spaces(e, indent);
+	bold(e, true);
 	put_padded(e, label, strlen(label), -label_width);
+	bold(e, false);
 	em_put_char(e, ' ');
 	e->line = EM_LINE_LABEL;
 }
@@ -381,12 +391,14 @@ static void table_begin(struct hw_emitter *e, struct em_table_state *ts)
 	}
 	if (t->flags & EM_TB_NO_HEADER)
 		return;
+	bold(e, true);
 	for (unsigned k = 0; k < ts->ncells; k++) {
 		const struct em_field *c = &t->cols[ts->cells[k].col];
 		em_put_str(e, c->join ? c->join : k == 0 ? "" : " ");
 		const char *h = c->label ? c->label : "";
 		put_padded(e, h, strlen(h), c->width);
 	}
+	bold(e, false);
 	em_put_char(e, '\n');
 }
 

@@ -118,7 +118,8 @@ static void fuzz_run_one(hw_session *s, const char *cmd, bool json)
 		argv[argc++] = w;
 	argv[argc] = NULL;
 	struct fuzz_sink sink = { 0 };
-	struct hw_output out = { fuzz_write, &sink, json };
+	struct hw_output out = { .write = fuzz_write, .cookie = &sink,
+				 .json = json };
 	hw_session_run(s, argc, argv, &out);
 	if (json)
 		fuzz_check_utf8(&sink, cmd);

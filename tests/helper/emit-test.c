@@ -23,7 +23,8 @@ static int failures, cases;
 static char *render(void (*fn)(struct hw_emitter *), bool json)
 {
 	struct em_membuf buf = { 0 };
-	struct hw_output out = { em_membuf_write, &buf, json };
+	struct hw_output out = { .write = em_membuf_write, .cookie = &buf,
+				 .json = json };
 	struct hw_emitter *e = em_open(&out);
 	if (!e) {
 		fprintf(stderr, "em_open failed\n");
@@ -367,7 +368,7 @@ static bool failing_sink(void *cookie, const char *data, size_t len)
 
 static void sink_failure(void)
 {
-	struct hw_output out = { failing_sink, NULL, true };
+	struct hw_output out = { .write = failing_sink, .json = true };
 	struct hw_emitter *e = em_open(&out);
 	cases++;
 	if (!e)
