@@ -75,7 +75,9 @@ run_make install PREFIX="$prefix"
 grep -qE '^heapwalk [0-9]+\.[0-9]+\.[0-9]+ \(git [0-9a-z.-]+\)$' "$T/v.out" ||
 	fail "--version: $(cat "$T/v.out")"
 dir=$(corpus_core leaks1)
+mkdir -p "$T/leaks1"
 corpus_copy "$dir" "$T/leaks1"
+cp "$dir/prog" "$T/leaks1/"
 "$prefix/bin/heapwalk" "$T/leaks1/core" summary >"$T/s.out" 2>&1 ||
 	fail "the installed heapwalk cannot read leaks1's core: $(head -n 3 "$T/s.out")"
 export PKG_CONFIG_PATH=$prefix/lib/pkgconfig
@@ -92,7 +94,7 @@ LD_LIBRARY_PATH=$prefix/lib "$T/triage" "$T/leaks1/core" >"$T/t.out" 2>"$T/t.err
 	fail "triage on leaks1: exit $?: $(head -n 3 "$T/t.err")"
 "$T/triage-static" "$T/leaks1/core" >"$T/t2.out" 2>&1 || fail "the static triage fails"
 cmp -s "$T/t.out" "$T/t2.out" || fail "the static and shared triage disagree"
-ldd "$T/triage" | grep -q "libheapwalk.so.0 => $prefix/lib/libheapwalk.so.0" ||
+LD_LIBRARY_PATH=$prefix/lib ldd "$T/triage" | grep -q "libheapwalk.so.0 => $prefix/lib/libheapwalk.so.0" ||
 	fail "triage is not linked to the installed libheapwalk.so.0: $(ldd "$T/triage" | grep heapwalk)"
 want=$(awk '$1 == "block" && $4 == "definite" { n++ } $1 == "block" && $4 == "cycle" { c++ } END { print n + c / 2 }' "$T/leaks1/truth.txt")
 got=$(awk '$1 == "leaked" { print $2 }' "$T/t.out")
