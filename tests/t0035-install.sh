@@ -14,7 +14,8 @@
 #      --static) and, run on corpora/ptmalloc/leaks1.c's core, reports
 #      as many definite leaks as that program recorded (its truth: each
 #      `definite` block, and one block of its lost cycle) and the heap's
-#      blocks in use that the truth lists; gdb loads the installed
+#      blocks in use that the truth lists, its arenas adding up to its
+#      total; gdb loads the installed
 #      plugin script and `heap` prints the summary;
 #  (d) make uninstall removes every file again.
 # shellcheck source=tests/lib.sh
@@ -103,6 +104,12 @@ nblocks=$(grep -c '^block ' "$T/leaks1/truth.txt")
 used=$(awk '$1 == "used" { print $2 }' "$T/t.out")
 [ "${used:-0}" -ge "$nblocks" ] || fail "triage counts $used blocks in use; leaks1 alone made $nblocks"
 grep -q '^allocator ptmalloc ' "$T/t.out" || fail "triage: $(head -n 1 "$T/t.out")"
+# The arenas add up to the total; size classes are ordered ranges.
+[ "$(awk '$1 == "used" { print $2, $3 }' "$T/t.out")" = "$(awk '$1 == "arena" { n += $3; b += $4 } END { print n, b }' "$T/t.out")" ] ||
+	fail "triage's arenas do not add up to its total: $(grep -E '^(used|arena)' "$T/t.out" | tr '\n' ' ')"
+awk '$1 == "class" { if ($2 > $3) bad = 1 } END { exit bad }' "$T/t.out" ||
+	fail "triage's size classes are not ranges: $(grep '^class' "$T/t.out")"
+
 if command -v gdb >/dev/null; then
 	timeout 120 gdb -nx -batch -ex "source $prefix/share/heapwalk/heapwalk.gdb" \
 		-ex heap "$T/leaks1/prog" "$T/leaks1/core" >"$T/gdb.out" 2>&1
