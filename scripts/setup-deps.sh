@@ -12,14 +12,20 @@ die() { printf 'setup-deps: %s\n' "$*" >&2; exit 1; }
 # libprotobuf-c-dev, protobuf-c-compiler (protoc-c generates the C code at
 # build time) and zlib1g-dev write pprof profiles (prof --format=pprof);
 # protobuf-compiler's protoc decodes them in the tests.
-needed=(pkg-config g++ libelf-dev libdw-dev elfutils gdb gdbserver gdb-multiarch libc6-dbg binutils file time
-    clang libclang-rt-dev libprotobuf-c-dev protobuf-c-compiler zlib1g-dev protobuf-compiler)
+# libzstd-dev, liblzma-dev and liblz4-dev (with zlib1g-dev) read compressed
+# cores; zstd, xz-utils and lz4 make them in the tests.
+# groff-base (groff and its man macros), mandoc (-T lint) and man-db
+# (man -l) check the manual pages in the tests (tests/t0030-docs.sh).
+needed=(groff-base mandoc man-db
+    pkg-config g++ libelf-dev libdw-dev elfutils gdb gdbserver gdb-multiarch libc6-dbg binutils file time
+    clang libclang-rt-dev libprotobuf-c-dev protobuf-c-compiler zlib1g-dev protobuf-compiler
+    libzstd-dev liblzma-dev liblz4-dev zstd xz-utils lz4)
 
 # Elsewhere nothing is installed: say what the build and the tests need,
 # and go on when the libraries are there.
 if ! command -v dpkg-query >/dev/null 2>&1; then
-    pkg-config --exists libdw libelf libprotobuf-c zlib 2>/dev/null ||
-        die "not a Debian system and libdw/libelf (elfutils), libprotobuf-c or zlib not found by pkg-config: install them (and protoc-c) with your package manager"
+    pkg-config --exists libdw libelf libprotobuf-c zlib libzstd liblzma liblz4 2>/dev/null ||
+        die "not a Debian system and libdw/libelf (elfutils), libprotobuf-c, zlib, libzstd, liblzma or liblz4 not found by pkg-config: install them (and protoc-c) with your package manager"
     echo "setup-deps: not a Debian system; installing nothing (the tests also want gdb, binutils, file, GNU time and clang with libFuzzer)" >&2
     exit 0
 fi
