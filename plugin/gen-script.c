@@ -6,6 +6,7 @@
  * commands cannot pass "all arguments" on, hence one branch per count.
  */
 #include <ctype.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -47,12 +48,21 @@ static void document(const char *name, const char *help)
 		usage_len = (int)(colon - help);
 		text = colon + 2;
 	}
-	printf("document heap%s%s\n%c%s.\nUsage: heap%s%s%s%.*s %s\n"
+	/* ADDR is a gdb expression and must come last (branches()): the
+	   usage says so by putting it after the options.  */
+	bool addr = usage_len >= 4 && !strncmp(help, "ADDR", 4);
+	const char *rest = addr ? help + 4 : help;
+	int rest_len = addr ? usage_len - 4 : usage_len;
+	while (rest_len > 0 && *rest == ' ') {
+		rest++;
+		rest_len--;
+	}
+	printf("document heap%s%s\n%c%s.\nUsage: heap%s%s %s%s%.*s%s\n"
 	       "Same as the command-line tool's `heapwalk TARGET %s`, on what "
 	       "gdb debugs.\nend\n", name ? " " : "", name ? name : "",
 	       toupper((unsigned char)text[0]), text + 1, name ? " " : "",
-	       name ? name : "", usage_len ? " " : "", usage_len, help,
-	       OPTIONS, name ? name : "summary");
+	       name ? name : "", OPTIONS, rest_len ? " " : "", rest_len, rest,
+	       addr ? " ADDR" : "", name ? name : "summary");
 }
 
 int main(void)
