@@ -16,7 +16,9 @@ die() { printf 'setup-deps: %s\n' "$*" >&2; exit 1; }
 # cores; zstd, xz-utils and lz4 make them in the tests.
 # groff-base (groff and its man macros), mandoc (-T lint) and man-db
 # (man -l) check the manual pages in the tests (tests/t0030-docs.sh).
-needed=(groff-base mandoc man-db
+# libxml2-utils (xmllint) and librsvg2-bin (rsvg-convert) check that
+# `map`'s SVG is well-formed and renders (tests/t0160-map-svg.sh).
+needed=(groff-base mandoc man-db libxml2-utils librsvg2-bin
     pkg-config g++ libelf-dev libdw-dev elfutils gdb gdbserver gdb-multiarch libc6-dbg binutils file time
     clang libclang-rt-dev libprotobuf-c-dev protobuf-c-compiler zlib1g-dev protobuf-compiler
     libzstd-dev liblzma-dev liblz4-dev zstd xz-utils lz4)

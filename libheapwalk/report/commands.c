@@ -1425,6 +1425,11 @@ static enum hw_status cmd_maps(struct cmd_ctx *c)
 	return hw_report_maps(c->s, c->e, c->argc, c->argv);
 }
 
+static enum hw_status cmd_map(struct cmd_ctx *c)
+{
+	return hw_report_map(c->s, c->e, c->argc, c->argv);
+}
+
 static enum hw_status cmd_diff(struct cmd_ctx *c)
 {
 	return hw_report_diff(c->s, c->e, c->argc, c->argv);
@@ -1503,6 +1508,8 @@ static const struct command commands[] = {
 	  "--json), per size class, arena, C++ class; new leaks", NEED_WALK },
 	{ "maps", cmd_maps, "[--mappings]: the writable memory by what holds "
 	  "it: heap, stacks, module data, other mappings", NEED_WALK },
+	{ "map", cmd_map, "[-o FILE]: a picture of the heap (SVG): each arena's "
+	  "heaps or extents in address order, coloured by state", NEED_WALK },
 	{ "prof", cmd_prof, "[--format=text|heap_v2|collapsed|pprof] "
 	  "[-o FILE] [--objects] [--lines] [--base OLD] [--recent]: "
 	  "jemalloc's heap profile (prof:true) from the target: allocation "

@@ -10,6 +10,24 @@ struct hw_emitter;
 /* frag.c: free memory and fragmentation per arena.  */
 enum hw_status hw_report_frag(struct hw_session *s, struct hw_emitter *e);
 
+/* frag.c, shared with map.c: what frag counts of one arena (frag.c's
+   comment defines each figure).  rows is an array of
+   HW_FRAG_MAX_ARENAS, indexed by (uint32_t)arena % HW_FRAG_MAX_ARENAS
+   (jemalloc's arena -1 is the last); hw_frag_add is a hw_chunk_fn that
+   counts c in its arena's row and always goes on.  */
+#define HW_FRAG_MAX_ARENAS 4096
+struct hw_frag_row {
+	uint64_t used, free, nfree, largest, top, dirty, muzzy, retained;
+	uint64_t slab_bytes, slab_used;
+	bool any;
+};
+bool hw_frag_add(void *rows, const struct hw_chunk *c);
+/* Adds r into *total (largest: the larger of the two).  */
+void hw_frag_sum(struct hw_frag_row *total, const struct hw_frag_row *r);
+double hw_frag_free_ratio(const struct hw_frag_row *r);  /* free% */
+double hw_frag_scatter(const struct hw_frag_row *r);     /* frag */
+double hw_frag_slab_util(const struct hw_frag_row *r);   /* slabs */
+
 /* leaks.c: blocks in use nothing reachable points to (leaks
    [--reachable]).  */
 enum hw_status hw_report_leaks(struct hw_session *s, struct hw_emitter *e,
@@ -92,6 +110,10 @@ void hw_size_profile_free(struct hw_size_profile *p);
    [-o FILE] [--objects] [--lines] [--top=N]).  */
 enum hw_status hw_report_prof(struct hw_session *s, struct hw_emitter *e,
 			      int argc, char *const argv[]);
+
+/* map.c: a picture of the heap as SVG (map [-o FILE]).  */
+enum hw_status hw_report_map(struct hw_session *s, struct hw_emitter *e,
+			     int argc, char *const argv[]);
 
 /* diff.c: what grew from a base snapshot (diff BASE).  */
 enum hw_status hw_report_diff(struct hw_session *s, struct hw_emitter *e,

@@ -18,18 +18,11 @@
 #include "commands.h"
 #include "emit.h"
 
-#define MAX_ARENAS 4096
-
-struct frag_row {
-	uint64_t used, free, nfree, largest, top, dirty, muzzy, retained;
-	uint64_t slab_bytes, slab_used;
-	bool any;
-};
-
-static bool add_chunk(void *cookie, const struct hw_chunk *c)
+bool hw_frag_add(void *rows, const struct hw_chunk *c)
 {
-	struct frag_row *rows = cookie;
-	struct frag_row *r = &rows[(uint32_t)c->arena % MAX_ARENAS];
+	struct hw_frag_row *r =
+		&((struct hw_frag_row *)rows)[(uint32_t)c->arena %
+					      HW_FRAG_MAX_ARENAS];
 	r->any = true;
 	switch (c->where) {
 	case HW_WHERE_TOP: r->top += c->size; return true;
@@ -63,6 +56,37 @@ static bool add_chunk(void *cookie, const struct hw_chunk *c)
 static double ratio(uint64_t a, uint64_t b)
 {
 	return b ? (double)a / (double)b : 0;
+}
+
+double hw_frag_free_ratio(const struct hw_frag_row *r)
+{
+	return ratio(r->free, r->used + r->free);
+}
+
+double hw_frag_scatter(const struct hw_frag_row *r)
+{
+	return r->free ? 1 - ratio(r->largest, r->free) : 0;
+}
+
+double hw_frag_slab_util(const struct hw_frag_row *r)
+{
+	return ratio(r->slab_used, r->slab_bytes);
+}
+
+void hw_frag_sum(struct hw_frag_row *total, const struct hw_frag_row *r)
+{
+	total->used += r->used;
+	total->free += r->free;
+	total->nfree += r->nfree;
+	if (r->largest > total->largest)
+		total->largest = r->largest;
+	total->top += r->top;
+	total->dirty += r->dirty;
+	total->muzzy += r->muzzy;
+	total->retained += r->retained;
+	total->slab_bytes += r->slab_bytes;
+	total->slab_used += r->slab_used;
+	total->any |= r->any;
 }
 
 /* One row per arena, and the total.  ptmalloc's page-level reserve is
@@ -100,7 +124,7 @@ static const struct em_section S_ARENAS = {
 /* The row of one arena, or the total (arena < 0: JSON "total", text
    "total").  */
 static void emit_row(struct hw_emitter *e, long arena,
-		     const struct frag_row *r, bool je)
+		     const struct hw_frag_row *r, bool je)
 {
 	const struct em_val common[] = {
 		arena >= 0 ? ev_u64((uint64_t)arena)
@@ -109,8 +133,8 @@ static void emit_row(struct hw_emitter *e, long arena,
 		ev_u64(r->free),
 		ev_u64(r->nfree),
 		ev_u64(r->largest),
-		ev_dbl(ratio(r->free, r->used + r->free)),
-		ev_dbl(r->free ? 1 - ratio(r->largest, r->free) : 0),
+		ev_dbl(hw_frag_free_ratio(r)),
+		ev_dbl(hw_frag_scatter(r)),
 	};
 	struct em_val v[11];
 	memcpy(v, common, sizeof common);
@@ -118,7 +142,7 @@ static void emit_row(struct hw_emitter *e, long arena,
 		v[7] = ev_u64(r->dirty);
 		v[8] = ev_u64(r->muzzy);
 		v[9] = ev_u64(r->retained);
-		v[10] = ev_dbl(ratio(r->slab_used, r->slab_bytes));
+		v[10] = ev_dbl(hw_frag_slab_util(r));
 	} else {
 		v[7] = ev_u64(r->top);
 	}
@@ -150,31 +174,21 @@ static void emit_legend(struct hw_emitter *e, bool je)
 
 enum hw_status hw_report_frag(struct hw_session *s, struct hw_emitter *e)
 {
-	struct frag_row *rows = calloc(MAX_ARENAS, sizeof *rows);
+	struct hw_frag_row *rows = calloc(HW_FRAG_MAX_ARENAS, sizeof *rows);
 	if (!rows)
 		return hw_error(s, HW_BAD_TARGET, "out of memory");
-	s->alloc->chunks(s->alloc_state, add_chunk, rows);
+	s->alloc->chunks(s->alloc_state, hw_frag_add, rows);
 	bool je = !strcmp(s->alloc->name, "jemalloc");
-	struct frag_row total = { 0 };
+	struct hw_frag_row total = { 0 };
 	em_doc_begin(e);
 	em_table_begin(e, je ? &JE_TABLE : &PM_TABLE);
 	em_section_begin(e, &S_ARENAS);
-	for (long a = 0; a < MAX_ARENAS; a++) {
-		const struct frag_row *r = &rows[a];
+	for (long a = 0; a < HW_FRAG_MAX_ARENAS; a++) {
+		const struct hw_frag_row *r = &rows[a];
 		if (!r->any)
 			continue;
 		emit_row(e, a, r, je);
-		total.used += r->used;
-		total.free += r->free;
-		total.nfree += r->nfree;
-		if (r->largest > total.largest)
-			total.largest = r->largest;
-		total.top += r->top;
-		total.dirty += r->dirty;
-		total.muzzy += r->muzzy;
-		total.retained += r->retained;
-		total.slab_bytes += r->slab_bytes;
-		total.slab_used += r->slab_used;
+		hw_frag_sum(&total, r);
 	}
 	em_section_end(e);
 	emit_row(e, -1, &total, je);
