@@ -80,13 +80,19 @@ static int fail(int status, const char *fmt, const char *arg)
 
 /* The library's output, straight to fd 1 (the library buffers).  The
    first write error is kept: EPIPE means the reader went away.  */
+struct progress;
 struct stdout_sink {
 	int err;
+	struct progress *progress;    /* cleared before the first output */
 };
+
+static void end_progress(struct progress *p);
 
 static bool write_stdout(void *cookie, const char *data, size_t len)
 {
 	struct stdout_sink *sink = cookie;
+	if (sink->progress)
+		end_progress(sink->progress);
 	while (len > 0 && !sink->err) {
 		ssize_t n = write(STDOUT_FILENO, data, len);
 		if (n < 0 && errno == EINTR)
@@ -126,11 +132,13 @@ static bool parse_size(const char *v, uint64_t *out)
 	return true;
 }
 
-/* Progress on stderr, for a terminal only: nothing for the first second
-   of a phase (most runs end before), then at most ten updates a second,
-   on one line that is cleared at the end.  */
+/* Progress on stderr, for a terminal only: nothing in the run's first
+   second (most runs end before), then at most ten updates a second, on
+   one line that is cleared before any output and at the end.  */
 struct progress {
-	struct timespec start, last;
+	struct timespec run_start;    /* the gate */
+	struct timespec start, last;  /* of the phase: its rate */
+	uint64_t start_done;
 	char phase[128];
 	bool shown;
 };
@@ -160,25 +168,29 @@ static void show_progress(void *cookie, const char *phase, uint64_t done,
 	struct progress *p = cookie;
 	struct timespec now;
 	clock_gettime(CLOCK_MONOTONIC, &now);
-	if (strncmp(p->phase, phase, sizeof p->phase - 1)) {
+	if (strncmp(p->phase, phase, sizeof p->phase - 1) ||
+	    done < p->start_done) {
 		snprintf(p->phase, sizeof p->phase, "%s", phase);
 		p->start = now;
+		p->start_done = done;
 	}
-	if (since(&p->start, &now) < 1.0 ||
+	if (since(&p->run_start, &now) < 1.0 ||
 	    (p->shown && since(&p->last, &now) < 0.1))
 		return;
 	p->last = now;
 	p->shown = true;
-	char a[32], b[32];
-	double rate = (double)done / since(&p->start, &now);
+	char a[32], b[32], c[32];
+	double secs = since(&p->start, &now);
+	uint64_t rate = secs > 0.05 ?
+		(uint64_t)((double)(done - p->start_done) / secs) : 0;
+	const char *r = rate ? human(rate, c, sizeof c) : "?";
 	if (total)
 		fprintf(stderr, "\r\033[K%s: %3.0f%% (%s of %s, %s/s)", phase,
 			100.0 * (double)done / (double)total,
-			human(done, a, sizeof a), human(total, b, sizeof b),
-			human((uint64_t)rate, b, sizeof b));
+			human(done, a, sizeof a), human(total, b, sizeof b), r);
 	else
 		fprintf(stderr, "\r\033[K%s: %s (%s/s)", phase,
-			human(done, a, sizeof a), human((uint64_t)rate, b, sizeof b));
+			human(done, a, sizeof a), r);
 }
 
 static void end_progress(struct progress *p)
@@ -383,6 +395,7 @@ int main(int argc, char **argv)
 	   there must not kill heapwalk before the process is let go.  */
 	o.cancel = &stop_signal;
 	struct progress prog = { 0 };
+	clock_gettime(CLOCK_MONOTONIC, &prog.run_start);
 	if (!quiet && !json && isatty(STDERR_FILENO)) {
 		o.progress = show_progress;
 		o.progress_cookie = &prog;
@@ -400,7 +413,7 @@ int main(int argc, char **argv)
 		}
 	}
 	end_progress(&prog);
-	struct stdout_sink sink = { 0 };
+	struct stdout_sink sink = { .progress = &prog };
 	if (color < 0) {
 		const char *nc = getenv("NO_COLOR");
 		color = isatty(STDOUT_FILENO) && !(nc && *nc);

@@ -205,7 +205,37 @@ enum walk_mode {
 	REPORT_CHAIN = 1,   /* the size chain's and the headers' findings */
 	REPORT_LISTS = 2,   /* those that need every list walked */
 	STATES_ONLY = 4,    /* only the bins of free chunks are not walked */
+	PROGRESS = 8,       /* the caller's thread: tells the front end how
+			       far the whole walk is */
 };
+
+/* Chunks between two progress checkpoints: rare enough to cost nothing
+   in the walk's loop, often enough for a few updates a second.  */
+#define PROGRESS_CHUNKS (1u << 18)
+
+/* A unit (heap or mmapped chunk) done, or (in_unit) part of the one the
+   caller's thread is in: the units the other parts are in count once
+   they are done.  */
+static void progress(struct pm_state *p, uint64_t finished, uint64_t in_unit,
+		     unsigned mode)
+{
+	uint64_t done = atomic_fetch_add_explicit(&p->progress_done, finished,
+						  memory_order_relaxed) + finished;
+	if (mode & PROGRESS)
+		hw_progress(p->s, "walking the heap", done + in_unit,
+			    p->progress_total);
+}
+
+static void progress_begin(struct pm_state *p)
+{
+	uint64_t total = 0;
+	for (size_t i = 0; i < p->nheaps; i++)
+		total += p->heaps[i].end - p->heaps[i].start;
+	for (size_t i = 0; i < p->nmmapped; i++)
+		total += p->mmapped[i].size;
+	atomic_store_explicit(&p->progress_done, 0, memory_order_relaxed);
+	p->progress_total = total;
+}
 
 /* Classify one heap chunk.  `next_p` is the P bit of the chunk after it.  */
 static void classify(struct pm_state *p, struct pm_heap *h,
@@ -337,8 +367,14 @@ static bool walk_heap(struct pm_state *p, struct pm_heap *h, uint64_t from,
 	uint64_t end = h->end, c = from;
 	struct hw_chunk out = { .arena = h->arena };
 	uint64_t prefetched = c;
+	unsigned countdown = PROGRESS_CHUNKS;
 	while (c < end) {
 		uint64_t field;
+		if (__builtin_expect(--countdown == 0, 0)) {
+			countdown = PROGRESS_CHUNKS;
+			if (mode & PROGRESS)
+				progress(p, 0, c - h->start, mode);
+		}
 		if (prefetched < c)     /* (after a skipped range) */
 			prefetched = c;
 		/* The next address depends on this load, so the hardware
@@ -489,11 +525,13 @@ static void *walk_part(void *arg)
 		if (u < p->nheaps) {
 			j->ok = walk_heap(p, &p->heaps[u], p->heaps[u].start,
 					  j->fn, j->cookie, j->mode);
+			progress(p, unit_bytes(p, u), 0, j->mode);
 			continue;
 		}
 		struct hw_chunk c =
 			mmapped_chunk(p, &p->mmapped[u - p->nheaps]);
 		j->ok = j->fn(j->cookie, &c);
+		progress(p, unit_bytes(p, u), 0, j->mode);
 	}
 	return NULL;
 }
@@ -529,12 +567,13 @@ bool pm_walk_chunks_parallel(struct pm_state *p, unsigned nparts,
 	for (size_t u = 0; u < units; u++)
 		total += unit_bytes(p, u);
 	unsigned mode = full_walk_mode(p, states_only);
+	progress_begin(p);
 	/* Split by bytes: part k takes the units that start in its share.  */
 	size_t u = 0;
 	for (unsigned k = 0; k < nparts; k++) {
 		jobs[k] = (struct part_job){ .p = p, .first = u, .fn = fn,
 					     .cookie = cookies[k],
-					     .mode = mode };
+					     .mode = k ? mode : mode | PROGRESS };
 		uint64_t limit = total / nparts * (k + 1);
 		while (u < units && (k == nparts - 1 || acc < limit))
 			acc += unit_bytes(p, u++);
@@ -620,7 +659,8 @@ bool pm_walk_chunks(struct pm_state *p, hw_chunk_fn *fn, void *cookie)
 {
 	/* Findings are recorded on the first walk only: every later walk
 	   would find the same.  */
-	unsigned mode = full_walk_mode(p, false);
+	unsigned mode = full_walk_mode(p, false) | PROGRESS;
+	progress_begin(p);
 	size_t hi = 0, mi = 0;
 	while (hi < p->nheaps || mi < p->nmmapped) {
 		if (mi == p->nmmapped ||
@@ -628,9 +668,11 @@ bool pm_walk_chunks(struct pm_state *p, hw_chunk_fn *fn, void *cookie)
 			struct pm_heap *h = &p->heaps[hi++];
 			if (!walk_heap(p, h, h->start, fn, cookie, mode))
 				return false;
+			progress(p, h->end - h->start, 0, mode);
 			continue;
 		}
-		struct hw_chunk c = mmapped_chunk(p, &p->mmapped[mi++]);
+		struct hw_chunk c = mmapped_chunk(p, &p->mmapped[mi]);
+		progress(p, p->mmapped[mi++].size, 0, mode);
 		if (!fn(cookie, &c))
 			return false;
 	}

@@ -25,6 +25,7 @@
 #ifndef HW_PTMALLOC_H
 #define HW_PTMALLOC_H
 
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -264,6 +265,11 @@ struct pm_state {
 	bool fast_lists_done;             /* every tcache and fastbin walked */
 	bool tcaches_done;                /* every tcache walked */
 	bool mmapped_done;                /* mmapped chunks looked for */
+	/* A whole walk's progress: bytes of heap walked by every part (each
+	   adds at checkpoints), of progress_total; the caller's own part
+	   tells the front end (hw_progress).  */
+	_Atomic uint64_t progress_done;
+	uint64_t progress_total;
 };
 
 /* detect.c */
