@@ -671,6 +671,10 @@ enum hw_status je_read_extents(struct je_state *j)
 	}
 	size_t n = 0;
 	for (size_t i = 0; i < c.n; i++) {
+		/* Reading the extents is most of a big jemalloc heap's
+		   walk: the front end may show how far it is.  */
+		if ((i & 0xffff) == 0)
+			hw_progress(j->s, "reading jemalloc's extents", i, c.n);
 		if (i && c.v[i].edata == c.v[i - 1].edata)
 			continue;
 		if (make_extent(j, &c.v[i], &j->ext[n]))
