@@ -419,9 +419,8 @@ int main(int argc, char **argv)
 		color = isatty(STDOUT_FILENO) && !(nc && *nc);
 	}
 	if (st == HW_OK) {
-		struct hw_output out = { .write = write_stdout,
-					 .cookie = &sink, .json = json,
-					 .color = color && !json };
+		struct hw_output out = { write_stdout, &sink, json,
+					 color && !json };
 		st = hw_session_run(s, ncmd, cmd, &out);
 		end_progress(&prog);
 	}
