@@ -29,8 +29,9 @@ DATADIR ?= $(PREFIX)/share
 MANDIR  ?= $(DATADIR)/man
 PLUGINDIR ?= $(LIBDIR)/heapwalk
 # libprotobuf-c and zlib write pprof's gzipped profile.proto (prof
-# --format=pprof); protoc-c generates its C code at build time.
-PKGS    := libdw libelf libprotobuf-c zlib
+# --format=pprof); protoc-c generates its C code at build time.  libzstd,
+# liblzma, zlib and liblz4 read compressed cores (target/unpack*.c).
+PKGS    := libdw libelf libprotobuf-c zlib libzstd liblzma liblz4
 # Recursive (=) so pkg-config runs after the deps target installed it.
 PKG_CFLAGS = $(shell pkg-config --cflags $(PKGS))
 PKG_LIBS   = $(shell pkg-config --libs $(PKGS))
@@ -121,8 +122,9 @@ libs:
 	not found (Debian: apt-get install pkg-config, or 'make deps')" >&2; \
 	exit 1; }
 	@pkg-config --exists $(PKGS) || { echo "heapwalk: needs elfutils' \
-	libdw and libelf, libprotobuf-c and zlib with their headers (Debian: \
-	apt-get install libdw-dev libelf-dev libprotobuf-c-dev zlib1g-dev, \
+	libdw and libelf, libprotobuf-c, zlib, libzstd, liblzma and liblz4 \
+	with their headers (Debian: apt-get install libdw-dev libelf-dev \
+	libprotobuf-c-dev zlib1g-dev libzstd-dev liblzma-dev liblz4-dev, \
 	or 'make deps')" >&2; exit 1; }
 	@command -v protoc-c >/dev/null 2>&1 || { echo "heapwalk: needs \
 	protoc-c (Debian: apt-get install protobuf-c-compiler, or 'make \

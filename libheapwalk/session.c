@@ -571,7 +571,7 @@ enum hw_status hw_session_open(const struct hw_open_opts *opts,
 		return open_process(s);
 	if (s->opts.memory)
 		return open_external(s);
-	enum hw_status st = hw_core_open(s->core_path, s->exe, s->sysroot,
+	enum hw_status st = hw_core_open(s->core_path, s->exe, s->sysroot, s,
 					 &s->target, &s->core_elf, s->err,
 					 sizeof s->err);
 	if (st != HW_OK)

@@ -71,8 +71,9 @@ hw "$T/m" "$T/err" --json "$core" chunk "$maddr"
 expect_rc 0
 grep -q '"prev":null,"next":null' "$T/m" || fail "chunk $maddr (mmapped) names neighbours: $(cat "$T/m")"
 
-# Compressed cores: the compression and the command that unpacks it.
-for z in "gzip -c" "xz -c -0" "zstd -q -c" "bzip2 -c"; do
+# A compression heapwalk does not read (zstd, xz, lz4 and gzip are read:
+# t0155): its name and the command that unpacks it.
+for z in "bzip2 -c"; do
 	prog=${z%% *}
 	command -v "$prog" >/dev/null 2>&1 || { say "no $prog: not tried"; continue; }
 	head -c 65536 "$core" | $z >"$T/core.z"

@@ -599,6 +599,8 @@ static void summary_instances(const struct hw_session *s, struct hw_emitter *e)
    says "truncated" further down).  */
 static const struct em_field F_TARGET = {
 	.label = "target:", .only = EM_TEXT_ONLY };
+static const struct em_field F_TARGET_PACKED = {
+	.join = " (", .post = ")", .only = EM_TEXT_ONLY };
 static const struct em_field F_TARGET_EXE = {
 	.join = " (core of ", .post = ")", .only = EM_TEXT_ONLY };
 static const struct em_field F_TARGET_PROCESS_EXE = {
@@ -627,6 +629,12 @@ static void summary_target(const struct hw_session *s, struct hw_emitter *e)
 	char *abs = path ? realpath(path, NULL) : NULL;
 	const char *exe = s->exe ? s->exe : t->exe;
 	em_kv(e, &F_TARGET, ev_str(abs ? abs : path ? path : "?"));
+	if (t->packed) {   /* "(zstd, unpacked 1.2 GiB)" */
+		char size[32], packed[64];
+		snprintf(packed, sizeof packed, "%s, unpacked %s", t->packed,
+			 hw_human(size, sizeof size, t->unpacked));
+		em_kv(e, &F_TARGET_PACKED, ev_str(packed));
+	}
 	em_kv(e, &F_TARGET_EXE, exe ? ev_str(exe) : ev_absent());
 	em_kv(e, &F_TARGET_CUT, ev_bool(t->truncated));
 	free(abs);

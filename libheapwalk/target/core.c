@@ -7,6 +7,10 @@
  * a library updated since the crash must not be read as if it were the one
  * that ran.
  *
+ * A compressed core (systemd-coredump's .zst, .xz, .lz4; a .gz) is first
+ * unpacked into private memory mapped as the file would be (unpack.h),
+ * and read the same way: every check below runs on the unpacked bytes.
+ *
  * Everything in the file is untrusted: each header, note and offset is
  * checked against the file size before use.
  */
@@ -26,6 +30,7 @@
 #include "compressed.h"
 #include "core.h"
 #include "linkmap.h"
+#include "unpack.h"
 
 #ifndef NT_FILE
 #define NT_FILE 0x46494c45
@@ -770,9 +775,42 @@ static bool is_core_file(const char *path)
 	return core;
 }
 
+/* Map the core open at fd (`size` bytes; fd is closed): the file
+   itself, or when it is compressed (packed), what it unpacks to, which
+   is mapped the same way; from there on the two are read alike.  *map
+   is NULL when there is too little to map (*size says how little).  */
+static enum hw_status map_core(int fd, const char *path,
+			       const struct hw_compression *packed,
+			       const struct hw_session *s, uint8_t **map,
+			       uint64_t *size, char *err, size_t errlen)
+{
+	*map = NULL;
+	if (packed) {
+		enum hw_status st = hw_unpack(packed, fd, path, s, map, size,
+					      err, errlen);
+		close(fd);
+		return st;
+	}
+	if (*size < sizeof(Elf64_Ehdr)) {
+		close(fd);
+		return HW_OK;
+	}
+	/* Private and writable so libelf may use it in place; nothing
+	   writes to it, so no page is ever copied.  */
+	void *m = mmap(NULL, *size, PROT_READ | PROT_WRITE, MAP_PRIVATE, fd, 0);
+	int e = errno;
+	close(fd);
+	if (m == MAP_FAILED)
+		return fail(err, errlen, HW_BAD_TARGET, "'%s': mmap: %s", path,
+			    strerror(e));
+	*map = m;
+	return HW_OK;
+}
+
 enum hw_status hw_core_open(const char *path, const char *exe,
-			    const char *sysroot, struct hw_target **out,
-			    Elf **elf_out, char *err, size_t errlen)
+			    const char *sysroot, const struct hw_session *s,
+			    struct hw_target **out, Elf **elf_out, char *err,
+			    size_t errlen)
 {
 	*out = NULL;
 	*elf_out = NULL;
@@ -791,48 +829,45 @@ enum hw_status hw_core_open(const char *path, const char *exe,
 			    "not a regular file");
 	}
 	char head[8];
-	const char *unpack, *packed = NULL;
+	const struct hw_compression *packed = NULL;
 	if (pread(fd, head, sizeof head, 0) == (ssize_t)sizeof head)
-		packed = hw_compression_of(head, sizeof head, &unpack);
-	if (packed) {
+		packed = hw_compression_of(head, sizeof head);
+	if (packed && !packed->decode) {
 		close(fd);
 		snprintf(err, errlen, "'%s': %s-compressed file; unpack it "
 			 "first (%s) and give heapwalk the core inside", path,
-			 packed, unpack);
+			 packed->name, packed->unpack);
 		return HW_BAD_TARGET;
 	}
-	if (st.st_size < (off_t)sizeof(Elf64_Ehdr)) {
-		close(fd);
-		return fail(err, errlen, HW_BAD_TARGET, "'%s': %s", path,
-			    st.st_size ? "not an ELF file" : "empty file");
-	}
-	struct hw_target *t = calloc(1, sizeof *t);
-	struct core_priv *p = calloc(1, sizeof *p);
-	if (!t || !p) {
+	uint8_t *map;
+	uint64_t size = (uint64_t)st.st_size;
+	enum hw_status mapped = map_core(fd, path, packed, s, &map, &size, err,
+					 errlen);
+	if (mapped != HW_OK)
+		return mapped;
+	const char *why = NULL;
+	struct hw_target *t = NULL;
+	struct core_priv *p = NULL;
+	if (size < sizeof(Elf64_Ehdr))
+		why = size ? "not an ELF file" : "empty file";
+	else if (!(t = calloc(1, sizeof *t)) || !(p = calloc(1, sizeof *p)))
+		why = "out of memory";
+	if (why) {
+		if (map)
+			munmap(map, size);
 		free(t);
 		free(p);
-		close(fd);
-		return fail(err, errlen, HW_BAD_TARGET, "'%s': %s", path,
-			    "out of memory");
+		return fail(err, errlen, HW_BAD_TARGET, "'%s': %s", path, why);
 	}
 	t->ops = &core_ops;
 	t->priv = p;
 	t->path = path;
-	p->size = (size_t)st.st_size;
-	/* Private and writable so libelf may use it in place; nothing
-	   writes to it, so no page is ever copied.  */
-	p->map = mmap(NULL, p->size, PROT_READ | PROT_WRITE, MAP_PRIVATE, fd,
-		      0);
-	close(fd);
-	if (p->map == MAP_FAILED) {
-		p->map = NULL;
-		core_close(t);
-		return fail(err, errlen, HW_BAD_TARGET, "'%s': mmap: %s", path,
-			    strerror(errno));
-	}
+	t->packed = packed ? packed->name : NULL;
+	t->unpacked = packed ? size : 0;
+	p->map = map;
+	p->size = (size_t)size;
 	p->elf = elf_memory((char *)p->map, p->size);
 	enum hw_status st_out = HW_BAD_TARGET;
-	const char *why = NULL;
 	GElf_Ehdr eh;
 	size_t phnum = 0;
 	if (!p->elf || elf_kind(p->elf) != ELF_K_ELF)

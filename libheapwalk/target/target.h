@@ -108,6 +108,9 @@ struct hw_target {
 	const struct hw_target_ops *ops;
 	const struct hw_arch *arch;
 	const char *path;              /* the core file, or NULL */
+	const char *packed;            /* its compression ("zstd") when it
+					  was read unpacked, or NULL */
+	uint64_t unpacked;             /* with packed: its unpacked size */
 	struct hw_region *regions;     /* sorted by start, disjoint */
 	size_t nregions;
 	struct hw_thread *threads;     /* the crashing thread first */

@@ -1,0 +1,214 @@
+#!/bin/bash
+# Compressed cores are read directly (libheapwalk/target/unpack*.c).
+#  - A ptmalloc core (bins1) and a jemalloc one (jemalloc 5.3 basic1),
+#    compressed by the zstd, xz, gzip and lz4 tools: `summary`, `chunks`
+#    and `--json summary` print exactly what they print for the plain
+#    core, except the text summary's target line, which names the
+#    compressed file and says it was unpacked ("(zstd, unpacked 2.7 MiB)").
+#  - Several frames / members / streams one after the other (the core
+#    compressed in two pieces, concatenated) read as the whole core
+#    (its --json summary).
+#  - Without memfd_create (a preloaded stand-in that fails), the core is
+#    unpacked into an unlinked file in $TMPDIR, which is left empty.
+#  - Bad input exits 3 with one line naming the file: a truncated .zst,
+#    a corrupted .gz, a gzip of something that is not an ELF file, a core
+#    followed by more than its ELF headers describe (the decompression
+#    bomb guard); a .bz2 still says to unpack it with `bzip2 -d`.
+#  - Robustness: FUZZ_N (default 60) randomly damaged .gz and .zst
+#    versions of bins1 (a few bytes overwritten, or cut short) never
+#    crash, hang or trip a sanitizer, and an exit 3 is one line.
+# shellcheck source=tests/variant-lib.sh
+. "$(dirname "$0")/variant-lib.sh"
+need_heapwalk
+need_cmd timeout zstd xz gzip lz4 bzip2 perl
+
+cores=(bins1)
+mkdir -p "$T/bins1"
+corpus_copy "$(corpus_core bins1)" "$T/bins1"
+if jdir=$(variant_core jemalloc-5.3.0-amd64 basic1); then
+	cores+=(basic1)
+	mkdir -p "$T/basic1"
+	corpus_copy "$jdir" "$T/basic1"
+else
+	rc=$?
+	[ $rc = 77 ] || fail "cannot make the jemalloc 5.3 core (exit $rc)"
+	say "no jemalloc 5.3 core here: ptmalloc only"
+fi
+
+# The command that makes each kind, and the name heapwalk gives it.
+declare -A pack=([zst]="zstd -q -c" [xz]="xz -c -0" [gz]="gzip -c -1"
+	[lz4]="lz4 -q -c")
+declare -A kind=([zst]=zstd [xz]=xz [gz]=gzip [lz4]=lz4)
+
+# Options per core: the jemalloc one is read as the jemalloc tests read
+# it, without debug info (half the time under ASan; bins1 keeps it).
+declare -A opts=([bins1]="" [basic1]="--no-debuginfo")
+
+# run_all CORE OUT [OPTION...]: summary, chunks and --json summary of
+# CORE into OUT.summary, OUT.chunks, OUT.json (the summary without its
+# target line into OUT.summary-body).
+run_all() {
+	local core=$1 out=$2
+	shift 2
+	hw "$out.summary" "$out.err" "$@" "$core" summary
+	expect_rc 0
+	grep -v '^target:' "$out.summary" >"$out.summary-body"
+	hw "$out.chunks" "$out.err" "$@" "$core" chunks
+	expect_rc 0
+	hw "$out.json" "$out.err" "$@" --json "$core" summary
+	expect_rc 0
+}
+
+# same_as_plain CORE OUT PLAIN: OUT's outputs are PLAIN's.
+same_as_plain() {
+	local core=$1 out=$2 plain=$3 f
+	for f in summary-body chunks json; do
+		cmp -s "$plain.$f" "$out.$f" || {
+			diff "$plain.$f" "$out.$f" | head -n 20 >&2
+			fail "$(basename "$core"): $f differs from the plain core's"
+		}
+	done
+}
+
+for c in "${cores[@]}"; do
+	plain=$T/$c/core
+	# shellcheck disable=SC2086 # the options are words
+	run_all "$plain" "$T/$c/plain" ${opts[$c]}
+	[ -s "$T/$c/plain.chunks" ] || fail "$c: the plain core lists no chunks"
+	for ext in zst xz gz lz4; do
+		packed=$T/$c/core.$ext
+		${pack[$ext]} "$plain" >"$packed"
+		# shellcheck disable=SC2086
+		run_all "$packed" "$T/$c/$ext" ${opts[$c]}
+		same_as_plain "$packed" "$T/$c/$ext" "$T/$c/plain"
+		grep -qE "^target: +$packed \(${kind[$ext]}, unpacked [0-9.]+ [KMG]?i?B\)" \
+			"$T/$c/$ext.summary" ||
+			fail "$c.$ext: the target line does not say it was unpacked: $(grep '^target:' "$T/$c/$ext.summary")"
+	done
+done
+
+# --- several frames, members or streams one after the other -------------
+plain=$T/bins1/core
+size=$(stat -c %s "$plain")
+head -c $((size / 2)) "$plain" >"$T/first"
+tail -c +$((size / 2 + 1)) "$plain" >"$T/second"
+for ext in zst xz gz lz4; do
+	multi=$T/multi.$ext
+	{ ${pack[$ext]} "$T/first"; ${pack[$ext]} "$T/second"; } >"$multi"
+	hw "$T/multi-$ext" "$T/err" --json "$multi" summary
+	expect_rc 0
+	cmp -s "$T/bins1/plain.json" "$T/multi-$ext" ||
+		fail "multi.$ext: summary differs from the plain core's"
+done
+
+# --- no memfd_create: an unlinked file in $TMPDIR ------------------------
+if command -v "${CC:-cc}" >/dev/null 2>&1; then
+	# Fails as a kernel without memfd would, and leaves a mark.
+	cat >"$T/nomemfd.c" <<'EOF'
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <unistd.h>
+int memfd_create(const char *name, unsigned flags);
+int memfd_create(const char *name, unsigned flags)
+{
+	const char *mark = getenv("NOMEMFD_MARK");
+	(void)name;
+	(void)flags;
+	if (mark)
+		close(open(mark, O_WRONLY | O_CREAT, 0600));
+	errno = ENOSYS;
+	return -1;
+}
+EOF
+	"${CC:-cc}" -shared -fPIC -o "$T/nomemfd.so" "$T/nomemfd.c" ||
+		fail "cannot build the memfd_create stand-in"
+	mkdir -p "$T/tmp"
+	# ASan wants its runtime first; the stand-in only replaces one call.
+	(
+		export ASAN_OPTIONS=$ASAN_OPTIONS:verify_asan_link_order=0
+		export LD_PRELOAD=$T/nomemfd.so TMPDIR=$T/tmp
+		export NOMEMFD_MARK=$T/memfd-refused
+		hw "$T/tmpfile" "$T/err" --json "$T/bins1/core.zst" summary
+		expect_rc 0
+	)
+	[ -e "$T/memfd-refused" ] || fail "the memfd_create stand-in was not called"
+	cmp -s "$T/bins1/plain.json" "$T/tmpfile" ||
+		fail "unpacked into a temporary file: summary differs from the plain core's"
+	[ -z "$(ls -A "$T/tmp")" ] || fail "files left in TMPDIR: $(ls -A "$T/tmp")"
+else
+	say "no C compiler: the temporary-file fallback is not tried"
+fi
+
+# --- bad input: exit 3, one line naming the file -------------------------
+# bad_input FILE WORDS: heapwalk FILE summary exits 3 with one line that
+# names FILE and holds WORDS.
+bad_input() {
+	local file=$1 words=$2
+	hw "$T/out" "$T/err" "$file" summary
+	expect_rc 3
+	one_error_line "$T/err" "heapwalk $(basename "$file")"
+	grep -qF "'$file'" "$T/err" || fail "$(basename "$file"): the error does not name the file: $(cat "$T/err")"
+	grep -qF "$words" "$T/err" || fail "$(basename "$file"): the error does not say '$words': $(cat "$T/err")"
+}
+
+zst=$T/bins1/core.zst
+head -c $(($(stat -c %s "$zst") / 2)) "$zst" >"$T/cut.zst"
+bad_input "$T/cut.zst" "zstd: truncated"
+
+# Four bytes overwritten in the middle of the deflate data.
+gz=$T/bins1/core.gz
+cp "$gz" "$T/damaged.gz"
+printf '\377\377\377\377' | dd of="$T/damaged.gz" bs=1 \
+	seek=$(($(stat -c %s "$gz") / 2)) conv=notrunc status=none
+bad_input "$T/damaged.gz" "gzip: "
+
+"$(tool prng)" 155 1048576 | gzip -c -1 >"$T/random.gz"
+bad_input "$T/random.gz" "not an ELF file"
+
+# A core followed by 64 MiB of zeros: more than its headers describe.
+{ cat "$plain"; head -c $((64 << 20)) /dev/zero; } | zstd -q -c >"$T/bomb.zst"
+bad_input "$T/bomb.zst" "bytes its ELF headers describe"
+
+bzip2 -c "$plain" >"$T/core.bz2"
+bad_input "$T/core.bz2" "bzip2 -d"
+
+# --- damaged streams never crash ----------------------------------------
+# N/2 variants of each of bins1's .gz and .zst: one to four bytes
+# overwritten at random places, or (one in eight) the stream cut short.
+fuzz_n=${FUZZ_N:-60}
+mkdir -p "$T/fuzz"
+for ext in gz zst; do
+	perl -e '
+		my ($src, $dir, $ext, $n) = @ARGV;
+		open(my $in, "<:raw", $src) or die "$src: $!";
+		local $/;
+		my $data = <$in>;
+		srand(155);
+		for my $i (1 .. $n) {
+			my $d = $data;
+			if (rand(8) < 1) {
+				substr($d, int(rand(length $d))) = "";
+			} else {
+				for (0 .. int(rand(4))) {
+					substr($d, int(rand(length $d)), 1) =
+						chr(int(rand(256)));
+				}
+			}
+			open(my $out, ">:raw", sprintf("%s/%03d.%s", $dir, $i, $ext))
+				or die $!;
+			print $out $d;
+		}' "$T/bins1/core.$ext" "$T/fuzz" "$ext" $((fuzz_n / 2))
+done
+(
+	# Leaks on these error paths are looked for above; here only
+	# crashes and sanitizer reports (LeakSanitizer's exit scan would
+	# double the loop's time).
+	export ASAN_OPTIONS=$ASAN_OPTIONS:detect_leaks=0
+	for f in "$T"/fuzz/*; do
+		hw "$T/out" "$T/err" "$f" summary
+		expect_rc 0 1 3 4
+		[ "$HW_RC" != 3 ] || one_error_line "$T/err" "heapwalk $(basename "$f")"
+	done
+)
+say "$fuzz_n damaged streams: no crash; ${#cores[@]} cores x 4 compressions as plain"
