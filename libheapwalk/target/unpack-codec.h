@@ -43,6 +43,19 @@ static inline void hw_unpack_moved(struct hw_unpack_io *io, size_t used,
 	io->out_len -= made;
 }
 
+/* The top of every decoder's loop: room for output (false when the
+   decoded bytes could not be stored: stop), and input unless the file
+   has ended (*eof then set).  */
+static inline bool hw_unpack_refill(struct hw_unpack *u,
+				    struct hw_unpack_io *io, bool *eof)
+{
+	if (!io->out_len && !hw_unpack_flush(u))
+		return false;
+	if (!io->in_len && !*eof)
+		*eof = !hw_unpack_read(u);
+	return true;
+}
+
 /* Record why decoding failed ("truncated", the library's message): the
    first reason recorded is the one reported.  Returns false.  */
 bool hw_unpack_fail(struct hw_unpack *u, const char *why);

@@ -27,12 +27,10 @@ bool hw_decode_gzip(struct hw_unpack *u, struct hw_unpack_io *io)
 		return hw_unpack_fail(u, "out of memory");
 	bool eof = false, ok = true, member_ended = false;
 	for (;;) {
-		if (!io->out_len && !hw_unpack_flush(u)) {
+		if (!hw_unpack_refill(u, io, &eof)) {
 			ok = false;
 			break;
 		}
-		if (!io->in_len && !eof)
-			eof = !hw_unpack_read(u);
 		if (member_ended) {
 			if (!io->in_len)
 				break;          /* the last member */

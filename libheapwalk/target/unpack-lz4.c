@@ -18,12 +18,10 @@ bool hw_decode_lz4(struct hw_unpack *u, struct hw_unpack_io *io)
 	size_t hint = 0;   /* 0: a frame ended (or none began) */
 	bool eof = false, ok = true;
 	for (;;) {
-		if (!io->out_len && !hw_unpack_flush(u)) {
+		if (!hw_unpack_refill(u, io, &eof)) {
 			ok = false;
 			break;
 		}
-		if (!io->in_len && !eof)
-			eof = !hw_unpack_read(u);
 		size_t used = io->in_len, made = io->out_len;
 		size_t r = LZ4F_decompress(z, io->out, &made, io->in, &used,
 					   NULL);

@@ -43,12 +43,10 @@ bool hw_decode_xz(struct hw_unpack *u, struct hw_unpack_io *io)
 	bool eof = false, ok = true;
 	int idle = 0;   /* calls in a row that moved nothing */
 	for (;;) {
-		if (!io->out_len && !hw_unpack_flush(u)) {
+		if (!hw_unpack_refill(u, io, &eof)) {
 			ok = false;
 			break;
 		}
-		if (!io->in_len && !eof)
-			eof = !hw_unpack_read(u);
 		z.next_in = io->in;
 		z.avail_in = io->in_len;
 		z.next_out = io->out;

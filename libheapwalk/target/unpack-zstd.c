@@ -19,12 +19,10 @@ bool hw_decode_zstd(struct hw_unpack *u, struct hw_unpack_io *io)
 	size_t left = 0;   /* 0: a frame ended and all of it was given out */
 	bool eof = false, ok = true;
 	for (;;) {
-		if (!io->out_len && !hw_unpack_flush(u)) {
+		if (!hw_unpack_refill(u, io, &eof)) {
 			ok = false;
 			break;
 		}
-		if (!io->in_len && !eof)
-			eof = !hw_unpack_read(u);
 		ZSTD_inBuffer in = { io->in, io->in_len, 0 };
 		ZSTD_outBuffer out = { io->out, io->out_len, 0 };
 		size_t r = ZSTD_decompressStream(z, &out, &in);
