@@ -233,10 +233,10 @@ fuzz-core)
 	rm -f "$fdir/unpacked.core"
 	# the same core compressed, as systemd-coredump and people store
 	# cores: the unpacking (target/unpack*.c) is fuzzed with the rest
-	for z in "gzip gz" "zstd zst" "xz xz" "lz4 lz4"; do
-		set -- $z
-		if command -v "$1" >/dev/null && ! [ "$seeds/bins1.$2" -nt "$seeds/bins1" ]; then
-			"$1" -c <"$seeds/bins1" >"$seeds/bins1.$2"
+	for z in gzip:gz zstd:zst xz:xz lz4:lz4; do
+		packer=${z%%:*} ext=${z#*:}
+		if command -v "$packer" >/dev/null && ! [ "$seeds/bins1.$ext" -nt "$seeds/bins1" ]; then
+			"$packer" -c <"$seeds/bins1" >"$seeds/bins1.$ext"
 		fi
 	done
 	je=$CORPUS/jemalloc-5.3.0-amd64/basic1
