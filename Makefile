@@ -295,7 +295,9 @@ install: all
 		$(DESTDIR)$(INCLUDEDIR)/heapwalk/heapwalk.h
 	$(call pc_file,$(DESTDIR)$(LIBDIR)/pkgconfig/heapwalk.pc)
 	for m in $(MANPAGES); do \
-	  install -m 644 $$m $(DESTDIR)$(MANDIR)/man$${m##*.}/$${m##*/} || exit 1; \
+	  sed -e 's|/usr/local/share|$(DATADIR)|g' -e 's|/usr/local/lib|$(LIBDIR)|g' \
+	    -e 's|"heapwalk [0-9.]*"|"heapwalk $(VERSION)"|' $$m \
+	    > $(DESTDIR)$(MANDIR)/man$${m##*.}/$${m##*/} || exit 1; \
 	done
 	$(if $(COMPLETION),install -m 644 $(COMPLETION) \
 		$(DESTDIR)$(DATADIR)/bash-completion/completions/heapwalk)
