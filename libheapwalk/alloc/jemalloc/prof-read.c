@@ -27,7 +27,7 @@ bool jp_pick_layout(const struct je_state *j, struct layout *l)
 		.tctx_link = 112, .tctx_state = 132, .tctx_size = 136,
 		.gctx_bt = 104, .tdata_link = 40, .tdata_name = 24,
 		.tdata_attached = 32, .tdata_expired = 33, .tdata_size = 64,
-		.edata_tctx = 80 };
+		.edata_tctx = 80, .edata_recent = 88 };
 	/* 5.3.1 keeps the name inline after bt2tctx and moved the flags.  */
 	int bugfix = 0;
 	const char *v = strchr(j->version, '.');
@@ -45,12 +45,13 @@ bool jp_pick_layout(const struct je_state *j, struct layout *l)
 	return true;
 }
 
-
-bool jp_grow(void **p, size_t *cap, size_t n, size_t each, bool *oom)
+bool jp_reserve(void **p, size_t *cap, size_t need, size_t each, bool *oom)
 {
-	if (n < *cap)
+	if (need <= *cap)
 		return true;
-	size_t nc = *cap ? *cap * 2 : 64;
+	size_t nc = *cap ? *cap : 64;
+	while (nc < need)
+		nc *= 2;
 	void *q = realloc(*p, nc * each);
 	if (!q) {
 		*oom = true;
@@ -59,6 +60,11 @@ bool jp_grow(void **p, size_t *cap, size_t n, size_t each, bool *oom)
 	*p = q;
 	*cap = nc;
 	return true;
+}
+
+bool jp_grow(void **p, size_t *cap, size_t n, size_t each, bool *oom)
+{
+	return jp_reserve(p, cap, n + 1, each, oom);
 }
 
 bool jp_rd64(struct reader *r, uint64_t a, uint64_t *v)
@@ -185,16 +191,14 @@ bool jp_take_tdata(struct reader *r, uint64_t a, void *cookie)
 	d->expired = buf[l->tdata_expired] != 0;
 	if (buf[l->tdata_attached] > 1 || buf[l->tdata_expired] > 1)
 		return false;
-	struct je_prof_links links = { .tdata_name = l->tdata_name,
-				       .name_inline = l->name_inline };
-	d->has_name = je_prof_thread_name(r->j, &links, a, d->name,
-					  sizeof d->name);
+	d->has_name = jp_thread_name(r, a, d->name, sizeof d->name);
 	return true;
 }
 
-bool je_prof_thread_name(struct je_state *j, const struct je_prof_links *l,
-			 uint64_t tdata, char *buf, size_t len)
+bool jp_thread_name(struct reader *r, uint64_t tdata, char *buf, size_t len)
 {
+	struct je_state *j = r->j;
+	const struct layout *l = &r->l;
 	buf[0] = '\0';
 	if (len < 17)
 		return false;

@@ -34,6 +34,7 @@ struct layout {
 		tdata_size;
 	bool name_inline;             /* 5.3.1: char thread_name[16] */
 	unsigned edata_tctx;          /* e_prof_tctx in the extent */
+	unsigned edata_recent;        /* 5.3: e_prof_recent_alloc; 0: none */
 };
 
 /* The layout of j's version (prof-read.c).  */
@@ -80,8 +81,10 @@ struct reader {
 
 /* ---- prof-read.c: reading records -------------------------------------- */
 
-/* Room for n + 1 elements of `each` bytes in *p (capacity *cap); false
-   with *oom set when memory ran out.  */
+/* Room for `need` elements of `each` bytes in *p (capacity *cap, grown
+   by doubling); false with *oom set when memory ran out.  jp_grow: room
+   for one more after n.  */
+bool jp_reserve(void **p, size_t *cap, size_t need, size_t each, bool *oom);
 bool jp_grow(void **p, size_t *cap, size_t n, size_t each, bool *oom);
 bool jp_rd64(struct reader *r, uint64_t a, uint64_t *v);
 /* A gctx is a heap object whose bt.vec points at its own vector.  */
@@ -97,6 +100,14 @@ bool jp_walk_tree(struct reader *r, uint64_t root, unsigned link_off,
 bool jp_add_gctx(struct reader *r, uint64_t g, unsigned len);
 /* node_fn: a tdata, into r.  */
 bool jp_take_tdata(struct reader *r, uint64_t a, void *cookie);
+/* A thread's name from its prof_tdata_t, into buf (>= 17 bytes).  */
+bool jp_thread_name(struct reader *r, uint64_t tdata, char *buf, size_t len);
+
+/* ---- prof-recent.c: 5.3's recent allocations ------------------------- */
+
+/* The records into jp->p.recent.  False only when out of memory; a list
+   not found or broken is said in jp->p (recent_why, recent_broken).  */
+bool jp_read_recent(struct reader *r, struct je_prof *jp);
 
 /* ---- prof-find.c: the statics, found from the data ----------------------- */
 

@@ -19,8 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "jemalloc.h"
-#include "prof.h"
+#include "prof-reader.h"
 
 /* prof_recent_t on 64-bit, 5.3.0 and 5.3.1 alike (no debug build).  */
 enum {
@@ -29,33 +28,32 @@ enum {
 	RC_DALLOC_TCTX = 64, RC_BYTES = 72,
 };
 #define RECENT_MAX_NODES (1u << 20)   /* records read, all tries */
-#define BT_MAX 128                    /* PROF_BT_MAX */
 #define TCTX_UID 8                    /* tctx: tdata, thr_uid, ... */
 #define EDATA_ADDR 8                  /* edata: e_bits, e_addr */
 #define NAME_LEN 256
 
 struct ring_probe {
-	const struct je_prof_links *l;
+	struct reader *r;
 	uint64_t budget;              /* nodes left to read, all tries */
 	uint64_t first;               /* the head's target */
 	uint64_t n;                   /* records in the ring */
 };
 
-static bool tctx_ok(struct je_state *j, const struct je_prof_links *l,
-		    uint64_t tctx)
+/* A tctx leads to a gctx (prof-read.c's check); its address and
+   backtrace length in *g and *len.  */
+static bool tctx_ok(struct reader *r, uint64_t tctx, uint64_t *g,
+		    unsigned *len)
 {
-	uint64_t g, vec, len;
 	return tctx && !(tctx & 7) &&
-	       hw_read_u64(j->t, tctx + l->tctx_gctx, &g) && g && !(g & 7) &&
-	       hw_read_u64(j->t, g + l->gctx_bt, &vec) &&
-	       hw_read_u64(j->t, g + l->gctx_bt + 8, &len) &&
-	       vec == g + l->gctx_bt + 16 && len >= 1 && len <= BT_MAX;
+	       jp_rd64(r, tctx + r->l.tctx_gctx, g) && jp_gctx_ok(r, *g, len);
 }
 
 /* Does the ring from `first` close, every node a record?  Counts them.  */
 static bool ring_closes(struct je_state *j, struct ring_probe *p,
 			uint64_t first)
 {
+	uint64_t g;
+	unsigned len;
 	uint64_t n = first, prev = 0, count = 0;
 	uint64_t w[RC_BYTES / 8];
 	hw_read_u64(j->t, first + RC_PREV, &prev);
@@ -65,9 +63,9 @@ static bool ring_closes(struct je_state *j, struct ring_probe *p,
 		p->budget--;
 		if (w[RC_PREV / 8] != prev || w[RC_USIZE / 8] < w[RC_SIZE / 8] ||
 		    (w[RC_EDATA / 8] & 7) ||
-		    !tctx_ok(j, p->l, w[RC_ALLOC_TCTX / 8]) ||
+		    !tctx_ok(p->r, w[RC_ALLOC_TCTX / 8], &g, &len) ||
 		    (w[RC_DALLOC_TCTX / 8] &&
-		     !tctx_ok(j, p->l, w[RC_DALLOC_TCTX / 8])))
+		     !tctx_ok(p->r, w[RC_DALLOC_TCTX / 8], &g, &len)))
 			return false;
 		prev = n;
 		n = w[RC_NEXT / 8];
@@ -99,51 +97,33 @@ struct recent_out {
 	bool oom;
 };
 
-static bool reserve(void **p, size_t *cap, size_t need, size_t each,
-		    bool *oom)
-{
-	if (need <= *cap)
-		return true;
-	size_t nc = *cap ? *cap : 64;
-	while (nc < need)
-		nc *= 2;
-	void *q = realloc(*p, nc * each);
-	if (!q) {
-		*oom = true;
-		return false;
-	}
-	*p = q;
-	*cap = nc;
-	return true;
-}
-
 /* One end of a record from its tctx; pcs and name as offsets into the
    storage until the fix-up (pointers cast from offsets + 1).  */
-static void event_of(struct je_state *j, const struct je_prof_links *l,
-		     uint64_t tctx, uint64_t time, struct recent_out *o,
-		     struct hw_prof_event *ev, size_t *pcs_at, size_t *name_at)
+static void event_of(struct reader *r, uint64_t tctx, uint64_t time,
+		     struct recent_out *o, struct hw_prof_event *ev,
+		     size_t *pcs_at, size_t *name_at)
 {
+	struct je_state *j = r->j;
 	memset(ev, 0, sizeof *ev);
 	*pcs_at = *name_at = 0;
 	ev->time_ns = time;
-	uint64_t tdata = 0, g = 0, len = 0;
-	hw_read_u64(j->t, tctx, &tdata);
-	hw_read_u64(j->t, tctx + TCTX_UID, &ev->thread);
-	if (hw_read_u64(j->t, tctx + l->tctx_gctx, &g) &&
-	    hw_read_u64(j->t, g + l->gctx_bt + 8, &len) && len >= 1 &&
-	    len <= BT_MAX &&
-	    reserve((void **)&o->pcs, &o->pcap, o->npcs + len, sizeof *o->pcs,
-		    &o->oom) &&
-	    hw_read(j->t, g + l->gctx_bt + 16, o->pcs + o->npcs, len * 8)) {
+	uint64_t tdata = 0, g;
+	unsigned len;
+	jp_rd64(r, tctx, &tdata);
+	jp_rd64(r, tctx + TCTX_UID, &ev->thread);
+	if (tctx_ok(r, tctx, &g, &len) &&
+	    jp_reserve((void **)&o->pcs, &o->pcap, o->npcs + len,
+		       sizeof *o->pcs, &o->oom) &&
+	    hw_read(j->t, g + r->l.gctx_bt + 16, o->pcs + o->npcs, len * 8ull)) {
 		*pcs_at = o->npcs + 1;
-		ev->npcs = (unsigned)len;
+		ev->npcs = len;
 		o->npcs += len;
 	}
 	char name[NAME_LEN];
-	if (tdata && je_prof_thread_name(j, l, tdata, name, sizeof name)) {
+	if (tdata && jp_thread_name(r, tdata, name, sizeof name)) {
 		size_t nl = strlen(name) + 1;
-		if (reserve((void **)&o->names, &o->ncap, o->nnames + nl, 1,
-			    &o->oom)) {
+		if (jp_reserve((void **)&o->names, &o->ncap, o->nnames + nl, 1,
+			       &o->oom)) {
 			memcpy(o->names + o->nnames, name, nl);
 			*name_at = o->nnames + 1;
 			o->nnames += nl;
@@ -156,10 +136,12 @@ struct fixup {
 	size_t pcs[2], name[2];
 };
 
-static void read_ring(struct je_state *j, struct je_prof *jp, uint64_t first,
+static void read_ring(struct reader *r, struct je_prof *jp, uint64_t first,
 		      struct recent_out *o, struct fixup **fx)
 {
-	const struct je_prof_links *l = &jp->links;
+	struct je_state *j = r->j;
+	uint64_t g;
+	unsigned len;
 	size_t fcap = 0;
 	uint64_t n = first, prev = 0;
 	hw_read_u64(j->t, first + RC_PREV, &prev);
@@ -167,36 +149,36 @@ static void read_ring(struct je_state *j, struct je_prof *jp, uint64_t first,
 		uint64_t w[RC_BYTES / 8];
 		if (o->n >= RECENT_MAX_NODES || (n & 7) ||
 		    !hw_read(j->t, n, w, sizeof w) || w[RC_PREV / 8] != prev ||
-		    !tctx_ok(j, l, w[RC_ALLOC_TCTX / 8])) {
+		    !tctx_ok(r, w[RC_ALLOC_TCTX / 8], &g, &len)) {
 			jp->p.recent_broken = true;
 			return;
 		}
-		if (!reserve((void **)&o->v, &o->cap, o->n + 1, sizeof *o->v,
+		if (!jp_grow((void **)&o->v, &o->cap, o->n, sizeof *o->v,
 			     &o->oom) ||
-		    !reserve((void **)fx, &fcap, o->n + 1, sizeof **fx, &o->oom))
+		    !jp_grow((void **)fx, &fcap, o->n, sizeof **fx, &o->oom))
 			return;
-		struct hw_prof_recent *r = &o->v[o->n];
+		struct hw_prof_recent *rec = &o->v[o->n];
 		struct fixup *f = &(*fx)[o->n];
-		memset(r, 0, sizeof *r);
+		memset(rec, 0, sizeof *rec);
 		memset(f, 0, sizeof *f);
-		r->addr = n;
-		r->size = w[RC_SIZE / 8];
-		r->usize = w[RC_USIZE / 8];
+		rec->addr = n;
+		rec->size = w[RC_SIZE / 8];
+		rec->usize = w[RC_USIZE / 8];
 		uint64_t edata = w[RC_EDATA / 8];
-		r->released = edata == 0;
+		rec->released = edata == 0;
 		uint64_t ptr;
 		/* The live object: its extent's address, if the extent
 		   agrees that this is its record.  */
 		uint64_t back;
-		if (edata && hw_read_u64(j->t, edata + l->edata_recent, &back) &&
+		if (edata && hw_read_u64(j->t, edata + r->l.edata_recent, &back) &&
 		    back == n && hw_read_u64(j->t, edata + EDATA_ADDR, &ptr))
-			r->ptr = ptr;
-		event_of(j, l, w[RC_ALLOC_TCTX / 8], w[RC_ALLOC_TIME / 8], o,
-			 &r->alloc, &f->pcs[0], &f->name[0]);
+			rec->ptr = ptr;
+		event_of(r, w[RC_ALLOC_TCTX / 8], w[RC_ALLOC_TIME / 8], o,
+			 &rec->alloc, &f->pcs[0], &f->name[0]);
 		uint64_t dt = w[RC_DALLOC_TCTX / 8];
-		if (r->released && dt && tctx_ok(j, l, dt)) {
-			r->freed_known = true;
-			event_of(j, l, dt, w[RC_DALLOC_TIME / 8], o, &r->dalloc,
+		if (rec->released && dt && tctx_ok(r, dt, &g, &len)) {
+			rec->freed_known = true;
+			event_of(r, dt, w[RC_DALLOC_TIME / 8], o, &rec->dalloc,
 				 &f->pcs[1], &f->name[1]);
 		}
 		o->n++;
@@ -214,8 +196,9 @@ static void fix_event(struct recent_out *o, struct hw_prof_event *ev,
 	ev->thread_name = name_at ? o->names + name_at - 1 : NULL;
 }
 
-bool je_read_prof_recent(struct je_state *j, struct je_prof *jp)
+bool jp_read_recent(struct reader *r, struct je_prof *jp)
 {
+	struct je_state *j = r->j;
 	struct hw_profile *p = &jp->p;
 	if (j->era == JE_ERA_52) {
 		p->recent_why = "jemalloc before 5.3 keeps no recent-allocation "
@@ -231,7 +214,7 @@ bool je_read_prof_recent(struct je_state *j, struct je_prof *jp)
 		p->recent_max_known = true;
 	}
 	uint64_t first = 0;
-	struct ring_probe rp = { .l = &jp->links, .budget = RECENT_MAX_NODES };
+	struct ring_probe rp = { .r = r, .budget = RECENT_MAX_NODES };
 	if (je_lookup(j, "je_prof_recent_alloc_list", &a, &size)) {
 		if (!hw_read_u64(j->t, a, &first)) {
 			p->recent_why = "the recent-allocation list's head is "
@@ -254,7 +237,7 @@ bool je_read_prof_recent(struct je_state *j, struct je_prof *jp)
 	}
 	struct recent_out o = { 0 };
 	struct fixup *fx = NULL;
-	read_ring(j, jp, first, &o, &fx);
+	read_ring(r, jp, first, &o, &fx);
 	if (o.oom) {
 		free(o.v);
 		free(o.pcs);

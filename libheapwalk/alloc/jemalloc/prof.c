@@ -331,9 +331,9 @@ const struct hw_prof_site *je_prof_site_of(struct je_state *j,
 {
 	uint64_t tctx, gctx;
 	if (!jp || !jp->by_gctx ||
-	    !hw_read_u64(j->t, edata + jp->links.edata_tctx, &tctx) ||
+	    !hw_read_u64(j->t, edata + jp->edata_tctx, &tctx) ||
 	    tctx <= 1 || (tctx & 7) ||
-	    !hw_read_u64(j->t, tctx + jp->links.tctx_gctx, &gctx))
+	    !hw_read_u64(j->t, tctx + jp->tctx_gctx, &gctx))
 		return NULL;
 	size_t lo = 0, hi = jp->p.nsites;
 	while (lo < hi) {
@@ -459,12 +459,9 @@ enum hw_status je_read_profile(struct je_state *j, struct je_prof **out,
 		je_prof_free(jp);
 		return HW_OK;
 	}
-	jp->links = (struct je_prof_links){
-		.edata_tctx = r.l.edata_tctx, .edata_recent = r.l.edata_tctx + 8,
-		.tctx_gctx = r.l.tctx_gctx, .gctx_bt = r.l.gctx_bt,
-		.tdata_name = r.l.tdata_name, .name_inline = r.l.name_inline };
-	bool ok = build(&r, jp) && index_sites(jp) &&
-		  je_read_prof_recent(j, jp);
+	jp->edata_tctx = r.l.edata_tctx;
+	jp->tctx_gctx = r.l.tctx_gctx;
+	bool ok = build(&r, jp) && index_sites(jp) && jp_read_recent(&r, jp);
 	p->unreadable = j->prof_broken;
 	free(r.gctxs);
 	free(r.tctxs);

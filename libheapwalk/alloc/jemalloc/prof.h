@@ -17,11 +17,9 @@ struct je_prof {
 	uint64_t *pcs;
 	char *names;
 	uint32_t *by_gctx;            /* site indexes by gctx address */
-	struct je_prof_links {        /* where the links are */
-		unsigned edata_tctx, edata_recent, tctx_gctx, gctx_bt,
-			tdata_name;
-		bool name_inline;     /* 5.3.1: char thread_name[16] */
-	} links;
+	/* Where an extent's tctx and a tctx's gctx are, for
+	   je_prof_site_of() once the reader is gone.  */
+	unsigned edata_tctx, tctx_gctx;
 	struct hw_prof_recent *recent;   /* prof-recent.c's */
 	uint64_t *recent_pcs;
 	char *recent_names;
@@ -33,13 +31,6 @@ struct je_prof {
 enum hw_status je_read_profile(struct je_state *j, struct je_prof **out,
 			       const char **why);
 void je_prof_free(struct je_prof *jp);
-/* prof-recent.c: 5.3's recent-allocation records into jp->p.recent.
-   False only when out of memory; a list not found or broken is said in
-   jp->p (recent_why, recent_broken).  */
-bool je_read_prof_recent(struct je_state *j, struct je_prof *jp);
-/* A thread's name from its prof_tdata_t, into buf (NAME_MAX_LEN).  */
-bool je_prof_thread_name(struct je_state *j, const struct je_prof_links *l,
-			 uint64_t tdata, char *buf, size_t len);
 /* The stack a block in use was allocated from, when jemalloc sampled it:
    its extent (a sampled object has one of its own) points to the
    thread's counters for the stack.  NULL when it was not sampled.  */
