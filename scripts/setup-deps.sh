@@ -18,10 +18,12 @@ die() { printf 'setup-deps: %s\n' "$*" >&2; exit 1; }
 # (man -l) check the manual pages in the tests (tests/t0030-docs.sh).
 # libxml2-utils (xmllint) and librsvg2-bin (rsvg-convert) check that
 # `map`'s SVG is well-formed and renders (tests/t0160-map-svg.sh).
+# libbz2-dev: a static link against libdw (pkg-config --static names
+# -lbz2 beside the libraries above; tests/t0035 links examples/triage.c so).
 needed=(groff-base mandoc man-db libxml2-utils librsvg2-bin
     pkg-config g++ libelf-dev libdw-dev elfutils gdb gdbserver gdb-multiarch libc6-dbg binutils file time
     clang libclang-rt-dev libprotobuf-c-dev protobuf-c-compiler zlib1g-dev protobuf-compiler
-    libzstd-dev liblzma-dev liblz4-dev zstd xz-utils lz4)
+    libzstd-dev liblzma-dev liblz4-dev zstd xz-utils lz4 libbz2-dev)
 
 # Elsewhere nothing is installed: say what the build and the tests need,
 # and go on when the libraries are there.

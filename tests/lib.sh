@@ -50,6 +50,23 @@ say() {
 	echo "$TEST_NAME: $*" >&2
 }
 
+# child_pid PARENT NAME: the pid of PARENT's child whose command name is
+# NAME, read from /proc (a fresh machine has no procps); empty if none.
+child_pid() {
+	local f stat comm fields
+	for f in /proc/[0-9]*/stat; do
+		stat=$(cat "$f" 2>/dev/null) || continue
+		# "pid (comm) state ppid ...": comm may hold spaces and ')'.
+		comm=${stat#*(}
+		comm=${comm%) *}
+		read -r -a fields <<<"${stat##*) }"
+		if [ "${fields[1]}" = "$1" ] && [ "$comm" = "$2" ]; then
+			echo "${stat%% *}"
+			return 0
+		fi
+	done
+}
+
 need_heapwalk() {
 	[ -x "$HEAPWALK" ] || skip "no heapwalk binary at $HEAPWALK"
 }

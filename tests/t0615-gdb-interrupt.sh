@@ -54,7 +54,7 @@ done
 [ -n "$serving" ] || fail "the plugin never started serving heap chunks: $(tail -n 5 "$T/gdb.log")"
 sleep 0.3
 # To gdb itself: timeout would pass the signal on, then kill gdb 5 s on.
-kill -INT "$(pgrep -P "$gdbpid" -x gdb)" 2>/dev/null || fail "no gdb under timeout ($gdbpid)"
+kill -INT "$(child_pid "$gdbpid" gdb)" 2>/dev/null || fail "no gdb under timeout ($gdbpid)"
 rc=0
 wait "$gdbpid" || rc=$?
 wait "$GS_PID" 2>/dev/null || true

@@ -184,12 +184,18 @@ static __attribute__((noinline)) uintptr_t make_reg_block(void)
 /* Park for good in read(fd) with the block's address, ~hidden, only in
    HOLD_REG: a raw system call, so no libc wrapper spills it; the other
    registers the compiler or the last calls may have left a copy in are
-   zeroed first.  The loop restarts the call should it ever return.  */
+   zeroed first.  The handshake (one byte to ready_fd) is written from the
+   same asm, after HOLD_REG holds the block: main may make the core as soon
+   as it reads that byte, however late this thread is scheduled, and the
+   register already says what the truth says.  The loop restarts the read
+   should it ever return.  */
 static __attribute__((noinline, noreturn)) void park_holding(uintptr_t hidden,
-							    int fd)
+							    int fd, int ready_fd)
 {
-	static char sink;
+	static char sink = 1;
 #if defined(__x86_64__)
+	/* Three registers are left for the inputs once the clobbers are
+	   taken: the byte's address comes as a memory operand.  */
 	__asm__ volatile(
 		"mov %0, %%r12\n\t"
 		"not %%r12\n\t"
@@ -198,37 +204,49 @@ static __attribute__((noinline, noreturn)) void park_holding(uintptr_t hidden,
 		"xor %%r10d, %%r10d\n\t"
 		"xor %%r11d, %%r11d\n\t"
 		"xor %%ecx, %%ecx\n\t"
+		"mov $1, %%eax\n\t" /* SYS_write: the handshake */
+		"mov %k3, %%edi\n\t"
+		"lea %2, %%rsi\n\t"
+		"mov $1, %%edx\n\t"
+		"syscall\n\t"
 		"1:\n\t"
 		"xor %%eax, %%eax\n\t" /* SYS_read */
 		"mov %k1, %%edi\n\t"
-		"mov %2, %%rsi\n\t"
+		"lea %2, %%rsi\n\t"
 		"mov $1, %%edx\n\t"
 		"syscall\n\t"
 		"jmp 1b"
 		:
-		: "r"(hidden), "r"(fd), "r"(&sink)
+		: "r"(hidden), "r"(fd), "m"(sink), "r"(ready_fd)
 		: "rax", "rcx", "rdx", "rsi", "rdi", "r8", "r9", "r10", "r11",
 		  "r12", "memory");
 #elif defined(__aarch64__)
 	__asm__ volatile(
 		"mvn x19, %0\n\t"
+		"mov w20, %w1\n\t"
+		"mov x21, %2\n\t"
+		"mov w0, %w3\n\t"
 		"mov x3, xzr\n\t" "mov x4, xzr\n\t" "mov x5, xzr\n\t"
 		"mov x6, xzr\n\t" "mov x7, xzr\n\t" "mov x9, xzr\n\t"
 		"mov x10, xzr\n\t" "mov x11, xzr\n\t" "mov x12, xzr\n\t"
 		"mov x13, xzr\n\t" "mov x14, xzr\n\t" "mov x15, xzr\n\t"
 		"mov x16, xzr\n\t" "mov x17, xzr\n\t" "mov x18, xzr\n\t"
+		"mov x8, #64\n\t" /* SYS_write: the handshake */
+		"mov x1, x21\n\t"
+		"mov x2, #1\n\t"
+		"svc #0\n\t"
 		"1:\n\t"
 		"mov x8, #63\n\t" /* SYS_read */
-		"mov w0, %w1\n\t"
-		"mov x1, %2\n\t"
+		"mov w0, w20\n\t"
+		"mov x1, x21\n\t"
 		"mov x2, #1\n\t"
 		"svc #0\n\t"
 		"b 1b"
 		:
-		: "r"(hidden), "r"(fd), "r"(&sink)
+		: "r"(hidden), "r"(fd), "r"(&sink), "r"(ready_fd)
 		: "x0", "x1", "x2", "x3", "x4", "x5", "x6", "x7", "x8", "x9",
 		  "x10", "x11", "x12", "x13", "x14", "x15", "x16", "x17", "x18",
-		  "x19", "memory");
+		  "x19", "x20", "x21", "memory");
 #else
 #error "leaks1: no register-parking code for this architecture"
 #endif
@@ -246,10 +264,7 @@ static void *reg_main(void *arg)
 	scrub();
 	uintptr_t hidden = make_reg_block();
 	scrub();
-	char c = 1;
-	if (write(ready_pipe[1], &c, 1) != 1)
-		die("thread: write");
-	park_holding(hidden, park_pipe[0]);
+	park_holding(hidden, park_pipe[0], ready_pipe[1]);
 }
 
 static __attribute__((noinline)) void make_reachable(void)
