@@ -472,12 +472,22 @@ static size_t target_limits(const struct hw_session *s, const char *out[],
 			     "link_map: mapped files unknown"
 			   : "no NT_FILE and no readable link_map: mapped files "
 			     "unknown (give --exe or --sysroot)";
+	else if (strcmp(t->files_from, "executable") == 0 && n < max)
+		out[n++] = t->is_process
+			   ? "no file names in the memory map and no link_map "
+			     "(a static program?): the executable's mappings "
+			     "taken from its program headers"
+			   : "no NT_FILE and no link_map (a static program?): "
+			     "the executable's mappings taken from its "
+			     "program headers";
 	else if (strcmp(t->files_from, "link_map") == 0 && n < max)
 		out[n++] = t->is_process
 			   ? "no file names in the memory map: mapped files "
 			     "taken from the dynamic linker's link_map"
 			   : "no NT_FILE: mapped files taken from the dynamic "
 			     "linker's link_map";
+	if (t->files_note[0] && n < max)
+		out[n++] = t->files_note;
 	if (nmissing > 0 && n < max)
 		out[n++] = missing;
 	if (s->arch != t->arch && n < max)

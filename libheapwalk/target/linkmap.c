@@ -62,6 +62,44 @@ static int open_in(const char *sysroot, const char *path)
 	return hw_open_regular(path);
 }
 
+/* Open the executable `exe` names, into `found` as an absolute path
+   (libdwfl reports absolute paths only).  A relative name (AT_EXECFN of
+   "./prog") is the process's own working directory's, which is most
+   often where its core was written: the core's directory first, then
+   the current one, then the sysroot's top.  -1 when none has it.  */
+static int open_exe(const struct hw_target *t, const char *sysroot,
+		    const char *exe, char *found, size_t len)
+{
+	int fd = -1;
+	if (exe[0] == '/') {
+		/* The target's own name, which the sysroot is put before
+		   wherever a file is opened.  */
+		fd = open_in(sysroot, exe);
+		if (fd >= 0)
+			snprintf(found, len, "%s", exe);
+		return fd;
+	} else {
+		const char *slash = t->path ? strrchr(t->path, '/') : NULL;
+		const char *tries[3] = { NULL, exe, NULL };
+		char in_core[PATH_MAX], in_root[PATH_MAX];
+		if (t->path &&
+		    snprintf(in_core, sizeof in_core, "%.*s/%s",
+			     slash ? (int)(slash - t->path) : 1,
+			     slash ? t->path : ".", exe) < (int)sizeof in_core)
+			tries[0] = in_core;
+		if (sysroot &&
+		    snprintf(in_root, sizeof in_root, "%s/%s", sysroot, exe) <
+			    (int)sizeof in_root)
+			tries[2] = in_root;
+		for (int i = 0; i < 3 && fd < 0; i++)
+			if (tries[i] && (fd = hw_open_regular(tries[i])) >= 0)
+				exe = tries[i];
+	}
+	if (fd >= 0 && !realpath(exe, found))
+		snprintf(found, len, "%s", exe);
+	return fd;
+}
+
 /* Read a NUL-terminated string of the target into buf.  */
 static bool read_string(struct hw_target *t, uint64_t addr, char *buf,
 			size_t len)
@@ -190,6 +228,48 @@ static bool add_object(struct hw_target *t, struct lm_files *f,
 	return ok;
 }
 
+/* Is the executable in `elf`, loaded with `bias`, the one that runs?
+   The way a static executable, which has no .dynamic to compare, is
+   checked: its program headers at `phdr` must be the file's.  A core
+   without the read-only pages (qemu-user's) cannot show them: then the
+   file's writable PT_LOAD must start in a region of the target, and the
+   answer is only "plausible" (*verified false).  */
+static bool exe_matches(struct hw_target *t, Elf *elf, uint64_t phdr,
+			uint64_t bias, bool *verified)
+{
+	size_t phnum;
+	*verified = false;
+	if (!elf || elf_kind(elf) != ELF_K_ELF ||
+	    gelf_getclass(elf) != ELFCLASS64 ||
+	    elf_getphdrnum(elf, &phnum) != 0 || phnum == 0 ||
+	    phnum > LM_MAX_DYN)
+		return false;
+	bool readable = true, data_mapped = false;
+	for (size_t i = 0; i < phnum; i++) {
+		GElf_Phdr fp;
+		uint32_t type;
+		uint64_t vaddr, memsz;
+		/* Elf64_Phdr: p_type at 0, p_vaddr at 16, p_memsz at 40.  */
+		uint64_t at = phdr + i * 56;
+		if (!gelf_getphdr(elf, (int)i, &fp))
+			return false;
+		if (fp.p_type == PT_LOAD && (fp.p_flags & PF_W) &&
+		    hw_region_of(t, bias + fp.p_vaddr))
+			data_mapped = true;
+		if (!readable || !hw_read_u32(t, at, &type) ||
+		    !hw_read_u64(t, at + 16, &vaddr) ||
+		    !hw_read_u64(t, at + 40, &memsz)) {
+			readable = false;
+			continue;
+		}
+		if (type != fp.p_type || vaddr != fp.p_vaddr ||
+		    memsz != fp.p_memsz)
+			return false;
+	}
+	*verified = readable;
+	return readable || data_mapped;
+}
+
 bool hw_link_map_files(struct hw_target *t, const char *exe,
 		       const char *sysroot, char ***paths, size_t *npaths)
 {
@@ -199,17 +279,35 @@ bool hw_link_map_files(struct hw_target *t, const char *exe,
 	*npaths = 0;
 	if (hw_auxv_get(t, 6 /* AT_PAGESZ */, &v) && v >= 4096 && !(v & (v - 1)))
 		pagesz = v;
+	const char *said = "AT_EXECFN";
 	if (!exe) {
 		if (!hw_auxv_get(t, AT_EXECFN_TYPE, &v) ||
 		    !read_string(t, v, exe_buf, sizeof exe_buf))
 			return true;
 		exe = exe_buf;
+	} else {
+		said = "given";
 	}
 	if (!hw_auxv_get(t, AT_PHDR_TYPE, &phdr))
 		return true;
-	int fd = open_in(sysroot, exe);
-	if (fd < 0)
+	char found[PATH_MAX];
+	int fd = open_exe(t, sysroot, exe, found, sizeof found);
+	if (fd < 0) {
+		snprintf(t->files_note, sizeof t->files_note,
+			 "the executable '%s' (%s) is not at hand (%s): its "
+			 "symbols and mappings are unknown; %s",
+			 exe, said,
+			 exe[0] == '/'
+			 ? (sysroot ? "not under the sysroot nor at that path"
+				    : "no file at that path")
+			 : "looked in the core's directory, the current "
+			   "directory and the sysroot",
+			 t->debugger ? "load it with gdb's `file PROG` (and "
+				       "`set sysroot DIR`)"
+				     : "give --exe FILE");
 		return true;
+	}
+	exe = found;
 	Elf *elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
 	size_t phnum;
 	uint64_t bias = 0, dyn = 0, interp_at = 0;
@@ -254,26 +352,38 @@ bool hw_link_map_files(struct hw_target *t, const char *exe,
 			}
 		}
 	}
+	/* A static program (no .dynamic), or one whose r_debug is not set
+	   yet: the executable alone, if the target's program headers at
+	   AT_PHDR are the file's.  */
+	bool alone_verified = false;
+	bool alone_ok = have_bias &&
+			exe_matches(t, elf, phdr, bias, &alone_verified);
 	if (elf)
 		elf_end(elf);
 	close(fd);
-	if (!have_bias || !dyn)
+	if (!have_bias)
 		return true;
 	/* DT_DEBUG in the executable's .dynamic gives r_debug.  */
 	uint64_t r_debug = 0;
-	for (unsigned k = 0; k < LM_MAX_DYN; k++) {
+	for (unsigned k = 0; dyn && k < LM_MAX_DYN; k++) {
 		uint64_t w[2];
 		if (!hw_read(t, bias + dyn + 16 * k, w, 16) || w[0] == DT_NULL)
 			break;
 		if (w[0] == DT_DEBUG)
 			r_debug = w[1];
 	}
-	uint64_t lm;
-	if (!r_debug || !hw_read_u64(t, r_debug + 8, &lm))
-		return true;
+	uint64_t lm = 0;
+	if (!r_debug || !hw_read_u64(t, r_debug + 8, &lm)) {
+		if (!alone_ok)
+			return true;
+		lm = 0;
+	}
 	struct lm_files f = { 0 };
-	bool ok = add_object(t, &f, sysroot, exe, bias, bias + dyn, pagesz,
-			     NULL);
+	bool ok = add_object(t, &f, sysroot, exe, bias, dyn ? bias + dyn : 0,
+			     pagesz, NULL);
+	if (ok && !dyn)
+		for (size_t i = 0; i < f.n; i++)
+			f.files[i].verified = alone_verified;
 	for (unsigned n = 0; lm && n < LM_MAX_OBJECTS && ok; n++) {
 		uint64_t w[4];
 		char name[PATH_MAX];
@@ -293,7 +403,7 @@ bool hw_link_map_files(struct hw_target *t, const char *exe,
 	}
 	t->files = f.files;
 	t->nfiles = f.n;
-	t->files_from = f.n ? "link_map" : NULL;
+	t->files_from = !f.n ? NULL : r_debug ? "link_map" : "executable";
 	*paths = f.paths;
 	*npaths = f.npaths;
 	return ok;

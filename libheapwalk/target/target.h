@@ -20,6 +20,7 @@
 #ifndef HW_TARGET_H
 #define HW_TARGET_H
 
+#include <limits.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -127,7 +128,10 @@ struct hw_target {
 	size_t siginfo_len;
 	int siginfo_tid;
 	const char *exe;               /* from NT_FILE / the user, or NULL */
-	const char *files_from;        /* "NT_FILE", "link_map" or NULL */
+	const char *files_from;        /* "NT_FILE", "link_map",
+					  "executable" (its own program
+					  headers: a static program) or
+					  NULL */
 	bool truncated;                /* some segment is cut short */
 	struct hw_cache *cache;        /* lazy regions' blocks, or NULL */
 	struct hw_live *live;          /* a live process, or NULL */
@@ -135,6 +139,9 @@ struct hw_target {
 					  core: by ptrace or a debugger */
 	const char *debugger;          /* the front end that reads for us
 					  ("gdb"), or NULL */
+	char files_note[PATH_MAX + 200]; /* why the mapped files are
+					  incomplete (an executable not at
+					  hand), or "" */
 	char limit[256];               /* what this backend could not give,
 					  said once in the summary, or "" */
 	void *priv;                    /* backend state */

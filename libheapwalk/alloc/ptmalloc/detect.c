@@ -238,6 +238,22 @@ static uint64_t scan_main_arena_as(struct pm_state *p, int libc)
 	return 0;
 }
 
+/* main_arena is at m (a symbol), but neither DWARF nor a version says
+   its layout: take the first era, newest first, under which it holds
+   together, as the scan does.  */
+static void era_of_arena(struct pm_state *p, uint64_t m)
+{
+	enum pm_ms_era first = p->l.ms_era;
+	for (int e = PM_MS_243; e >= PM_MS_217; e--) {
+		pm_layout_ms(&p->l, (enum pm_ms_era)e);
+		if (plausible_arena(p, m)) {
+			pm_era_ms(p);
+			return;
+		}
+	}
+	pm_layout_ms(&p->l, first);
+}
+
 /* Try the version's malloc_state layout first, then the other eras: the
    one whose reading holds together (bins, header words, arena ring) is
    the one this libc uses.  */
@@ -360,6 +376,18 @@ static void layout_from_dwarf(struct pm_state *p, const struct hw_module *m)
 	}
 }
 
+/* main_arena before the first malloc: only .next (itself) and
+   attached_threads are set, statically; malloc_init_state links the
+   bins to themselves and sets top on the first call.  */
+static bool arena_untouched(struct pm_state *p, const struct pm_arena *ar)
+{
+	uint64_t link[2];
+	return ar->top == 0 && ar->system_mem == 0 &&
+	       hw_read(p->t, pm_bin_at(p, ar->addr, 1) + 16, link,
+		       sizeof link) &&
+	       link[0] == 0 && link[1] == 0;
+}
+
 static enum hw_status read_arenas(struct pm_state *p)
 {
 	size_t cap = 8;
@@ -410,6 +438,11 @@ static enum hw_status read_arenas(struct pm_state *p)
 		if (hw_read_u32(p->t, a + (uint64_t)p->l.ms_flags, &w))
 			ar->flags = w;
 		ar->addr = a;
+		ar->uninit = a == p->main_arena && arena_untouched(p, ar);
+		if (ar->uninit)
+			hw_note(p->s, a, "main_arena is as the program was "
+				"loaded (no top chunk, no bin initialised): "
+				"malloc has not been called yet");
 		if (ar->mutex != 0)
 			hw_note(p->s, a, "arena is locked (mutex %u): a "
 				   "thread was inside malloc, its lists may be "
@@ -493,6 +526,34 @@ static bool module_is_named_exe(const struct hw_session *s,
 	       a.st_dev == b.st_dev && a.st_ino == b.st_ino;
 }
 
+/* Neither the target nor the dynamic linker's list named a file, so
+   no libc can be found: say why, as the target would.  */
+static enum hw_status no_files_error(struct hw_session *s,
+				     const struct hw_target *t)
+{
+	const char *why = t->files_note[0] ? t->files_note : NULL;
+	if (t->debugger && why)
+		return hw_error(s, HW_NO_ALLOCATOR,
+				"%s gave no mapped files (no memory map with "
+				"file names) and the dynamic linker's link_map "
+				"could not be read: %s", t->debugger, why);
+	if (t->debugger)
+		return hw_error(s, HW_NO_ALLOCATOR,
+				"%s gave no mapped files (no memory map with "
+				"file names) and the dynamic linker's link_map "
+				"could not be read %s%s", t->debugger,
+				t->exe ? "through the executable " :
+				"(gdb has no executable: load it with `file "
+				"PROG`)", t->exe ? t->exe : "");
+	return hw_error(s, HW_NO_ALLOCATOR,
+			"'%s': the core names no mapped files (no NT_FILE: a "
+			"qemu-user core?) and the dynamic linker's link_map "
+			"could not be read: %s",
+			t->path ? t->path : "target",
+			why ? why : "give --exe FILE (the program) or "
+				    "--sysroot DIR (the device's files)");
+}
+
 static enum hw_status find_glibc_home(struct pm_state *p,
 				      struct glibc_home *h)
 {
@@ -504,12 +565,7 @@ static enum hw_status find_glibc_home(struct pm_state *p,
 	if (h->file >= 0 || h->have_mod)
 		return HW_OK;
 	if (t->nfiles == 0)
-		return hw_error(s, HW_NO_ALLOCATOR,
-				"'%s': the core names no mapped files (no "
-				"NT_FILE: a qemu-user core?) and the link_map "
-				"could not be read without the executable; "
-				"give --exe FILE or --sysroot DIR",
-				t->path ? t->path : "target");
+		return no_files_error(s, t);
 	/* No libc.so: a statically linked program carries glibc's malloc,
 	   main_arena and mp_ included, in its own .data and .bss.  */
 	h->file = find_exe_file(t);
@@ -577,6 +633,8 @@ static enum hw_status find_main_arena(struct pm_state *p,
 					   "executable (static glibc)"
 					 : "symbol main_arena";
 		layout_from_dwarf(p, &h->mod);
+		if (strcmp(p->l.source, "DWARF") != 0 && !p->l.ver_major)
+			era_of_arena(p, p->main_arena);
 		return HW_OK;
 	}
 	if (h->file >= 0 && (p->main_arena = scan_main_arena(p, h->file))) {
@@ -605,10 +663,15 @@ static void find_mp(struct pm_state *p, const struct glibc_home *h)
 {
 	uint64_t size;
 	if (h->have_mod && hw_syms_lookup(p->s->syms, &h->mod, "mp_", &p->mp,
-					  &size, NULL))
+					  &size, NULL)) {
 		p->how_mp = h->in_exe ? "symbol mp_ in the executable "
 					"(static glibc)"
 				      : "symbol mp_";
+		/* No DWARF and no version: the data tells the layout.  */
+		if (strcmp(p->l.source, "DWARF") != 0 && !p->l.ver_major &&
+		    p->l.mp_tcache_bins >= 0)
+			(void)pm_era_mp_at(p, p->mp);
+	}
 	else if (h->file >= 0 && (p->mp = scan_mp(p, h->file)))
 		p->how_mp = h->in_exe ? "scan of the executable's data for "
 					"tcache defaults (static glibc)"

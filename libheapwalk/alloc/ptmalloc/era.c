@@ -109,7 +109,15 @@ static uint64_t mp_from_sbrk(const struct pm_state *p, uint64_t sbrk_slot,
 	return sbrk_slot - (uint64_t)l.mp_sbrk_base;
 }
 
-uint64_t pm_era_mp(struct pm_state *p, uint64_t sbrk_slot)
+/* malloc_par's address under era's layout: `at` itself when it is
+   malloc_par's (a symbol's), else from its sbrk_base slot's.  */
+static uint64_t mp_at(const struct pm_state *p, uint64_t at, bool is_mp,
+		      enum pm_mp_era era)
+{
+	return is_mp ? at : mp_from_sbrk(p, at, era);
+}
+
+static uint64_t era_mp(struct pm_state *p, uint64_t at, bool is_mp)
 {
 	/* The version's guess first: when several readings are sane (an
 	   idle malloc_par is mostly zeros), it stands and proves nothing.  */
@@ -127,7 +135,7 @@ uint64_t pm_era_mp(struct pm_state *p, uint64_t sbrk_slot)
 	bool sane[sizeof eras / sizeof eras[0]];
 	int rank = -1;
 	for (size_t i = 0; i < n; i++) {
-		sane[i] = mp_sane(p, mp_from_sbrk(p, sbrk_slot, eras[i].era),
+		sane[i] = mp_sane(p, mp_at(p, at, is_mp, eras[i].era),
 				  eras[i].era);
 		nsane += sane[i];
 		if (!sane[i])
@@ -144,7 +152,7 @@ uint64_t pm_era_mp(struct pm_state *p, uint64_t sbrk_slot)
 	}
 	if (first == n)
 		return 0;
-	uint64_t mp = mp_from_sbrk(p, sbrk_slot, eras[first].era);
+	uint64_t mp = mp_at(p, at, is_mp, eras[first].era);
 	uint64_t sizeof_mp = p->l.mp_sizeof;
 	enum pm_mp_era was = p->l.mp_era;
 	pm_layout_mp(&p->l, eras[first].era, true);
@@ -155,6 +163,16 @@ uint64_t pm_era_mp(struct pm_state *p, uint64_t sbrk_slot)
 		pm_era_observe(p, eras[first].lo, eras[first].hi,
 			       eras[first].what);
 	return mp;
+}
+
+uint64_t pm_era_mp(struct pm_state *p, uint64_t sbrk_slot)
+{
+	return era_mp(p, sbrk_slot, false);
+}
+
+uint64_t pm_era_mp_at(struct pm_state *p, uint64_t mp)
+{
+	return era_mp(p, mp, true);
 }
 
 /* ---- malloc_state and heap_info ---------------------------------------- */

@@ -854,7 +854,7 @@ static void *walk_arena_lists(void *arg)
 	}
 	for (size_t a = 0; a < p->narenas; a++) {
 		struct pm_arena *ar = &p->arenas[a];
-		if (ar->part != j->part)
+		if (ar->part != j->part || ar->uninit)
 			continue;
 		for (int i = 0; p->l.ms_fastbins >= 0 && i < PM_NFASTBINS; i++) {
 			uint64_t c;

@@ -141,6 +141,8 @@ struct pm_arena {
 	uint64_t system_mem, max_system_mem;
 	uint64_t attached_threads;
 	uint32_t mutex, flags;
+	bool uninit;                      /* main_arena as linked: malloc was
+					     never called (no top, no bins) */
 	size_t nheaps;                    /* of pm_state.heaps */
 	unsigned part;                    /* list-walk thread */
 	struct pm_bin_stat fast[PM_NFASTBINS];
@@ -289,6 +291,9 @@ void pm_era_observe(struct pm_state *p, int lo, int hi, const char *what);
 /* malloc_par from the address of its sbrk_base, choosing the era whose
    reading is sane (and setting it in p->l); 0 if none is.  */
 uint64_t pm_era_mp(struct pm_state *p, uint64_t sbrk_slot);
+/* The same for malloc_par known to be at mp (a symbol without DWARF):
+   mp, or 0 if no era reads it sanely.  */
+uint64_t pm_era_mp_at(struct pm_state *p, uint64_t mp);
 void pm_era_ms(struct pm_state *p);
 void pm_era_heap_info(struct pm_state *p, bool apply);
 void pm_era_links(struct pm_state *p);
