@@ -139,7 +139,7 @@ struct hw_target {
 					  core: by ptrace or a debugger */
 	const char *debugger;          /* the front end that reads for us
 					  ("gdb"), or NULL */
-	char files_note[PATH_MAX + 200]; /* why the mapped files are
+	char files_note[PATH_MAX + 400]; /* why the mapped files are
 					  incomplete (an executable not at
 					  hand), or "" */
 	char limit[256];               /* what this backend could not give,
