@@ -29,6 +29,8 @@ struct prober {
 	uint64_t *cuts;        /* where loaded ELF objects start and end,
 				  sorted */
 	size_t ncuts;
+	struct span { uint64_t start, end; } *objects;  /* loaded ELF objects */
+	size_t nobjects;
 };
 
 static bool probe(struct prober *p, uint64_t addr)
@@ -124,6 +126,11 @@ static void add_object(struct prober *p, uint64_t a, size_t cap)
 	if (end) {
 		add_cut(p, start, cap);
 		add_cut(p, end, cap);
+		for (size_t i = 0; i < p->nobjects; i++)
+			if (p->objects[i].start == start)
+				return;
+		if (p->nobjects < cap / 2)
+			p->objects[p->nobjects++] = (struct span){ start, end };
 	}
 }
 
@@ -239,6 +246,49 @@ static uint64_t sweep(struct prober *p, struct gdb_view *v, uint64_t a,
 	return pos;
 }
 
+/* The end of the region of v that holds a, or 0 when none does.  */
+static uint64_t covered_to(const struct gdb_view *v, uint64_t a)
+{
+	for (size_t i = 0; i < v->nregions; i++)
+		if (a >= v->regions[i].start && a < v->regions[i].end)
+			return v->regions[i].end;
+	return 0;
+}
+
+/* The sweep's steps can pass over a mapping smaller than a step: a
+   library's data segment (4 pages of ld.so's, where the link_map lives)
+   between the holes its 64 KiB alignment leaves.  Inside each loaded
+   object, and one step past its end (the dynamic linker's first
+   allocations follow its .bss), every page no region holds yet is read,
+   and each readable run found is added, to the page.  */
+static bool fill_objects(struct prober *p, struct gdb_view *v)
+{
+	for (size_t i = 0; i < p->nobjects; i++) {
+		uint64_t end = p->objects[i].end + PROBE_STEP;
+		if (end > p->top || end < p->objects[i].end)
+			end = p->top;
+		uint64_t a = p->objects[i].start;
+		while (a < end) {
+			uint64_t to = covered_to(v, a);
+			if (to) {
+				a = to;
+				continue;
+			}
+			if (!probe(p, a)) {
+				a += PAGE;
+				continue;
+			}
+			uint64_t run = a;
+			do
+				a += PAGE;
+			while (a < p->top && !covered_to(v, a) && probe(p, a));
+			if (!add_run(p, v, run, a))
+				return false;
+		}
+	}
+	return true;
+}
+
 bool probe_map(struct gdb_view *v, const uint64_t *extra, size_t n_extra,
 	       probe_fn *read, void *cookie, struct probe_stats *st)
 {
@@ -269,6 +319,11 @@ bool probe_map(struct gdb_view *v, const uint64_t *extra, size_t n_extra,
 	   (AT_BASE) and gdb's shared libraries.  64-bit ELF only.  */
 	size_t cap_cuts = 2 * (n_extra + 2);
 	p.cuts = v->ptr_size == 4 ? NULL : malloc(cap_cuts * sizeof *p.cuts);
+	p.objects = p.cuts ? malloc(cap_cuts / 2 * sizeof *p.objects) : NULL;
+	if (!p.objects) {
+		free(p.cuts);
+		p.cuts = NULL;
+	}
 	for (size_t i = 0; p.cuts && i < n_extra; i++)
 		add_object(&p, extra[i], cap_cuts);
 	for (size_t i = 0; p.cuts && i + 16 <= v->auxv_len; i += 16) {
@@ -291,8 +346,11 @@ bool probe_map(struct gdb_view *v, const uint64_t *extra, size_t n_extra,
 		ok = next != 0;
 		floor = next;
 	}
+	if (ok)
+		ok = fill_objects(&p, v);
 	free(anchors);
 	free(p.cuts);
+	free(p.objects);
 	if (st)
 		st->probes = p.probes;
 	return ok;

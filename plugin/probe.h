@@ -12,9 +12,13 @@
  * loaded ELF object starts, so that each library is a region of its own
  * (the one its file names), and where it ends (its program headers, read
  * from memory), so that the anonymous memory after a library's .bss -
- * mmapped chunks, a brk heap - is not taken for the library's.  A
- * mapping smaller than the step that lies between two probes, or farther than the margin from
- * all others, is missed: the plugin says the map was probed.
+ * mmapped chunks, a brk heap - is not taken for the library's.  Inside
+ * each loaded object, and one step past its end, every page no run holds
+ * is read too: a library's data segment is often smaller than a step
+ * (ld.so's, which holds the link_map, is 4 pages between the holes of its
+ * 64 KiB alignment).  Elsewhere a mapping smaller than the step that lies
+ * between two probes, or farther than the margin from all others, is
+ * missed: the plugin says the map was probed.
  */
 #ifndef HW_PLUGIN_PROBE_H
 #define HW_PLUGIN_PROBE_H

@@ -38,8 +38,22 @@ need_gdb() {
 	command -v "$1" >/dev/null 2>&1 || skip "$1 is not installed"
 }
 
+# heap_ex N CMD: the gdb -ex arguments of gdb_heap's report N, `heap CMD`
+# between markers, then its $_heapwalk_status (into HEAP_EX).  For a test
+# that runs a report before the stop gdb_heap's commands run at: its
+# reports are then numbered from GDB_HEAP_FIRST.
+heap_ex() {
+	HEAP_EX=(-ex "echo @@HW $1\\n" -ex "heap $2" -ex "echo @@RC $1\\n"
+		-ex 'output $_heapwalk_status' -ex 'echo \n')
+}
+GDB_HEAP_FIRST=1
+
+# gdb_heap OUT GDB GDBARGS... -- CMD...: gdb with the plugin, each `heap
+# CMD`'s report in OUT.N (N from GDB_HEAP_FIRST on) and its status in
+# OUT.N.rc.  A hang is a failure after 5 minutes (a report over qemu's
+# stub on a busy machine takes seconds, never minutes).
 gdb_heap() {
-	local out=$1 gdb=$2 rc=0 i=0 c
+	local out=$1 gdb=$2 rc=0 i=$((GDB_HEAP_FIRST - 1)) c
 	shift 2
 	local args=() cmds=()
 	while [ $# -gt 0 ] && [ "$1" != -- ]; do
@@ -49,15 +63,15 @@ gdb_heap() {
 	shift
 	for c; do
 		i=$((i + 1))
-		cmds+=(-ex "echo @@HW $i\\n" -ex "heap $c" -ex "echo @@RC $i\\n"
-			-ex 'output $_heapwalk_status' -ex 'echo \n')
+		heap_ex "$i" "$c"
+		cmds+=("${HEAP_EX[@]}")
 	done
-	timeout -k 5 120 "$gdb" -nx -batch -iex 'set pagination off' \
+	timeout -k 5 300 "$gdb" -nx -batch -iex 'set pagination off' \
 		-iex 'set width 0' -x "$GDB_SCRIPT" "${args[@]}" "${cmds[@]}" \
 		"${GDB_HEAP_END[@]}" \
 		>"$out.log" 2>&1 </dev/null || rc=$?
 	if [ $rc = 124 ] || [ $rc = 137 ]; then
-		fail "$gdb ${args[*]}: hung (killed after 120 s)"
+		fail "$gdb ${args[*]}: hung (killed after 300 s)"
 	fi
 	if [ $rc -ge 128 ]; then
 		tail -n 20 "$out.log" >&2
@@ -84,14 +98,70 @@ split_reports() {
 	done
 }
 
+# gdbserver_start PID: gdbserver attached to PID on a free port (GS_PORT,
+# GS_PID), once it listens.  Waits as long as gdbserver lives (a busy
+# machine may take seconds), at most 5 minutes.
 gdbserver_start() {
 	GS_PORT=$((20000 + RANDOM % 20000))
 	gdbserver --once --attach "127.0.0.1:$GS_PORT" "$1" >"$T/gdbserver.log" 2>&1 &
 	GS_PID=$!
-	for _ in $(seq 50); do
+	for _ in $(seq 3000); do
 		grep -q "Listening on port" "$T/gdbserver.log" && return 0
+		kill -0 "$GS_PID" 2>/dev/null || return 0
 		sleep 0.1
 	done
+}
+
+# port_listening PORT: something listens on TCP PORT (from /proc: a fresh
+# machine has no iproute2).
+port_listening() {
+	local hex
+	hex=$(printf '%04X' "$1")
+	awk -v p=":$hex" '$4 == "0A" && substr($2, length($2) - 4) == p { f = 1 }
+		END { exit !f }' /proc/net/tcp /proc/net/tcp6 2>/dev/null
+}
+
+# qemu_stub_start DIR SYSROOT RUN [ARGS...]: DIR/prog in its live mode
+# under qemu-aarch64 -g on a free port (QEMU_PORT, QEMU_PID), its stdin a
+# FIFO held open on fd 7 and its output in RUN/out, with RUN as its
+# working directory; ARGS are the program's.  Returns once the stub
+# listens (however long a busy machine takes, while qemu lives).
+qemu_stub_start() {
+	local dir=$1 sysroot=$2 run=$3 port
+	shift 3
+	QEMU_PID=
+	for _ in 1 2 3 4 5; do
+		port=$((20000 + RANDOM % 20000))
+		mkfifo "$run/in.$port"
+		(
+			cd "$run"
+			ulimit -c unlimited 2>/dev/null || true
+			CORPUS_LIVE=1 exec qemu-aarch64 -L "$sysroot" -g "$port" \
+				"$dir/prog" "$@" <"$run/in.$port" >"$run/out" 2>&1
+		) &
+		QEMU_PID=$!
+		exec 7>"$run/in.$port"
+		for _ in $(seq 3000); do
+			port_listening "$port" && break
+			kill -0 "$QEMU_PID" 2>/dev/null || break
+			sleep 0.1
+		done
+		kill -0 "$QEMU_PID" 2>/dev/null && port_listening "$port" && break
+		exec 7>&-
+		{ kill -KILL "$QEMU_PID" && wait "$QEMU_PID"; } 2>/dev/null || true
+		QEMU_PID=
+	done
+	[ -n "$QEMU_PID" ] || fail "qemu-aarch64 -g would not start: $(cat "$run/out")"
+	QEMU_PORT=$port
+}
+
+# Kill the qemu of qemu_stub_start, if it still runs.
+qemu_stub_stop() {
+	if [ -n "${QEMU_PID:-}" ]; then
+		kill -KILL "$QEMU_PID" 2>/dev/null || true
+		{ wait "$QEMU_PID"; } 2>/dev/null || true
+	fi
+	QEMU_PID=
 }
 
 same_as_cli() {

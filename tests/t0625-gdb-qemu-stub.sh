@@ -22,14 +22,7 @@ need_gdb gdb-multiarch
 need_cmd qemu-aarch64
 truthcmp=$(tool truthcmp)
 
-qemu_pid=
-# shellcheck disable=SC2317 # called by the trap
-stop_qemu() {
-	[ -n "$qemu_pid" ] && kill -KILL "$qemu_pid" 2>/dev/null
-	[ -n "$qemu_pid" ] && { wait "$qemu_pid"; } 2>/dev/null
-	qemu_pid=
-}
-trap stop_qemu EXIT
+trap qemu_stub_stop EXIT
 
 for c in bins1 threads8; do
 	# Each command reads the heap through the stub again (~5 MB/s):
@@ -40,33 +33,11 @@ for c in bins1 threads8; do
 	sysroot=$(readlink -f "$dir/sysroot")
 	run=$T/$c.run
 	mkdir -p "$run"
-	# A port nobody has: qemu says so and exits when it is taken.
-	for _ in 1 2 3 4 5; do
-		port=$((20000 + RANDOM % 20000))
-		mkfifo "$run/in.$port"
-		(
-			cd "$run"
-			ulimit -c unlimited 2>/dev/null || true
-			CORPUS_LIVE=1 exec qemu-aarch64 -L "$sysroot" -g "$port" \
-				"$dir/prog" "$run/truth.txt" <"$run/in.$port" \
-				>"$run/out" 2>&1
-		) &
-		qemu_pid=$!
-		exec 7>"$run/in.$port"
-		for _ in $(seq 50); do
-			ss -ltn 2>/dev/null | grep -q ":$port " && break
-			kill -0 "$qemu_pid" 2>/dev/null || break
-			sleep 0.1
-		done
-		kill -0 "$qemu_pid" 2>/dev/null && break
-		exec 7>&-
-		qemu_pid=
-	done
-	[ -n "$qemu_pid" ] || fail "qemu-aarch64 -g would not start: $(cat "$run/out")"
+	qemu_stub_start "$dir" "$sysroot" "$run" "$run/truth.txt"
 	o=$T/$c
 	GDB_HEAP_END=(-ex detach)
 	gdb_heap "$o" gdb-multiarch -iex "set sysroot $sysroot" "$dir/prog" \
-		-ex "target remote 127.0.0.1:$port" -ex 'break read' \
+		-ex "target remote 127.0.0.1:$QEMU_PORT" -ex 'break read' \
 		-ex continue -- "chunks --json" "--json" "" "${text[@]}"
 	for ((i = 1; i <= 3 + ${#text[@]}; i++)); do
 		[ "$(cat "$o.$i.rc")" = 0 ] || fail "$c: heap command $i: status $(cat "$o.$i.rc"): $(head -c 300 "$o.$i")"
@@ -85,9 +56,9 @@ for c in bins1 threads8; do
 		fail "$c: the summary's target: $(grep '^target:' "$o.3")"
 	# gdb detached: the program is parked in read() again.  SIGABRT
 	# makes qemu write the guest's core.
-	kill -ABRT "$qemu_pid" 2>/dev/null || fail "$c: qemu-aarch64 is gone after gdb"
-	{ wait "$qemu_pid"; } 2>/dev/null || true
-	qemu_pid=
+	kill -ABRT "$QEMU_PID" 2>/dev/null || fail "$c: qemu-aarch64 is gone after gdb"
+	{ wait "$QEMU_PID"; } 2>/dev/null || true
+	QEMU_PID=
 	exec 7>&-
 	core=$(find "$run" -maxdepth 1 -name 'qemu_prog_*.core' | head -n 1)
 	[ -n "$core" ] || fail "$c: qemu wrote no core after gdb detached ($(cat "$run/out"))"

@@ -30,6 +30,11 @@
 # guest's memory is mapped 1:1 in qemu's address space).  It needs a
 # core_pattern that names a plain file; the qemu-user core is dropped.
 #
+# glibc-2.36-arm64-pie and glibc-2.36-arm64-static are glibc-2.36-arm64
+# built as programs usually are rather than -O0 -no-pie: -O1, with a
+# 2.3 MiB .bss (beside the 64 KiB segment alignment of aarch64 links),
+# as a PIE or statically linked.
+#
 # host-static is "host" linked with -static (the host glibc's libc.a:
 # main_arena, mp_ and the tcache TLS variable are then in the executable
 # itself); it also leaves OUTDIR/prog.stripped, a `strip`ped copy of prog
@@ -81,6 +86,11 @@ qemu_pagesize=
 [ "$sysvariant" = "$variant" ] || qemu_pagesize=65536
 hostcore=false
 case $variant in *-hostcore) hostcore=true sysvariant=${variant%-hostcore} ;; esac
+# The arm64 link layouts: -pie and -static (see the top).
+layout=
+case $variant in
+*-arm64-pie | *-arm64-static) layout=${variant##*-} sysvariant=${variant%-*} ;;
+esac
 arm64=false
 case $sysvariant in *-arm64 | *-arm64-prof) arm64=true ;; esac
 top=$(cd "$(dirname "$0")/../.." && pwd)
@@ -110,7 +120,7 @@ host-static | host-static-pie)
 	*) cannot "no static libc (libc.a) for ${CC:-gcc}: install libc6-dev" ;;
 	esac
 	;;
-glibc-*-amd64 | glibc-*-arm64 | glibc-*-arm64-64k | glibc-*-arm64-hostcore | jemalloc-*-amd64 | jemalloc-*-arm64)
+glibc-*-amd64 | glibc-*-arm64 | glibc-*-arm64-64k | glibc-*-arm64-hostcore | glibc-*-arm64-pie | glibc-*-arm64-static | jemalloc-*-amd64 | jemalloc-*-arm64)
 	corpus_sysroot "$sysvariant"
 	;;
 jemalloc-*-arm64-prof)
@@ -180,7 +190,16 @@ jemalloc-*-amd64)
 *)
 	ln -s "$sysroot" "$outdir/sysroot"
 	ldso=$(sed -n 's/^ldso //p' "$sysroot_stamp")
-	if $arm64; then
+	if $arm64 && [ -n "$layout" ]; then
+		# As programs are usually built: optimised, with a .bss far
+		# larger than the 64 KiB the segments are aligned to.
+		printf 'char corpus_big_bss[2300 * 1024];\n' >"$outdir/bigbss.c"
+		cc=aarch64-linux-gnu-gcc link=(-O1 "$outdir/bigbss.c")
+		case $layout in
+		pie) link+=(-fPIE -pie) ;;
+		static) link+=(-static) ;;
+		esac
+	elif $arm64; then
 		cc=aarch64-linux-gnu-gcc link=(-no-pie)
 	else
 		cc=gcc link=("-Wl,--dynamic-linker=$sysroot/$ldso" "-Wl,-rpath=$libdir")
