@@ -118,7 +118,12 @@ apt_private_init() {
 			echo "deb-src [signed-by=$DEBIAN_KEYRING] $APT_MIRROR $suite main"
 		fi
 	} >"$work/etc/sources.list"
+	# Check-Valid-Until off: a mirror that serves a dated snapshot keeps
+	# sid's and experimental's Release files past their Valid-Until (a
+	# week), and apt then refuses them although their signatures, which
+	# it still checks, are good.
 	cat >"$work/apt.conf" <<EOC
+Acquire::Check-Valid-Until "false";
 Dir::State "$work";
 Dir::State::lists "$work/lists";
 Dir::State::status "$work/status";
