@@ -378,6 +378,24 @@ static bool read_all(void *cookie, uint64_t addr, void *buf, size_t len)
 	return guarded_read(cookie, addr, buf, (int)len);
 }
 
+/* A test's hook (tests/t0615): with HEAPWALK_GDB_TEST_STALL set in
+   gdb's environment, the next request reads a byte at the selected
+   thread's stack pointer over and over, for at most 5 minutes, until gdb
+   throws its Ctrl-C: the test then interrupts a request it knows to be
+   reading from gdb, however fast or busy the machine is.  Once: the
+   variable is taken out of gdb's environment.  */
+static void test_stall(struct request *rq)
+{
+	if (!getenv("HEAPWALK_GDB_TEST_STALL") || !rq->view.nthreads)
+		return;
+	unsetenv("HEAPWALK_GDB_TEST_STALL");
+	double end = now() + 300;
+	char byte;
+	while (!rq->reader.interrupted && now() < end)
+		(void)guarded_read(&rq->reader, rq->view.threads[0].sp, &byte,
+				   1);
+}
+
 /* gdb gave no memory map (qemu-user's gdbstub, embedded stubs): find one
    by reading, and say so in a text report.  */
 static bool probe_view(struct gdb_view *v, struct guarded_reader *g,
@@ -445,6 +463,7 @@ static enum hw_status run_request(struct request *rq,
 	if (!rq->view.nregions &&
 	    !probe_view(&rq->view, &rq->reader, ans, po.json))
 		return HW_BAD_TARGET;
+	test_stall(rq);
 	dump_view(&rq->view);
 	rq->view.mem.read = gdb_read;
 	rq->view.mem.cookie = &rq->reader;
