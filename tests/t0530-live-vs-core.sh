@@ -29,8 +29,10 @@ cleanup() {
 	rm -rf "$T"
 }
 trap cleanup EXIT
-for _ in $(seq 100); do
+# As long as it takes (a busy machine), while it lives.
+for _ in $(seq 3000); do
 	grep -q ready "$T/out" 2>/dev/null && break
+	kill -0 "$pid" 2>/dev/null || break
 	sleep 0.1
 done
 grep -q ready "$T/out" || fail "live-mix did not start"
@@ -109,8 +111,9 @@ grep -q "^heapwalk: pid $dead: no such process" "$T/err" || fail "dead pid: $(ca
 
 # The program checks itself: blocks intact, SIGUSR1 still pending.
 echo signal >&3
-for _ in $(seq 100); do
+for _ in $(seq 3000); do
 	grep -q -e '^OK' -e '^FAIL' "$T/out" && break
+	kill -0 "$pid" 2>/dev/null || break
 	sleep 0.1
 done
 grep -q '^OK' "$T/out" || fail "live-mix: $(tail -n 1 "$T/out")"
