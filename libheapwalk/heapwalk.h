@@ -286,6 +286,13 @@ enum hw_status hw_leaks(hw_session *s, hw_leak_cb *cb, void *arg);
    name and one-line description, or NULL past the end.  */
 const char *hw_command_name(size_t i);
 const char *hw_command_help(size_t i);
+/* Its operands and options as a usage line shows them ("[--used|--free]",
+   "" when it takes none), its k-th option or operand ("-o FILE", "ADDR";
+   NULL past the last; *help, if help is not NULL, says what it does),
+   and an example of its use (the words after "heapwalk ").  */
+const char *hw_command_usage(size_t i);
+const char *hw_command_option(size_t i, size_t k, const char **help);
+const char *hw_command_example(size_t i);
 /* What command `name` needs (HW_NEED_*), for hw_open_opts.needs; 0 for
    an unknown command.  */
 unsigned hw_command_needs(const char *name);

@@ -5,7 +5,6 @@
  * and `help heap bins` says what `heapwalk --help` says.  gdb user
  * commands cannot pass "all arguments" on, hence one branch per count.
  */
-#include <ctype.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
@@ -38,31 +37,22 @@ static void branches(const char *cmd, bool addr)
 	}
 }
 
-/* "ADDR: the chunk ..." -> usage "ADDR", text "The chunk ...".  */
-static void document(const char *name, const char *help)
+/* gdb's help for `heap NAME` (NULL: `heap` itself): its summary as the
+   first line, then the usage.  An ADDR is a gdb expression and must come
+   last (branches()): the usage says so by putting it after the
+   options.  */
+static void document(const char *name, const char *args, const char *text)
 {
-	const char *colon = strstr(help, ": ");
-	const char *text = help;
-	int usage_len = 0;
-	if (colon && (help[0] == '[' || isupper((unsigned char)help[0]))) {
-		usage_len = (int)(colon - help);
-		text = colon + 2;
-	}
-	/* ADDR is a gdb expression and must come last (branches()): the
-	   usage says so by putting it after the options.  */
-	bool addr = usage_len >= 4 && !strncmp(help, "ADDR", 4);
-	const char *rest = addr ? help + 4 : help;
-	int rest_len = addr ? usage_len - 4 : usage_len;
-	while (rest_len > 0 && *rest == ' ') {
+	bool addr = !strncmp(args, "ADDR", 4);
+	const char *rest = addr ? args + 4 : args;
+	while (*rest == ' ')
 		rest++;
-		rest_len--;
-	}
-	printf("document heap%s%s\n%c%s.\nUsage: heap%s%s %s%s%.*s%s\n"
+	printf("document heap%s%s\n%s.\nUsage: heap%s%s %s%s%s%s\n"
 	       "Same as the command-line tool's `heapwalk TARGET %s`, on what "
 	       "gdb debugs.\nend\n", name ? " " : "", name ? name : "",
-	       toupper((unsigned char)text[0]), text + 1, name ? " " : "",
-	       name ? name : "", OPTIONS, rest_len ? " " : "", rest_len, rest,
-	       addr ? " ADDR" : "", name ? name : "summary");
+	       text, name ? " " : "", name ? name : "", OPTIONS,
+	       rest[0] ? " " : "", rest, addr ? " ADDR" : "",
+	       name ? name : "summary");
 }
 
 int main(void)
@@ -71,16 +61,16 @@ int main(void)
 	       "define heap\n  dont-repeat\n");
 	branches("", false);
 	printf("end\n");
-	document(NULL, "allocator, arenas, totals in use / free / overhead; "
-		 "`heap COMMAND` runs another heapwalk command");
+	document(NULL, "", "allocator, arenas, totals in use / free / "
+		 "overhead; `heap COMMAND` runs another heapwalk command");
 	printf("define-prefix heap\n");
 	for (size_t i = 0; hw_command_name(i); i++) {
 		const char *name = hw_command_name(i);
-		const char *help = hw_command_help(i);
+		const char *args = hw_command_usage(i);
 		printf("\ndefine heap %s\n  dont-repeat\n", name);
-		branches(name, strncmp(help, "ADDR", 4) == 0);
+		branches(name, strncmp(args, "ADDR", 4) == 0);
 		printf("end\n");
-		document(name, help);
+		document(name, args, hw_command_help(i));
 	}
 	return 0;
 }

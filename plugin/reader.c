@@ -291,10 +291,27 @@ static char *read_cmd(int dir)
 /* Options the plugin takes itself (the rest are the command's).  */
 struct plugin_opts {
 	bool json, no_debuginfo;
+	bool cmd_takes_o;      /* the command has -o FILE of its own (map,
+				  prof): its -o is passed on, so that it
+				  writes what the tool's would */
 	const char *allocator, *out_file;
 	const char *debug_dirs[MAX_DEBUG_DIRS];
 	size_t n_debug_dirs;
 };
+
+/* Does command `name` take -o FILE itself?  */
+static bool takes_output(const char *name)
+{
+	for (size_t i = 0; hw_command_name(i); i++) {
+		if (strcmp(hw_command_name(i), name) != 0)
+			continue;
+		const char *opt;
+		for (size_t k = 0; (opt = hw_command_option(i, k, NULL)); k++)
+			if (!strncmp(opt, "-o ", 3))
+				return true;
+	}
+	return false;
+}
 
 static bool take_option(struct plugin_opts *o, char **w, int n, int *i)
 {
@@ -306,7 +323,8 @@ static bool take_option(struct plugin_opts *o, char **w, int n, int *i)
 		o->no_debuginfo = true;
 	} else if (!strncmp(a, "--allocator=", 12)) {
 		o->allocator = a + 12;
-	} else if ((!strcmp(a, "--allocator") || !strcmp(a, "-o") ||
+	} else if ((!strcmp(a, "--allocator") ||
+		    (!strcmp(a, "-o") && !o->cmd_takes_o) ||
 		    !strcmp(a, "--debug-dir")) && val) {
 		if (a[1] == 'o')
 			o->out_file = val;
@@ -447,6 +465,7 @@ static enum hw_status run_request(struct request *rq,
 	struct plugin_opts po = { 0 };
 	char *argv[MAX_WORDS + 1];
 	int argc = 0;
+	po.cmd_takes_o = nwords > 0 && takes_output(words[0]);
 	for (int i = 0; i < nwords; i++)
 		if (!take_option(&po, words, nwords, &i))
 			argv[argc++] = words[i];
@@ -506,7 +525,7 @@ static enum hw_status run_request(struct request *rq,
 		if (fclose(rq->file) != 0 || to_file.failed)
 			say(ans, "heapwalk: -o %s: write error\n", po.out_file);
 		else
-			say(ans, "heapwalk: %ld bytes written to %s\n", size,
+			say(ans, "%ld bytes written to %s\n", size,
 			    po.out_file);
 		rq->file = NULL;
 	}

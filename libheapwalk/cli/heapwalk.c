@@ -18,6 +18,27 @@
 
 #define MAX_DEBUG_DIRS 32
 
+/* Print `text` from column `col` (the cursor is there), broken between
+   words before column 79, continuation lines indented to `indent`.  */
+static void wrapped(FILE *f, const char *text, int col, int indent)
+{
+	while (*text) {
+		int len = (int)strcspn(text, " ");
+		if (col > indent && col + 1 + len > 79) {
+			fprintf(f, "\n%*s", indent, "");
+			col = indent;
+		} else if (col > indent) {
+			fputc(' ', f);
+			col++;
+		}
+		fwrite(text, 1, (size_t)len, f);
+		col += len;
+		text += len;
+		text += strspn(text, " ");
+	}
+	fputc('\n', f);
+}
+
 static void usage(FILE *f)
 {
 	fputs("usage: heapwalk [OPTIONS] CORE [COMMAND [ARGS...]]\n"
@@ -43,28 +64,53 @@ static void usage(FILE *f)
 	      "                    phases longer than a second)\n"
 	      "  -h, --help        this help;  --version  the version\n"
 	      "\n"
-	      "heapwalk help COMMAND: what COMMAND does and takes.\n"
+	      "heapwalk help COMMAND: what COMMAND does and takes, with an "
+	      "example.\n"
 	      "commands (default: summary):\n", f);
-	for (size_t i = 0; hw_command_name(i); i++)
-		fprintf(f, "  %-10s %s\n", hw_command_name(i),
-			hw_command_help(i));
+	for (size_t i = 0; hw_command_name(i); i++) {
+		const char *args = hw_command_usage(i);
+		char line[512];
+		snprintf(line, sizeof line, "%s%s%s", args,
+			 args[0] ? ": " : "", hw_command_help(i));
+		fprintf(f, "  %-11s", hw_command_name(i));
+		wrapped(f, line, 13, 13);
+	}
 }
 
-/* `heapwalk help [COMMAND]`.  */
+/* `heapwalk help [COMMAND]`: the usage, every option and an example, as
+   `git help` gives them.  */
 static int help(const char *name)
 {
 	if (!name) {
 		usage(stdout);
 		return 0;
 	}
-	for (size_t i = 0; hw_command_name(i); i++)
-		if (!strcmp(hw_command_name(i), name)) {
-			printf("usage: heapwalk [OPTIONS] CORE %s %s\n\n"
-			       "Options and output: man heapwalk, or "
-			       "doc/heapwalk.md in the sources.\n", name,
-			       hw_command_help(i));
-			return 0;
+	for (size_t i = 0; hw_command_name(i); i++) {
+		if (strcmp(hw_command_name(i), name) != 0)
+			continue;
+		const char *args = hw_command_usage(i), *what;
+		printf("usage: heapwalk [OPTIONS] CORE %s%s%s\n"
+		       "       heapwalk [OPTIONS] --pid PID %s%s%s\n\n",
+		       name, args[0] ? " " : "", args, name,
+		       args[0] ? " " : "", args);
+		char line[512];
+		snprintf(line, sizeof line, "%s.", hw_command_help(i));
+		wrapped(stdout, line, 0, 0);
+		const char *opt = hw_command_option(i, 0, &what);
+		if (opt)
+			printf("\n%s:\n", opt[0] == '-' ? "options" :
+			       "arguments and options");
+		for (size_t k = 0; (opt = hw_command_option(i, k, &what));
+		     k++) {
+			printf("  %-17s", opt);
+			wrapped(stdout, what, 19, 19);
 		}
+		printf("\nexample:\n  heapwalk %s\n\n"
+		       "The options before the target (--json, --sysroot, ...): "
+		       "heapwalk --help.\nThe output, field by field: man "
+		       "heapwalk.\n", hw_command_example(i));
+		return 0;
+	}
 	fprintf(stderr, "heapwalk: help: unknown command '%s' (try "
 		"'heapwalk --help')\n", name);
 	return HW_USAGE;

@@ -1490,50 +1490,121 @@ static enum hw_status cmd_why(struct cmd_ctx *c)
 
 /* ---- the table --------------------------------------------------------- */
 
+/* A command's option as help shows it: its spelling (with its
+   argument) and what it does.  */
+struct command_opt {
+	const char *spelling;
+	const char *help;
+};
+
 struct command {
 	const char *name;
 	enum hw_status (*run)(struct cmd_ctx *c);
-	const char *help;
+	const char *args;         /* operands and options, as in a usage
+				     line ("" when none) */
+	const char *summary;      /* what it does, one line */
+	const struct command_opt *opts;   /* ends with { NULL } */
+	const char *example;      /* one command line, after "heapwalk " */
 	unsigned needs;           /* HW_NEED_* */
 };
 
 #define NEED_WALK (HW_NEED_LISTS | HW_NEED_CHUNKS)
 
+static const struct command_opt no_opts[] = { { NULL, NULL } };
+static const struct command_opt summary_opts[] = {
+	{ "--leaks", "count the leaks too (runs leaks' reachability scan)" },
+	{ NULL, NULL } };
+static const struct command_opt bins_opts[] = {
+	{ "KIND", "one kind of list: ptmalloc tcache, fast, unsorted, small, "
+		  "large; jemalloc small, large, tcache" },
+	{ NULL, NULL } };
+static const struct command_opt chunks_opts[] = {
+	{ "--used", "only the chunks in use" },
+	{ "--free", "only the free chunks" },
+	{ NULL, NULL } };
+static const struct command_opt sizes_opts[] = {
+	{ "--exact", "one row per exact chunk size instead of per size "
+		     "class" },
+	{ "--by=type", "per C++ class, named by the vtable each block "
+		       "starts with" },
+	{ NULL, NULL } };
+static const struct command_opt addr_opts[] = {
+	{ "ADDR", "an address anywhere in the block (hex with 0x, or "
+		  "decimal)" },
+	{ NULL, NULL } };
+static const struct command_opt leaks_opts[] = {
+	{ "--reachable", "list the still reachable blocks too" },
+	{ NULL, NULL } };
+static const struct command_opt diff_opts[] = {
+	{ "BASE", "an earlier core of the same program, or a file saved from "
+		  "sizes --json, sizes --by=type --json or leaks --json" },
+	{ "--leaks", "the leaks that are new since BASE" },
+	{ NULL, NULL } };
+static const struct command_opt maps_opts[] = {
+	{ "--mappings", "one row per mapping instead of per kind" },
+	{ NULL, NULL } };
+static const struct command_opt map_opts[] = {
+	{ "-o FILE", "write the SVG to FILE (default: standard output)" },
+	{ NULL, NULL } };
+static const struct command_opt prof_opts[] = {
+	{ "--format=FORMAT", "text (sites ranked, the default), heap_v2 (the "
+			     "file prof.dump writes, for jeprof), collapsed "
+			     "(flame graphs), pprof (gzipped profile.proto)" },
+	{ "--collapsed", "the same as --format=collapsed" },
+	{ "-o FILE", "write to FILE; without --format the file is heap_v2" },
+	{ "--top=N", "only the first N sites" },
+	{ "--objects", "rank by objects instead of bytes" },
+	{ "--lines", "name source lines, not just functions" },
+	{ "--base OLD", "what grew since OLD (a core or a heap_v2 file)" },
+	{ "--recent", "the last sampled allocations and their frees "
+		      "(jemalloc 5.3's prof_recent)" },
+	{ NULL, NULL } };
+
 static const struct command commands[] = {
-	{ "summary", cmd_summary, "allocator, arenas, totals in use / free / "
-	  "overhead", NEED_WALK },
-	{ "arenas", cmd_arenas, "each arena with its heaps and totals",
+	{ "summary", cmd_summary, "[--leaks]", "allocator, arenas, totals in "
+	  "use / free / overhead", summary_opts, "core summary --leaks",
 	  NEED_WALK },
-	{ "bins", cmd_bins, "[KIND]: free lists (ptmalloc: tcache fast unsorted "
-	  "small large; jemalloc: small large tcache)", HW_NEED_LISTS },
-	{ "chunks", cmd_chunks, "every chunk [--used|--free]", NEED_WALK },
-	{ "sizes", cmd_sizes, "[--exact|--by=type]: per size class (or C++ "
-	  "class): count and bytes in use and free", NEED_WALK },
-	{ "chunk", cmd_chunk, "ADDR: the chunk containing ADDR and its "
-	  "neighbours", HW_NEED_AROUND },
-	{ "check", cmd_check, "heap consistency: every problem with its address",
+	{ "arenas", cmd_arenas, "", "each arena with its heaps and totals",
+	  no_opts, "core arenas", NEED_WALK },
+	{ "bins", cmd_bins, "[KIND]", "free lists (ptmalloc: tcache fast "
+	  "unsorted small large; jemalloc: small large tcache)", bins_opts,
+	  "core bins tcache", HW_NEED_LISTS },
+	{ "chunks", cmd_chunks, "[--used|--free]", "every chunk", chunks_opts,
+	  "core chunks --free --json", NEED_WALK },
+	{ "sizes", cmd_sizes, "[--exact|--by=type]", "per size class (or C++ "
+	  "class): count and bytes in use and free", sizes_opts,
+	  "core sizes --by=type", NEED_WALK },
+	{ "chunk", cmd_chunk, "ADDR", "the chunk containing ADDR and its "
+	  "neighbours", addr_opts, "core chunk 0x55d4c2a1b2c0",
+	  HW_NEED_AROUND },
+	{ "check", cmd_check, "", "heap consistency: every problem with its "
+	  "address", no_opts, "core check", NEED_WALK },
+	{ "frag", cmd_frag, "", "free memory and fragmentation per arena",
+	  no_opts, "core frag", NEED_WALK },
+	{ "leaks", cmd_leaks, "[--reachable]", "blocks in use that nothing "
+	  "reachable points to", leaks_opts, "--pid 1234 leaks", NEED_WALK },
+	{ "refs", cmd_refs, "ADDR", "every root and block that points into "
+	  "the block holding ADDR", addr_opts, "core refs 0x55d4c2a1b2c0",
 	  NEED_WALK },
-	{ "frag", cmd_frag, "free memory and fragmentation per arena",
+	{ "why", cmd_why, "ADDR", "the shortest chain of pointers from a root "
+	  "to the block holding ADDR", addr_opts, "core why 0x55d4c2a1b2c0",
 	  NEED_WALK },
-	{ "leaks", cmd_leaks, "[--reachable]: blocks in use that nothing "
-	  "reachable points to", NEED_WALK },
-	{ "refs", cmd_refs, "ADDR: every root and block that points into the "
-	  "block holding ADDR", NEED_WALK },
-	{ "why", cmd_why, "ADDR: the shortest chain of pointers from a root to "
-	  "the block holding ADDR", NEED_WALK },
-	{ "diff", cmd_diff, "BASE [--leaks]: what grew since BASE (a core of "
-	  "the same program, or its saved sizes, sizes --by=type, leaks "
-	  "--json), per size class, arena, C++ class; new leaks", NEED_WALK },
-	{ "maps", cmd_maps, "[--mappings]: the writable memory by what holds "
-	  "it: heap, stacks, module data, other mappings", NEED_WALK },
-	{ "map", cmd_map, "[-o FILE]: a picture of the heap (SVG): each arena's "
-	  "heaps or extents in address order, coloured by state", NEED_WALK },
-	{ "prof", cmd_prof, "[--format=text|heap_v2|collapsed|pprof] "
-	  "[-o FILE] [--objects] [--lines] [--base OLD] [--recent]: "
-	  "jemalloc's heap profile (prof:true) from the target: allocation "
-	  "sites ranked, the file prof.dump writes, or pprof's; --base: what "
-	  "grew; --recent: the last sampled allocations and their frees",
-	  HW_NEED_PROFILE },
+	{ "diff", cmd_diff, "BASE [--leaks]", "what grew since BASE (a core "
+	  "of the same program, or its saved sizes, sizes --by=type, leaks "
+	  "--json), per size class, arena, C++ class; new leaks", diff_opts,
+	  "core.2 diff core.1", NEED_WALK },
+	{ "maps", cmd_maps, "[--mappings]", "the writable memory by what "
+	  "holds it: heap, stacks, module data, other mappings", maps_opts,
+	  "core maps", NEED_WALK },
+	{ "map", cmd_map, "[-o FILE]", "a picture of the heap (SVG): each "
+	  "arena's heaps or extents in address order, coloured by state",
+	  map_opts, "core map -o heap.svg", NEED_WALK },
+	{ "prof", cmd_prof, "[--format=FORMAT] [-o FILE] [--top=N] "
+	  "[--objects] [--lines] [--base OLD] [--recent]", "jemalloc's heap "
+	  "profile (prof:true) from the target: allocation sites ranked, the "
+	  "file prof.dump writes, or pprof's; --base: what grew; --recent: "
+	  "the last sampled allocations and their frees", prof_opts,
+	  "core prof --top=20", HW_NEED_PROFILE },
 };
 
 #define NCOMMANDS (sizeof commands / sizeof commands[0])
@@ -1545,7 +1616,30 @@ const char *hw_command_name(size_t i)
 
 const char *hw_command_help(size_t i)
 {
-	return i < NCOMMANDS ? commands[i].help : NULL;
+	return i < NCOMMANDS ? commands[i].summary : NULL;
+}
+
+const char *hw_command_usage(size_t i)
+{
+	return i < NCOMMANDS ? commands[i].args : NULL;
+}
+
+const char *hw_command_option(size_t i, size_t k, const char **help)
+{
+	if (i >= NCOMMANDS)
+		return NULL;
+	const struct command_opt *o = commands[i].opts;
+	for (size_t n = 0; n < k; n++)
+		if (!o[n].spelling)
+			return NULL;
+	if (help)
+		*help = o[k].help;
+	return o[k].spelling;
+}
+
+const char *hw_command_example(size_t i)
+{
+	return i < NCOMMANDS ? commands[i].example : NULL;
 }
 
 unsigned hw_command_needs(const char *name)
