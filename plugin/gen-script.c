@@ -57,8 +57,11 @@ static void document(const char *name, const char *args, const char *text)
 
 int main(void)
 {
+	/* Status 2 (a usage error) first: an ADDR expression gdb cannot
+	   evaluate ends the command before heapwalk-go sets the real one,
+	   and must not leave the last command's.  */
 	printf("\n# The commands, from the library's command table.\n"
-	       "define heap\n  dont-repeat\n");
+	       "define heap\n  dont-repeat\n  set $_heapwalk_status = 2\n");
 	branches("", false);
 	printf("end\n");
 	document(NULL, "", "allocator, arenas, totals in use / free / "
@@ -67,7 +70,8 @@ int main(void)
 	for (size_t i = 0; hw_command_name(i); i++) {
 		const char *name = hw_command_name(i);
 		const char *args = hw_command_usage(i);
-		printf("\ndefine heap %s\n  dont-repeat\n", name);
+		printf("\ndefine heap %s\n  dont-repeat\n"
+		       "  set $_heapwalk_status = 2\n", name);
 		branches(name, strncmp(args, "ADDR", 4) == 0);
 		printf("end\n");
 		document(name, args, hw_command_help(i));

@@ -82,3 +82,38 @@ for z in "bzip2 -c"; do
 	one_error_line "$T/err" "heapwalk on a $prog core"
 	grep -q "$prog -d" "$T/err" || fail "the $prog core's error does not say '$prog -d': $(cat "$T/err")"
 done
+
+# The exit statuses, one table for every command (doc/heapwalk.md): an
+# ADDR in no block is an answer (0, for chunk, refs and why alike), on
+# stdout, naming the address with its 0x; the command before the core is
+# a usage error that says the order; output that cannot be written is 3.
+for c in chunk refs why; do
+	hw "$T/out" "$T/err" "$core" "$c" 0x1
+	expect_rc 0
+	[ ! -s "$T/err" ] || fail "$c 0x1 wrote to stderr: $(cat "$T/err")"
+	grep -q '0x1 is ' "$T/out" || fail "$c 0x1 does not say where 0x1 is: $(cat "$T/out")"
+done
+usage_error summary "$core"
+grep -q "the target comes first: heapwalk $core summary" "$T/err" ||
+	fail "the command-first error does not give the order: $(cat "$T/err")"
+usage_error chunks
+grep -q "heapwalk CORE chunks" "$T/err" ||
+	fail "a command alone: $(cat "$T/err")"
+for c in "map -o $T/no-such-dir/x.svg" "chunks -o x"; do
+	# shellcheck disable=SC2086 # the command's words
+	hw "$T/out" "$T/err" "$core" $c
+	case $c in
+	map*) expect_rc 3 ;;
+	*) expect_rc 2 ;;
+	esac
+	one_error_line "$T/err" "heapwalk $c"
+done
+hw "$T/out" "$T/err" "$T/no-such-core" summary
+expect_rc 3
+one_error_line "$T/err" "heapwalk on a missing core"
+# help COMMAND: usage, every option, an example.
+hw "$T/out" "$T/err" help prof
+expect_rc 0
+for w in '^usage: heapwalk \[OPTIONS\] CORE prof ' '^  --top=N ' '^  --recent ' '^example:' '^  heapwalk core prof'; do
+	grep -q -- "$w" "$T/out" || fail "help prof lacks '$w': $(cat "$T/out")"
+done

@@ -9,7 +9,8 @@
 #    (jetruthcmp);
 #  - every command's text and JSON equals the tool's on the same core
 #    (one renderer), `heap chunk EXPR` takes a gdb expression, `-o FILE`
-#    writes the report to a file, a bad command sets $_heapwalk_status 2;
+#    writes the report to a file, a bad command and an expression gdb
+#    cannot evaluate set $_heapwalk_status 2;
 #  - the heap commands leave gdb's state alone: registers, selected thread
 #    and frame, and `bt` are the same before and after, and the same as
 #    without the plugin.
@@ -71,7 +72,8 @@ addr=$(sed -n 's/.*"addr":"\(0x[0-9a-f]*\)".*"state":"free".*/\1/p' "$T/bins1.12
 [ -n "$addr" ] || fail "no free chunk in bins1's chunks"
 o=$T/expr
 gdb_heap "$o" gdb "$dir/prog" "$dir/core" -- "chunk $addr+8" "chunk --json $addr" \
-	"chunks -o $T/expr.file" "nosuch" "bins --allocator nosuch"
+	"chunks -o $T/expr.file" "nosuch" "bins --allocator nosuch" \
+	"frag" "chunk no_such_symbol"
 hw "$o.cli" "$o.cli.err" "$dir/core" chunk "$(printf '%#x' $((addr + 8)))"
 same_as_cli "$o.1" "$o.cli" "heap chunk $addr+8"
 grep -q "\"query\":\"$addr\"" "$o.2" || fail "heap chunk --json $addr: $(head -c 200 "$o.2")"
@@ -81,6 +83,9 @@ grep -q "bytes written to $T/expr.file" "$o.3" || fail "heap chunks -o: no line 
 [ "$(cat "$o.4.rc")" = 2 ] || fail "heap nosuch: status $(cat "$o.4.rc"), want 2"
 grep -q "^heapwalk: .*nosuch" "$o.4" || fail "heap nosuch: no error line: $(cat "$o.4")"
 [ "$(cat "$o.5.rc")" = 2 ] || fail "heap bins --allocator nosuch: status $(cat "$o.5.rc")"
+# An expression gdb cannot evaluate: 2, not the status frag left (0).
+[ "$(cat "$o.6.rc")" = 0 ] || fail "heap frag: status $(cat "$o.6.rc")"
+[ "$(cat "$o.7.rc")" = 2 ] || fail "heap chunk no_such_symbol: status $(cat "$o.7.rc"), want 2"
 say "heap chunk EXPR, -o FILE and errors as the tool has them"
 
 # gdb's state: the same before and after every heap command.

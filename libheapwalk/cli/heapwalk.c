@@ -116,6 +116,14 @@ static int help(const char *name)
 	return HW_USAGE;
 }
 
+static bool is_command(const char *name)
+{
+	for (size_t i = 0; hw_command_name(i); i++)
+		if (!strcmp(hw_command_name(i), name))
+			return true;
+	return false;
+}
+
 static int fail(int status, const char *fmt, const char *arg)
 {
 	fputs("heapwalk: ", stderr);
@@ -422,11 +430,26 @@ int main(int argc, char **argv)
 		return fail(HW_USAGE, "%s", "no core file or --pid given "
 			    "(try 'heapwalk --help')");
 	}
+	/* `heapwalk summary core`: the command where the target goes.  A
+	   file of that name in the current directory is a core after
+	   all.  */
+	if (o.core && is_command(o.core) && access(o.core, F_OK) != 0) {
+		char msg[512];
+		if (ncmd > 0)
+			snprintf(msg, sizeof msg, "the target comes first: "
+				 "heapwalk %s %s (or heapwalk --pid PID %s)",
+				 cmd[0], o.core, o.core);
+		else
+			snprintf(msg, sizeof msg, "'%s' is a command: give the "
+				 "core before it: heapwalk CORE %s (or --pid "
+				 "PID)", o.core, o.core);
+		int st = fail(HW_USAGE, "%s", msg);
+		free(cmd);
+		return st;
+	}
 	/* Check the command before the (possibly slow) open.  */
 	if (ncmd > 0) {
-		bool known = false;
-		for (size_t i = 0; hw_command_name(i); i++)
-			known |= !strcmp(hw_command_name(i), cmd[0]);
+		bool known = is_command(cmd[0]);
 		if (!known) {
 			int st = fail(HW_USAGE, "unknown command '%s' (try "
 				      "'heapwalk --help')", cmd[0]);

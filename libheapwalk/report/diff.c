@@ -176,9 +176,16 @@ static enum hw_status base_from_core(struct hw_session *s, const char *path,
 		b->has_sizes = b->has_arenas = b->has_types = true;
 		b->has_leaks = b->leak_heads = leaks;
 	}
-	if (st != HW_OK)
-		hw_error(s, st, "diff: base '%s': %s", path,
-			 hw_session_errmsg(bs));
+	if (st != HW_OK) {
+		/* Most errors name the file already: name it once.  */
+		const char *why = hw_session_errmsg(bs);
+		size_t n = strlen(path);
+		if (why[0] == '\'' && !strncmp(why + 1, path, n) &&
+		    why[n + 1] == '\'')
+			hw_error(s, st, "diff: base %s", why);
+		else
+			hw_error(s, st, "diff: base '%s': %s", path, why);
+	}
 	hw_session_close(bs);
 	return st;
 }

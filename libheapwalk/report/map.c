@@ -464,7 +464,7 @@ enum hw_status hw_report_map(struct hw_session *s, struct hw_emitter *e,
 		out = em_open_file(output, &err);
 		if (!out) {
 			out = e;
-			st = hw_error(s, HW_USAGE, "map: cannot write %s: %s",
+			st = hw_error(s, HW_BAD_TARGET, "map: cannot write %s: %s",
 				      output, strerror(err));
 			goto done;
 		}

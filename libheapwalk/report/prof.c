@@ -604,7 +604,7 @@ enum hw_status hw_report_prof(struct hw_session *s, struct hw_emitter *e,
 		int err = 0;
 		out = em_open_file(o.output, &err);
 		if (!out)
-			return hw_error(s, HW_USAGE, "prof: cannot write %s: %s",
+			return hw_error(s, HW_BAD_TARGET, "prof: cannot write %s: %s",
 					o.output, strerror(err));
 	}
 	struct prof_stacks stacks;

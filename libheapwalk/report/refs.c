@@ -563,25 +563,22 @@ static const struct em_section S_BLOCK = { .key = "block",
 static const struct em_field F_ADDR = { .key = "addr" };
 static const struct em_field F_SIZE = { .key = "size" };
 static const struct em_field F_KIND = { .key = "kind" };
+static const struct em_field F_NO_BLOCK = { .key = "block",
+					    .only = EM_JSON_ONLY };
 
 struct target_block {
 	uint64_t query, addr, end, size;
 	enum bm_mark mark;
 };
 
-/* Resolve the block in use holding the query; false (error set) when
-   none does.  */
-static bool resolve(struct hw_session *s, const struct hw_reach *r,
-		    const char *cmd, uint64_t query, struct target_block *tb)
+/* Resolve the block in use holding the query; false when none does.  */
+static bool resolve(const struct hw_reach *r, uint64_t query,
+		    struct target_block *tb)
 {
 	struct bm_ref ref;
 	bool exact;
-	if (!bm_find(&r->map, query & r->ptr_mask, &ref, &exact)) {
-		hw_error(s, HW_USAGE, "%s: 0x%" PRIx64 " is in no block in use "
-			 "(see 'heapwalk chunk %" PRIx64 "')", cmd, query,
-			 query);
+	if (!bm_find(&r->map, query & r->ptr_mask, &ref, &exact))
 		return false;
-	}
 	tb->query = query;
 	tb->addr = ref.addr;
 	tb->end = bm_block_end(&r->map, &ref);
@@ -675,20 +672,34 @@ static void namer_free(struct namer *nm)
 	free(nm->frames);
 }
 
-/* The leaks scan and the queried block, for `refs` and `why`; on failure
+/* The leaks scan and the queried block, for `refs` and `why`.  An
+   address in no block in use is an answer, not an error (as for `chunk`):
+   the report says so, *answered is set, status 0.  On failure or answer
    nm is freed already.  */
-static enum hw_status setup(struct hw_session *s, struct namer *nm,
-			    const char *cmd, uint64_t query,
-			    struct target_block *tb)
+static enum hw_status setup(struct hw_session *s, struct hw_emitter *e,
+			    struct namer *nm, uint64_t query,
+			    struct target_block *tb, bool *answered)
 {
 	memset(nm, 0, sizeof *nm);
+	*answered = false;
 	nm->s = s;
 	nm->a = s->arch ? s->arch : s->target->arch;
 	nm->r = hw_reach_get(s);
-	if (!nm->r || !resolve(s, nm->r, cmd, query, tb)) {
+	if (!nm->r) {
 		namer_free(nm);
-		/* No scan: the target is bad; else the query was.  */
-		return s->reach ? HW_USAGE : HW_BAD_TARGET;
+		return HW_BAD_TARGET;
+	}
+	if (!resolve(nm->r, query, tb)) {
+		namer_free(nm);
+		em_doc_begin(e);
+		em_kv(e, &F_QUERY, ev_addr(query));
+		em_kv(e, &F_NO_BLOCK, ev_null());
+		em_notef(e, "0x%" PRIx64 " is in no block in use: nothing "
+			 "holds it (heapwalk ... chunk 0x%" PRIx64 " says "
+			 "what is there)", query, query);
+		em_doc_end(e);
+		*answered = true;
+		return HW_OK;
 	}
 	sizes_want(&nm->sizes, tb->addr);
 	return HW_OK;
@@ -727,8 +738,9 @@ enum hw_status hw_report_refs(struct hw_session *s, struct hw_emitter *e,
 {
 	struct namer nm;
 	struct target_block tb;
-	enum hw_status st = setup(s, &nm, "refs", query, &tb);
-	if (st != HW_OK)
+	bool answered;
+	enum hw_status st = setup(s, e, &nm, query, &tb, &answered);
+	if (st != HW_OK || answered)
 		return st;
 	struct collect c = { 0 };
 	collect_refs(s, &nm, &tb, &c);
@@ -753,8 +765,9 @@ enum hw_status hw_report_why(struct hw_session *s, struct hw_emitter *e,
 {
 	struct namer nm;
 	struct target_block tb;
-	enum hw_status st = setup(s, &nm, "why", query, &tb);
-	if (st != HW_OK)
+	bool answered;
+	enum hw_status st = setup(s, e, &nm, query, &tb, &answered);
+	if (st != HW_OK || answered)
 		return st;
 	bool lost = tb.mark == BM_UNREACHED || tb.mark == BM_INDIRECT;
 	struct hw_why_step *steps = NULL;
