@@ -42,22 +42,22 @@ ref_objects() {
 holder_matches() {
 	local objs=$1 how=$2 holder=$3
 	case $holder in
-	main) grep '"kind":"stack"' "$objs" | grep '"thread":0,' | grep -q '"function":"main"' ;;
-	thread_main) grep '"kind":"stack"' "$objs" | grep -v '"thread":0,' | grep -q '"function":"thread_main"' ;;
+	main) grep '"kind":"stack"' "$objs" | grep '"thread":1,' | grep -q '"function":"main"' ;;
+	thread_main) grep '"kind":"stack"' "$objs" | grep -v '"thread":1,' | grep -q '"function":"thread_main"' ;;
 	tls_keep)
 		if [ -n "$no_tp" ]; then
 			# qemu-user cores have no thread pointers: the TLS
 			# cannot be told from the memory around it.
 			grep -q '"kind":"\(stack\|memory\|data\)"' "$objs"
 		elif [ "$how" = tls ]; then
-			grep '"kind":"tls"' "$objs" | grep -q '"thread":0,'
+			grep '"kind":"tls"' "$objs" | grep -q '"thread":1,'
 		else
-			grep '"kind":"tls"' "$objs" | grep -vq '"thread":0,'
+			grep '"kind":"tls"' "$objs" | grep -vq '"thread":1,'
 		fi
 		;;
 	memory:*) grep -q "\"at\":\"${holder#memory:}\"" "$objs" ;;
 	reg:*)
-		grep '"kind":"register"' "$objs" | grep -v '"thread":0,' |
+		grep '"kind":"register"' "$objs" | grep -v '"thread":1,' |
 			grep -q "\"register\":\"${holder#reg:}\""
 		;;
 	0x*)

@@ -92,10 +92,10 @@ check_prog() {
 	[ -n "$reg" ] || fail "$name: the truth has no register-held block"
 	grep -q "\"addr\":\"$addr\".*\"kind\":\"reachable\"" "$o.leaks" ||
 		fail "$name: leaks does not call the register-held block $addr reachable"
-	check_refs "$name" "$truth" register '"kind":"register"' '"thread":[1-9]' "\"register\":\"$reg\""
+	check_refs "$name" "$truth" register '"kind":"register"' '"thread":([2-9]|[1-9][0-9])' "\"register\":\"$reg\""
 	check_refs "$name" "$truth" global '"kind":"data"' '"symbol":"g_keep"'
-	check_refs "$name" "$truth" stack '"kind":"stack"' '"thread":0,' '"function":"main"'
-	check_refs "$name" "$truth" thread-stack '"kind":"stack"' '"thread":[1-9]' '"function":"thread_main"'
+	check_refs "$name" "$truth" stack '"kind":"stack"' '"thread":1,' '"function":"main"'
+	check_refs "$name" "$truth" thread-stack '"kind":"stack"' '"thread":([2-9]|[1-9][0-9])' '"function":"thread_main"'
 	read -r _ hheap < <(truth_block "$truth" heap) || true
 	check_refs "$name" "$truth" heap '"kind":"block"' "\"block\":\"${hheap%+*}\"" "\"offset\":${hheap#*+},"
 	hw_live "$name" "$o.regtext" "$o.regtext.err" refs "$(truth_block "$truth" register | cut -d' ' -f1)"

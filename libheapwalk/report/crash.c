@@ -3,7 +3,7 @@
  * Text, under summary's 24-column labels:
  *
  *   died of:                 SIGABRT: sent by tgkill() (...) (SI_TKILL), by this process
- *   crashing thread:         thread 0 (tid 2319)
+ *   crashing thread:         thread 1 (tid 2319)
  *   abort message:           free(): double free detected in tcache 2
  *   chunk freed twice:       0x000055b9e3fd02a0 (40 bytes, free in tcache)
  *   backtrace of the crashing thread (tid 2319):
@@ -260,7 +260,7 @@ bool hw_emit_death(struct hw_session *s, struct hw_emitter *e)
 	em_kv(e, &F_ADDR, d.has_addr ? ev_addr(d.addr) : ev_null());
 	em_kv(e, &F_SENDER_PID, d.has_sender ? ev_i64(d.sender_pid) : ev_null());
 	em_kv(e, &F_SENDER_UID, d.has_sender ? ev_i64(d.sender_uid) : ev_null());
-	em_kv(e, &F_THREAD, ev_u64(d.thread));
+	em_kv(e, &F_THREAD, ev_u64(d.thread + 1));   /* as gdb numbers it */
 	em_kv(e, &F_TID, ev_i64(d.tid));
 	if (d.abort_msg) {
 		size_t n = strlen(d.abort_msg) * 4 + 1;

@@ -40,7 +40,7 @@ static const char *row_name(const struct hw_session *s, enum hw_mem_kind kind,
 	case HW_MEM_STACK:
 		if (id >= 0 && (size_t)id < t->nthreads) {
 			snprintf(buf, len, "stack of thread %d (tid %d)",
-				 (int)id, t->threads[id].tid);
+				 (int)id + 1, t->threads[id].tid);
 			return buf;
 		}
 		return "stack";

@@ -373,7 +373,7 @@ static void name_memory(struct namer *nm, const struct hw_ref *ref,
 		p->kind = "tls";
 		p->thread = tls;
 		snprintf(p->where, sizeof p->where, "TLS of thread %d (tid %d)",
-			 tls, t->threads[tls].tid);
+			 tls + 1, t->threads[tls].tid);
 		return;
 	}
 	if (ref->kind == HW_REF_STACK && ref->thread >= 0) {
@@ -386,7 +386,7 @@ static void name_memory(struct namer *nm, const struct hw_ref *ref,
 			frame_of(nm, th, ref->slot, p);
 		snprintf(p->where, sizeof p->where,
 			 "thread %d (tid %d) stack sp+0x%" PRIx64 ", frame of %s",
-			 ref->thread, th->tid, p->sp_offset,
+			 ref->thread + 1, th->tid, p->sp_offset,
 			 p->function[0] ? p->function : "an unknown function");
 		return;
 	}
@@ -454,14 +454,14 @@ static void name_place(struct namer *nm, const struct hw_ref *ref,
 			 (unsigned)ref->reg < nm->a->nregs
 			 ? nm->a->reg_names[ref->reg] : "?";
 		snprintf(p->where, sizeof p->where,
-			 "thread %d (tid %d) register %s", ref->thread, tid,
+			 "thread %d (tid %d) register %s", ref->thread + 1, tid,
 			 p->reg);
 		return;
 	case HW_REF_DTV:
 		p->kind = "dtv";
 		p->thread = ref->thread;
 		snprintf(p->where, sizeof p->where,
-			 "TLS/DTV of thread %d (tid %d)", ref->thread, tid);
+			 "TLS/DTV of thread %d (tid %d)", ref->thread + 1, tid);
 		return;
 	case HW_REF_STACK:
 	case HW_REF_MEMORY:
@@ -535,7 +535,7 @@ static void ref_row(struct hw_emitter *e, struct namer *nm,
 		start ? ev_str("start") : ev_text(ev_str("interior"), hit),
 		ev_u64(ref->value - to),
 		ev_str(p.where),
-		th ? ev_u64((uint64_t)p.thread) : ev_absent(),
+		th ? ev_u64((uint64_t)p.thread + 1) : ev_absent(),
 		th ? ev_i64(t->threads[p.thread].tid) : ev_absent(),
 		p.reg ? ev_str(p.reg) : ev_absent(),
 		block ? ev_addr(ref->holder) : ev_absent(),

@@ -347,8 +347,8 @@ enum hw_status pm_report_arenas(void *state, struct hw_emitter *e)
 
 enum { K_TCACHE = 1, K_FAST = 2, K_UNSORTED = 4, K_SMALL = 8, K_LARGE = 16 };
 
-/* A row per bin that holds chunks; JSON names the arena or thread that
-   owns it, text says "arena N" / "thread N".  */
+/* A row per bin that holds chunks; JSON names the arena or the thread
+   (its tid) that owns it, text says "arena N" / "tid N".  */
 static const struct em_field BIN_COLS[] = {
 	{ .key = "kind", .label = "kind", .width = -9 },
 	{ .key = "arena", .only = EM_JSON_ONLY },
@@ -371,9 +371,9 @@ static void bin_row(struct hw_emitter *e, const char *kind, int arena,
 {
 	char owner[32];
 	if (tid == -1 && strcmp(kind, "tcache") == 0)
-		snprintf(owner, sizeof owner, "thread ?");
+		snprintf(owner, sizeof owner, "tid ?");
 	else if (tid >= 0)
-		snprintf(owner, sizeof owner, "thread %d", tid);
+		snprintf(owner, sizeof owner, "tid %d", tid);
 	else
 		snprintf(owner, sizeof owner, "arena %d", arena);
 	const struct em_val v[] = {
