@@ -747,15 +747,15 @@ static const struct em_field F_FINDINGS_HINT = {
 static const struct em_field F_TRUNCATED = {
 	.key = "truncated", .only = EM_JSON_ONLY };
 
-/* The size classes holding the most memory in use (text: `sizes` has
-   them all, for both forms).  */
+/* The exact sizes holding the most memory in use (text: `sizes` has
+   them all, by class or --exact, for both forms).  */
 static const struct em_field TOP_COLS[] = {
 	{ .label = "size", .join = "  ", .width = 10 },
 	{ .label = "count", .width = 10 },
 	{ .label = "bytes", .width = 12, .form = EM_T_HUMAN },
 };
 static const struct em_table TOP_TABLE = {
-	.title = "top size classes in use:", .cols = TOP_COLS, .ncols = 3,
+	.title = "top sizes in use:", .cols = TOP_COLS, .ncols = 3,
 	.only = EM_TEXT_ONLY };
 
 static void summary_top_classes(const struct totals *t, struct hw_emitter *e)

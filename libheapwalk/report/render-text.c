@@ -389,8 +389,19 @@ static void table_begin(struct hw_emitter *e, struct em_table_state *ts)
 		em_put_str(e, t->title);
 		em_put_char(e, '\n');
 	}
-	if (t->flags & EM_TB_NO_HEADER)
+	ts->header_due = !(t->flags & EM_TB_NO_HEADER);
+}
+
+/* The header, before the table's first row: a table without rows says
+   "(none)" under its title instead of a header over nothing.  */
+static void header(struct hw_emitter *e, const struct em_table_state *cts)
+{
+	struct em_table_state *ts = &e->tables[cts - e->tables];
+	if (!ts->header_due)
 		return;
+	ts->header_due = false;
+	const struct em_table *t = ts->t;
+	end_line(e);
 	bold(e, true);
 	for (unsigned k = 0; k < ts->ncells; k++) {
 		const struct em_field *c = &t->cols[ts->cells[k].col];
@@ -404,8 +415,11 @@ static void table_begin(struct hw_emitter *e, struct em_table_state *ts)
 
 static void table_end(struct hw_emitter *e, struct em_table_state *ts)
 {
-	(void)ts;
 	end_line(e);
+	if (ts->header_due) {
+		ts->header_due = false;
+		em_put_str(e, ts->t->title ? "  (none)\n" : "(none)\n");
+	}
 }
 
 /* s (n bytes) at p, padded to |width|; returns the end.  */
@@ -516,6 +530,7 @@ static void row(struct hw_emitter *e, const struct em_table_state *ts,
 		const char *key, const struct em_val *v)
 {
 	(void)key;
+	header(e, ts);
 	row_line(e, ts, v);
 	row_idlines(e, ts, v);
 }
@@ -523,6 +538,7 @@ static void row(struct hw_emitter *e, const struct em_table_state *ts,
 static void row_open(struct hw_emitter *e, const struct em_table_state *ts,
 		     const struct em_val *v)
 {
+	header(e, ts);
 	row_line(e, ts, v);
 	row_idlines(e, ts, v);
 }

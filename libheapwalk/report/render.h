@@ -68,6 +68,8 @@ struct em_table_state {
 	const struct em_table *t;
 	uint8_t ncells;
 	bool idlines;                 /* text: a column is a line under the row */
+	bool header_due;              /* text: the header waits for the first
+					 row (an empty table has none) */
 	/* Bytes a row can take on the fast path (one reservation covers
 	   it), the slack of the fixed-size copies included.  */
 	size_t row_max;
