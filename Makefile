@@ -301,6 +301,21 @@ install: all
 	done
 	$(if $(COMPLETION),install -m 644 $(COMPLETION) \
 		$(DESTDIR)$(DATADIR)/bash-completion/completions/heapwalk)
+	$(if $(DESTDIR),,@$(ldconfig_step))
+
+# The dynamic linker's cache learns of libheapwalk.so.0 (an installed
+# program linked with -lheapwalk fails to start without it), when
+# installing into the live system as root; a LIBDIR outside ld.so's
+# search path is said, with what to do.
+define ldconfig_step
+if [ "$$(id -u)" = 0 ] && command -v ldconfig >/dev/null 2>&1; then \
+  ldconfig || true; \
+  ldconfig -p 2>/dev/null | grep -q '=> $(LIBDIR)/libheapwalk.so.$(SOMAJOR)$$' || \
+  echo "heapwalk: $(LIBDIR) is not in the dynamic linker's search path: add it to a file in /etc/ld.so.conf.d/ and run ldconfig (or set LD_LIBRARY_PATH) for programs linked with -lheapwalk"; \
+else \
+  echo "heapwalk: not root: run ldconfig as root for programs linked with -lheapwalk (or set LD_LIBRARY_PATH=$(LIBDIR))"; \
+fi
+endef
 
 uninstall:
 	rm -f $(DESTDIR)$(BINDIR)/heapwalk \
@@ -314,6 +329,7 @@ uninstall:
 		$(foreach m,$(MANPAGES),$(DESTDIR)$(MANDIR)/man$(subst .,,$(suffix $(m)))/$(notdir $(m)))
 	-rmdir $(DESTDIR)$(PLUGINDIR) $(DESTDIR)$(DATADIR)/heapwalk \
 		$(DESTDIR)$(INCLUDEDIR)/heapwalk 2>/dev/null
+	$(if $(DESTDIR),,-@[ "$$(id -u)" != 0 ] || ldconfig 2>/dev/null)
 
 # Every harness for FUZZ_TIME seconds, one after the other; fails if any
 # found a crash, a hang (> 10 s) or a leak (tests/fuzz/run.sh); one whose
@@ -330,7 +346,7 @@ fuzz: deps
 	done; exit $$rc
 
 demo: deps
-	@$(MAKE) --no-print-directory $(BUILD)/heapwalk
+	@$(MAKE) --no-print-directory $(BUILD)/heapwalk $(PLUGIN)
 	@scripts/demo.sh $(BUILD)
 
 bench: deps
