@@ -148,6 +148,24 @@ static void explain_eperm(int pid, char *err, size_t len)
 			 "that user or as root", pid, atoi(v));
 		return;
 	}
+	if (cap) {
+		/* Root (or CAP_SYS_PTRACE) and still refused: not a
+		   question of users.  /proc/PID/exe, which the kernel guards
+		   with the same ptrace check, tells whether it is this
+		   process alone or all access.  */
+		char path[64], target[16];
+		snprintf(path, sizeof path, "/proc/%d/exe", pid);
+		bool proc_too = readlink(path, target, sizeof target) < 0 &&
+				errno == EACCES;
+		snprintf(err, len, "pid %d: the kernel refuses to let it be "
+			 "traced although heapwalk has CAP_SYS_PTRACE%s: a "
+			 "security module (AppArmor, SELinux, Landlock), a "
+			 "seccomp sandbox around heapwalk, or a protected "
+			 "process (an init outside this container's reach); "
+			 "make a core of it where it runs (gcore PID)", pid,
+			 proc_too ? " (its /proc/PID/exe is refused too)" : "");
+		return;
+	}
 	snprintf(err, len, "pid %d: not permitted to trace it (a setuid or "
 		 "otherwise non-dumpable process?); run heapwalk as root", pid);
 }
