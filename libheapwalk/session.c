@@ -456,9 +456,9 @@ static enum hw_status find_allocator(struct hw_session *s)
    from here on it is a target like a core.  */
 static enum hw_status open_process(struct hw_session *s)
 {
-	if (s->sysroot || s->exe)
-		return hw_error(s, HW_USAGE, "--sysroot and --exe are for "
-				"cores; a live process's own files are used");
+	if (s->sysroot)
+		return hw_error(s, HW_USAGE, "--sysroot is for cores; a live "
+				"process's own files are used");
 	struct hw_process_opts po = {
 		.no_stop = s->opts.no_stop,
 		.cache_max = s->policy.cache_max,
@@ -473,6 +473,7 @@ static enum hw_status open_process(struct hw_session *s)
 		.debug_dirs = s->opts.debug_dirs,
 		.n_debug_dirs = s->opts.n_debug_dirs,
 		.no_debuginfo = s->opts.no_debuginfo,
+		.exe = s->exe,   /* a copy of the running file, unstripped */
 	};
 	char err[256] = "";
 	/* Without libdwfl's view the walkers fall back on heuristics.  */

@@ -120,3 +120,34 @@ for v in host jemalloc-5.3.0-amd64; do
 	dir=$(live_prog "$v" leaks1)
 	check_prog "$v" "$dir"
 done
+
+# --exe with --pid: the running binary is stripped, the unstripped build
+# is on disk.  Its symbols name the global holder; a file of another
+# build is refused, and the summary says why.  No run warns of memory
+# it could not scan (the kernel's [vvar] is neither copied nor scanned).
+dir=$(live_prog host leaks1)
+mkdir -p "$T/stripped"
+strip -o "$T/stripped/prog" "$dir/prog"
+live_start stripped env CORPUS_LIVE=1 "$T/stripped/prog" "$T/stripped.truth"
+live_usr1 stripped
+read -r addr _ < <(truth_block "$T/stripped.truth" global) || true
+[ -n "$addr" ] || fail "stripped: the truth has no block held by a global"
+hw_live stripped "$T/s.bare" "$T/s.bare.err" --json refs "$addr"
+expect_rc 0
+! grep -q '"symbol":"g_keep"' "$T/s.bare" ||
+	fail "a stripped binary without --exe named g_keep: the test proves nothing"
+hw_live stripped "$T/s.exe" "$T/s.exe.err" --exe "$dir/prog" --json refs "$addr"
+expect_rc 0
+grep -q '"symbol":"g_keep"' "$T/s.exe" ||
+	fail "--exe with --pid: the unstripped file's g_keep is not named: $(head -c 400 "$T/s.exe")"
+hw_live stripped "$T/s.wrong" "$T/s.wrong.err" --exe /bin/true summary
+expect_rc 0
+grep -q -- "--exe /bin/true: not used: its build-id is not that of the running" "$T/s.wrong" ||
+	fail "--exe of another build with --pid: nothing says it was not used: $(grep -A3 lacks "$T/s.wrong")"
+hw_live stripped "$T/s.leaks" "$T/s.leaks.err" leaks
+expect_rc 0
+! grep -q "not in the target" "$T/s.leaks" ||
+	fail "leaks --pid warns of memory it could not scan: $(grep 'not in the target' "$T/s.leaks")"
+live_untraced stripped "heapwalk --pid --exe"
+live_finish stripped
+say "--exe with --pid: a stripped process named through its unstripped build; another build refused and said; nothing unscannable"

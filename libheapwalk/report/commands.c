@@ -17,6 +17,7 @@
 #include "../arch/arch.h"
 #include "../analysis/maps.h"
 #include "../analysis/reach.h"
+#include "../sym/sym.h"
 #include "commands.h"
 #include "crash.h"
 #include "emit.h"
@@ -488,6 +489,8 @@ static size_t target_limits(const struct hw_session *s, const char *out[],
 			     "linker's link_map";
 	if (t->files_note[0] && n < max)
 		out[n++] = t->files_note;
+	if (hw_syms_exe_note(s->syms) && n < max)
+		out[n++] = hw_syms_exe_note(s->syms);
 	if (nmissing > 0 && n < max)
 		out[n++] = missing;
 	if (s->arch != t->arch && n < max)

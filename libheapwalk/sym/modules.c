@@ -477,6 +477,86 @@ struct hw_syms *hw_syms_open_core(Elf *core, const struct hw_syms_opts *opts,
 	return syms_end(s, err, errlen);
 }
 
+/* The GNU build-id of the ELF file at path into id (at most 64 bytes);
+   its length, or 0 when it has none or cannot be read.  */
+static size_t file_build_id(const char *path, unsigned char *id)
+{
+	int fd = hw_open_regular(path);
+	if (fd < 0)
+		return 0;
+	Elf *elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	const void *bits = NULL;
+	ssize_t n = elf ? dwelf_elf_gnu_build_id(elf, &bits) : -1;
+	size_t len = n > 0 && n <= 64 ? (size_t)n : 0;
+	if (len)
+		memcpy(id, bits, len);
+	elf_end(elf);
+	close(fd);
+	return len;
+}
+
+/* --exe with a live process: the user's copy (an unstripped build of
+   the stripped binary that runs) is used for the executable's module
+   only when its build-id is the running file's; otherwise
+   s->exe_note says why it was not.  */
+static void check_pid_exe(struct hw_syms *s, int pid)
+{
+	char link[64], target[PATH_MAX];
+	unsigned char want[64], have[64];
+	snprintf(link, sizeof link, "/proc/%d/exe", pid);
+	ssize_t n = readlink(link, target, sizeof target - 1);
+	if (n <= 0) {
+		snprintf(s->exe_note, sizeof s->exe_note, "--exe %s: not used "
+			 "(the process's own executable cannot be read to "
+			 "compare build-ids)", s->exe);
+		return;
+	}
+	target[n] = '\0';
+	size_t wlen = file_build_id(link, want);
+	size_t hlen = file_build_id(s->exe, have);
+	if (!wlen || !hlen)
+		snprintf(s->exe_note, sizeof s->exe_note, "--exe %s: not used "
+			 "(%s has no build-id to compare)", s->exe,
+			 !hlen ? "it" : "the running executable");
+	else if (wlen != hlen || memcmp(want, have, wlen) != 0)
+		snprintf(s->exe_note, sizeof s->exe_note, "--exe %s: not used: "
+			 "its build-id is not that of the running %s (another "
+			 "build)", s->exe, target);
+	else
+		s->proc_exe = strdup(target);
+}
+
+/* libdwfl's /proc reader, but the executable's module from --exe.  */
+static int pid_find_elf(Dwfl_Module *mod, void **userdata,
+			const char *modname, Dwarf_Addr base,
+			char **file_name, Elf **elfp)
+{
+	struct hw_syms *s = userdata != NULL ? *userdata : NULL;
+	if (s != NULL && s->proc_exe != NULL && modname != NULL &&
+	    strcmp(modname, s->proc_exe) == 0) {
+		int fd = hw_open_regular(s->exe);
+		Elf *elf = fd >= 0 ? elf_begin(fd, ELF_C_READ_MMAP, NULL) : NULL;
+		char *name = elf ? strdup(s->exe) : NULL;
+		if (name != NULL) {
+			free(*file_name);
+			*file_name = name;
+			*elfp = elf;
+			s->exe_used = true;
+			return fd;
+		}
+		elf_end(elf);
+		if (fd >= 0)
+			close(fd);
+	}
+	return dwfl_linux_proc_find_elf(mod, userdata, modname, base,
+					file_name, elfp);
+}
+
+const char *hw_syms_exe_note(const struct hw_syms *s)
+{
+	return s != NULL && s->exe_note[0] ? s->exe_note : NULL;
+}
+
 struct hw_syms *hw_syms_open_pid(int pid, const struct hw_syms_opts *opts,
 				 char *err, size_t errlen)
 {
@@ -486,12 +566,14 @@ struct hw_syms *hw_syms_open_pid(int pid, const struct hw_syms_opts *opts,
 	   process maps (from /proc/PID/map_files or memory when a file was
 	   deleted or replaced since).  */
 	Dwfl_Callbacks cb = {
-		.find_elf = dwfl_linux_proc_find_elf,
+		.find_elf = pid_find_elf,
 		.section_address = dwfl_offline_section_address,
 	};
 	struct hw_syms *s = syms_begin(opts, &cb, err, errlen);
 	if (s == NULL)
 		return NULL;
+	if (s->exe != NULL)
+		check_pid_exe(s, pid);
 	int rc = dwfl_linux_proc_report(s->dwfl, pid);
 	if (rc != 0) {
 		set_err(err, errlen, "libdwfl cannot read pid %d's modules: %s",
@@ -529,6 +611,7 @@ void hw_syms_close(struct hw_syms *s)
 	free(s->debuginfo_path);
 	free(s->sysroot);
 	free(s->exe);
+	free(s->proc_exe);
 	free(s);
 }
 

@@ -5,6 +5,7 @@
 #define HW_SYM_PRIVATE_H
 
 #include <elfutils/libdwfl.h>
+#include <limits.h>
 
 #include "sym/sym.h"
 
@@ -21,6 +22,10 @@ struct hw_syms {
 	char *debuginfo_path;
 	char *sysroot;      /* without trailing '/', NULL when not set */
 	char *exe;          /* opts->exe, copied */
+	char *proc_exe;     /* a live process's executable, as its maps
+			       name it (hw_syms_open_pid with an exe) */
+	bool exe_used;      /* exe replaced the process's own file */
+	char exe_note[2 * PATH_MAX + 128]; /* why exe was not used, or "" */
 	bool no_debuginfo;
 
 	Dwfl *dwfl;

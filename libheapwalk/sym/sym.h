@@ -64,6 +64,10 @@ struct hw_syms_file {
    a core with no findable modules is not an error (nmodules() is then 0). */
 struct hw_syms *hw_syms_open_core(Elf *core, const struct hw_syms_opts *opts,
 				  char *err, size_t errlen);
+/* Why opts->exe was not used for a live process (its build-id is not
+   the running file's, ...), or NULL.  */
+const char *hw_syms_exe_note(const struct hw_syms *s);
+
 /* The same for live process `pid`: libdwfl reports its modules from
    /proc/PID/maps (dwfl_linux_proc_report).  sysroot and exe do not apply
    (the process's own files are what ran).  */

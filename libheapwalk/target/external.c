@@ -86,14 +86,6 @@ static int cmp_region(const void *a, const void *b)
 	return x->start < y->start ? -1 : x->start > y->start;
 }
 
-/* The kernel's pages that must not be read ([vvar] can fault).  */
-static bool kernel_page(const char *path)
-{
-	return path && (strcmp(path, "[vvar]") == 0 ||
-			strcmp(path, "[vvar_vclock]") == 0 ||
-			strcmp(path, "[vsyscall]") == 0);
-}
-
 static bool add_regions(struct hw_target *t, struct ext_priv *p,
 			const struct hw_memory *m)
 {
@@ -103,7 +95,7 @@ static bool add_regions(struct hw_target *t, struct ext_priv *p,
 		return false;
 	for (size_t i = 0; i < m->nregions; i++) {
 		const struct hw_memory_region *mr = &m->regions[i];
-		if (mr->end <= mr->start || kernel_page(mr->path))
+		if (mr->end <= mr->start || hw_kernel_mapping(mr->path))
 			continue;
 		struct hw_region *r = &t->regions[t->nregions++];
 		r->start = mr->start;

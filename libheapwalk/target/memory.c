@@ -209,6 +209,13 @@ void hw_target_close(struct hw_target *t)
 		t->ops->close(t);
 }
 
+bool hw_kernel_mapping(const char *name)
+{
+	return name && (strcmp(name, "[vvar]") == 0 ||
+			strcmp(name, "[vvar_vclock]") == 0 ||
+			strcmp(name, "[vsyscall]") == 0);
+}
+
 const char *hw_target_no_tp(const struct hw_target *t)
 {
 	if (t->is_process && t->debugger)   /* a core says what it lacks */

@@ -218,7 +218,7 @@ static bool read_maps(struct hw_target *t, struct proc_priv *p, char *err,
 		}
 		const char *name = name_at ? line + name_at : "";
 		line = nl + 1;
-		if (strcmp(name, "[vsyscall]") == 0)
+		if (hw_kernel_mapping(name))
 			continue;
 		if (t->nregions == cap) {
 			cap = cap ? 2 * cap : 256;
@@ -249,8 +249,7 @@ static bool read_maps(struct hw_target *t, struct proc_priv *p, char *err,
 			ok = add_file(t, p, &fcap, lo, hi, off, file);
 		}
 		t->nregions++;
-		/* [vvar] is the kernel's, and reading it can fault.  */
-		if (ok && (r->prot & HW_PROT_R) && strcmp(name, "[vvar]") != 0)
+		if (ok && (r->prot & HW_PROT_R))
 			ok = hw_cache_add_region(t->cache, r);
 	}
 	free(text);

@@ -147,6 +147,13 @@ struct hw_target {
 	void *priv;                    /* backend state */
 };
 
+/* Is `name` (a mapping's name in /proc/PID/maps or a debugger's map)
+   one of the kernel's pages that are neither copied nor scanned: [vvar]
+   and [vvar_vclock] (reading them can fault; they hold the clock, no
+   pointer of the program's) and [vsyscall]?  One list for every
+   backend.  */
+bool hw_kernel_mapping(const char *name);
+
 /* The region containing addr, or NULL.  */
 const struct hw_region *hw_region_of(const struct hw_target *t, uint64_t addr);
 
