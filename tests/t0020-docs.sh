@@ -65,6 +65,6 @@ if [ -x "${HEAPWALK:-}" ]; then
 	"$HEAPWALK" --help >"$T/help"
 	while read -r cmd; do
 		grep -q "^### $cmd\b" doc/heapwalk.md || { say "command '$cmd' is not in doc/heapwalk.md"; bad=1; }
-	done < <(sed -n '/^commands/,$p' "$T/help" | awk 'NR > 1 && NF { print $1 }')
+	done < <(sed -n '/^commands/,$p' "$T/help" | awk 'NR > 1 && /^  [a-z]/ { print $1 }')
 fi
 [ $bad = 0 ] || fail "documentation links or coverage broken (above)"

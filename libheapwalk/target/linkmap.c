@@ -63,14 +63,16 @@ static int open_in(const char *sysroot, const char *path)
 }
 
 /* Open the executable `exe` names, into `found` as an absolute path
-   (libdwfl reports absolute paths only).  A relative name (AT_EXECFN of
-   "./prog") is the process's own working directory's, which is most
-   often where its core was written: the core's directory first, then
-   the current one, then the sysroot's top.  -1 when none has it.  */
+   (libdwfl reports absolute paths only).  A relative AT_EXECFN ("./prog")
+   is the process's own working directory's, which is most often where
+   its core was written: the core's directory first, then the current
+   one, then the sysroot's top.  A relative name the user `given` is the
+   current directory's first.  -1 when none has it.  */
 static int open_exe(const struct hw_target *t, const char *sysroot,
-		    const char *exe, char *found, size_t len)
+		    const char *exe, bool given, char *found, size_t len)
 {
 	int fd = -1;
+	char in_core[PATH_MAX], in_root[PATH_MAX];
 	if (exe[0] == '/') {
 		/* The target's own name, which the sysroot is put before
 		   wherever a file is opened.  */
@@ -80,13 +82,14 @@ static int open_exe(const struct hw_target *t, const char *sysroot,
 		return fd;
 	} else {
 		const char *slash = t->path ? strrchr(t->path, '/') : NULL;
-		const char *tries[3] = { NULL, exe, NULL };
-		char in_core[PATH_MAX], in_root[PATH_MAX];
+		/* A name the user gave is the current directory's first.  */
+		const char *tries[3] = { NULL, NULL, NULL };
+		tries[given ? 0 : 1] = exe;
 		if (t->path &&
 		    snprintf(in_core, sizeof in_core, "%.*s/%s",
 			     slash ? (int)(slash - t->path) : 1,
 			     slash ? t->path : ".", exe) < (int)sizeof in_core)
-			tries[0] = in_core;
+			tries[given ? 1 : 0] = in_core;
 		if (sysroot &&
 		    snprintf(in_root, sizeof in_root, "%s/%s", sysroot, exe) <
 			    (int)sizeof in_root)
@@ -291,7 +294,8 @@ bool hw_link_map_files(struct hw_target *t, const char *exe,
 	if (!hw_auxv_get(t, AT_PHDR_TYPE, &phdr))
 		return true;
 	char found[PATH_MAX];
-	int fd = open_exe(t, sysroot, exe, found, sizeof found);
+	int fd = open_exe(t, sysroot, exe, said[0] == 'g', found,
+			  sizeof found);
 	if (fd < 0) {
 		snprintf(t->files_note, sizeof t->files_note,
 			 "the executable '%s' (%s) is not at hand (%s): its "
