@@ -217,3 +217,26 @@ for v in host glibc-2.31-amd64 jemalloc-5.3.0-amd64 jemalloc-5.2.1-amd64; do
 	check_variant "$v"
 done
 [ $ran -gt 0 ] || skip "no variant could make grow1's two cores here"
+
+# Two processes of one program (ASLR: no arena keeps its address):
+# threads8's core and a second run's.  Main pairs with main, each thread
+# arena with the one made at the same point (9 arenas on each side, all
+# paired: no row is new or gone), and the report says how.  A core
+# against itself pairs by address.
+one=$(corpus_core threads8)
+"$TOP/scripts/corpus/make-core.sh" threads8 "$T/threads8-2" >/dev/null 2>&1 ||
+	fail "a second threads8 core could not be made"
+hw "$T/pair.json" "$T/pair.err" --json "$T/threads8-2/core" diff "$one/core"
+expect_rc 0
+grep -q '"arena_pairing":"age"' "$T/pair.json" ||
+	fail "two processes' arenas: not paired by age: $(grep -o '"arena_pairing":"[a-z]*"' "$T/pair.json")"
+! grep -Eq '"arena":null|"base_arena":null' "$T/pair.json" ||
+	fail "two processes' arenas: an arena is new or gone: $(grep -o '"arenas":\[[^]]*' "$T/pair.json" | head -c 400)"
+hw "$T/pair.txt" "$T/pair.err" "$T/threads8-2/core" diff "$one/core"
+expect_rc 0
+grep -q '^(arenas paired by age' "$T/pair.txt" || fail "the text does not say how the arenas were paired"
+hw "$T/self.json" "$T/self.err" --json "$one/core" diff "$one/core"
+expect_rc 0
+grep -q '"arena_pairing":"address"' "$T/self.json" ||
+	fail "a core against itself: not paired by address"
+say "threads8, two processes: every arena paired by age (main with main), and said; a core against itself by address"

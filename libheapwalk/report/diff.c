@@ -14,9 +14,12 @@
  *
  * Rows are sorted by the growth of the bytes in use, the largest first,
  * shrinkage last; rows where nothing changed are left out of both forms
- * and counted.  Arenas are matched by address where the walker knows it
- * (ptmalloc numbers its arenas newest first, so an index names another
- * arena once a thread made one), by index otherwise.
+ * and counted.  Arenas are matched by address when both sides are one
+ * process (ptmalloc numbers its arenas newest first, so an index names
+ * another arena once a thread made one), by age when the addresses are
+ * another process's (main with main, thread arenas in the order they
+ * were made), by index where there are no addresses (jemalloc); the
+ * report says which.
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -273,11 +276,62 @@ static struct drow *class_rows(const struct hw_size_profile *b,
 	return rows;
 }
 
-static bool same_arena(const struct hw_arena_total *x,
+/* How the arenas of the two sides were paired (said in the report).  */
+enum pairing {
+	PAIR_ADDRESS,   /* the same process: an arena keeps its address */
+	PAIR_AGE,       /* another process (ASLR): main with main, thread
+			   arenas by the order they were made */
+	PAIR_INDEX,     /* no addresses (jemalloc): arena N with arena N */
+};
+static const char *const pairing_names[] = { "address", "age", "index" };
+
+/* Same process: the main arenas (index 0) have one address.  */
+static enum pairing choose_pairing(const struct hw_size_profile *b,
+				   const struct hw_size_profile *a)
+{
+	uint64_t amain = 0, bmain = 0;
+	for (size_t k = 0; k < a->narenas; k++)
+		if (a->arenas[k].arena == 0)
+			amain = a->arenas[k].addr;
+	for (size_t i = 0; i < b->narenas; i++)
+		if (b->arenas[i].arena == 0)
+			bmain = b->arenas[i].addr;
+	if (!amain || !bmain)
+		return PAIR_INDEX;
+	return amain == bmain ? PAIR_ADDRESS : PAIR_AGE;
+}
+
+/* An arena's age rank among its side's thread arenas: ptmalloc lists
+   them newest first after the main arena (index 0), so the oldest has
+   the highest index and rank 0.  The main arena and the blocks of no
+   arena (-1) keep their index.  */
+static int64_t age_rank(const struct hw_size_profile *p,
+			const struct hw_arena_total *x)
+{
+	if (x->arena <= 0)
+		return x->arena;
+	int32_t last = 0;
+	for (size_t i = 0; i < p->narenas; i++)
+		if (p->arenas[i].arena > last)
+			last = p->arenas[i].arena;
+	return 1 + (last - x->arena);
+}
+
+static bool same_arena(enum pairing how, const struct hw_size_profile *bp,
+		       const struct hw_arena_total *x,
+		       const struct hw_size_profile *ap,
 		       const struct hw_arena_total *y)
 {
-	if (x->addr && y->addr)
-		return x->addr == y->addr;
+	switch (how) {
+	case PAIR_ADDRESS:
+		if (x->addr && y->addr)
+			return x->addr == y->addr;
+		return x->arena == y->arena;
+	case PAIR_AGE:
+		return age_rank(bp, x) == age_rank(ap, y);
+	case PAIR_INDEX:
+		break;
+	}
 	return x->arena == y->arena;
 }
 
@@ -285,8 +339,10 @@ static bool same_arena(const struct hw_arena_total *x,
    then the base's arenas NEW does not have.  Quadratic in the arenas,
    which are a few hundred at most.  */
 static struct drow *arena_rows(const struct hw_size_profile *b,
-			       const struct hw_size_profile *a, size_t *nrows)
+			       const struct hw_size_profile *a, size_t *nrows,
+			       enum pairing *how)
 {
+	*how = choose_pairing(b, a);
 	struct drow *rows = calloc(a->narenas + b->narenas + 1, sizeof *rows);
 	bool *taken = calloc(b->narenas + 1, sizeof *taken);
 	size_t n = 0;
@@ -307,7 +363,7 @@ static struct drow *arena_rows(const struct hw_size_profile *b,
 		r->a_free_bytes = y->free_bytes;
 		for (size_t i = 0; i < b->narenas; i++) {
 			const struct hw_arena_total *x = &b->arenas[i];
-			if (taken[i] || !same_arena(x, y))
+			if (taken[i] || !same_arena(*how, b, x, a, y))
 				continue;
 			taken[i] = true;
 			r->base_arena = x->arena;
@@ -362,6 +418,9 @@ const char *diff_signed_count(char *buf, size_t len, int64_t d)
 	{ .key = "free_bytes_before", .only = EM_JSON_ONLY }, \
 	{ .key = "free_bytes_after", .only = EM_JSON_ONLY }, \
 	{ .key = "free_bytes_delta", .label = "+/- free bytes", .width = 15 }
+
+static const struct em_field F_PAIRING = {
+	.key = "arena_pairing", .only = EM_JSON_ONLY };
 
 /* The class table; the arena table shares its columns after the first
    (arena, addr in place of size, min).  */
@@ -650,6 +709,7 @@ enum hw_status hw_report_diff(struct hw_session *s, struct hw_emitter *e,
 	struct hw_size_profile a = { 0 };
 	struct drow *classes = NULL, *arenas = NULL;
 	size_t nc = 0, na = 0, nc_same = 0, na_same = 0;
+	enum pairing how = PAIR_INDEX;
 	if (b.has_sizes) {
 		fold_base(s, &b.p);
 		st = hw_size_profile(s, &a);
@@ -658,7 +718,8 @@ enum hw_status hw_report_diff(struct hw_session *s, struct hw_emitter *e,
 			return st;
 		}
 		classes = class_rows(&b.p, &a, &nc);
-		arenas = b.has_arenas ? arena_rows(&b.p, &a, &na) : NULL;
+		arenas = b.has_arenas ? arena_rows(&b.p, &a, &na, &how)
+				      : NULL;
 		if (!classes || (b.has_arenas && !arenas)) {
 			free(classes);
 			free(arenas);
@@ -679,8 +740,18 @@ enum hw_status hw_report_diff(struct hw_session *s, struct hw_emitter *e,
 	if (b.has_sizes) {
 		emit_totals(e, &b.p, &a, noun);
 		emit_classes(e, classes, nc, nc_same);
-		if (arenas)
+		if (arenas) {
 			emit_arenas(e, arenas, na, na_same);
+			em_kv(e, &F_PAIRING, ev_str(pairing_names[how]));
+			em_note(e, how == PAIR_ADDRESS
+				? "(arenas paired by address: the same "
+				  "process)"
+				: how == PAIR_AGE
+				? "(arenas paired by age, the addresses being "
+				  "another process's: main with main, thread "
+				  "arenas oldest first)"
+				: "(arenas paired by index)");
+		}
 		else
 			em_note(e, "\n(the base has no per-arena totals: "
 				"saved by an older heapwalk)");
