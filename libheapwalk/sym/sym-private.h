@@ -5,7 +5,6 @@
 #define HW_SYM_PRIVATE_H
 
 #include <elfutils/libdwfl.h>
-#include <limits.h>
 
 #include "sym/sym.h"
 
@@ -25,7 +24,8 @@ struct hw_syms {
 	char *proc_exe;     /* a live process's executable, as its maps
 			       name it (hw_syms_open_pid with an exe) */
 	bool exe_used;      /* exe replaced the process's own file */
-	char exe_note[2 * PATH_MAX + 128]; /* why exe was not used, or "" */
+	char exe_note[8448]; /* why exe was not used, or "": two paths
+				(PATH_MAX each) and the words around them */
 	bool no_debuginfo;
 
 	Dwfl *dwfl;

@@ -86,6 +86,7 @@ static const Dwfl_Thread_Callbacks callbacks = {
 };
 
 struct collect {
+	Dwfl *dwfl;
 	struct hw_frame *out;
 	size_t n, max;
 	unsigned sp_reg;
@@ -102,8 +103,16 @@ static int one_frame(Dwfl_Frame *frame, void *arg)
 	if (dwfl_frame_reg(frame, c->sp_reg, &sp) != 0)
 		sp = 0;
 	/* A stack that does not grow towards the caller is a loop or
-	   garbage: stop there.  */
+	   garbage: stop there; so is the same frame twice.  */
 	if (c->n && sp && c->out[c->n - 1].sp && sp < c->out[c->n - 1].sp)
+		return DWARF_CB_ABORT;
+	if (c->n && pc == c->out[c->n - 1].pc && sp == c->out[c->n - 1].sp)
+		return DWARF_CB_ABORT;
+	/* A caller's pc in no loaded file is data read as a return address
+	   (text such as "NTRWITEB" from a smashed frame), not a frame: the
+	   unwinding ends before it.  The first frame is where the thread
+	   was, whatever it holds (a jump into garbage is worth seeing).  */
+	if (c->n && dwfl_addrmodule(c->dwfl, activation ? pc : pc - 1) == NULL)
 		return DWARF_CB_ABORT;
 	c->out[c->n++] = (struct hw_frame){ .pc = pc, .sp = sp,
 					    .activation = activation };
@@ -125,7 +134,7 @@ size_t hw_syms_unwind(struct hw_syms *s, const struct hw_unwind_thread *th,
 		}
 		s->unwind_attached = true;
 	}
-	struct collect c = { .out = out, .max = max,
+	struct collect c = { .dwfl = s->dwfl, .out = out, .max = max,
 			     .sp_reg = th->machine == EM_AARCH64 ? 31 : 7 };
 	s->unwind_req = th;
 	(void)dwfl_getthread_frames(s->dwfl, th->tid, one_frame, &c);
