@@ -236,6 +236,44 @@ static void emit_backtrace(struct hw_emitter *e, const struct hw_death *d)
 		em_note(e, "(no backtrace: the unwinder found no frame)");
 }
 
+/* Is msg one of glibc malloc's own aborts (malloc_printerr, or before
+   2.26 its "*** Error in `prog': ..." form)?  */
+static bool malloc_abort(const char *msg)
+{
+	static const char *const starts[] = {
+		"free(): ", "malloc(): ", "realloc(): ", "calloc(): ",
+		"corrupted ", "double free or corruption", "munmap_chunk(): ",
+		"mremap_chunk(): ", "malloc_consolidate(): ",
+		"tcache_thread_shutdown(): ", "_int_malloc(): ",
+		"_int_free(): ", "_int_realloc(): ", "memalign(): ",
+		"posix_memalign(): ", "aligned_alloc(): ", "pvalloc(): ",
+		"sysmalloc: ", "invalid fastbin entry", "*** Error in `",
+	};
+	for (size_t i = 0; i < sizeof starts / sizeof *starts; i++)
+		if (!strncmp(msg, starts[i], strlen(starts[i])))
+			return true;
+	return false;
+}
+
+bool hw_death_findings(struct hw_session *s)
+{
+	struct hw_death d;
+	if (!hw_death_get(s, &d))
+		return false;
+	if (d.died && d.abort_msg && malloc_abort(d.abort_msg)) {
+		/* The allocator saw the damage itself: a finding at the
+		   chunk it names (or its message), whatever the walk of the
+		   lists still finds consistent.  */
+		uint64_t at = d.nchunks ? d.chunks[0].addr : d.abort_msg_at;
+		hw_finding(s, at, "glibc aborted the process: \"%s\"%s",
+			   d.abort_msg,
+			   d.role == HW_DEATH_FREED_TWICE ? " (this chunk, freed "
+			   "twice)" : d.nchunks ? " (this chunk)" : "");
+	}
+	hw_death_free(&d);
+	return true;
+}
+
 bool hw_emit_death(struct hw_session *s, struct hw_emitter *e)
 {
 	struct hw_death d;

@@ -15,4 +15,10 @@ struct hw_emitter;
    only when out of memory (the error is recorded).  */
 bool hw_emit_death(struct hw_session *s, struct hw_emitter *e);
 
+/* When glibc's malloc aborted the process itself ("free(): double free
+   detected in tcache 2", "malloc(): unsorted double linked list
+   corrupted", ...), a finding at the chunk it names, or at its message:
+   check counts what the allocator saw.  False only when out of memory.  */
+bool hw_death_findings(struct hw_session *s);
+
 #endif /* HW_CRASH_H */
