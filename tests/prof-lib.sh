@@ -105,6 +105,27 @@ check_sites() {
 	done < <(awk -v c="$col" '$1 == "site" { print $2, $c }' "$dir/truth.txt")
 }
 
+# check_stat_allocated DIR WHAT TARGET...: summary's "allocated" (a line
+# labelled as jemalloc's stats.allocated) is what the program read from
+# mallctl right before the core (DIR/truth.txt's `stat allocated`): each
+# sampled small object counted at the large class it was promoted to;
+# the program's own bytes are beside it, smaller.
+check_stat_allocated() {
+	local dir=$1 what=$2 want got prog
+	shift 2
+	want=$(awk '$1 == "stat" && $2 == "allocated" { print $3 }' "$dir/truth.txt")
+	[ -n "$want" ] || fail "$what: the truth has no stat allocated"
+	hw "$T/stat.json" "$T/stat.err" --json "$@" summary
+	expect_rc 0
+	got=$(grep -o '"allocated":[0-9]*' "$T/stat.json" | head -n 1 | cut -d: -f2)
+	[ "$got" = "$want" ] ||
+		fail "$what: summary's allocated is $got, jemalloc's stats.allocated $want"
+	prog=$(grep -o '"program_allocated":[0-9]*' "$T/stat.json" | cut -d: -f2)
+	[ -n "$prog" ] && [ "$prog" -lt "$want" ] ||
+		fail "$what: no program_allocated below stats.allocated ($prog)"
+	say "$what: allocated $got as jemalloc's stats.allocated says; the program's own $prog"
+}
+
 # check_recent DIR WHAT TARGET...: jemalloc 5.3's recent-allocation
 # records (prof1 keeps its last 48; the program had jemalloc dump them
 # as DIR/prof.recent.json).  `prof --recent -o` of TARGET (heapwalk's

@@ -16,6 +16,9 @@
 # bound below), and tests/tools/heapv2cmp tells the profile from altered
 # copies of it (and not from a reordered one).  Then heapwalk, for prof1
 # on 5.3.0 and 5.2.1:
+#  summary's allocated on prof1 equals jemalloc's stats.allocated (each
+#  sampled object at the class it was promoted to), the program's own
+#  bytes beside it (tests/prof-lib.sh check_stat_allocated);
 #  (a) `prof --format=heap_v2 -o OUT` equals the program's own prof.heap
 #      record for record (heapv2cmp);
 #  (b) `prof -o OUT` is the same file (heap_v2 is -o's default);
@@ -77,6 +80,7 @@ for v in jemalloc-5.3.0-amd64 jemalloc-5.2.1-amd64; do
 	say "$v prof1: jemalloc's own profile matches the truth: $(awk '$1 == "total" { print $2 " objects, " $3 " bytes" }' "$dir/truth.txt")"
 done
 d53=$CORPUS/jemalloc-5.3.0-amd64/prof1
+check_stat_allocated "$d53" "jemalloc 5.3.0 prof1 (every object sampled)" "$d53/core"
 
 # prof2's own estimate: within 15% of the true bytes, and the corpus big
 # enough for that bound to be 4.5 standard deviations away.

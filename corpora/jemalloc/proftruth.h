@@ -34,6 +34,10 @@
  *        counts usable sizes too).  These are the TRUE live figures, not
  *        sampled ones: with lg_prof_sample 0 the profile must match them
  *        exactly, at the default rate only as an estimate.
+ *   stat allocated N              mallctl "stats.allocated" after
+ *                                 "epoch", right before the core: jemalloc
+ *                                 counts each sampled small object at the
+ *                                 large size class it was promoted to
  *   total OBJS BYTES              the sums over the sites: the program's
  *        own allocations only.  Others allocate through jemalloc too and
  *        the profile counts them (with lg_prof_sample 0 all of them):
@@ -270,6 +274,13 @@ static void pt_dump_write_and_abort(const char *prog, const char *truth)
 	if (mallctl("prof.dump", NULL, NULL, &path, sizeof path) != 0)
 		die("mallctl prof.dump failed");
 	pt_recent_dump();
+	/* The statistics as they are now (epoch refreshes them; neither
+	   call allocates).  */
+	uint64_t epoch = 1;
+	size_t elen = sizeof epoch, allocated = 0, alen = sizeof allocated;
+	if (mallctl("epoch", &epoch, &elen, &epoch, sizeof epoch) != 0 ||
+	    mallctl("stats.allocated", &allocated, &alen, NULL, 0) != 0)
+		die("mallctl stats.allocated failed");
 
 	out_fd = open(truth, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
 	if (out_fd < 0)
@@ -305,6 +316,9 @@ static void pt_dump_write_and_abort(const char *prog, const char *truth)
 		out_num(bytes[s], 10);
 		out_str("\n");
 	}
+	out_str("stat allocated ");
+	out_num(allocated, 10);
+	out_str("\n");
 	out_str("total ");
 	out_num(tobjs, 10);
 	out_str(" ");

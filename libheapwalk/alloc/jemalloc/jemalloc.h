@@ -96,6 +96,10 @@ struct je_figures {
 	struct je_figure allocated, active, metadata, resident, mapped,
 		retained;
 	uint64_t dirty, muzzy;
+	/* Sampled small objects (prof:true) promoted to large extents, their
+	   usable sizes, and the bytes in use as the program sees them (each
+	   sampled object at its own size, not its extent's class).  */
+	uint64_t sampled, sampled_bytes, program;
 };
 
 /* A jemalloc module's writable memory (.data, .bss).  */

@@ -169,6 +169,21 @@ static void figure(struct hw_emitter *e, const char *name,
 	em_kv(e, &field, ev_text(f->known ? ev_u64(f->value) : ev_null(), text));
 }
 
+/* With sampled objects the program's own bytes differ from jemalloc's
+   stats.allocated: said beside it, labelled as the program's.  */
+static void program_bytes(struct hw_emitter *e, const struct je_figures *f)
+{
+	char text[256], a[32], b[32];
+	snprintf(text, sizeof text, "  %12s  the program's own: %llu sampled "
+		 "objects at their usable sizes (%s), not at their extents'",
+		 hw_human(a, sizeof a, f->program),
+		 (unsigned long long)f->sampled,
+		 hw_human(b, sizeof b, f->sampled_bytes));
+	const struct em_field field = { .key = "program_allocated",
+					.label = "in use" };
+	em_kv(e, &field, ev_text(ev_u64(f->program), text));
+}
+
 /* "approximate": {name: {below, above, from}} for the figures that are
    not exact: the true value is within [value - below, value + above]. */
 static void approximate(struct hw_emitter *e, const struct je_figures *f)
@@ -218,6 +233,8 @@ void je_report_summary(void *state, struct hw_emitter *e)
 
 	em_section_begin(e, &S_STATS);
 	figure(e, "allocated", &f.allocated);
+	if (f.sampled)
+		program_bytes(e, &f);
 	figure(e, "active", &f.active);
 	figure(e, "metadata", &f.metadata);
 	figure(e, "resident", &f.resident);

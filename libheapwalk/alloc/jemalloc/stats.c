@@ -279,10 +279,20 @@ void je_figures(const struct je_state *j, struct je_figures *f)
 		switch (x->state) {
 		case JE_ACTIVE:
 			active += x->size;
-			if (x->slab)
+			if (x->slab) {
 				small += (uint64_t)x->used * x->reg_size;
-			else
+			} else if (x->szind < j->nbins &&
+				   j->nbins < j->nsizes) {
+				/* A sampled small object, promoted to a
+				   large extent: jemalloc's stats count it
+				   at the smallest large class, the program
+				   has its small size.  */
+				large += j->sizes[j->nbins];
+				f->sampled++;
+				f->sampled_bytes += j->sizes[x->szind];
+			} else {
 				large += j->sizes[x->szind];
+			}
 			break;
 		case JE_DIRTY: f->dirty += x->size; break;
 		case JE_MUZZY: f->muzzy += x->size; break;
@@ -290,8 +300,15 @@ void je_figures(const struct je_state *j, struct je_figures *f)
 		default: break;
 		}
 	}
-	exact(&f->allocated, small + large, "regions in use in slabs + large "
-	      "extents in use (usable sizes)");
+	exact(&f->allocated, small + large, f->sampled
+	      ? "regions in use in slabs + large extents in use (their size "
+		"classes: a sampled object counts as the large extent it was "
+		"promoted to)"
+	      : "regions in use in slabs + large extents in use (usable "
+		"sizes)");
+	f->program = small + large - f->sampled *
+		     (j->nbins < j->nsizes ? j->sizes[j->nbins] : 0) +
+		     f->sampled_bytes;
 	exact(&f->active, active, "pages of active extents");
 	exact(&f->retained, retained, "pages of retained extents (address "
 	      "space only)");
