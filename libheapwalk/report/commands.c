@@ -1187,13 +1187,13 @@ static enum hw_status cmd_chunks(struct cmd_ctx *c)
 					"neither for every chunk)");
 		w.filter = f;
 	}
-	/* The last two headers name the allocator's blocks.  */
+	/* The last two headers name what holds the block: ptmalloc's
+	   chunk, jemalloc's extent (a slab of regions, or a large one).  */
 	struct em_field cols[NBLOCK_COLS];
 	memcpy(cols, BLOCK_COLS + 1, sizeof cols);
-	const char *noun = c->s->alloc->block_noun;
-	if (noun) {
-		cols[7].label = noun;
-		cols[8].label = "bytes";
+	if (c->s->alloc->block_noun) {
+		cols[7].label = "extent";
+		cols[8].label = "extent size";
 	}
 	const struct em_table table = { .cols = cols, .ncols = NBLOCK_COLS,
 					.flags = EM_TB_LINES };
@@ -1265,13 +1265,14 @@ static bool lookup_chunk(void *cookie, const struct hw_chunk *ch)
 }
 
 /* The block and its neighbours: JSON names them (chunk, prev, next; null
-   for none), text lists them in address order under a header.  */
-static const struct em_table LOOKUP_TABLE = {
-	.cols = BLOCK_COLS, .ncols = NBLOCK_COLS + 1 };
+   for none), text lists them in address order under a header (cmd_chunk's
+   table, BLOCK_COLS with the allocator's names).  */
 static const struct em_field F_QUERY = { .key = "query", .only = EM_JSON_ONLY };
 
-static void lookup_row(struct hw_emitter *e, const char *key,
-		       const struct hw_chunk *ch, bool have, enum em_only only)
+/* The same with the text's name of the row (jemalloc's "region").  */
+static void lookup_row_as(struct hw_emitter *e, const char *key,
+			  const char *label, const struct hw_chunk *ch,
+			  bool have, enum em_only only)
 {
 	if (!have) {
 		const struct em_field none = { .key = key, .only = EM_JSON_ONLY };
@@ -1279,10 +1280,17 @@ static void lookup_row(struct hw_emitter *e, const char *key,
 		return;
 	}
 	struct em_val v[NBLOCK_COLS + 1];
-	v[0] = ev_str(key);
+	v[0] = ev_str(label);
 	block_vals(v + 1, ch);
 	em_row_as(e, key, v, only);
 }
+
+static void lookup_row(struct hw_emitter *e, const char *key,
+		       const struct hw_chunk *ch, bool have, enum em_only only)
+{
+	lookup_row_as(e, key, key, ch, have, only);
+}
+
 
 /* An address as people paste it from gdb, /proc/PID/maps or heapwalk's
    own output: hexadecimal, with or without 0x; never decimal or octal.  */
@@ -1331,22 +1339,38 @@ static enum hw_status cmd_chunk(struct cmd_ctx *c)
 		em_doc_end(e);
 		return HW_OK;
 	}
+	/* ptmalloc's blocks are chunks; jemalloc's are slab regions and
+	   extents, and their container is the extent.  */
+	bool je = c->s->alloc->block_noun != NULL;
+	const char *unit = !je ? "chunk"
+			   : l.hit.where == HW_WHERE_SLAB ||
+			     l.hit.where == HW_WHERE_SLAB_FREE ||
+			     l.hit.where == HW_WHERE_TCACHE ? "region" : "extent";
 	if (l.addr < l.hit.addr)
-		em_notef(e, "0x%llx is in the header of the %s chunk at user "
+		em_notef(e, "0x%llx is in the header of the %s %s at user "
 			 "address 0x%llx", (unsigned long long)l.addr,
-			 l.hit.used ? "used" : "free",
+			 l.hit.used ? "used" : "free", unit,
 			 (unsigned long long)l.hit.addr);
 	else
-		em_notef(e, "0x%llx is %llu bytes into the %s chunk at user "
-			 "address 0x%llx", (unsigned long long)l.addr,
+		em_notef(e, "0x%llx is %llu bytes into the %s %s at %s0x%llx",
+			 (unsigned long long)l.addr,
 			 (unsigned long long)(l.addr - l.hit.addr),
-			 l.hit.used ? "used" : "free",
+			 l.hit.used ? "used" : "free", unit,
+			 je ? "" : "user address ",
 			 (unsigned long long)l.hit.addr);
 	/* JSON puts the block first, text between its neighbours.  */
-	em_table_begin(e, &LOOKUP_TABLE);
+	struct em_field cols[NBLOCK_COLS + 1];
+	memcpy(cols, BLOCK_COLS, sizeof cols);
+	if (je) {
+		cols[8].label = "extent";
+		cols[9].label = "extent size";
+	}
+	const struct em_table lookup_table = {
+		.cols = cols, .ncols = NBLOCK_COLS + 1 };
+	em_table_begin(e, &lookup_table);
 	lookup_row(e, "chunk", &l.hit, true, EM_JSON_ONLY);
 	lookup_row(e, "prev", &l.prev, l.have_prev, EM_BOTH);
-	lookup_row(e, "chunk", &l.hit, true, EM_TEXT_ONLY);
+	lookup_row_as(e, "chunk", unit, &l.hit, true, EM_TEXT_ONLY);
 	lookup_row(e, "next", &l.next, l.have_next, EM_BOTH);
 	em_table_end(e);
 	if (l.hit.where == HW_WHERE_MMAPPED)
@@ -1357,8 +1381,9 @@ static enum hw_status cmd_chunk(struct cmd_ctx *c)
 			 !l.have_prev && !l.have_next ? " or " : "",
 			 l.have_next ? "" : "next",
 			 c->s->partial.places ? "the walk of this heap stopped "
-			 "at damage; see 'heapwalk check'" : "the chunk is "
-			 "at the edge of its heap or extent");
+			 "at damage; see 'heapwalk check'" : je ? "the block "
+			 "is at the edge of its extent's range" : "the chunk "
+			 "is at the edge of its heap");
 	em_doc_end(e);
 	return HW_OK;
 }
@@ -1535,8 +1560,8 @@ static const struct command_opt sizes_opts[] = {
 		       "starts with" },
 	{ NULL, NULL } };
 static const struct command_opt addr_opts[] = {
-	{ "ADDR", "an address anywhere in the block (hex with 0x, or "
-		  "decimal)" },
+	{ "ADDR", "an address anywhere in the block (hexadecimal, with or "
+		  "without 0x, as gdb prints it)" },
 	{ NULL, NULL } };
 static const struct command_opt leaks_opts[] = {
 	{ "--reachable", "list the still reachable blocks too" },

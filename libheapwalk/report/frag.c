@@ -157,7 +157,8 @@ static void emit_row(struct hw_emitter *e, long arena,
 static void emit_legend(struct hw_emitter *e, bool je)
 {
 	em_notef(e, "\nused, free: bytes in blocks in use / free for reuse "
-		 "(%s)", je ? "free slab regions and thread-cached ones"
+		 "(%s)", je ? "free slab regions, and regions and large "
+		 "extents in thread caches: summary's free"
 		 : "binned and cached chunks, top not included");
 	em_note(e, "largest: the largest free block;  free%: free / (used "
 		"+ free);\nfrag: 1 - largest / free (0%: all free memory in "
@@ -165,8 +166,9 @@ static void emit_legend(struct hw_emitter *e, bool je)
 	if (je)
 		em_note(e, "dirty, muzzy: unused pages jemalloc still maps "
 			"(not yet purged / lazily purged);\nretained: "
-			"address space kept for reuse, no memory behind it;  "
-			"slabs: share of slab regions in use");
+			"address space kept for reuse, no memory behind it "
+			"(summary's stats.retained);  slabs: share of slab "
+			"regions in use");
 	else
 		em_note(e, "top: the arena's top chunk(s), memory at the end "
 			"of each heap that glibc can return to the system");
@@ -193,11 +195,6 @@ enum hw_status hw_report_frag(struct hw_session *s, struct hw_emitter *e)
 	em_section_end(e);
 	emit_row(e, -1, &total, je);
 	em_table_end(e);
-	if (je)
-		em_note(e, "\nfree: free slab regions + regions and large "
-			"extents in thread caches (summary's free); dirty, "
-			"muzzy: unused pages;\nretained: address space only, "
-			"no memory behind it (summary's stats.retained)");
 	emit_legend(e, je);
 	hw_emit_partial(s, e);
 	em_doc_end(e);

@@ -233,9 +233,9 @@ void map_svg_strip_begin(struct map_svg *w, const struct map_strip *st,
 	     PRIu32 ")\">\n", st->arena, kind, st->start, st->end,
 	     (uint64_t)1 << st->shift, MAP_MARGIN, st->y);
 	putf(w, "<text x=\"0\" y=\"-3\">%s 0x%" PRIx64 "-0x%" PRIx64 "  %s  "
-	     "%" PRIu64 " chunk%s  %s a pixel</text>\n", kind, st->start,
+	     "%" PRIu64 " %s%s  %s a pixel</text>\n", kind, st->start,
 	     st->end, hw_human(size, sizeof size, st->end - st->start),
-	     st->nchunks, st->nchunks == 1 ? "" : "s",
+	     st->nchunks, w->noun, st->nchunks == 1 ? "" : "s",
 	     hw_human(per, sizeof per, (uint64_t)1 << st->shift));
 }
 
@@ -286,7 +286,7 @@ static void rect(struct map_svg *w, const struct map_strip *st, uint32_t row,
 			     hw_human(size, sizeof size, sum[k]));
 			sep = ", ";
 		}
-	putf(w, "; %" PRIu64 " chunk%s</title></rect>\n", chunks,
+	putf(w, "; %" PRIu64 " %s%s</title></rect>\n", chunks, w->noun,
 	     chunks == 1 ? "" : "s");
 	w->rects++;
 }

@@ -395,10 +395,12 @@ static void draw(struct hw_session *s, struct map_svg *w, struct scan *sc,
 	uint64_t nchunks = 0;
 	for (size_t i = 0; i < sc->n; i++)
 		nchunks += sc->strips[i].nchunks;
+	const char *noun = s->alloc->block_noun ? "block" : "chunk";
 	snprintf(alloc, sizeof alloc, "%s %s: %zu arena%s, %" PRIu64
-		 " chunk%s in %zu strip%s", s->alloc->name,
+		 " %s%s in %zu strip%s", s->alloc->name,
 		 version ? version : "", narenas, narenas == 1 ? "" : "s",
-		 nchunks, nchunks == 1 ? "" : "s", sc->n, sc->n == 1 ? "" : "s");
+		 nchunks, noun, nchunks == 1 ? "" : "s", sc->n,
+		 sc->n == 1 ? "" : "s");
 	frag_free_line(total, sizeof total, "all arenas: ", &sum);
 	frag_reserve_line(reserve, sizeof reserve, "all arenas: ", &sum, je);
 	char lo_px[32], hi_px[32];
@@ -454,7 +456,7 @@ enum hw_status hw_report_map(struct hw_session *s, struct hw_emitter *e,
 		return st;
 	struct scan sc = { 0 };
 	struct layout lo = { 0 };
-	struct map_svg w = { 0 };
+	struct map_svg w = { .noun = s->alloc->block_noun ? "block" : "chunk" };
 	struct hw_emitter *out = e;
 	sc.frag = calloc(HW_FRAG_MAX_ARENAS, sizeof *sc.frag);
 	if (!sc.frag || !map_svg_init(&w, NULL))

@@ -60,6 +60,9 @@ struct map_svg {
 	uint32_t xmin, xmax;           /* pixels touched in the row (none:
 					  xmin MAP_WIDTH, xmax 0) */
 	uint64_t rects;                /* rectangles written */
+	const char *noun;              /* what a block is called: "chunk"
+					  (ptmalloc), "block" (jemalloc's
+					  regions and extents) */
 };
 
 /* What the picture's head says (strings are the caller's, NUL-ended;
