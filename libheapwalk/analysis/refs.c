@@ -266,8 +266,22 @@ struct back {
 	uint64_t to, to_end;      /* the block a step must point into */
 	bool interior;            /* an interior pointer will do */
 	bool hit;
+	int rank;                 /* of ref, the root found (root_rank) */
 	struct hw_ref ref;        /* what holds it */
 };
+
+/* Which root a chain should start at when several hold its first block:
+   a global (named in the report) before a thread's TLS, a stack word
+   (often a copy of the global in a frame) and a register.  */
+static int root_rank(const struct hw_ref *ref)
+{
+	switch (ref->kind) {
+	case HW_REF_MEMORY: return 0;
+	case HW_REF_DTV: return 1;
+	case HW_REF_STACK: return 2;
+	default: return 3;
+	}
+}
 
 static bool back_word(void *cookie, uint64_t slot, uint64_t v)
 {
@@ -287,9 +301,13 @@ static bool back_root(void *cookie, const struct hw_ref *ref)
 		return false;     /* the roots are through */
 	if (ref->value != k->to && !k->interior)
 		return true;
-	k->ref = *ref;
-	k->hit = true;
-	return false;
+	int rank = root_rank(ref);
+	if (!k->hit || rank < k->rank) {
+		k->ref = *ref;
+		k->rank = rank;
+		k->hit = true;
+	}
+	return rank > 0;          /* a global is the best there is */
 }
 
 static bool chain(struct bfs *b, struct hw_why_step **steps, size_t *n)
