@@ -185,7 +185,7 @@ check_variant() {
 	expect_rc 0
 	local n
 	n=$(json_num "$out/diff.json" used_delta)
-	grep -qE "^in use: +\+$n (chunk|block)s " "$out/diff.txt" ||
+	grep -qE "^in use: +\+$n (chunk|block)s, " "$out/diff.txt" ||
 		{ cat "$out/diff.txt"; fail "$variant: text does not say +$n in use"; }
 	[ "$(grep -cE '^ +[0-9]+(-[0-9]+)? +[-+0-9]' "$out/diff.txt")" -ge "$(rows "$out/diff.json" classes | wc -l)" ] ||
 		{ cat "$out/diff.txt"; fail "$variant: text lists fewer classes than JSON"; }

@@ -537,11 +537,12 @@ static void total_line(struct hw_emitter *e, const char *label,
 		       uint64_t bafter, const char *noun)
 {
 	char c[24], b[40], h1[32], h2[32];
-	int64_t d = diff_delta(before, after);
-	em_notef(e, "%-9s %s %s%s  %s  (%" PRIu64 " -> %" PRIu64 ", %s -> %s)",
-		 label, diff_signed_count(c, sizeof c, d), noun,
-		 after - before == 1 ? "" : "s",
-		 diff_signed_human(b, sizeof b, diff_delta(bbefore, bafter)),
+	int64_t d = diff_delta(before, after), db = diff_delta(bbefore, bafter);
+	/* "+0 chunks, +0 B": the line reads as a change even when none.  */
+	em_notef(e, "%-9s %s %s%s, %s  (%" PRIu64 " -> %" PRIu64 ", %s -> %s)",
+		 label, d ? diff_signed_count(c, sizeof c, d) : "+0", noun,
+		 d == 1 || d == -1 ? "" : "s",
+		 db ? diff_signed_human(b, sizeof b, db) : "+0 B",
 		 before, after, hw_human(h1, sizeof h1, bbefore),
 		 hw_human(h2, sizeof h2, bafter));
 }
