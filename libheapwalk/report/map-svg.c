@@ -125,16 +125,23 @@ static void put_text(struct map_svg *w, const char *text)
 #define LEGEND_COLS 3
 #define LEGEND_COL_WIDTH 344
 
+#define PICTURE_WIDTH (MAP_GUTTER + MAP_WIDTH + 2 * MAP_MARGIN)
+/* Characters a line of the head holds (monospace at 11 px: 6.6 px a
+   character); longer ones are cut, their end kept.  */
+#define HEAD_CHARS ((PICTURE_WIDTH - 2 * MAP_MARGIN) * 10 / 66)
+
 uint32_t map_svg_head_height(unsigned nstates)
 {
 	uint32_t legend_lines = (nstates + LEGEND_COLS - 1) / LEGEND_COLS;
-	return HEAD_TOP + (1 + 4) * LINE_PITCH + 6 + legend_lines * LINE_PITCH;
+	return HEAD_TOP + (2 + 5) * LINE_PITCH + 6 + legend_lines * LINE_PITCH;
 }
 
-bool map_svg_init(struct map_svg *w, struct hw_emitter *out)
+bool map_svg_init(struct map_svg *w, struct hw_emitter *out,
+		  const char *noun)
 {
 	memset(w, 0, sizeof *w);
 	w->out = out;
+	w->noun = noun;
 	w->px = calloc(MAP_WIDTH, sizeof *w->px);
 	w->starts = calloc(MAP_WIDTH, sizeof *w->starts);
 	w->xmin = MAP_WIDTH;
@@ -153,9 +160,39 @@ void map_svg_release(struct map_svg *w)
 	w->starts = NULL;
 }
 
+/* One line of the head at baseline y, cut to the picture's width: a
+   path (keep_end) keeps its end, "..." before it; other text its
+   start.  */
+static void head_line(struct map_svg *w, uint32_t y, const char *text,
+		      bool keep_end)
+{
+	size_t n = strlen(text);
+	putf(w, "<text x=\"%d\" y=\"%" PRIu32 "\">", MAP_MARGIN, y);
+	if (n > HEAD_CHARS && !keep_end) {
+		char cut[HEAD_CHARS + 1];
+		size_t k = HEAD_CHARS - 3;
+		while (k > 0 && ((unsigned char)text[k] & 0xc0) == 0x80)
+			k--;
+		memcpy(cut, text, k);
+		cut[k] = '\0';
+		put_text(w, cut);
+		put(w, "...");
+	} else if (n > HEAD_CHARS) {
+		const char *tail = text + n - (HEAD_CHARS - 3);
+		/* not inside a UTF-8 sequence */
+		while (*tail && ((unsigned char)*tail & 0xc0) == 0x80)
+			tail++;
+		put(w, "...");
+		put_text(w, tail);
+	} else {
+		put_text(w, text);
+	}
+	put(w, "</text>\n");
+}
+
 void map_svg_begin(struct map_svg *w, const struct map_head *h)
 {
-	unsigned width = MAP_WIDTH + 2 * MAP_MARGIN;
+	unsigned width = PICTURE_WIDTH;
 	em_verbatim_begin(w->out, "svg");
 	put(w, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
 	putf(w, "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%u\" "
@@ -169,28 +206,25 @@ void map_svg_begin(struct map_svg *w, const struct map_head *h)
 	    ".mix2{fill-opacity:.3}");
 	for (unsigned k = 0; k < MAP_NSTATES; k++)
 		putf(w, ".s-%s{fill:%s}", map_state_name(k), STATES[k].colour);
-	put(w, "</style>\n<rect width=\"100%\" height=\"100%\" "
+	put(w, ".addr{font-size:9px;text-anchor:end;fill:#666}"
+	    ".sep{fill:#ffffff}</style>\n<rect width=\"100%\" height=\"100%\" "
 	    "fill=\"#ffffff\"/>\n");
 	uint32_t y = HEAD_TOP;
-	putf(w, "<text class=\"head\" x=\"%d\" y=\"%" PRIu32 "\">heapwalk map: ",
-	     MAP_MARGIN, y);
-	put_text(w, h->target);
-	put(w, "</text>\n");
+	putf(w, "<text class=\"head\" x=\"%d\" y=\"%" PRIu32 "\">heapwalk "
+	     "map</text>\n", MAP_MARGIN, y);
 	y += LINE_PITCH;
-	putf(w, "<text x=\"%d\" y=\"%" PRIu32 "\">", MAP_MARGIN, y);
-	put_text(w, h->allocator);
-	put(w, "</text>\n");
+	head_line(w, y, h->target, true);
+	y += LINE_PITCH;
+	head_line(w, y, h->allocator, false);
 	for (size_t i = 0; i < sizeof h->lines / sizeof h->lines[0]; i++) {
 		if (!h->lines[i])
 			continue;
 		y += LINE_PITCH;
-		putf(w, "<text x=\"%d\" y=\"%" PRIu32 "\">", MAP_MARGIN, y);
-		put_text(w, h->lines[i]);
-		put(w, "</text>\n");
+		head_line(w, y, h->lines[i], false);
 	}
 	/* The legend: only the states the heap has.  */
 	unsigned col = 0;
-	y = HEAD_TOP + 5 * LINE_PITCH + 6;
+	y = HEAD_TOP + 7 * LINE_PITCH + 6;
 	put(w, "<g class=\"legend\">\n");
 	for (unsigned k = 0; k < MAP_NSTATES; k++) {
 		if (!h->state_bytes[k])
@@ -226,17 +260,28 @@ void map_svg_heading(struct map_svg *w, uint32_t y, const char *title,
 void map_svg_strip_begin(struct map_svg *w, const struct map_strip *st,
 			 const char *kind)
 {
-	char size[32], per[32];
+	char size[32];
 	putf(w, "<g class=\"strip\" data-arena=\"%" PRId32 "\" data-kind=\"%s\" "
 	     "data-start=\"0x%" PRIx64 "\" data-end=\"0x%" PRIx64 "\" "
 	     "data-bytes-per-pixel=\"%" PRIu64 "\" transform=\"translate(%d,%"
 	     PRIu32 ")\">\n", st->arena, kind, st->start, st->end,
-	     (uint64_t)1 << st->shift, MAP_MARGIN, st->y);
-	putf(w, "<text x=\"0\" y=\"-3\">%s 0x%" PRIx64 "-0x%" PRIx64 "  %s  "
-	     "%" PRIu64 " %s%s  %s a pixel</text>\n", kind, st->start,
-	     st->end, hw_human(size, sizeof size, st->end - st->start),
-	     st->nchunks, w->noun, st->nchunks == 1 ? "" : "s",
-	     hw_human(per, sizeof per, (uint64_t)1 << st->shift));
+	     (uint64_t)1 << st->shift, MAP_MARGIN + MAP_GUTTER, st->y);
+	if (st->collapsed)
+		putf(w, "<text x=\"0\" y=\"-3\">%s 0x%" PRIx64 "-0x%" PRIx64
+		     "  %s of address space only, in one row (not to scale)"
+		     "</text>\n", kind, st->start, st->end,
+		     hw_human(size, sizeof size, st->end - st->start));
+	else
+		putf(w, "<text x=\"0\" y=\"-3\">%s 0x%" PRIx64 "-0x%" PRIx64
+		     "  %s  %" PRIu64 " %s%s</text>\n", kind, st->start,
+		     st->end, hw_human(size, sizeof size, st->end - st->start),
+		     st->nchunks, w->noun, st->nchunks == 1 ? "" : "s");
+	/* Each row's first address, in the gutter: a picture in a bug
+	   report is tied to addresses.  */
+	for (uint32_t r = 0; r < st->rows; r++)
+		putf(w, "<text class=\"addr\" x=\"-4\" y=\"%" PRIu32 "\">0x%"
+		     PRIx64 "</text>\n", r * MAP_ROW_PITCH + 9,
+		     st->start + ((uint64_t)r * MAP_WIDTH << st->shift));
 }
 
 void map_svg_strip_end(struct map_svg *w)
@@ -340,6 +385,15 @@ void map_svg_row(struct map_svg *w, const struct map_strip *st, uint32_t row)
 			sum[k] += w->px[x][k];
 		chunks += w->starts[x];
 	}
+	/* mmapped chunks that touch: a thin line where each begins, so
+	   that two are not read as one.  */
+	if (st->mmapped)
+		for (uint32_t x = w->xmin + 1; x <= w->xmax; x++)
+			if (w->starts[x])
+				putf(w, "<rect class=\"sep\" x=\"%" PRIu32 "\" "
+				     "y=\"%" PRIu32 "\" width=\"1\" height=\"%d\"/>"
+				     "\n", x, row * MAP_ROW_PITCH,
+				     MAP_ROW_PITCH - 1);
 	memset(w->px + w->xmin, 0, (w->xmax - w->xmin + 1) * sizeof *w->px);
 	memset(w->starts + w->xmin, 0,
 	       (w->xmax - w->xmin + 1) * sizeof *w->starts);

@@ -65,9 +65,10 @@ static bool scan_chunk(void *cookie, const struct hw_chunk *c)
 	if (!c->chunk_size || end < c->chunk)
 		return true;
 	bool mm = c->where == HW_WHERE_MMAPPED;
+	bool ret = c->where == HW_WHERE_RETAINED;
 	struct map_strip *last = sc->n ? &sc->strips[sc->n - 1] : NULL;
 	if (last && last->end == c->chunk && last->arena == c->arena &&
-	    last->mmapped == mm) {
+	    last->mmapped == mm && last->collapsed == ret) {
 		last->end = end;
 		last->nchunks++;
 		sc->state_bytes[state_of(c)] += c->chunk_size;
@@ -86,7 +87,7 @@ static bool scan_chunk(void *cookie, const struct hw_chunk *c)
 	}
 	sc->strips[sc->n++] = (struct map_strip){
 		.start = c->chunk, .end = end, .nchunks = 1,
-		.arena = c->arena, .mmapped = mm };
+		.arena = c->arena, .mmapped = mm, .collapsed = ret };
 	sc->state_bytes[state_of(c)] += c->chunk_size;
 	return true;
 }
@@ -120,21 +121,28 @@ static void scale(struct map_strip *st, uint32_t maxrows)
 	st->rows = rows_at(st, shift);
 }
 
-/* Each strip's scale: as fine as the row budget allows, and no finer
-   than its blocks need (a row for every four blocks: one mmapped chunk
-   of a megabyte is one row, not 32 of one colour).  */
+/* One scale for the whole picture, so that a strip's height says its
+   size: the finest power of two bytes a pixel at which every strip fits
+   in the row budget.  A collapsed strip (retained address space) takes
+   one row at a scale of its own.  */
 static void scale_all(struct map_strip *strips, size_t n)
 {
-	for (uint32_t maxrows = MAP_STRIP_ROWS;; maxrows /= 2) {
+	unsigned shift = MAP_MIN_SHIFT;
+	for (;; shift++) {
 		uint64_t total = 0;
-		for (size_t i = 0; i < n; i++) {
-			uint64_t need = (strips[i].nchunks + 3) / 4;
-			scale(&strips[i], need < maxrows ? (uint32_t)need
-							  : maxrows);
-			total += strips[i].rows;
+		for (size_t i = 0; i < n; i++)
+			total += strips[i].collapsed
+				 ? 1 : rows_at(&strips[i], shift);
+		if (total <= MAP_MAX_ROWS || shift == 63)
+			break;
+	}
+	for (size_t i = 0; i < n; i++) {
+		if (strips[i].collapsed) {
+			scale(&strips[i], 1);
+		} else {
+			strips[i].shift = (uint8_t)shift;
+			strips[i].rows = rows_at(&strips[i], shift);
 		}
-		if (total <= MAP_MAX_ROWS || maxrows == 1)
-			return;
 	}
 }
 
@@ -189,6 +197,8 @@ struct layout {
 	struct map_strip **order;   /* strips by arena and address */
 	uint32_t height;
 	unsigned min_shift, max_shift;
+	unsigned scale;             /* the picture's (collapsed strips aside) */
+	bool collapsed;             /* some strip is */
 	uint64_t rows;
 };
 
@@ -216,13 +226,18 @@ static bool lay_out(struct scan *sc, unsigned nstates, struct layout *lo)
 		st->y = y < UINT32_MAX / 2 ? (uint32_t)y : UINT32_MAX / 2;
 		y += (uint64_t)st->rows * MAP_ROW_PITCH + STRIP_GAP;
 		lo->rows += st->rows;
+		if (st->collapsed) {
+			lo->collapsed = true;
+			continue;
+		}
+		lo->scale = st->shift;
 		if (st->shift < lo->min_shift)
 			lo->min_shift = st->shift;
 		if (st->shift > lo->max_shift)
 			lo->max_shift = st->shift;
 	}
-	if (!sc->n)
-		lo->min_shift = lo->max_shift = MAP_MIN_SHIFT;
+	if (lo->min_shift > lo->max_shift)   /* no strip to scale */
+		lo->min_shift = lo->max_shift = lo->scale = MAP_MIN_SHIFT;
 	y += 8;
 	lo->height = y < UINT32_MAX / 2 ? (uint32_t)y : UINT32_MAX / 2;
 	return true;
@@ -268,7 +283,9 @@ static bool draw_chunk(void *cookie, const struct hw_chunk *c)
 		}
 		close_strip(d);
 		const struct map_strip *st = &d->strips[d->next++];
-		map_svg_strip_begin(d->w, st, st->mmapped ? "mmapped" : d->kind);
+		map_svg_strip_begin(d->w, st, st->mmapped ? "mmapped"
+					      : st->collapsed ? "retained"
+					      : d->kind);
 		d->open = true;
 		d->row = 0;
 	}
@@ -403,24 +420,25 @@ static void draw(struct hw_session *s, struct map_svg *w, struct scan *sc,
 		 sc->n == 1 ? "" : "s");
 	frag_free_line(total, sizeof total, "all arenas: ", &sum);
 	frag_reserve_line(reserve, sizeof reserve, "all arenas: ", &sum, je);
-	char lo_px[32], hi_px[32];
-	snprintf(scale_line, sizeof scale_line, "rows of %d pixels, %s to %s "
-		 "a pixel (each strip's label gives its own); a pixel shows "
-		 "the state of most of its bytes, paler when that is under "
-		 "7/8 of them, palest under 5/8; hover for the detail",
-		 MAP_WIDTH, hw_human(lo_px, sizeof lo_px,
-				     (uint64_t)1 << lo->min_shift),
-		 hw_human(hi_px, sizeof hi_px, (uint64_t)1 << lo->max_shift));
+	char px[32];
+	snprintf(scale_line, sizeof scale_line, "rows of %d pixels, %s a pixel,"
+		 " one scale for all%s", MAP_WIDTH,
+		 hw_human(px, sizeof px, (uint64_t)1 << lo->scale),
+		 lo->collapsed ? " but retained address space: one row a run, "
+		 "not to scale" : "");
 	struct map_head h = {
 		.target = target, .allocator = alloc,
-		.lines = { total, reserve, scale_line, NULL },
+		.lines = { total, reserve, scale_line, "a pixel shows the "
+			   "state of most of its bytes, paler under 7/8 of "
+			   "them, palest under 5/8; hover for the detail",
+			   NULL },
 		.state_bytes = sc->state_bytes, .height = lo->height,
 	};
 	if (s->partial.places) {
 		snprintf(partial, sizeof partial, "partial: the walk could not "
 			 "cover the whole heap, first at 0x%" PRIx64 ": %s",
 			 s->partial.addr, s->partial.why);
-		h.lines[3] = partial;
+		h.lines[4] = partial;
 	}
 	map_svg_begin(w, &h);
 	for (size_t i = 0; i < sc->n; i++) {
@@ -456,10 +474,11 @@ enum hw_status hw_report_map(struct hw_session *s, struct hw_emitter *e,
 		return st;
 	struct scan sc = { 0 };
 	struct layout lo = { 0 };
-	struct map_svg w = { .noun = s->alloc->block_noun ? "block" : "chunk" };
+	struct map_svg w = { 0 };
 	struct hw_emitter *out = e;
 	sc.frag = calloc(HW_FRAG_MAX_ARENAS, sizeof *sc.frag);
-	if (!sc.frag || !map_svg_init(&w, NULL))
+	if (!sc.frag || !map_svg_init(&w, NULL, s->alloc->block_noun
+					       ? "block" : "chunk"))
 		goto oom;
 	if (output) {
 		int err = 0;

@@ -11,7 +11,11 @@
  * less than 7/8 of them (a heap scattered with small free blocks shows
  * as such at any scale), and adjacent pixels that look the same are one
  * rectangle, so the SVG has at most MAP_WIDTH rectangles a row whatever
- * the number of blocks.  Every rectangle carries the
+ * the number of blocks.  One scale for the whole picture (a strip's
+ * height is in proportion to its bytes), but for jemalloc's retained
+ * address space, which has no memory behind it: each run of it is one
+ * row.  Each row starts with its address; mmapped chunks that touch are
+ * told apart by a thin line.  Every rectangle carries the
  * bytes of each state it covers (data-state / data-bytes, and data-mix
  * when it covers more than one), so the figures add up exactly.
  */
@@ -26,7 +30,8 @@
 struct hw_emitter;
 
 #define MAP_WIDTH 1024        /* pixels in a row */
-#define MAP_MARGIN 8          /* left and right of the rows */
+#define MAP_MARGIN 8          /* left and right of the picture */
+#define MAP_GUTTER 100        /* left of the rows: each row's address */
 #define MAP_ROW_PITCH 12      /* a row's height, gap included */
 #define MAP_MIN_SHIFT 4       /* finest scale: 16 bytes a pixel */
 /* The states a pixel counts: the walkers' `where`, and one more for a
@@ -41,6 +46,8 @@ struct map_strip {
 	uint64_t nchunks;
 	int32_t arena;
 	bool mmapped;             /* ptmalloc chunks mmapped on their own */
+	bool collapsed;           /* jemalloc's retained address space: one
+				     row whatever its size, not to scale */
 	uint8_t shift;            /* log2 of its bytes per pixel */
 	uint32_t rows;
 	uint32_t y;               /* its first row's top, in the picture */
@@ -69,7 +76,7 @@ struct map_svg {
    lines may be NULL).  */
 struct map_head {
 	const char *target, *allocator;
-	const char *lines[4];          /* figures, scale, partial */
+	const char *lines[5];          /* figures, scale, shades, partial */
 	const uint64_t *state_bytes;   /* [MAP_NSTATES]: the legend's */
 	uint32_t height;               /* of the whole picture */
 };
@@ -77,7 +84,8 @@ struct map_head {
 /* Height of the head (title, lines, legend) for that many states.  */
 uint32_t map_svg_head_height(unsigned nstates);
 /* true on success; false when out of memory.  */
-bool map_svg_init(struct map_svg *w, struct hw_emitter *out);
+bool map_svg_init(struct map_svg *w, struct hw_emitter *out,
+		  const char *noun);
 void map_svg_release(struct map_svg *w);
 void map_svg_begin(struct map_svg *w, const struct map_head *h);
 /* Two lines of text above a group of strips (an arena's heading), the
