@@ -209,6 +209,11 @@ void hw_target_close(struct hw_target *t)
 		t->ops->close(t);
 }
 
+const char *hw_target_noun(const struct hw_target *t)
+{
+	return t->is_process || t->live ? "process" : "core";
+}
+
 bool hw_kernel_mapping(const char *name)
 {
 	return name && (strcmp(name, "[vvar]") == 0 ||

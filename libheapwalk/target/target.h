@@ -154,6 +154,10 @@ struct hw_target {
    backend.  */
 bool hw_kernel_mapping(const char *name);
 
+/* What the target is, for messages: "core", "process" (live, or a
+   debugger's), so that "not in the core" is said only of a core.  */
+const char *hw_target_noun(const struct hw_target *t);
+
 /* The region containing addr, or NULL.  */
 const struct hw_region *hw_region_of(const struct hw_target *t, uint64_t addr);
 

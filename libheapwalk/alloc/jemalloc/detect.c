@@ -222,8 +222,8 @@ enum hw_status je_find_module(struct je_state *j)
 	j->era = j->minor >= 3 ? JE_ERA_53 : JE_ERA_52;
 	if (!j->ndata)
 		return hw_error(s, HW_NO_ALLOCATOR, "'%s': jemalloc %s found, "
-				"but none of its data is in the core",
-				j->module, j->version);
+				"but none of its data is in the %s",
+				j->module, j->version, hw_target_noun(j->t));
 	return HW_OK;
 }
 

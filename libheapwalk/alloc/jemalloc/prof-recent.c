@@ -218,7 +218,7 @@ bool jp_read_recent(struct reader *r, struct je_prof *jp)
 	if (je_lookup(j, "je_prof_recent_alloc_list", &a, &size)) {
 		if (!hw_read_u64(j->t, a, &first)) {
 			p->recent_why = "the recent-allocation list's head is "
-					"not in the core";
+					"not readable";
 			return true;
 		}
 		p->recent_from = "prof_recent_alloc_list (symbol)";

@@ -465,8 +465,8 @@ static void read_array(struct collect *c, const struct node *nd, int level,
 	const uint8_t *a = hw_peek(j->t, nd->addr, n * 8);
 	if (!a) {
 		hw_finding(j->s, nd->addr, "jemalloc radix tree: %s array of "
-			   "%zu entries is not in the core",
-			   level ? "node" : "root", n);
+			   "%zu entries is not in the %s",
+			   level ? "node" : "root", n, hw_target_noun(j->t));
 		return;
 	}
 	int sh = shift_of(&j->p, level);

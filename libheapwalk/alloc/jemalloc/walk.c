@@ -48,8 +48,9 @@ static bool walk_slab(struct walker *w, const struct je_extent *x)
 	if (!bm) {
 		if (w->report)
 			hw_finding(j->s, x->edata, "jemalloc slab at 0x%llx: its "
-				   "bitmap is not in the core; regions not listed",
-				   (unsigned long long)x->base);
+				   "bitmap is not in the %s; regions not listed",
+				   (unsigned long long)x->base,
+				   hw_target_noun(j->t));
 		return true;
 	}
 	struct hw_chunk c = {

@@ -425,7 +425,8 @@ static enum hw_status read_arenas(struct pm_state *p)
 		    !hw_read_u64(p->t, a + (uint64_t)p->l.ms_system_mem,
 				 &ar->system_mem)) {
 			hw_finding(p->s, a, "arena is not readable in the "
-				   "core; the arena ring ends here");
+				   "%s; the arena ring ends here",
+				   hw_target_noun(p->t));
 			break;
 		}
 		hw_read_u64(p->t, a + (uint64_t)p->l.ms_max_system_mem,
@@ -611,12 +612,12 @@ static void layout_from_version(struct pm_state *p, const struct glibc_home *h)
 		p->how_version = "no version string: the executable has no "
 				 "glibc banner (gnu_get_libc_version not "
 				 "linked in), or its read-only data is "
-				 "neither in the core nor in a matching file "
-				 "on disk";
+				 "neither in the target nor in a matching "
+				 "file on disk";
 	else
 		p->how_version = "no version string: libc's read-only data is "
-				 "neither in the core nor in a matching file "
-				 "on disk";
+				 "neither in the target nor in a matching "
+				 "file on disk";
 	if (!p->version[0])
 		snprintf(p->version, sizeof p->version, "unknown");
 }

@@ -778,8 +778,8 @@ static bool fast_step(struct pm_state *p, struct cursor *k)
 	}
 	if (!read_node(p, k, c, w)) {
 		hw_finding(p->s, k->prev, "fastbin %d of arena %d: fd 0x%llx "
-			   "is not in the core", k->index, k->arena,
-			   (unsigned long long)c);
+			   "is not in the %s", k->index, k->arena,
+			   (unsigned long long)c, hw_target_noun(p->t));
 		k->ar->fast_broken |= broken;
 		return false;
 	}
@@ -811,8 +811,8 @@ static bool bin_step(struct pm_state *p, struct cursor *k)
 			 : i < 64 ? "small bin" : "large bin";
 	if (!read_node(p, k, c, w)) {
 		hw_finding(p->s, k->prev, "%s %d of arena %d: fd 0x%llx is not "
-			   "in the core", list, i, k->arena,
-			   (unsigned long long)c);
+			   "in the %s", list, i, k->arena,
+			   (unsigned long long)c, hw_target_noun(p->t));
 		return false;
 	}
 	uint64_t sz = w[1] & ~(uint64_t)PM_SIZE_BITS;
