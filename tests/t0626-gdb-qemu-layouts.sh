@@ -2,9 +2,9 @@
 # The device route (qemu-aarch64 -g, gdb-multiarch with `set sysroot` and
 # `file`) with aarch64 programs linked as programs usually are: -O1, a
 # 2.3 MiB .bss beside 64 KiB-aligned segments, as a PIE
-# (glibc-2.36-arm64-pie) and statically linked (glibc-2.36-arm64-static,
-# where no link_map exists: the executable's program headers give its
-# mappings).  t0625 has the -O0 -no-pie layout.  For each:
+# (glibc-2.36-arm64-pie), at a fixed address (-nopie) and statically
+# linked (glibc-2.36-arm64-static, where no link_map exists: the
+# executable's program headers give its mappings).  t0625 has the -O0 -no-pie layout of the corpus.  For each:
 #  - gdb stopped at `main` (the PIE's malloc never called: main_arena as
 #    loaded) has `heap check` find nothing, status 0;
 #  - at the read() where the live program waits, `heap chunks --json` and
@@ -26,7 +26,7 @@ need_cmd qemu-aarch64
 truthcmp=$(tool truthcmp)
 trap qemu_stub_stop EXIT
 
-for layout in pie static; do
+for layout in pie nopie static; do
 	dir=$(variant_core "glibc-2.36-arm64-$layout" bins1)
 	sysroot=$(readlink -f "$dir/sysroot")
 	run=$T/$layout.run

@@ -30,10 +30,10 @@
 # guest's memory is mapped 1:1 in qemu's address space).  It needs a
 # core_pattern that names a plain file; the qemu-user core is dropped.
 #
-# glibc-2.36-arm64-pie and glibc-2.36-arm64-static are glibc-2.36-arm64
-# built as programs usually are rather than -O0 -no-pie: -O1, with a
-# 2.3 MiB .bss (beside the 64 KiB segment alignment of aarch64 links),
-# as a PIE or statically linked.
+# glibc-2.36-arm64-pie, -nopie and -static are glibc-2.36-arm64 built as
+# programs usually are rather than -O0: -O1, with a 2.3 MiB .bss (beside
+# the 64 KiB segment alignment of aarch64 links), as a PIE, a fixed-address
+# executable or statically linked.
 #
 # host-static is "host" linked with -static (the host glibc's libc.a:
 # main_arena, mp_ and the tcache TLS variable are then in the executable
@@ -89,7 +89,7 @@ case $variant in *-hostcore) hostcore=true sysvariant=${variant%-hostcore} ;; es
 # The arm64 link layouts: -pie and -static (see the top).
 layout=
 case $variant in
-*-arm64-pie | *-arm64-static) layout=${variant##*-} sysvariant=${variant%-*} ;;
+*-arm64-pie | *-arm64-nopie | *-arm64-static) layout=${variant##*-} sysvariant=${variant%-*} ;;
 esac
 arm64=false
 case $sysvariant in *-arm64 | *-arm64-prof) arm64=true ;; esac
@@ -120,7 +120,7 @@ host-static | host-static-pie)
 	*) cannot "no static libc (libc.a) for ${CC:-gcc}: install libc6-dev" ;;
 	esac
 	;;
-glibc-*-amd64 | glibc-*-arm64 | glibc-*-arm64-64k | glibc-*-arm64-hostcore | glibc-*-arm64-pie | glibc-*-arm64-static | jemalloc-*-amd64 | jemalloc-*-arm64)
+glibc-*-amd64 | glibc-*-arm64 | glibc-*-arm64-64k | glibc-*-arm64-hostcore | glibc-*-arm64-pie | glibc-*-arm64-nopie | glibc-*-arm64-static | jemalloc-*-amd64 | jemalloc-*-arm64)
 	corpus_sysroot "$sysvariant"
 	;;
 jemalloc-*-arm64-prof)
@@ -197,6 +197,7 @@ jemalloc-*-amd64)
 		cc=aarch64-linux-gnu-gcc link=(-O1 "$outdir/bigbss.c")
 		case $layout in
 		pie) link+=(-fPIE -pie) ;;
+		nopie) link+=(-no-pie) ;;
 		static) link+=(-static) ;;
 		esac
 	elif $arm64; then
