@@ -518,7 +518,7 @@ static const struct em_table LARGE_TABLE = {
 static const struct em_field TCACHE_COLS[] = {
 	{ .key = "addr", .label = "tcache", .width = -18, .form = EM_T_HEX0,
 	  .digits = 16 },
-	{ .key = "thread", .label = "thread", .width = 8, .none = "?" },
+	{ .key = "thread", .label = "tid", .width = 8, .none = "?" },
 	{ .key = "bins", .label = "bins", .width = 6 },
 	{ .key = "cached", .label = "cached", .width = 10 },
 	{ .key = "bytes", .label = "bytes", .width = 12, .form = EM_T_HUMAN },
