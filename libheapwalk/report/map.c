@@ -349,11 +349,13 @@ static const struct em_field F_RECTS = {
 	.key = "rects", .join = ", ", .noun = "rectangle" };
 static const struct em_field F_BYTES = {
 	.key = "bytes", .join = ", ", .form = EM_T_HUMAN };
+/* One scale for the picture (collapsed strips aside): text says it once,
+   JSON keeps both ends.  */
 static const struct em_field F_MIN_BPP = {
-	.key = "min_bytes_per_pixel", .label = "scale:", .form = EM_T_HUMAN };
-static const struct em_field F_MAX_BPP = {
-	.key = "max_bytes_per_pixel", .join = " to ", .form = EM_T_HUMAN,
+	.key = "min_bytes_per_pixel", .label = "scale:", .form = EM_T_HUMAN,
 	.post = " a pixel" };
+static const struct em_field F_MAX_BPP = {
+	.key = "max_bytes_per_pixel", .only = EM_JSON_ONLY };
 static const struct em_field F_UNDRAWN = {
 	.key = "undrawn_bytes", .label = "not drawn:", .form = EM_T_HUMAN,
 	.post = " (blocks outside the strips the first walk found)" };
