@@ -11,9 +11,12 @@
 #                             the report of the i-th goes to OUT.i (from 1),
 #                             its $_heapwalk_status to OUT.i.rc, everything
 #                             gdb printed to OUT.log.  Fails the test when
-#                             gdb crashes or hangs (120 s).  The array
+#                             gdb crashes or hangs (5 minutes).  The array
 #                             GDB_HEAP_END holds gdb options for after the
-#                             commands (e.g. -ex detach).
+#                             commands (e.g. -ex detach); GDB_HEAP_FIRST
+#                             numbers the first report (heap_ex N CMD
+#                             gives the -ex words of a report the test
+#                             places itself, as HEAP_EX).
 #   split_reports OUT TEXT N WHAT
 #                             gdb_heap's split of what gdb printed (TEXT)
 #                             into OUT.1..N and OUT.i.rc
@@ -22,6 +25,11 @@
 #                             $T/gdbserver.log), once it listens
 #   same_as_cli GOT WANT WHAT the plugin's report GOT equals the tool's WANT
 #                             (but for the time a slow command prints)
+#   port_listening PORT       something listens on TCP PORT (/proc)
+#   qemu_stub_start DIR SYSROOT RUN ARGS...
+#                             DIR/prog live under qemu-aarch64 -g, once it
+#                             listens (QEMU_PORT, QEMU_PID; stdin a FIFO
+#                             on fd 7); qemu_stub_stop kills it
 here_gdb_=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 # shellcheck source=tests/lib.sh
 . "$here_gdb_/lib.sh"
@@ -152,6 +160,7 @@ qemu_stub_start() {
 		QEMU_PID=
 	done
 	[ -n "$QEMU_PID" ] || fail "qemu-aarch64 -g would not start: $(cat "$run/out")"
+	# shellcheck disable=SC2034 # read by the tests that source this
 	QEMU_PORT=$port
 }
 
