@@ -21,8 +21,12 @@ struct hw_target;
 struct hw_syms;
 struct hw_allocator_ops;
 struct hw_arch;
-struct hw_reach;
-struct hw_vtypes;
+/* The analyses' cached results (hw_session.slots).  */
+enum hw_slot_id {
+	HW_SLOT_REACH,      /* leaks' marks (analysis/reach.h) */
+	HW_SLOT_VTYPES,     /* vtable word -> C++ class (analysis/vtype.h) */
+	HW_NSLOTS
+};
 
 /* One problem found in the heap: where, and what is wrong, in the words
    glibc itself would use where it has them.  */
@@ -107,13 +111,32 @@ struct hw_session {
 	struct hw_partial partial;
 	bool budget_said;                 /* partial has the cache budget */
 	struct hw_policy policy;
-	struct hw_reach *reach;           /* `leaks`' marks, once made */
-	struct hw_vtypes *vtypes;         /* vtable word -> C++ class
-					     (analysis/vtype.h), once asked */
+	/* What analyses keep for the session's later questions, each
+	   made on first use and freed by its own function at close (see
+	   hw_slot_get): the session knows none of them.  */
+	struct hw_slot {
+		void *data;
+		void (*release)(void *data);
+	} slots[HW_NSLOTS];
 	atomic_bool oom;                  /* a walk ran out of memory: its
 					     results are not to be trusted */
 	char err[512];
 };
+
+/* An analysis's cached result in s, or NULL before it made one.  */
+static inline void *hw_slot_get(const struct hw_session *s,
+				enum hw_slot_id id)
+{
+	return s->slots[id].data;
+}
+
+/* Keep data in slot id until the session closes, when release(data)
+   frees it.  */
+static inline void hw_slot_set(struct hw_session *s, enum hw_slot_id id,
+			       void *data, void (*release)(void *data))
+{
+	s->slots[id] = (struct hw_slot){ data, release };
+}
 
 /* Tell the front end how far a long phase is (hw_open_opts.progress);
    nothing when it asked for no progress.  */

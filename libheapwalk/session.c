@@ -4,8 +4,6 @@
 #include <string.h>
 
 #include "alloc/alloc.h"
-#include "analysis/reach.h"
-#include "analysis/vtype.h"
 #include "arch/arch.h"
 #include "internal.h"
 #include "sym/sym.h"
@@ -617,8 +615,9 @@ void hw_session_close(hw_session *s)
 {
 	if (!s)
 		return;
-	hw_reach_free(s->reach);
-	hw_vtypes_free(s->vtypes);
+	for (int i = 0; i < HW_NSLOTS; i++)
+		if (s->slots[i].release)
+			s->slots[i].release(s->slots[i].data);
 	if (s->alloc)
 		s->alloc->close(s->alloc_state);
 	drop_instances(s);

@@ -6,7 +6,10 @@
 #    report/emit.c, which picks the renderer, and report/render-*.c;
 #  - the emitter's insides (report/render.h) are included by those alone;
 #  - reports print nothing themselves (no printf, puts, fwrite, ...: all
-#    output goes through the emitter to the caller's sink).
+#    output goes through the emitter to the caller's sink);
+#  - the session (session.c, internal.h, open-opts.c) includes no
+#    analysis: analyses keep their results in its generic slots (api.c,
+#    the public data calls, is a user of analyses like a command).
 # Static checks on the source; no heapwalk binary is needed.
 # shellcheck source=tests/lib.sh
 . "$(dirname "$0")/lib.sh"
@@ -57,6 +60,17 @@ if code "${reports[@]}" |
 	>"$T/print"; then
 	say "a report prints by itself instead of emitting records:"
 	cat "$T/print" >&2
+	bad=1
+fi
+
+# The session owns the analyses' results through its generic slots
+# (internal.h: hw_slot_get/hw_slot_set), so neither the session nor the
+# library's core includes an analysis: an analysis depends on the
+# session, never the other way.
+if grep -nE '#include *"(\.\./)?analysis/' libheapwalk/session.c libheapwalk/internal.h \
+	libheapwalk/open-opts.c >"$T/ana"; then
+	say "the session includes an analysis (use a slot, internal.h):"
+	cat "$T/ana" >&2
 	bad=1
 fi
 

@@ -519,10 +519,16 @@ static void mark(struct hw_session *s, struct hw_reach *r,
 
 /* ---- the session's reach ------------------------------------------------ */
 
+static void release_reach(void *r)
+{
+	hw_reach_free(r);
+}
+
 const struct hw_reach *hw_reach_get(struct hw_session *s)
 {
-	if (s->reach)
-		return s->reach;
+	struct hw_reach *have = hw_slot_get(s, HW_SLOT_REACH);
+	if (have)
+		return have;
 	struct hw_reach *r = calloc(1, sizeof *r);
 	if (!r || !bm_init(&r->map, s->target,
 			   s->alloc->block_align ? s->alloc->block_align : 16)) {
@@ -537,7 +543,7 @@ const struct hw_reach *hw_reach_get(struct hw_session *s)
 		return NULL;
 	}
 	mark(s, r, &r->owned);
-	s->reach = r;
+	hw_slot_set(s, HW_SLOT_REACH, r, release_reach);
 	return r;
 }
 

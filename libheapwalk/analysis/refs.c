@@ -369,9 +369,10 @@ enum hw_status hw_why_chain(struct hw_session *s, const struct hw_reach *r,
 	*steps = NULL;
 	*n = 0;
 	*interior_pass = false;
-	if (s->reach != r)
+	struct hw_reach *own = hw_slot_get(s, HW_SLOT_REACH);
+	if (own != r)
 		return hw_error(s, HW_BAD_TARGET, "why: not the session's reach");
-	struct bfs b = { .s = s, .r = r, .map = &s->reach->map,
+	struct bfs b = { .s = s, .r = r, .map = &own->map,
 			 .target = target };
 	/* Every block starts unvisited (the reach leaves every done bit
 	   set; a bit it did not would hide a block from the search).  */

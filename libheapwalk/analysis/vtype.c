@@ -142,6 +142,11 @@ static char *resolve(struct hw_session *s, uint64_t word)
 	return name;
 }
 
+static void release_vtypes(void *v)
+{
+	hw_vtypes_free(v);
+}
+
 const char *hw_vtype_of(struct hw_session *s, uint64_t addr, uint64_t size)
 {
 	unsigned ps = ptr_size(s);
@@ -158,12 +163,13 @@ const char *hw_vtype_of(struct hw_session *s, uint64_t addr, uint64_t size)
 	const struct hw_region *r = hw_region_of(s->target, word);
 	if (!r || (s->target->nfiles > 0 && r->file < 0))
 		return NULL;
-	if (!s->vtypes) {
-		s->vtypes = calloc(1, sizeof *s->vtypes);
-		if (!s->vtypes)
+	struct hw_vtypes *v = hw_slot_get(s, HW_SLOT_VTYPES);
+	if (!v) {
+		v = calloc(1, sizeof *v);
+		if (!v)
 			return NULL;
+		hw_slot_set(s, HW_SLOT_VTYPES, v, release_vtypes);
 	}
-	struct hw_vtypes *v = s->vtypes;
 	if (v->cap) {
 		const struct vt_slot *hit = probe(v, word);
 		if (hit->word)
