@@ -860,7 +860,6 @@ static enum hw_status cmd_summary(struct cmd_ctx *c)
 	hw_emit_maps_line(s, e, &t.maps);
 	summary_leaks(&t, e, noun ? "block" : "chunk");
 	hw_emit_partial_line(s, e);
-	(void)hw_death_findings(s);   /* as check counts them */
 	em_kv(e, &F_FINDINGS, ev_u64(s->findings_total));
 	em_kv(e, &F_FINDINGS_HINT, ev_bool(s->findings_total > 0));
 	em_kv(e, &F_TRUNCATED, ev_bool(s->target->truncated));
@@ -1432,16 +1431,15 @@ static enum hw_status cmd_check(struct cmd_ctx *c)
 	s->alloc->chunks(s->alloc_state, count_only, &n);
 	if (s->alloc->check)
 		s->alloc->check(s->alloc_state);
-	if (!hw_death_findings(s))
-		return HW_BAD_TARGET;
-	if (s->nfindings)
-		qsort(s->findings, s->nfindings, sizeof *s->findings,
-		      finding_cmp);
 	em_doc_begin(e);
+	/* Before the findings are sorted: glibc's own abort is one.  */
 	if (!hw_emit_death(s, e)) {
 		em_doc_end(e);
 		return HW_BAD_TARGET;
 	}
+	if (s->nfindings)
+		qsort(s->findings, s->nfindings, sizeof *s->findings,
+		      finding_cmp);
 	em_table_begin(e, &FINDINGS_TABLE);
 	for (size_t i = 0; i < s->nfindings; i++) {
 		const struct hw_finding *f = &s->findings[i];

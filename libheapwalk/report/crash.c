@@ -255,23 +255,17 @@ static bool malloc_abort(const char *msg)
 	return false;
 }
 
-bool hw_death_findings(struct hw_session *s)
+/* glibc's malloc aborted the process on damage it saw itself: a finding
+   at the chunk it names (or at its message), whatever the walk of the
+   lists still finds consistent.  */
+static void count_malloc_abort(struct hw_session *s, const struct hw_death *d)
 {
-	struct hw_death d;
-	if (!hw_death_get(s, &d))
-		return false;
-	if (d.died && d.abort_msg && malloc_abort(d.abort_msg)) {
-		/* The allocator saw the damage itself: a finding at the
-		   chunk it names (or its message), whatever the walk of the
-		   lists still finds consistent.  */
-		uint64_t at = d.nchunks ? d.chunks[0].addr : d.abort_msg_at;
-		hw_finding(s, at, "glibc aborted the process: \"%s\"%s",
-			   d.abort_msg,
-			   d.role == HW_DEATH_FREED_TWICE ? " (this chunk, freed "
-			   "twice)" : d.nchunks ? " (this chunk)" : "");
-	}
-	hw_death_free(&d);
-	return true;
+	if (!d->abort_msg || !malloc_abort(d->abort_msg))
+		return;
+	uint64_t at = d->nchunks ? d->chunks[0].addr : d->abort_msg_at;
+	hw_finding(s, at, "glibc aborted the process: \"%s\"%s", d->abort_msg,
+		   d->role == HW_DEATH_FREED_TWICE ? " (this chunk, freed "
+		   "twice)" : d->nchunks ? " (this chunk)" : "");
 }
 
 bool hw_emit_death(struct hw_session *s, struct hw_emitter *e)
@@ -279,6 +273,8 @@ bool hw_emit_death(struct hw_session *s, struct hw_emitter *e)
 	struct hw_death d;
 	if (!hw_death_get(s, &d))
 		return false;
+	if (d.died)
+		count_malloc_abort(s, &d);
 	if (!d.died) {
 		em_kv(e, &F_DEATH_NULL, ev_null());
 		return true;

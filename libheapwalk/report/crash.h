@@ -11,14 +11,13 @@ struct hw_emitter;
 /* The member "death" of the current document: the signal, its cause,
    the crashing thread, glibc's abort message, the blocks involved and
    the crashing thread's backtrace; JSON null and no text for a process
-   that did not die (a live one, or a core without a signal).  False
-   only when out of memory (the error is recorded).  */
-bool hw_emit_death(struct hw_session *s, struct hw_emitter *e);
-
-/* When glibc's malloc aborted the process itself ("free(): double free
+   that did not die (a live one, or a core without a signal).  When
+   glibc's malloc aborted the process itself ("free(): double free
    detected in tcache 2", "malloc(): unsorted double linked list
-   corrupted", ...), a finding at the chunk it names, or at its message:
-   check counts what the allocator saw.  False only when out of memory.  */
-bool hw_death_findings(struct hw_session *s);
+   corrupted", ...), also a finding at the chunk it names, or at its
+   message, so that summary and check, which emit the death before
+   their findings, count what the allocator saw.  False only when out
+   of memory (the error is recorded).  */
+bool hw_emit_death(struct hw_session *s, struct hw_emitter *e);
 
 #endif /* HW_CRASH_H */

@@ -126,6 +126,9 @@ static void put_text(struct map_svg *w, const char *text)
 #define LEGEND_COL_WIDTH 344
 
 #define PICTURE_WIDTH (MAP_GUTTER + MAP_WIDTH + 2 * MAP_MARGIN)
+/* Lines under the title: the target, the allocator and map_head's
+   lines; the legend comes after them.  */
+#define HEAD_LINES 7
 /* Characters a line of the head holds (monospace at 11 px: 6.6 px a
    character); longer ones are cut, their end kept.  */
 #define HEAD_CHARS ((PICTURE_WIDTH - 2 * MAP_MARGIN) * 10 / 66)
@@ -133,7 +136,7 @@ static void put_text(struct map_svg *w, const char *text)
 uint32_t map_svg_head_height(unsigned nstates)
 {
 	uint32_t legend_lines = (nstates + LEGEND_COLS - 1) / LEGEND_COLS;
-	return HEAD_TOP + (2 + 5) * LINE_PITCH + 6 + legend_lines * LINE_PITCH;
+	return HEAD_TOP + HEAD_LINES * LINE_PITCH + 6 + legend_lines * LINE_PITCH;
 }
 
 bool map_svg_init(struct map_svg *w, struct hw_emitter *out,
@@ -224,7 +227,7 @@ void map_svg_begin(struct map_svg *w, const struct map_head *h)
 	}
 	/* The legend: only the states the heap has.  */
 	unsigned col = 0;
-	y = HEAD_TOP + 7 * LINE_PITCH + 6;
+	y = HEAD_TOP + HEAD_LINES * LINE_PITCH + 6;
 	put(w, "<g class=\"legend\">\n");
 	for (unsigned k = 0; k < MAP_NSTATES; k++) {
 		if (!h->state_bytes[k])

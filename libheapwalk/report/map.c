@@ -27,10 +27,8 @@
 #include "emit.h"
 #include "map.h"
 
-/* Rows for the whole picture: a strip gets at most 32 rows, fewer when
-   the strips together would pass this; each strip gets one at least.  */
+/* Rows for the whole picture (each strip gets one at least).  */
 #define MAP_MAX_ROWS 256
-#define MAP_STRIP_ROWS 32
 /* Past this many strips (a heap cut into millions of runs by damage),
    the rest are not drawn; the report says how many bytes.  */
 #define MAP_MAX_STRIPS (1u << 20)
@@ -124,8 +122,8 @@ static void scale(struct map_strip *st, uint32_t maxrows)
 /* One scale for the whole picture, so that a strip's height says its
    size: the finest power of two bytes a pixel at which every strip fits
    in the row budget.  A collapsed strip (retained address space) takes
-   one row at a scale of its own.  */
-static void scale_all(struct map_strip *strips, size_t n)
+   one row at a scale of its own.  Returns the picture's scale.  */
+static unsigned scale_all(struct map_strip *strips, size_t n)
 {
 	unsigned shift = MAP_MIN_SHIFT;
 	for (;; shift++) {
@@ -144,6 +142,7 @@ static void scale_all(struct map_strip *strips, size_t n)
 			strips[i].rows = rows_at(&strips[i], shift);
 		}
 	}
+	return shift;
 }
 
 /* frag's figures of one arena or all: what is used and free ("used
@@ -196,8 +195,8 @@ static void target_name(const struct hw_session *s, char *buf, size_t len)
 struct layout {
 	struct map_strip **order;   /* strips by arena and address */
 	uint32_t height;
-	unsigned min_shift, max_shift;
-	unsigned scale;             /* the picture's (collapsed strips aside) */
+	unsigned scale;             /* log2 of the picture's bytes a pixel
+				       (collapsed strips aside) */
 	bool collapsed;             /* some strip is */
 	uint64_t rows;
 };
@@ -213,9 +212,8 @@ static bool lay_out(struct scan *sc, unsigned nstates, struct layout *lo)
 	for (size_t i = 0; i < sc->n; i++)
 		lo->order[i] = &sc->strips[i];
 	qsort(lo->order, sc->n, sizeof *lo->order, strip_cmp);
-	scale_all(sc->strips, sc->n);
+	lo->scale = scale_all(sc->strips, sc->n);
 	uint64_t y = map_svg_head_height(nstates);
-	lo->min_shift = 63;
 	for (size_t i = 0; i < sc->n; i++) {
 		struct map_strip *st = lo->order[i];
 		if (i == 0 || st->arena != lo->order[i - 1]->arena)
@@ -226,18 +224,8 @@ static bool lay_out(struct scan *sc, unsigned nstates, struct layout *lo)
 		st->y = y < UINT32_MAX / 2 ? (uint32_t)y : UINT32_MAX / 2;
 		y += (uint64_t)st->rows * MAP_ROW_PITCH + STRIP_GAP;
 		lo->rows += st->rows;
-		if (st->collapsed) {
-			lo->collapsed = true;
-			continue;
-		}
-		lo->scale = st->shift;
-		if (st->shift < lo->min_shift)
-			lo->min_shift = st->shift;
-		if (st->shift > lo->max_shift)
-			lo->max_shift = st->shift;
+		lo->collapsed |= st->collapsed;
 	}
-	if (lo->min_shift > lo->max_shift)   /* no strip to scale */
-		lo->min_shift = lo->max_shift = lo->scale = MAP_MIN_SHIFT;
 	y += 8;
 	lo->height = y < UINT32_MAX / 2 ? (uint32_t)y : UINT32_MAX / 2;
 	return true;
@@ -377,8 +365,8 @@ static void report(struct hw_session *s, struct hw_emitter *e, bool json_only,
 	em_kv(e, &F_ROWS, ev_only(ev_u64(lo->rows), only));
 	em_kv(e, &F_RECTS, ev_only(ev_u64(d->w->rects), only));
 	em_kv(e, &F_BYTES, ev_only(ev_u64(bytes), only));
-	em_kv(e, &F_MIN_BPP, ev_only(ev_u64((uint64_t)1 << lo->min_shift), only));
-	em_kv(e, &F_MAX_BPP, ev_only(ev_u64((uint64_t)1 << lo->max_shift), only));
+	em_kv(e, &F_MIN_BPP, ev_only(ev_u64((uint64_t)1 << lo->scale), only));
+	em_kv(e, &F_MAX_BPP, ev_only(ev_u64((uint64_t)1 << lo->scale), only));
 	em_kv(e, &F_UNDRAWN, ev_only(ev_u64(d->undrawn),
 				     d->undrawn ? only : EM_JSON_ONLY));
 	em_section_end(e);
@@ -414,11 +402,10 @@ static void draw(struct hw_session *s, struct map_svg *w, struct scan *sc,
 	uint64_t nchunks = 0;
 	for (size_t i = 0; i < sc->n; i++)
 		nchunks += sc->strips[i].nchunks;
-	const char *noun = s->alloc->block_noun ? "block" : "chunk";
 	snprintf(alloc, sizeof alloc, "%s %s: %zu arena%s, %" PRIu64
 		 " %s%s in %zu strip%s", s->alloc->name,
 		 version ? version : "", narenas, narenas == 1 ? "" : "s",
-		 nchunks, noun, nchunks == 1 ? "" : "s", sc->n,
+		 nchunks, w->noun, nchunks == 1 ? "" : "s", sc->n,
 		 sc->n == 1 ? "" : "s");
 	frag_free_line(total, sizeof total, "all arenas: ", &sum);
 	frag_reserve_line(reserve, sizeof reserve, "all arenas: ", &sum, je);
