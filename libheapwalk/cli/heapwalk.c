@@ -79,6 +79,20 @@ static void usage(FILE *f)
 	}
 }
 
+/* The command table's index of `name`, or -1.  */
+static long command_index(const char *name)
+{
+	for (size_t i = 0; hw_command_name(i); i++)
+		if (!strcmp(hw_command_name(i), name))
+			return (long)i;
+	return -1;
+}
+
+static bool is_command(const char *name)
+{
+	return command_index(name) >= 0;
+}
+
 /* `heapwalk help [COMMAND]`: the usage, every option and an example, as
    `git help` gives them.  */
 static int help(const char *name)
@@ -87,9 +101,9 @@ static int help(const char *name)
 		usage(stdout);
 		return 0;
 	}
-	for (size_t i = 0; hw_command_name(i); i++) {
-		if (strcmp(hw_command_name(i), name) != 0)
-			continue;
+	long found = command_index(name);
+	if (found >= 0) {
+		size_t i = (size_t)found;
 		const char *args = hw_command_usage(i), *what;
 		printf("usage: heapwalk [OPTIONS] CORE %s%s%s\n"
 		       "       heapwalk [OPTIONS] --pid PID %s%s%s\n\n",
@@ -116,14 +130,6 @@ static int help(const char *name)
 	fprintf(stderr, "heapwalk: help: unknown command '%s' (try "
 		"'heapwalk --help')\n", name);
 	return HW_USAGE;
-}
-
-static bool is_command(const char *name)
-{
-	for (size_t i = 0; hw_command_name(i); i++)
-		if (!strcmp(hw_command_name(i), name))
-			return true;
-	return false;
 }
 
 static int fail(int status, const char *fmt, const char *arg)
@@ -451,8 +457,7 @@ int main(int argc, char **argv)
 	}
 	/* Check the command before the (possibly slow) open.  */
 	if (ncmd > 0) {
-		bool known = is_command(cmd[0]);
-		if (!known) {
+		if (!is_command(cmd[0])) {
 			int st = fail(HW_USAGE, "unknown command '%s' (try "
 				      "'heapwalk --help')", cmd[0]);
 			free(cmd);

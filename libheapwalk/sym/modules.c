@@ -541,7 +541,6 @@ static int pid_find_elf(Dwfl_Module *mod, void **userdata,
 			free(*file_name);
 			*file_name = name;
 			*elfp = elf;
-			s->exe_used = true;
 			return fd;
 		}
 		elf_end(elf);

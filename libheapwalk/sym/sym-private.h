@@ -23,7 +23,6 @@ struct hw_syms {
 	char *exe;          /* opts->exe, copied */
 	char *proc_exe;     /* a live process's executable, as its maps
 			       name it (hw_syms_open_pid with an exe) */
-	bool exe_used;      /* exe replaced the process's own file */
 	char exe_note[8448]; /* why exe was not used, or "": two paths
 				(PATH_MAX each) and the words around them */
 	bool no_debuginfo;

@@ -80,24 +80,23 @@ static int open_exe(const struct hw_target *t, const char *sysroot,
 		if (fd >= 0)
 			snprintf(found, len, "%s", exe);
 		return fd;
-	} else {
-		const char *slash = t->path ? strrchr(t->path, '/') : NULL;
-		/* A name the user gave is the current directory's first.  */
-		const char *tries[3] = { NULL, NULL, NULL };
-		tries[given ? 0 : 1] = exe;
-		if (t->path &&
-		    snprintf(in_core, sizeof in_core, "%.*s/%s",
-			     slash ? (int)(slash - t->path) : 1,
-			     slash ? t->path : ".", exe) < (int)sizeof in_core)
-			tries[given ? 1 : 0] = in_core;
-		if (sysroot &&
-		    snprintf(in_root, sizeof in_root, "%s/%s", sysroot, exe) <
-			    (int)sizeof in_root)
-			tries[2] = in_root;
-		for (int i = 0; i < 3 && fd < 0; i++)
-			if (tries[i] && (fd = hw_open_regular(tries[i])) >= 0)
-				exe = tries[i];
 	}
+	const char *slash = t->path ? strrchr(t->path, '/') : NULL;
+	/* A name the user gave is the current directory's first.  */
+	const char *tries[3] = { NULL, NULL, NULL };
+	tries[given ? 0 : 1] = exe;
+	if (t->path &&
+	    snprintf(in_core, sizeof in_core, "%.*s/%s",
+		     slash ? (int)(slash - t->path) : 1,
+		     slash ? t->path : ".", exe) < (int)sizeof in_core)
+		tries[given ? 1 : 0] = in_core;
+	if (sysroot &&
+	    snprintf(in_root, sizeof in_root, "%s/%s", sysroot, exe) <
+		    (int)sizeof in_root)
+		tries[2] = in_root;
+	for (int i = 0; i < 3 && fd < 0; i++)
+		if (tries[i] && (fd = hw_open_regular(tries[i])) >= 0)
+			exe = tries[i];
 	if (fd >= 0 && !realpath(exe, found))
 		snprintf(found, len, "%s", exe);
 	return fd;
@@ -282,25 +281,22 @@ bool hw_link_map_files(struct hw_target *t, const char *exe,
 	*npaths = 0;
 	if (hw_auxv_get(t, 6 /* AT_PAGESZ */, &v) && v >= 4096 && !(v & (v - 1)))
 		pagesz = v;
-	const char *said = "AT_EXECFN";
-	if (!exe) {
+	bool given = exe != NULL;
+	if (!given) {
 		if (!hw_auxv_get(t, AT_EXECFN_TYPE, &v) ||
 		    !read_string(t, v, exe_buf, sizeof exe_buf))
 			return true;
 		exe = exe_buf;
-	} else {
-		said = "given";
 	}
 	if (!hw_auxv_get(t, AT_PHDR_TYPE, &phdr))
 		return true;
 	char found[PATH_MAX];
-	int fd = open_exe(t, sysroot, exe, said[0] == 'g', found,
-			  sizeof found);
+	int fd = open_exe(t, sysroot, exe, given, found, sizeof found);
 	if (fd < 0) {
 		snprintf(t->files_note, sizeof t->files_note,
 			 "the executable '%s' (%s) is not at hand (%s): its "
 			 "symbols and mappings are unknown; %s",
-			 exe, said,
+			 exe, given ? "given" : "AT_EXECFN",
 			 exe[0] == '/'
 			 ? (sysroot ? "not under the sysroot nor at that path"
 				    : "no file at that path")
@@ -377,11 +373,9 @@ bool hw_link_map_files(struct hw_target *t, const char *exe,
 			r_debug = w[1];
 	}
 	uint64_t lm = 0;
-	if (!r_debug || !hw_read_u64(t, r_debug + 8, &lm)) {
-		if (!alone_ok)
-			return true;
-		lm = 0;
-	}
+	bool have_lm = r_debug && hw_read_u64(t, r_debug + 8, &lm);
+	if (!have_lm && !alone_ok)
+		return true;
 	struct lm_files f = { 0 };
 	bool ok = add_object(t, &f, sysroot, exe, bias, dyn ? bias + dyn : 0,
 			     pagesz, NULL);
@@ -407,7 +401,7 @@ bool hw_link_map_files(struct hw_target *t, const char *exe,
 	}
 	t->files = f.files;
 	t->nfiles = f.n;
-	t->files_from = !f.n ? NULL : r_debug ? "link_map" : "executable";
+	t->files_from = !f.n ? NULL : have_lm ? "link_map" : "executable";
 	*paths = f.paths;
 	*npaths = f.npaths;
 	return ok;

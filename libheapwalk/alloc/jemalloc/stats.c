@@ -274,6 +274,7 @@ void je_figures(const struct je_state *j, struct je_figures *f)
 {
 	memset(f, 0, sizeof *f);
 	uint64_t small = 0, large = 0, active = 0, retained = 0;
+	uint64_t program_large = 0;   /* large, sampled ones at their size */
 	for (size_t i = 0; i < j->next; i++) {
 		const struct je_extent *x = &j->ext[i];
 		switch (x->state) {
@@ -288,10 +289,12 @@ void je_figures(const struct je_state *j, struct je_figures *f)
 				   at the smallest large class, the program
 				   has its small size.  */
 				large += j->sizes[j->nbins];
+				program_large += j->sizes[x->szind];
 				f->sampled++;
 				f->sampled_bytes += j->sizes[x->szind];
 			} else {
 				large += j->sizes[x->szind];
+				program_large += j->sizes[x->szind];
 			}
 			break;
 		case JE_DIRTY: f->dirty += x->size; break;
@@ -306,9 +309,7 @@ void je_figures(const struct je_state *j, struct je_figures *f)
 		"promoted to)"
 	      : "regions in use in slabs + large extents in use (usable "
 		"sizes)");
-	f->program = small + large - f->sampled *
-		     (j->nbins < j->nsizes ? j->sizes[j->nbins] : 0) +
-		     f->sampled_bytes;
+	f->program = small + program_large;
 	exact(&f->active, active, "pages of active extents");
 	exact(&f->retained, retained, "pages of retained extents (address "
 	      "space only)");

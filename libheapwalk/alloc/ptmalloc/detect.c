@@ -238,26 +238,14 @@ static uint64_t scan_main_arena_as(struct pm_state *p, int libc)
 	return 0;
 }
 
-/* main_arena is at m (a symbol), but neither DWARF nor a version says
-   its layout: take the first era, newest first, under which it holds
-   together, as the scan does.  */
-static void era_of_arena(struct pm_state *p, uint64_t m)
-{
-	enum pm_ms_era first = p->l.ms_era;
-	for (int e = PM_MS_243; e >= PM_MS_217; e--) {
-		pm_layout_ms(&p->l, (enum pm_ms_era)e);
-		if (plausible_arena(p, m)) {
-			pm_era_ms(p);
-			return;
-		}
-	}
-	pm_layout_ms(&p->l, first);
-}
-
-/* Try the version's malloc_state layout first, then the other eras: the
-   one whose reading holds together (bins, header words, arena ring) is
-   the one this libc uses.  */
-static uint64_t scan_main_arena(struct pm_state *p, int libc)
+/* Try the current malloc_state layout (the version's guess) first, then
+   the other eras, newest first: the first under which find(p, arg) finds
+   a main_arena that holds together (bins, header words, arena ring) is
+   the one this libc uses, and its era is observed.  0, the layout as it
+   was, when none does.  */
+static uint64_t first_era(struct pm_state *p,
+			  uint64_t (*find)(struct pm_state *, uint64_t),
+			  uint64_t arg)
 {
 	enum pm_ms_era first = p->l.ms_era;
 	enum pm_ms_era order[4] = { first };
@@ -267,7 +255,7 @@ static uint64_t scan_main_arena(struct pm_state *p, int libc)
 			order[n++] = (enum pm_ms_era)e;
 	for (size_t i = 0; i < n; i++) {
 		pm_layout_ms(&p->l, order[i]);
-		uint64_t m = scan_main_arena_as(p, libc);
+		uint64_t m = find(p, arg);
 		if (m) {
 			pm_era_ms(p);
 			return m;
@@ -275,6 +263,31 @@ static uint64_t scan_main_arena(struct pm_state *p, int libc)
 	}
 	pm_layout_ms(&p->l, first);
 	return 0;
+}
+
+static uint64_t scan_in(struct pm_state *p, uint64_t libc)
+{
+	return scan_main_arena_as(p, (int)libc);
+}
+
+/* main_arena's address when, under the current layout, it holds
+   together there, else 0.  */
+static uint64_t arena_at(struct pm_state *p, uint64_t m)
+{
+	return plausible_arena(p, m) ? m : 0;
+}
+
+static uint64_t scan_main_arena(struct pm_state *p, int libc)
+{
+	return first_era(p, scan_in, (uint64_t)libc);
+}
+
+/* main_arena is at m (a symbol), but neither DWARF nor a version says
+   its layout: the era under which it holds together, as the scan
+   finds it.  */
+static void era_of_arena(struct pm_state *p, uint64_t m)
+{
+	(void)first_era(p, arena_at, m);
 }
 
 static uint64_t scan_mp(struct pm_state *p, int libc)
