@@ -3,6 +3,9 @@
 #   make            build/heapwalk (optimised, with debug info); installs nothing
 #   make deps       install the missing Debian packages (apt-get; sudo if not root)
 #   make check      deps, ASan/UBSan build, every test; ends "N passed, N failed"
+#   make check-reports  every command's output on the corpus, this tree
+#                   against REV (default HEAD), byte for byte: the check of a
+#                   refactor (scripts/report-compare.sh; after make check)
 #   make demo       deps, build, analyse a sample core made from corpora/
 #   make bench      the big-heap benchmark (>= 1 GiB heap, >= 10M chunks): cores,
 #                   gdb's heap on the first (scripts/bench/gdb-heap.sh), then a
@@ -51,8 +54,8 @@ SAN     := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-fram
 LIB_SRC := $(shell find libheapwalk -name '*.c' -not -path 'libheapwalk/cli/*' | sort)
 CLI_SRC := libheapwalk/cli/heapwalk.c
 # Code generated from a schema (protoc-c), under $(BUILD)/gen, never in
-# the tree: report/pprof.proto, pprof's profile messages.
-PROTO   := libheapwalk/report/pprof.proto
+# the tree: commands/prof/pprof.proto, pprof's profile messages.
+PROTO   := libheapwalk/commands/prof/pprof.proto
 GEN_SRC := $(BUILD)/gen/pprof.pb-c.c
 GEN_HDR := $(BUILD)/gen/pprof.pb-c.h
 # Another protobuf-c may generate code that warns: not made an error.
@@ -96,7 +99,7 @@ LIB_OBJ_PIC  += $(addprefix $(BUILD)/pic/obj/gen/,$(GEN_BASE))
 LIB_OBJ_ASAN += $(addprefix $(BUILD)/asan/obj/gen/,$(GEN_BASE))
 LIB_OBJ_FUZZ += $(addprefix $(BUILD)/fuzz/obj/gen/,$(GEN_BASE))
 
-.PHONY: FORCE all deps libs gdbheader check check-slow demo bench bench-live clean clean-bench test \
+.PHONY: FORCE all deps libs gdbheader check check-slow check-reports demo bench bench-live clean clean-bench test \
         install uninstall fuzz fuzzers
 all: $(BUILD)/heapwalk $(PLUGIN) $(SHLIB)
 
@@ -274,6 +277,13 @@ check-slow: deps
 	@HEAPWALK_SLOW=1 HEAPWALK=$(abspath $(BUILD)/asan/heapwalk) \
 	 TOOLS=$(abspath $(BUILD)/tools) CORPUS=$(abspath $(BUILD)/corpus) \
 	 TOP=$(CURDIR) tests/run.sh t0442
+
+# A refactor of the reports changes no byte of their output: every
+# command, text and JSON, on the corpus `make check` made, this tree's
+# build against REV's (built in a worktree).  Minutes: not in check.
+REV ?= HEAD
+check-reports: deps
+	@scripts/report-compare.sh $(REV)
 
 # Installs the tool and the gdb plugin (the reader and the script that
 # names it where it is installed: `source $(DATADIR)/heapwalk/heapwalk.gdb`

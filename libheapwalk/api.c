@@ -13,7 +13,7 @@
 #include "analysis/reach.h"
 #include "target/cache.h"
 #include "target/target.h"
-#include "report/prof.h"
+#include "report/stacks.h"
 
 static enum hw_status need_allocator(hw_session *s)
 {

@@ -13,10 +13,14 @@
 # and seeded, reproducible damaged copies of bins1 (tests/tools/corefuzz,
 # as t0220 makes them), runs each command in text and --json:
 #   summary arenas bins, each bins KIND of the allocator, chunks
-#   (all, --used, --free), sizes (classes, --exact), check, frag,
-#   chunk ADDR for a few addresses taken from the chunk list (the first,
-#   a middle and the last block, an address inside one, one in a header,
-#   an mmapped one, one in no chunk), and usage errors
+#   (all, --used, --free), sizes (classes, --exact, --by=type), check,
+#   frag, chunk ADDR for a few addresses taken from the chunk list (the
+#   first, a middle and the last block, an address inside one, one in a
+#   header, an mmapped one, one in no chunk), leaks (and --reachable),
+#   refs and why of two blocks in use, maps (and --mappings), map,
+#   prof (text, heap_v2, collapsed, --objects, --recent: an error
+#   without a profile), diff against the core itself (and --leaks) and
+#   against its saved sizes, types and leaks, and usage errors
 # and keeps stdout, stderr and the exit status of each run as
 # OUTDIR/CORE-NAME/COMMAND.{text,json}.{out,err,rc}.
 #
@@ -115,7 +119,37 @@ core() {
 	for a in $(addresses "$out/$name/chunks.json.out"); do
 		run "$name" "chunk_$a" "${opts[@]}" -- "$c" chunk "$a"
 	done
+	# The analyses: leaks, refs and why of two blocks, the C++ classes,
+	# the writable memory, the map, the profile (an error without one),
+	# and diff against the core itself and against its saved sizes,
+	# types and leaks (copied to one path: diff names its base).
+	for cmd in "sizes --by=type" leaks "leaks --reachable" maps \
+		"maps --mappings" map prof "prof --format=heap_v2" \
+		"prof --format=collapsed" "prof --objects --top=5" \
+		"prof --recent"; do
+		# shellcheck disable=SC2086 # the command's words
+		run "$name" "${cmd// /_}" "${opts[@]}" -- "$c" $cmd
+	done
+	for a in $(addresses "$out/$name/chunks_--used.json.out" | sed -n '1p;4p'); do
+		run "$name" "refs_$a" "${opts[@]}" -- "$c" refs "$a"
+		run "$name" "why_$a" "${opts[@]}" -- "$c" why "$a"
+	done
+	mkdir -p "$work/saved"
+	cp "$out/$name/sizes.json.out" "$work/saved/sizes.json"
+	cp "$out/$name/sizes_--by=type.json.out" "$work/saved/types.json"
+	cp "$out/$name/leaks.json.out" "$work/saved/leaks.json"
+	run "$name" diff_self "${opts[@]}" -- "$c" diff "$c"
+	run "$name" diff_self_leaks "${opts[@]}" -- "$c" diff --leaks "$c"
+	run "$name" diff_saved "${opts[@]}" -- "$c" diff "$work/saved/sizes.json" \
+		"$work/saved/types.json" "$work/saved/leaks.json"
 	# Usage errors (stderr and the exit status are kept too).
+	run "$name" err_refs_noarg "${opts[@]}" -- "$c" refs
+	run "$name" err_why_bad "${opts[@]}" -- "$c" why 0xzz
+	run "$name" err_leaks_bad "${opts[@]}" -- "$c" leaks --bogus
+	run "$name" err_diff_none "${opts[@]}" -- "$c" diff
+	run "$name" err_maps_bad "${opts[@]}" -- "$c" maps --bogus
+	run "$name" err_prof_bad "${opts[@]}" -- "$c" prof --format=bogus
+	run "$name" err_frag_arg "${opts[@]}" -- "$c" frag extra
 	run "$name" err_chunk_noarg "${opts[@]}" -- "$c" chunk
 	run "$name" err_chunk_bad "${opts[@]}" -- "$c" chunk 0xzz
 	run "$name" err_chunks_both "${opts[@]}" -- "$c" chunks --used --free

@@ -31,11 +31,22 @@ make -s -C "$wt" build/heapwalk >/dev/null || die "$rev does not build"
 make -s -C "$top" build/heapwalk >/dev/null || die "this tree does not build"
 
 # One scratch directory for both runs: summary prints the cores' paths.
+# REV's reports are kept for the next run while REV, the baseline
+# script and the corpus cores stay the same (a refactor compares often).
 work=$tmp/heapwalk-compare-work
-before=$tmp/heapwalk-compare-before
+key=$({ cat "$top/scripts/report-baseline.sh"
+	find "$top/build/corpus" -name core -printf '%p %s %T@\n' | sort; } |
+	sha1sum | cut -c1-12)
+before=$tmp/heapwalk-compare-before-${sha:0:12}-$key
 after=$tmp/heapwalk-compare-after
-HEAPWALK=$wt/build/heapwalk WORK=$work CORPUS=$top/build/corpus \
-	"$top/scripts/report-baseline.sh" "$before"
+if [ ! -f "$before.done" ]; then
+	rm -f "$tmp"/heapwalk-compare-before-"${sha:0:12}"-*.done
+	HEAPWALK=$wt/build/heapwalk WORK=$work CORPUS=$top/build/corpus \
+		"$top/scripts/report-baseline.sh" "$before"
+	touch "$before.done"
+else
+	echo "report-compare: ${sha:0:12}'s reports from an earlier run ($before)" >&2
+fi
 HEAPWALK=$top/build/heapwalk WORK=$work CORPUS=$top/build/corpus \
 	"$top/scripts/report-baseline.sh" "$after"
 if diff -r "$before" "$after" >"$tmp/heapwalk-compare.diff"; then

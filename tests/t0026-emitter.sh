@@ -1,6 +1,6 @@
 #!/bin/bash
 # The report model and its renderers on their own (tests/helper/emit-test.c,
-# built here with ASan and UBSan from libheapwalk/report's emitter files):
+# built here with ASan and UBSan from libheapwalk/emit/, the emitter):
 # every record kind in text and JSON against hand-written output, the
 # renderers' fast paths and their limits, number formatting against
 # printf, output larger than the emitter's buffer, a failing sink.
@@ -8,11 +8,11 @@
 . "$(dirname "$0")/lib.sh"
 need_cmd cc
 
-r=$TOP/libheapwalk/report
+r=$TOP/libheapwalk/emit
 cc -std=c11 -D_GNU_SOURCE -O1 -g -Wall -Wextra -Werror -Wshadow \
 	-fsanitize=address,undefined -fno-sanitize-recover=all \
-	-I"$TOP/libheapwalk" "$r/emit.c" "$r/format.c" "$r/render-text.c" \
-	"$r/render-json.c" "$TOP/tests/helper/emit-test.c" -o "$T/emit-test" ||
+	-I"$TOP/libheapwalk" "$r"/*.c "$TOP/tests/helper/emit-test.c" \
+	-o "$T/emit-test" ||
 	fail "cannot build tests/helper/emit-test.c"
 "$T/emit-test" >"$T/out" 2>"$T/err" || {
 	head -n 60 "$T/err" >&2

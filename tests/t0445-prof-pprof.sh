@@ -8,7 +8,7 @@
 # write its own profile (prof.heap, heap_v2) just before it crashes and
 # records its allocation sites (truth.txt).  Checked against those:
 #  (a) the file is gzip, and `protoc --decode` with the schema
-#      (libheapwalk/report/pprof.proto) parses it; `protoc --decode_raw`
+#      (libheapwalk/commands/prof/pprof.proto) parses it; `protoc --decode_raw`
 #      (no schema) finds pprof's field numbers: strings in field 6,
 #      period in 12, locations in 4 with their address in 3;
 #  (b) sample types inuse_objects/count and inuse_space/bytes, period
@@ -39,7 +39,7 @@
 need_heapwalk
 need_cmd awk gzip protoc
 
-schema_dir=$TOP/libheapwalk/report
+schema_dir=$TOP/libheapwalk/commands/prof
 
 # flat DECODED: protoc's text form of a Profile as lines (numbers in
 # decimal, strings resolved):

@@ -53,7 +53,7 @@ got=$(collapsed_sums "$T/b.out" | awk '$1 == "make_strings(int)" { print $2 }')
 	fail "the stacks ending in make_strings(int) sum to ${got:-nothing} bytes; the truth says $bytes"
 hw_live cxx "$T/c.out" "$T/c.err" prof --format=pprof -o "$T/p.pb.gz"
 expect_rc 0
-gzip -dc "$T/p.pb.gz" | protoc --proto_path="$TOP/libheapwalk/report" \
+gzip -dc "$T/p.pb.gz" | protoc --proto_path="$TOP/libheapwalk/commands/prof" \
 	--decode=perftools.profiles.Profile pprof.proto >"$T/p.txt" 2>"$T/protoc.err" ||
 	fail "protoc cannot decode the pprof file: $(head -n 3 "$T/protoc.err")"
 grep -q '^string_table: "make_strings(int)"' "$T/p.txt" ||

@@ -113,7 +113,7 @@ struct hw_allocator_ops {
 	   callers walk everything).  */
 	bool (*chunks_around)(void *state, uint64_t addr, hw_chunk_fn *fn,
 			      void *cookie);
-	/* The reports the walker writes itself, as records (report/emit.h):
+	/* The reports the walker writes itself, as records (emit/emit.h):
 	   summary's allocator-specific members (records inside summary's
 	   document), and the whole arenas and bins documents.  arenas and
 	   bins return HW_OK or an error (out of memory; bins: HW_USAGE for

@@ -6,7 +6,7 @@
  * allocator's memory and free blocks are never referrers), the same
  * pointer mask, and the allocator's own blocks are not scanned.  Naming a
  * place for people (a symbol, a stack frame) is the report's job
- * (report/refs.c); this layer says only what kind of place it is.
+ * (commands/refs.c); this layer says only what kind of place it is.
  */
 #ifndef HW_REFS_H
 #define HW_REFS_H

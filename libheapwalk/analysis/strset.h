@@ -1,6 +1,6 @@
 /* strset.h - a set of strings, each kept once, so that equal names are
  * equal pointers: C++ class names (vtype.c) and a diff's type names
- * (report/diff-names.c) are compared and grouped by pointer.
+ * (commands/diff/names.c) are compared and grouped by pointer.
  */
 #ifndef HW_STRSET_H
 #define HW_STRSET_H

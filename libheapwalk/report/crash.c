@@ -23,9 +23,9 @@
 #include <string.h>
 
 #include "../analysis/death.h"
+#include "../emit/emit.h"
 #include "../target/target.h"
 #include "crash.h"
-#include "emit.h"
 
 static const struct em_field F_DEATH_NULL = {
 	.key = "death", .only = EM_JSON_ONLY };

@@ -12,7 +12,7 @@
 #include <stdlib.h>
 
 #include "../alloc/alloc.h"
-#include "commands.h"
+#include "pipe.h"
 
 #define PIPE_BATCH 4096       /* chunks per batch */
 #define PIPE_SLOTS 4          /* batches in flight */

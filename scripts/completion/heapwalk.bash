@@ -14,10 +14,10 @@
 # Where the words come from: `heapwalk --help` of the heapwalk being
 # completed, read once per binary and shell.  Its options part is the
 # usage of libheapwalk/cli/heapwalk.c; its commands part is the command
-# table's help strings (libheapwalk/report/commands.c), whose bracketed
-# parts ("[--used|--free]", "[-o FILE]", "[--format=text|pprof]") give
-# each command's options and whose leading word ("ADDR:", "[KIND]:",
-# "BASE") its argument.  So a command or option added there is completed
+# table's help strings (each command's struct hw_command, in
+# libheapwalk/commands/), whose bracketed parts ("[--used|--free]",
+# "[-o FILE]", "[--format=text|pprof]") give each command's options and
+# whose leading word ("ADDR:", "[KIND]:", "BASE") its argument.  So a command or option added there is completed
 # without touching this file.  When that heapwalk cannot be run (not
 # installed yet, or the word is not a path), _heapwalk_fallback_help, a
 # copy of that output, stands in: keep it in step (tests/t0030-docs.sh
@@ -58,7 +58,7 @@ commands (default: summary):
   map        [-o FILE]: a picture of the heap (SVG)'
 
 # Options the commands' parsers take that their one-line help leaves out
-# (libheapwalk/report/prof.c and map.c, parse()), and the argument of
+# (libheapwalk/commands/prof/prof.c and map/map.c, parse()), and the argument of
 # `summary --leaks`, which its help line does not show either.
 _heapwalk_extra_opts='prof --top=N --collapsed --output=FILE
 map --output=FILE

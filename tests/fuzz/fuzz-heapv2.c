@@ -1,5 +1,5 @@
 /* fuzz-heapv2 - libFuzzer harness for the heap_v2 reader of
- * `prof --base FILE` (report/prof-base.c): the input is the base file,
+ * `prof --base FILE` (commands/prof/base.c): the input is the base file,
  * the newer snapshot a valid jemalloc 5.3 core with profiling on (the
  * corpus's prof1; tests/fuzz/run.sh leaves it as fuzz-heapv2.core, or
  * $HW_FUZZ_CORE names it).

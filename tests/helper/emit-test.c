@@ -14,8 +14,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "report/emit.h"
-#include "report/format.h"
+#include "emit/emit.h"
+#include "emit/format.h"
 
 static int failures, cases;
 

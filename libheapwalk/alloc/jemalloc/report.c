@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "../../arch/arch.h"
-#include "../../report/emit.h"
+#include "../../emit/emit.h"
 #include "jemalloc.h"
 
 /* What a set of extents (one arena's, or all) holds.  */

@@ -3,7 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../../report/emit.h"
+#include "../../emit/emit.h"
 #include "ptmalloc.h"
 
 struct mallinfo_sum {

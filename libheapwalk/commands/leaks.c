@@ -1,0 +1,324 @@
+/* leaks.c - the leaks command: blocks in use that the process cannot
+ * reach any more (analysis/reach.h), as Valgrind memcheck names them.
+ *
+ * JSON: one line per block (JSON Lines, streamable), with its C++ class
+ * where its vtable pointer names one (analysis/vtype.h).  Text: the
+ * totals per kind, then "loss records", the blocks grouped by kind, size
+ * and class, the largest first, each with the first block's address and
+ * bytes: enough to recognise what leaked without listing every block.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../alloc/alloc.h"
+#include "../analysis/reach.h"
+#include "../analysis/vtype.h"
+#include "../emit/emit.h"
+#include "../report/loss.h"
+#include "../report/partial.h"
+#include "../report/pipe.h"
+#include "../report/stacks.h"
+#include "../target/target.h"
+#include "command.h"
+
+static const char *const kind_names[] = {
+	[BM_UNREACHED] = "definite", [BM_REACHABLE] = "reachable",
+	[BM_POSSIBLE] = "possible", [BM_INDIRECT] = "indirect",
+};
+
+/* One loss record: the blocks of one kind, one size and one class.  */
+struct record {
+	uint64_t size, count, first;
+	const char *type;       /* interned class name, or NULL */
+	const struct hw_prof_site *site;   /* where it was allocated, or
+					      NULL (not sampled) */
+	uint8_t kind;           /* enum bm_mark */
+	bool used;              /* slot taken */
+};
+
+struct leaks_walk {
+	struct hw_session *s;
+	const struct hw_reach *r;
+	struct hw_emitter *e;
+	bool reachable;         /* list reachable blocks too */
+	struct record *recs;    /* open addressing on (size, kind, type) */
+	size_t cap, n;
+	bool oom;
+	uint64_t count[4], bytes[4];
+	uint64_t unmarked;      /* in use but not in the map */
+	struct prof_sites sites;           /* allocation sites, if sampled */
+	bool any_site;
+};
+
+static size_t record_hash(uint64_t size, unsigned kind, const char *type,
+			  const struct hw_prof_site *site, size_t cap)
+{
+	uint64_t k = (size * 4 + kind) ^ (uint64_t)(uintptr_t)type ^
+		     ((uint64_t)(uintptr_t)site << 7);
+	return (size_t)((k * 0x9e3779b97f4a7c15ull) >> 40) & (cap - 1);
+}
+
+static struct record *record_of(struct leaks_walk *w, uint64_t size,
+				unsigned kind, const char *type,
+				const struct hw_prof_site *site)
+{
+	if ((w->n + 1) * 2 > w->cap) {
+		size_t cap = w->cap ? 2 * w->cap : 256;
+		struct record *v = calloc(cap, sizeof *v);
+		if (!v) {
+			w->oom = true;
+			return NULL;
+		}
+		for (size_t i = 0; i < w->cap; i++) {
+			if (!w->recs[i].used)
+				continue;
+			size_t j = record_hash(w->recs[i].size,
+					       w->recs[i].kind,
+					       w->recs[i].type,
+					       w->recs[i].site, cap);
+			while (v[j].used)
+				j = (j + 1) & (cap - 1);
+			v[j] = w->recs[i];
+		}
+		free(w->recs);
+		w->recs = v;
+		w->cap = cap;
+	}
+	size_t j = record_hash(size, kind, type, site, w->cap);
+	while (w->recs[j].used &&
+	       (w->recs[j].size != size || w->recs[j].kind != kind ||
+		w->recs[j].type != type || w->recs[j].site != site))
+		j = (j + 1) & (w->cap - 1);
+	if (!w->recs[j].used) {
+		w->recs[j] = (struct record){ .size = size, .kind = (uint8_t)kind,
+					      .type = type, .site = site,
+					      .used = true };
+		w->n++;
+	}
+	return &w->recs[j];
+}
+
+static const struct em_field BLOCK_COLS[] = {
+	{ .key = "addr" }, { .key = "size" }, { .key = "kind" },
+	{ .key = "head" }, { .key = "type" }, { .key = "site" },
+};
+static const struct em_table BLOCKS = {
+	.cols = BLOCK_COLS, .ncols = 6, .flags = EM_TB_LINES,
+	.only = EM_JSON_ONLY };
+
+static bool leak_one(void *cookie, const struct hw_chunk *c)
+{
+	struct leaks_walk *w = cookie;
+	if (!c->used)
+		return true;
+	enum bm_mark mark;
+	if (!hw_reach_mark(w->r, c->addr, &mark)) {
+		w->unmarked++;
+		return true;
+	}
+	w->count[mark]++;
+	w->bytes[mark] += c->size;
+	if (mark == BM_REACHABLE && !w->reachable)
+		return true;
+	const char *type = hw_vtype_of(w->s, c->addr, c->size);
+	const struct hw_prof_site *site = prof_sites_of(&w->sites, c);
+	const char *site_name = site ? prof_sites_name(&w->sites, site) : NULL;
+	w->any_site |= site != NULL;
+	struct record *rec = record_of(w, c->size, mark, type, site);
+	if (rec && !rec->count++)
+		rec->first = c->addr;
+	/* Its first bytes in hex: what `diff` matches a saved leak by.  */
+	uint8_t b[16];
+	char head[2 * sizeof b + 1];
+	size_t n = c->size < sizeof b ? (size_t)c->size : sizeof b;
+	bool have_head = n && hw_read(w->s->target, c->addr, b, n);
+	for (size_t i = 0; have_head && i < n; i++)
+		snprintf(head + 2 * i, sizeof head - 2 * i, "%02x", b[i]);
+	const struct em_val v[] = { ev_addr(c->addr), ev_u64(c->size),
+				    ev_str(kind_names[mark]),
+				    have_head ? ev_str(head) : ev_absent(),
+				    type ? ev_str(type) : ev_absent(),
+				    site_name ? ev_str(site_name) : ev_absent() };
+	em_row(w->e, v);
+	return !em_failed(w->e) && !w->oom;
+}
+
+static int record_cmp(const void *a, const void *b)
+{
+	const struct record *x = a, *y = b;
+	return hw_loss_order(
+		&(struct hw_loss_key){ x->size, x->count, x->kind, x->type },
+		&(struct hw_loss_key){ y->size, y->count, y->kind, y->type });
+}
+
+static const struct em_section TOTALS = {
+	.label_width = 17, .only = EM_TEXT_ONLY };
+static const struct em_field F_DEFINITE = {
+	.label = "definitely lost:", .width = 16 };
+static const struct em_field F_INDIRECT = {
+	.label = "indirectly lost:", .width = 16 };
+static const struct em_field F_POSSIBLE = {
+	.label = "possibly lost:", .width = 16 };
+static const struct em_field F_REACHABLE = {
+	.label = "still reachable:", .width = 16 };
+static const struct em_field F_BYTES = {
+	.join = "  ", .width = 11, .form = EM_T_HUMAN };
+static const struct em_field F_TAIL = { .join = "" };
+
+static const struct em_field RECORD_COLS[] = {
+	{ .label = "bytes", .width = 12 },
+	{ .label = "blocks", .width = 8 },
+	{ .label = "size", .width = 10 },
+	{ .label = "kind", .join = "  ", .width = -9 },
+	{ .label = "first at", .width = -18, .form = EM_T_HEX0, .digits = 16 },
+	{ .label = "its first bytes", .join = "  " },
+	{ .label = "type", .join = "  ", .none = "-" },
+	{ .label = "allocated at", .join = "  ", .none = "-" },
+};
+/* The type column only when some record has a class (a C program's
+   records have none), the site column only when the allocator sampled
+   some block (jemalloc's prof:true).  */
+static const struct em_table RECORDS = {
+	.cols = RECORD_COLS, .ncols = 6, .only = EM_TEXT_ONLY };
+static const struct em_table TYPED_RECORDS = {
+	.cols = RECORD_COLS, .ncols = 7, .only = EM_TEXT_ONLY };
+static const struct em_table SITED_RECORDS = {
+	.cols = RECORD_COLS, .ncols = 8, .only = EM_TEXT_ONLY };
+
+/* Up to 16 bytes of the block as hw_first_bytes_text() shows them.  */
+static void first_bytes(struct hw_target *t, uint64_t addr, uint64_t size,
+			char *out, size_t len)
+{
+	uint8_t b[16];
+	size_t n = size < sizeof b ? (size_t)size : sizeof b;
+	if (!n || !hw_read(t, addr, b, n)) {
+		snprintf(out, len, "%s", n ? "(not in the target)" : "");
+		return;
+	}
+	hw_first_bytes_text(b, n, out, len);
+}
+
+static void total_line(struct hw_emitter *e, const struct em_field *label,
+		       const struct leaks_walk *w, unsigned kind,
+		       const char *noun, const char *tail)
+{
+	struct em_field count = *label;
+	count.noun = noun;
+	em_kv(e, &count, ev_u64(w->count[kind]));
+	em_kv(e, &F_BYTES, ev_u64(w->bytes[kind]));
+	if (tail)
+		em_kv(e, &F_TAIL, ev_str(tail));
+}
+
+static void emit_records(struct hw_session *s, struct leaks_walk *w)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < w->cap; i++)
+		if (w->recs[i].used)
+			w->recs[n++] = w->recs[i];
+	if (n)
+		qsort(w->recs, n, sizeof *w->recs, record_cmp);
+	if (!n)
+		return;
+	bool typed = false;
+	for (size_t i = 0; i < n && !typed; i++)
+		typed = w->recs[i].type != NULL;
+	em_note(w->e, "");
+	em_table_begin(w->e, w->any_site ? &SITED_RECORDS :
+			     typed ? &TYPED_RECORDS : &RECORDS);
+	for (size_t i = 0; i < n && !em_failed(w->e); i++) {
+		const struct record *rec = &w->recs[i];
+		char bytes[96];
+		first_bytes(s->target, rec->first, rec->size, bytes, sizeof bytes);
+		/* NULL (out of memory) leaves the cell empty.  */
+		const char *site = rec->site ?
+			prof_sites_name(&w->sites, rec->site) : NULL;
+		const struct em_val v[] = {
+			ev_u64(rec->size * rec->count), ev_u64(rec->count),
+			ev_u64(rec->size), ev_str(kind_names[rec->kind]),
+			ev_addr(rec->first), ev_str(bytes),
+			rec->type ? ev_str(rec->type) : ev_absent(),
+			site ? ev_str(site) : ev_absent(),
+		};
+		em_row(w->e, v);
+	}
+	em_table_end(w->e);
+}
+
+static enum hw_status leaks_run(const struct hw_cmd *c)
+{
+	struct hw_session *s = c->s;
+	struct hw_emitter *e = c->e;
+	int argc = c->argc;
+	char *const *argv = c->argv;
+	struct leaks_walk w = { .s = s, .e = e };
+	for (int i = 1; i < argc; i++) {
+		if (strcmp(argv[i], "--reachable") != 0)
+			return hw_error(s, HW_USAGE, "leaks: unknown argument "
+					"'%s' (--reachable lists the blocks "
+					"still reachable too)", argv[i]);
+		w.reachable = true;
+	}
+	w.r = hw_reach_get(s);
+	if (!w.r)
+		return HW_BAD_TARGET;
+	enum hw_status pst = prof_sites_open(s, &w.sites);
+	if (pst != HW_OK)
+		return pst;
+	em_table_begin(e, &BLOCKS);
+	if (w.r->all_reachable && !w.reachable) {
+		/* Nothing to list: the totals are the map's.  */
+		w.count[BM_REACHABLE] = w.r->blocks;
+		w.bytes[BM_REACHABLE] = w.r->bytes;
+		w.unmarked = w.r->unplaced;
+	} else
+		hw_walk_chunks_piped(s, leak_one, &w);
+	em_table_end(e);
+	if (w.oom) {
+		free(w.recs);
+		prof_sites_close(&w.sites);
+		return hw_error(s, HW_BAD_TARGET, "out of memory");
+	}
+	const char *noun = s->alloc->block_noun ? "block" : "chunk";
+	char roots[200];
+	char h[32];
+	snprintf(roots, sizeof roots, "roots: %llu registers, %s of stacks "
+		 "and writable memory in %llu ranges",
+		 (unsigned long long)w.r->registers,
+		 hw_human(h, sizeof h, w.r->root_bytes),
+		 (unsigned long long)w.r->root_ranges);
+	em_note(e, roots);
+	em_section_begin(e, &TOTALS);
+	total_line(e, &F_DEFINITE, &w, BM_UNREACHED, noun, NULL);
+	total_line(e, &F_INDIRECT, &w, BM_INDIRECT, noun, NULL);
+	total_line(e, &F_POSSIBLE, &w, BM_POSSIBLE, noun, NULL);
+	total_line(e, &F_REACHABLE, &w, BM_REACHABLE, noun,
+		   w.reachable ? NULL : "  (leaks --reachable lists them)");
+	em_section_end(e);
+	emit_records(s, &w);
+	if (w.unmarked)
+		em_notef(e, "\n%llu %ss in use are not classified: the first "
+			 "at 0x%llx is not aligned to the allocator's granule "
+			 "or not in a mapping", (unsigned long long)w.unmarked,
+			 noun, (unsigned long long)w.r->unplaced_addr);
+	if (w.r->unreadable)
+		em_notef(e, "%s of memory to scan is not in the target: what "
+			 "it held is unknown (a leak may be a false one)",
+			 hw_human(h, sizeof h, w.r->unreadable));
+	hw_emit_partial_line(s, e);
+	free(w.recs);
+	prof_sites_close(&w.sites);
+	return HW_OK;
+}
+
+static const struct hw_command_opt leaks_opts[] = {
+	{ "--reachable", "list the still reachable blocks too" },
+	{ NULL, NULL } };
+
+const struct hw_command hw_cmd_leaks = {
+	.name = "leaks", .run = leaks_run, .args = "[--reachable]",
+	.summary = "blocks in use that nothing reachable points to",
+	.opts = leaks_opts, .example = "--pid 1234 leaks",
+	.needs = HW_NEED_WALK,
+};

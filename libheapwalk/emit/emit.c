@@ -1,0 +1,308 @@
+/* emit.c - the emitter: the structure of a report, the records each form
+ * shows, and the sinks (a file, memory) the buffer is handed to.
+ *
+ * Which form is written is decided here, once, when the emitter is opened
+ * (the renderer and the `only` value whose records are dropped); nothing
+ * else asks.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include "render.h"
+
+struct hw_emitter *em_open(const struct hw_output *out)
+{
+	struct hw_emitter *e = calloc(1, sizeof *e);
+	if (!e)
+		return NULL;
+	e->buf = malloc(EM_BUF_SIZE);
+	if (!e->buf) {
+		free(e);
+		return NULL;
+	}
+	e->out = *out;
+	e->r = out->json ? &em_json_renderer : &em_text_renderer;
+	e->hide = out->json ? EM_TEXT_ONLY : EM_JSON_ONLY;
+	e->frames[0].kind = EM_F_ROOT;
+	return e;
+}
+
+/* The file sink: every byte, or false.  */
+static bool file_write(void *cookie, const char *data, size_t len)
+{
+	int fd = (int)(intptr_t)cookie;
+	while (len) {
+		ssize_t n = write(fd, data, len);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return false;
+		data += n;
+		len -= (size_t)n;
+	}
+	return true;
+}
+
+struct hw_emitter *em_open_file(const char *path, int *err)
+{
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
+	if (fd < 0) {
+		*err = errno;
+		return NULL;
+	}
+	struct hw_output out = { .write = file_write,
+				 .cookie = (void *)(intptr_t)fd };
+	struct hw_emitter *e = em_open(&out);
+	if (!e) {
+		*err = ENOMEM;
+		close(fd);
+		return NULL;
+	}
+	e->fd = fd;
+	return e;
+}
+
+bool em_close(struct hw_emitter *e)
+{
+	em_flush(e);
+	bool ok = !e->failed;
+	if (e->fd > 0 && close(e->fd))
+		ok = false;
+	free(e->buf);
+	free(e);
+	return ok;
+}
+
+bool em_failed(const struct hw_emitter *e)
+{
+	return e->failed;
+}
+
+/* ---- structure ---------------------------------------------------------- */
+
+/* Is a record with this `only` shown?  Nothing inside a frame the form
+   does not show is.  */
+static bool shown(const struct hw_emitter *e, unsigned only)
+{
+	return !e->hidden && only != e->hide;
+}
+
+/* A new innermost frame with the parent's text layout, or NULL (then the
+   frame counts as hidden) when it is not shown or nesting is too deep
+   (reports nest a handful of levels; this is a bug guard, not a limit
+   that data can reach).  */
+static struct em_frame *push(struct hw_emitter *e, enum em_frame_kind kind,
+			     unsigned only)
+{
+	if (!shown(e, only) || e->depth + 1 >= EM_DEPTH) {
+		e->hidden++;
+		return NULL;
+	}
+	const struct em_frame *parent = em_top(e);
+	struct em_frame *f = &e->frames[++e->depth];
+	*f = (struct em_frame){
+		.kind = (uint8_t)kind,
+		.indent = parent->indent,
+		.label_width = parent->label_width,
+		.first = true,
+	};
+	return f;
+}
+
+/* Leave the innermost frame: true if it was shown (the renderer must
+   close it first), false when it was hidden.  */
+static bool leaving_shown(struct hw_emitter *e)
+{
+	if (e->hidden) {
+		e->hidden--;
+		return false;
+	}
+	return true;
+}
+
+void em_doc_begin(struct hw_emitter *e)
+{
+	if (push(e, EM_F_DOC, EM_BOTH))
+		e->r->doc_begin(e);
+}
+
+void em_doc_end(struct hw_emitter *e)
+{
+	if (!leaving_shown(e))
+		return;
+	e->r->doc_end(e);
+	e->depth--;
+}
+
+void em_section_begin(struct hw_emitter *e, const struct em_section *s)
+{
+	struct em_frame *f = push(e, s->flags & EM_S_LIST ? EM_F_LIST
+				  : EM_F_SECTION, s->only);
+	if (!f)
+		return;
+	f->section = s;
+	if (s->indent)
+		f->indent = s->indent;
+	if (s->label_width)
+		f->label_width = s->label_width;
+	e->r->section_begin(e, s);
+}
+
+void em_section_end(struct hw_emitter *e)
+{
+	if (!leaving_shown(e))
+		return;
+	e->r->section_end(e, em_top(e)->section);
+	e->depth--;
+}
+
+void em_item_begin(struct hw_emitter *e)
+{
+	if (push(e, EM_F_ITEM, EM_BOTH))
+		e->r->item_begin(e);
+}
+
+void em_item_end(struct hw_emitter *e)
+{
+	if (!leaving_shown(e))
+		return;
+	e->r->item_end(e);
+	e->depth--;
+	em_top(e)->first = false;
+}
+
+void em_kv(struct hw_emitter *e, const struct em_field *f, struct em_val v)
+{
+	if (shown(e, f->only) && v.only != e->hide)
+		e->r->kv(e, f, &v);
+}
+
+/* ---- tables ------------------------------------------------------------- */
+
+void em_table_begin(struct hw_emitter *e, const struct em_table *t)
+{
+	if (e->ntables == EM_TABLE_DEPTH) {
+		e->hidden++;    /* bug guard, as in push() */
+		return;
+	}
+	if (!push(e, EM_F_TABLE, t->only))
+		return;
+	struct em_table_state *ts = &e->tables[e->ntables++];
+	ts->t = t;
+	e->r->table_begin(e, ts);
+}
+
+void em_table_end(struct hw_emitter *e)
+{
+	if (!leaving_shown(e))
+		return;
+	e->r->table_end(e, &e->tables[e->ntables - 1]);
+	e->ntables--;
+	e->depth--;
+}
+
+void em_row_open(struct hw_emitter *e, const struct em_val *v)
+{
+	if (!e->ntables) {
+		e->hidden++;    /* a row outside a table: a bug */
+		return;
+	}
+	if (push(e, EM_F_ROW, EM_BOTH))
+		e->r->row_open(e, &e->tables[e->ntables - 1], v);
+}
+
+void em_row_close(struct hw_emitter *e)
+{
+	if (!leaving_shown(e))
+		return;
+	e->r->row_close(e, &e->tables[e->ntables - 1]);
+	e->depth--;
+}
+
+void em_row_as(struct hw_emitter *e, const char *key, const struct em_val *v,
+	       enum em_only only)
+{
+	if (shown(e, only) && e->ntables)
+		e->r->row(e, &e->tables[e->ntables - 1], key, v);
+}
+
+void em_row(struct hw_emitter *e, const struct em_val *v)
+{
+	if (!e->hidden && e->ntables)
+		e->r->row(e, &e->tables[e->ntables - 1], NULL, v);
+}
+
+/* ---- notes -------------------------------------------------------------- */
+
+void em_verbatim_begin(struct hw_emitter *e, const char *key)
+{
+	if (!e->hidden)
+		e->r->verbatim_begin(e, key);
+}
+
+void em_verbatim(struct hw_emitter *e, const char *s, size_t len)
+{
+	if (!e->hidden && !e->failed)
+		e->r->verbatim(e, s, len);
+}
+
+void em_verbatim_end(struct hw_emitter *e)
+{
+	if (!e->hidden)
+		e->r->verbatim_end(e);
+}
+
+void em_note(struct hw_emitter *e, const char *text)
+{
+	if (shown(e, EM_TEXT_ONLY))
+		e->r->note(e, text, strlen(text));
+}
+
+void em_notef(struct hw_emitter *e, const char *fmt, ...)
+{
+	if (!shown(e, EM_TEXT_ONLY))
+		return;
+	char small[1024], *text = small;
+	va_list ap;
+	va_start(ap, fmt);
+	int n = vsnprintf(small, sizeof small, fmt, ap);
+	va_end(ap);
+	if (n < 0)
+		return;
+	if ((size_t)n >= sizeof small) {
+		text = malloc((size_t)n + 1);
+		if (!text)
+			return;
+		va_start(ap, fmt);
+		vsnprintf(text, (size_t)n + 1, fmt, ap);
+		va_end(ap);
+	}
+	e->r->note(e, text, (size_t)n);
+	if (text != small)
+		free(text);
+}
+
+/* ---- a sink into memory ------------------------------------------------- */
+
+bool em_membuf_write(void *cookie, const char *data, size_t len)
+{
+	struct em_membuf *m = cookie;
+	if (m->len + len + 1 > m->cap) {
+		size_t cap = m->cap ? m->cap : 4096;
+		while (cap < m->len + len + 1)
+			cap *= 2;
+		char *d = realloc(m->data, cap);
+		if (!d)
+			return false;
+		m->data = d;
+		m->cap = cap;
+	}
+	memcpy(m->data + m->len, data, len);
+	m->len += len;
+	m->data[m->len] = '\0';
+	return true;
+}

@@ -1,0 +1,431 @@
+/* json.c - records as compact JSON: a document is one object on
+ * one line; an EM_TB_LINES table is JSON Lines (one object per row).
+ *
+ * Keys are identifiers chosen by the reports and written as they are;
+ * string values are escaped.  Numbers are formatted in place in the
+ * output buffer (format.c); a row's member keys are measured once per
+ * table.
+ */
+#include "format.h"
+#include "render.h"
+
+/* The frame whose object or array a member goes into: the innermost one
+   that opened a container below `depth` (sections without a key and
+   tables without one are text layout only).  */
+static struct em_frame *container(struct hw_emitter *e, int depth)
+{
+	while (depth > 0 && !e->frames[depth].container)
+		depth--;
+	return &e->frames[depth];
+}
+
+/* The comma (when the container has a member already) and "key":.  */
+static void prefix(struct hw_emitter *e, struct em_frame *c, const char *key,
+		   size_t keylen)
+{
+	char *p = em_reserve(e, keylen + 4);
+	if (c->comma)
+		*p++ = ',';
+	c->comma = true;
+	if (key) {
+		*p++ = '"';
+		memcpy(p, key, keylen);
+		p += keylen;
+		*p++ = '"';
+		*p++ = ':';
+	}
+	em_advance_to(e, p);
+}
+
+/* How many bytes of s (1 to 4) make one valid UTF-8 sequence, its lead
+   byte >= 0x80; 0 when they do not (a stray continuation byte, an
+   overlong form, a surrogate, past U+10FFFF, or cut short: RFC 3629).  */
+static unsigned utf8_len(const unsigned char *s)
+{
+	unsigned c = s[0], n;
+	unsigned lo = 0x80, hi = 0xbf;  /* the second byte's range */
+	if (c >= 0xc2 && c <= 0xdf)
+		n = 2;
+	else if (c >= 0xe0 && c <= 0xef) {
+		n = 3;
+		lo = c == 0xe0 ? 0xa0 : 0x80;
+		hi = c == 0xed ? 0x9f : 0xbf;
+	} else if (c >= 0xf0 && c <= 0xf4) {
+		n = 4;
+		lo = c == 0xf0 ? 0x90 : 0x80;
+		hi = c == 0xf4 ? 0x8f : 0xbf;
+	} else
+		return 0;
+	if (s[1] < lo || s[1] > hi)
+		return 0;
+	for (unsigned i = 2; i < n; i++)
+		if (s[i] < 0x80 || s[i] > 0xbf)
+			return 0;
+	return n;
+}
+
+/* A JSON string.  Strings may come from the core (paths, symbol names,
+   glibc's abort message), which holds any bytes: '"', '\\' and control
+   characters are escaped, valid UTF-8 is copied, and every byte that
+   does not belong to a valid UTF-8 sequence becomes U+FFFD, written
+   \ufffd, so the output is always valid UTF-8 JSON.  */
+static void string_body(struct hw_emitter *e, const char *s, size_t len)
+{
+	static const char hex[16] = "0123456789abcdef";
+	const char *run = s, *end = s + len;
+	while (s < end) {
+		unsigned char c = (unsigned char)*s;
+		if (c >= 0x20 && c < 0x80 && c != '"' && c != '\\') {
+			s++;
+			continue;
+		}
+		/* utf8_len reads at most 4 bytes and stops at a byte that
+		   does not continue the sequence (a NUL does not).  */
+		if (c >= 0x80 && end - s >= 4) {
+			unsigned n = utf8_len((const unsigned char *)s);
+			if (n) {
+				s += n;
+				continue;
+			}
+		} else if (c >= 0x80) {
+			unsigned char tail[4] = { 0 };
+			memcpy(tail, s, (size_t)(end - s));
+			unsigned n = utf8_len(tail);
+			if (n && n <= (size_t)(end - s)) {
+				s += n;
+				continue;
+			}
+		}
+		em_put(e, run, (size_t)(s - run));
+		if (c >= 0x80) {
+			EM_PUT_LIT(e, "\\ufffd");
+		} else if (c == '"' || c == '\\') {
+			char esc[2] = { '\\', (char)c };
+			em_put(e, esc, 2);
+		} else {
+			char esc[6] = { '\\', 'u', '0', '0', hex[c >> 4],
+					hex[c & 15] };
+			em_put(e, esc, 6);
+		}
+		run = ++s;
+	}
+	em_put(e, run, (size_t)(s - run));
+}
+
+static void string(struct hw_emitter *e, const char *s)
+{
+	em_put_char(e, '"');
+	string_body(e, s, strlen(s));
+	em_put_char(e, '"');
+}
+
+/* A number or address at p (room: FMT_ROOM + 4); returns the end.  */
+static char *number(char *p, const struct em_val *v)
+{
+	switch (v->kind) {
+	case EM_K_U64:
+		return fmt_dec(p, v->u);
+	case EM_K_I64:
+		return fmt_i64(p, v->i);
+	default: /* EM_K_ADDR */
+		*p++ = '"';
+		*p++ = '0';
+		*p++ = 'x';
+		p = fmt_hex(p, v->u, 0);
+		*p++ = '"';
+		return p;
+	}
+}
+
+static void value(struct hw_emitter *e, const struct em_field *f,
+		  const struct em_val *v)
+{
+	switch (v->kind) {
+	case EM_K_U64:
+	case EM_K_I64:
+	case EM_K_ADDR:
+		em_advance_to(e, number(em_reserve(e, FMT_ROOM + 4), v));
+		return;
+	case EM_K_DBL: {
+		char buf[64];
+		em_put(e, buf, fmt_fixed(buf, sizeof buf, v->d, f->json_prec));
+		return;
+	}
+	case EM_K_STR:
+		string(e, v->s);
+		return;
+	case EM_K_BOOL:
+		if (v->b)
+			EM_PUT_LIT(e, "true");
+		else
+			EM_PUT_LIT(e, "false");
+		return;
+	case EM_K_IDS:
+		em_put_char(e, '[');
+		for (size_t i = 0; i < v->nids; i++) {
+			char *p = em_reserve(e, FMT_U64_MAX + 1);
+			if (i)
+				*p++ = ',';
+			em_advance_to(e, fmt_i64(p, v->ids[i]));
+		}
+		em_put_char(e, ']');
+		return;
+	default: /* EM_K_NULL */
+		EM_PUT_LIT(e, "null");
+		return;
+	}
+}
+
+/* ---- structure ---------------------------------------------------------- */
+
+/* Open an object or array in the innermost frame, a member `key` of the
+   enclosing container.  */
+static void open_container(struct hw_emitter *e, const char *key, char bracket)
+{
+	prefix(e, container(e, e->depth - 1), key, key ? strlen(key) : 0);
+	em_put_char(e, bracket);
+	em_top(e)->container = true;
+}
+
+static void doc_begin(struct hw_emitter *e)
+{
+	open_container(e, NULL, '{');
+}
+
+static void doc_end(struct hw_emitter *e)
+{
+	EM_PUT_LIT(e, "}\n");
+	/* Each document is a line of its own, not an element of a list.  */
+	container(e, e->depth - 1)->comma = false;
+}
+
+static void section_begin(struct hw_emitter *e, const struct em_section *s)
+{
+	if (s->flags & EM_S_LIST)
+		open_container(e, s->key, '[');
+	else if (s->key)
+		open_container(e, s->key, '{');
+}
+
+static void section_end(struct hw_emitter *e, const struct em_section *s)
+{
+	if (em_top(e)->container)
+		em_put_char(e, s->flags & EM_S_LIST ? ']' : '}');
+}
+
+static void item_begin(struct hw_emitter *e)
+{
+	open_container(e, NULL, '{');
+}
+
+static void item_end(struct hw_emitter *e)
+{
+	em_put_char(e, '}');
+}
+
+static void kv(struct hw_emitter *e, const struct em_field *f,
+	       const struct em_val *v)
+{
+	if (v->kind == EM_K_ABSENT)
+		return;
+	prefix(e, container(e, e->depth), f->key, f->key ? strlen(f->key) : 0);
+	value(e, f, v);
+}
+
+/* ---- tables ------------------------------------------------------------- */
+
+/* Per cell ,"key": (a key too long for it takes the general path).  */
+static void table_begin(struct hw_emitter *e, struct em_table_state *ts)
+{
+	const struct em_table *t = ts->t;
+	ts->ncells = 0;
+	ts->row_max = EM_LEAD_MAX + 8;
+	for (unsigned i = 0; i < t->ncols && i < EM_MAX_COLS; i++) {
+		const struct em_field *c = &t->cols[i];
+		if (c->only == EM_TEXT_ONLY)
+			continue;
+		struct em_cell_plan *cp = &ts->cells[ts->ncells++];
+		size_t kl = c->key ? strlen(c->key) : 0;
+		cp->col = (uint8_t)i;
+		cp->general = kl + 4 > EM_LEAD_MAX;
+		if (!cp->general) {
+			cp->lead[0] = ',';
+			cp->lead[1] = '"';
+			memcpy(cp->lead + 2, c->key, kl);
+			cp->lead[kl + 2] = '"';
+			cp->lead[kl + 3] = ':';
+			cp->leadlen = (uint8_t)(kl + 4);
+		}
+		ts->row_max += EM_LEAD_MAX + EM_CELL_STR_MAX + FMT_ROOM;
+	}
+	if (t->key && !(t->flags & EM_TB_LINES))
+		open_container(e, t->key, '[');
+}
+
+static void table_end(struct hw_emitter *e, struct em_table_state *ts)
+{
+	(void)ts;
+	if (em_top(e)->container)
+		em_put_char(e, ']');
+}
+
+/* The bytes a JSON string cannot hold as they are (controls, '"', '\\')
+   and the end of a C string.  */
+static const bool stops[256] = {
+	[0x00] = 1, [0x01] = 1, [0x02] = 1, [0x03] = 1, [0x04] = 1, [0x05] = 1,
+	[0x06] = 1, [0x07] = 1, [0x08] = 1, [0x09] = 1, [0x0a] = 1, [0x0b] = 1,
+	[0x0c] = 1, [0x0d] = 1, [0x0e] = 1, [0x0f] = 1, [0x10] = 1, [0x11] = 1,
+	[0x12] = 1, [0x13] = 1, [0x14] = 1, [0x15] = 1, [0x16] = 1, [0x17] = 1,
+	[0x18] = 1, [0x19] = 1, [0x1a] = 1, [0x1b] = 1, [0x1c] = 1, [0x1d] = 1,
+	[0x1e] = 1, [0x1f] = 1, ['"'] = 1, ['\\'] = 1,
+};
+
+/* A short string that needs no escaping, at p; NULL when s is not one
+   (the caller then takes the general path).  */
+static char *plain_string(char *p, const char *s)
+{
+	*p++ = '"';
+	for (unsigned n = 0; n < EM_CELL_STR_MAX; n++) {
+		unsigned char c = (unsigned char)s[n];
+		/* Non-ASCII bytes take the general path, which checks
+		   that they are UTF-8.  */
+		if (stops[c] || c >= 0x80) {
+			if (c)
+				return NULL;
+			p[n] = '"';
+			return p + n + 1;
+		}
+		p[n] = (char)c;
+	}
+	return NULL;
+}
+
+/* The members of a row, after its '{'.  This is the loop `chunks --json`
+   spends its time in: one reservation per row, each key a fixed-size
+   copy of its precomputed ,"key":, numbers written in place behind it.
+   Returns whether a member was written.  */
+static bool members(struct hw_emitter *e, const struct em_table_state *ts,
+		    const struct em_val *v)
+{
+	const struct em_table *t = ts->t;
+	char *p = em_reserve(e, ts->row_max);
+	unsigned first = 1;
+	for (unsigned k = 0; k < ts->ncells; k++) {
+		const struct em_cell_plan *cp = &ts->cells[k];
+		unsigned i = cp->col;
+		const struct em_val *x = &v[i];
+		if (x->kind == EM_K_ABSENT || x->only == EM_TEXT_ONLY)
+			continue;
+		if (!cp->general) {
+			memcpy(p, cp->lead + first, EM_LEAD_MAX);
+			p += cp->leadlen - first;
+			first = 0;
+			switch (x->kind) {
+			case EM_K_U64:
+				p = fmt_dec(p, x->u);
+				continue;
+			case EM_K_I64:
+				p = fmt_i64(p, x->i);
+				continue;
+			case EM_K_ADDR:
+				memcpy(p, "\"0x", 3);
+				p = fmt_hex(p + 3, x->u, 0);
+				*p++ = '"';
+				continue;
+			case EM_K_STR: {
+				char *q = plain_string(p, x->s);
+				if (q) {
+					p = q;
+					continue;
+				}
+				break;
+			}
+			default:
+				break;
+			}
+			em_advance_to(e, p);
+		} else {
+			em_advance_to(e, p);
+			if (!first)
+				em_put_char(e, ',');
+			first = 0;
+			em_put_char(e, '"');
+			em_put_str(e, t->cols[i].key);
+			EM_PUT_LIT(e, "\":");
+		}
+		value(e, &t->cols[i], x);
+		p = em_reserve(e, ts->row_max);
+	}
+	em_advance_to(e, p);
+	return !first;
+}
+
+static void row(struct hw_emitter *e, const struct em_table_state *ts,
+		const char *key, const struct em_val *v)
+{
+	if (ts->t->flags & EM_TB_LINES) {
+		em_put_char(e, '{');
+		members(e, ts, v);
+		EM_PUT_LIT(e, "}\n");
+		return;
+	}
+	prefix(e, container(e, e->depth), key, key ? strlen(key) : 0);
+	em_put_char(e, '{');
+	members(e, ts, v);
+	em_put_char(e, '}');
+}
+
+static void row_open(struct hw_emitter *e, const struct em_table_state *ts,
+		     const struct em_val *v)
+{
+	open_container(e, NULL, '{');
+	em_top(e)->comma = members(e, ts, v);
+}
+
+static void row_close(struct hw_emitter *e, const struct em_table_state *ts)
+{
+	(void)ts;
+	em_put_char(e, '}');
+}
+
+static void note(struct hw_emitter *e, const char *text, size_t len)
+{
+	/* Prose is the text form's; emit.c does not pass it here.  */
+	(void)e, (void)text, (void)len;
+}
+
+/* A verbatim document is a string member.  */
+static void verbatim_begin(struct hw_emitter *e, const char *key)
+{
+	prefix(e, container(e, e->depth), key, strlen(key));
+	em_put_char(e, '"');
+}
+
+static void verbatim(struct hw_emitter *e, const char *s, size_t len)
+{
+	string_body(e, s, len);
+}
+
+static void verbatim_end(struct hw_emitter *e)
+{
+	em_put_char(e, '"');
+}
+
+const struct em_renderer em_json_renderer = {
+	.doc_begin = doc_begin,
+	.doc_end = doc_end,
+	.section_begin = section_begin,
+	.section_end = section_end,
+	.item_begin = item_begin,
+	.item_end = item_end,
+	.kv = kv,
+	.table_begin = table_begin,
+	.table_end = table_end,
+	.row = row,
+	.row_open = row_open,
+	.row_close = row_close,
+	.note = note,
+	.verbatim_begin = verbatim_begin,
+	.verbatim = verbatim,
+	.verbatim_end = verbatim_end,
+};

@@ -1,0 +1,33 @@
+/* args.c - checking a command's words: how many, and addresses.  */
+#include <string.h>
+
+#include "args.h"
+
+enum hw_status hw_args_at_most(struct hw_session *s, int argc,
+			       char *const argv[], int max, const char *what)
+{
+	if (argc - 1 <= max)
+		return HW_OK;
+	return hw_error(s, HW_USAGE, "%s: unexpected argument '%s'%s%s",
+			argv[0], argv[max + 1], what ? " (" : "",
+			what ? what : "");
+}
+
+bool hw_parse_address(const char *a, uint64_t *out)
+{
+	if (a[0] == '0' && (a[1] == 'x' || a[1] == 'X'))
+		a += 2;
+	if (!*a || strlen(a) > 16)
+		return false;
+	uint64_t v = 0;
+	for (; *a; a++) {
+		int d = *a >= '0' && *a <= '9' ? *a - '0'
+			: *a >= 'a' && *a <= 'f' ? *a - 'a' + 10
+			: *a >= 'A' && *a <= 'F' ? *a - 'A' + 10 : -1;
+		if (d < 0)
+			return false;
+		v = v << 4 | (uint64_t)d;
+	}
+	*out = v;
+	return true;
+}

@@ -1,0 +1,20 @@
+/* args.h - the words after a command's name, as every command checks
+ * them (report/args.c).
+ */
+#ifndef HW_REPORT_ARGS_H
+#define HW_REPORT_ARGS_H
+
+#include "../internal.h"
+
+/* HW_OK when argv (argv[0] the command's name) has at most max words
+   after the name; else a usage error naming the first extra word and,
+   when what is not NULL, what the command does take.  */
+enum hw_status hw_args_at_most(struct hw_session *s, int argc,
+			       char *const argv[], int max, const char *what);
+
+/* An address as people paste it from gdb, /proc/PID/maps or heapwalk's
+   own output: hexadecimal, with or without 0x; never decimal or octal.
+   False when a is not one.  */
+bool hw_parse_address(const char *a, uint64_t *out);
+
+#endif /* HW_REPORT_ARGS_H */

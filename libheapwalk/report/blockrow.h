@@ -1,0 +1,22 @@
+/* blockrow.h - a block as `chunks` and `chunk ADDR` show it
+ * (report/blockrow.c).
+ */
+#ifndef HW_REPORT_BLOCKROW_H
+#define HW_REPORT_BLOCKROW_H
+
+#include "../alloc/alloc.h"
+#include "../emit/emit.h"
+
+/* The columns: the first is chunk ADDR's (which of the three blocks the
+   row is), `chunks` starts at the second.  ptmalloc blocks are chunks
+   (header address and size); jemalloc's name their extent and size
+   index in JSON, and show the block's own start and size in text.  The
+   last two are labelled "chunk" and "chunk size"; a command names
+   jemalloc's "extent" and "extent size" in its copy.  */
+#define HW_NBLOCK_COLS 10   /* a block's values: all columns but the first */
+extern const struct em_field hw_block_cols[HW_NBLOCK_COLS + 1];
+
+/* Block ch as HW_NBLOCK_COLS values, for hw_block_cols + 1.  */
+void hw_block_vals(struct em_val *v, const struct hw_chunk *ch);
+
+#endif /* HW_REPORT_BLOCKROW_H */

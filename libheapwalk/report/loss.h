@@ -1,0 +1,23 @@
+/* loss.h - loss records as `leaks` and `diff --leaks` show them alike
+ * (report/loss.c).
+ */
+#ifndef HW_REPORT_LOSS_H
+#define HW_REPORT_LOSS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* Their order: the most bytes first; then by kind (an enum bm_mark),
+   size, and class, NULL last.  */
+struct hw_loss_key {
+	uint64_t size, count;
+	unsigned kind;
+	const char *type;
+};
+int hw_loss_order(const struct hw_loss_key *x, const struct hw_loss_key *y);
+
+/* A block's first n bytes (at most 16) as "a5 a5 00 ..  |..x.|" in out
+   (96 bytes hold 16).  */
+void hw_first_bytes_text(const uint8_t *b, size_t n, char *out, size_t len);
+
+#endif /* HW_REPORT_LOSS_H */
