@@ -58,8 +58,8 @@ commands (default: summary):
   map        [-o FILE]: a picture of the heap (SVG)'
 
 # Options the commands' parsers take that their one-line help leaves out
-# (libheapwalk/commands/prof/prof.c and map/map.c, parse()), and the argument of
-# `summary --leaks`, which its help line does not show either.
+# (libheapwalk/commands/prof/prof.c and map/map.c, parse()), and the
+# argument of `summary --leaks`, which its help line does not show either.
 _heapwalk_extra_opts='prof --top=N --collapsed --output=FILE
 map --output=FILE
 summary --leaks'
