@@ -242,6 +242,7 @@ static void findings_unstash(struct hw_session *s,
    glibc's malloc too, mostly idle).  */
 static const struct hw_allocator_ops *const allocators[] = {
 	&hw_jemalloc_ops,
+	&hw_tcmalloc_ops,
 	&hw_ptmalloc_ops,
 };
 #define NALLOCATORS (sizeof allocators / sizeof allocators[0])
@@ -376,7 +377,8 @@ static enum hw_status no_such_instance(struct hw_session *s, const char *want)
 					 s->instances[i].arch->name);
 	enum hw_status st = hw_error(s, HW_USAGE, "--allocator %s: no such "
 				     "allocator instance; this target has %s, "
-				     "or auto, ptmalloc, jemalloc", want, list);
+				     "or auto, ptmalloc, jemalloc, tcmalloc", want,
+				     list);
 	drop_instances(s);
 	return st;
 }
@@ -423,8 +425,8 @@ static enum hw_status find_allocator(struct hw_session *s)
 			kind = (int)i;
 	if (!any && !number && kind < 0)
 		return hw_error(s, HW_USAGE, "unknown allocator '%s' (auto, "
-				"ptmalloc, jemalloc, or an instance number as "
-				"summary lists them)", want);
+				"ptmalloc, jemalloc, tcmalloc, or an instance "
+				"number as summary lists them)", want);
 	struct open_failure failed[NALLOCATORS];
 	memset(failed, 0, sizeof failed);
 	for (size_t i = 0; i < NALLOCATORS; i++) {

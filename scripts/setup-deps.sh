@@ -20,10 +20,13 @@ die() { printf 'setup-deps: %s\n' "$*" >&2; exit 1; }
 # `map`'s SVG is well-formed and renders (tests/t0160-map-svg.sh).
 # libbz2-dev: a static link against libdw (pkg-config --static names
 # -lbz2 beside the libraries above; tests/t0035 links examples/triage.c so).
+# libgoogle-perftools-dev: gperftools' tcmalloc (its minimal and full
+# libraries and headers), which the tcmalloc corpus links (corpora/tcmalloc).
 needed=(groff-base mandoc man-db libxml2-utils librsvg2-bin
     pkg-config g++ libelf-dev libdw-dev elfutils gdb gdbserver gdb-multiarch libc6-dbg binutils file time
     clang libclang-rt-dev libprotobuf-c-dev protobuf-c-compiler zlib1g-dev protobuf-compiler
-    libzstd-dev liblzma-dev liblz4-dev zstd xz-utils lz4 libbz2-dev)
+    libzstd-dev liblzma-dev liblz4-dev zstd xz-utils lz4 libbz2-dev
+    libgoogle-perftools-dev)
 
 # Elsewhere nothing is installed: say what the build and the tests need,
 # and go on when the libraries are there.

@@ -36,6 +36,12 @@ enum hw_where {
 	HW_WHERE_DIRTY,     /* free extents, by decay state */
 	HW_WHERE_MUZZY,
 	HW_WHERE_RETAINED,
+	/* tcmalloc */
+	HW_WHERE_SPAN,      /* used small object of a span */
+	HW_WHERE_CENTRAL,   /* free, on its span's list (central cache) */
+	HW_WHERE_TRANSFER,  /* free, in a central list's transfer slot */
+	HW_WHERE_PAGEHEAP,  /* free span in the page heap, committed */
+	HW_WHERE_RETURNED,  /* free span given back to the system */
 	HW_WHERE_COUNT
 };
 
@@ -162,5 +168,6 @@ struct hw_allocator_ops {
 
 extern const struct hw_allocator_ops hw_ptmalloc_ops;
 extern const struct hw_allocator_ops hw_jemalloc_ops;
+extern const struct hw_allocator_ops hw_tcmalloc_ops;
 
 #endif /* HW_ALLOC_H */

@@ -11,7 +11,9 @@ static const char *const where_names[HW_WHERE_COUNT] = {
 	[HW_WHERE_UNBINNED] = "unbinned", [HW_WHERE_SLAB] = "slab",
 	[HW_WHERE_LARGE] = "large",       [HW_WHERE_SLAB_FREE] = "slab-free",
 	[HW_WHERE_DIRTY] = "dirty",       [HW_WHERE_MUZZY] = "muzzy",
-	[HW_WHERE_RETAINED] = "retained",
+	[HW_WHERE_RETAINED] = "retained", [HW_WHERE_SPAN] = "span",
+	[HW_WHERE_CENTRAL] = "central",   [HW_WHERE_TRANSFER] = "transfer",
+	[HW_WHERE_PAGEHEAP] = "pageheap", [HW_WHERE_RETURNED] = "returned",
 };
 
 const char *hw_where_name(enum hw_where w)

@@ -103,6 +103,8 @@ void hw_maps_acc_chunk(struct hw_maps_acc *acc, const struct hw_chunk *c)
 	case HW_WHERE_DIRTY:
 	case HW_WHERE_MUZZY:
 	case HW_WHERE_RETAINED:
+	case HW_WHERE_PAGEHEAP:
+	case HW_WHERE_RETURNED:
 		kind = HW_MEM_UNUSED;
 		break;
 	default:

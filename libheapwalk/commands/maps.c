@@ -19,22 +19,26 @@ static const char *row_name(const struct hw_session *s, enum hw_mem_kind kind,
 			    int32_t id, char *buf, size_t len)
 {
 	const struct hw_target *t = s->target;
-	bool jemalloc = s->alloc && s->alloc->block_noun;
+	const char *name = s->alloc ? s->alloc->name : "";
+	bool jemalloc = !strcmp(name, "jemalloc");
+	bool tcmalloc = !strcmp(name, "tcmalloc");
+	const char *in_use = jemalloc ? "extents in use"
+			     : tcmalloc ? "spans in use" : "malloc heap";
 	switch (kind) {
 	case HW_MEM_HEAP:
-		if (id < 0)
-			snprintf(buf, len, "%s", jemalloc ? "extents in use"
-							  : "malloc heap");
+		/* tcmalloc has one page heap, no arenas.  */
+		if (id < 0 || tcmalloc)
+			snprintf(buf, len, "%s", in_use);
 		else if (!jemalloc && id == 0)
 			snprintf(buf, len, "malloc heap, main arena");
 		else
-			snprintf(buf, len, "%s, arena %d", jemalloc
-				 ? "extents in use" : "malloc heap", (int)id);
+			snprintf(buf, len, "%s, arena %d", in_use, (int)id);
 		return buf;
 	case HW_MEM_MMAPPED:
 		return "mmapped chunks";
 	case HW_MEM_UNUSED:
-		return "unused extents (dirty, muzzy, retained)";
+		return tcmalloc ? "free spans (page heap, returned)"
+				: "unused extents (dirty, muzzy, retained)";
 	case HW_MEM_METADATA:
 		return "allocator metadata";
 	case HW_MEM_STACK:

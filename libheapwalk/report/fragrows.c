@@ -25,6 +25,8 @@ bool hw_frag_add(void *rows, const struct hw_chunk *c)
 	case HW_WHERE_DIRTY: r->dirty += c->size; return true;
 	case HW_WHERE_MUZZY: r->muzzy += c->size; return true;
 	case HW_WHERE_RETAINED: r->retained += c->size; return true;
+	case HW_WHERE_PAGEHEAP: r->dirty += c->size; return true;
+	case HW_WHERE_RETURNED: r->retained += c->size; return true;
 	default: break;
 	}
 	/* A cached jemalloc region is a slab's when it takes exactly its

@@ -115,10 +115,12 @@ static bool add_total(void *cookie, const struct hw_chunk *c)
 {
 	struct hw_totals *t = cookie;
 	hw_maps_acc_chunk(&t->maps, c);
-	/* Unused jemalloc extents are page reserves, not free blocks (as in
-	   frag); the allocator's own summary lines show them.  */
+	/* Unused jemalloc extents and tcmalloc's free page-heap spans are
+	   page reserves, not free blocks (as in frag); the allocator's own
+	   summary lines show them.  */
 	if (c->where == HW_WHERE_DIRTY || c->where == HW_WHERE_MUZZY ||
-	    c->where == HW_WHERE_RETAINED)
+	    c->where == HW_WHERE_RETAINED || c->where == HW_WHERE_PAGEHEAP ||
+	    c->where == HW_WHERE_RETURNED)
 		return true;
 	struct hw_size_class *sc = size_slot(&t->sizes, c->size);
 	if (c->used) {

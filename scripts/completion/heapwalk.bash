@@ -32,7 +32,8 @@ _heapwalk_fallback_help='options:
   --sysroot DIR     look up the target'\''s files under DIR
   --debug-dir DIR   extra separate-debug-info directory (repeatable)
   --no-debuginfo    ignore separate debug info
-  --allocator A     auto (default) | ptmalloc | jemalloc | N
+  --allocator A     auto (default) | ptmalloc | jemalloc | tcmalloc |
+                    N (instance N as summary lists them)
   --json            machine-readable output
   --threads N       worker threads
   --cache-max SIZE  memory for a live process'\''s copy

@@ -1,9 +1,10 @@
 #!/bin/bash
 # make-core.sh [--prog-only] CASE OUTDIR [VARIANT] - build
-# corpora/ptmalloc/CASE.c (or corpora/jemalloc/CASE.c for the jemalloc-*
-# variants; or corpora/ptmalloc/CASE.cc, C++ built with g++, for the host
-# variant only) and make it dump a core: leaves OUTDIR/prog, OUTDIR/core
-# and OUTDIR/truth.txt.
+# corpora/ptmalloc/CASE.c (corpora/jemalloc/CASE.c for the jemalloc-*
+# variants, corpora/tcmalloc/CASE.c for the tcmalloc-* ones; or
+# corpora/ptmalloc/CASE.cc, C++ built with g++, for the host variant
+# only) and make it dump a core: leaves OUTDIR/prog, OUTDIR/core and
+# OUTDIR/truth.txt.
 #
 # --prog-only: only build OUTDIR/prog (and the OUTDIR/sysroot link), the
 # same way, and run nothing: for the live-process tests, which run the
@@ -55,6 +56,11 @@
 # that variant's sysroot: $HEAPWALK_SYSROOTS/jemalloc-5.3.0-arm64-prof;
 # the first build takes minutes), for the prof* cases.
 #
+# tcmalloc-minimal-amd64 and tcmalloc-full-amd64 take the case from
+# corpora/tcmalloc/ and link it with the host's gperftools (Debian's
+# libgoogle-perftools-dev): -ltcmalloc_minimal, or -ltcmalloc (the full
+# library, heap checker and profiler in) with -DTC_FULL.
+#
 # The kernel writes the core when core_pattern names a plain file (e.g.
 # "core", "core.%p", core_uses_pid=1, or an absolute pattern); when it is
 # a pipe (systemd-coredump, apport) or no usable core appears, the program
@@ -96,6 +102,7 @@ case $sysvariant in *-arm64 | *-arm64-prof) arm64=true ;; esac
 top=$(cd "$(dirname "$0")/../.." && pwd)
 case $variant in
 jemalloc-*) srcdir=$top/corpora/jemalloc ;;
+tcmalloc-*) srcdir=$top/corpora/tcmalloc ;;
 *) srcdir=$top/corpora/ptmalloc ;;
 esac
 src=$srcdir/$case_name.c
@@ -112,7 +119,7 @@ outdir=$(cd "$outdir" && pwd)
 sysroot=
 sysroot_stamp=
 case $variant in
-host) ;;
+host | tcmalloc-*-amd64) ;;
 host-static | host-static-pie)
 	# gcc prints the bare name back when it has no such file.
 	case $(${CC:-gcc} -print-file-name=libc.a) in
@@ -180,6 +187,14 @@ host-static | host-static-pie)
 		die "compiling $src -${variant#host-} failed (see $log)"
 	strip -o "$outdir/prog.stripped" "$outdir/prog" >>"$log" 2>&1 ||
 		die "stripping $outdir/prog failed (see $log)"
+	;;
+tcmalloc-minimal-amd64 | tcmalloc-full-amd64)
+	# The host's gperftools (libgoogle-perftools-dev): the minimal
+	# library, or the full one with the heap checker and profiler.
+	lib=tcmalloc_minimal def=
+	case $variant in tcmalloc-full-*) lib=tcmalloc def=-DTC_FULL ;; esac
+	${CC:-gcc} $def -O0 -g -pthread -o "$outdir/prog" "$src" "-l$lib" \
+		>>"$log" 2>&1 || die "compiling $src for $variant failed (see $log)"
 	;;
 jemalloc-*-amd64)
 	ln -s "$sysroot" "$outdir/sysroot"

@@ -66,7 +66,8 @@ static bool scan_chunk(void *cookie, const struct hw_chunk *c)
 	if (!c->chunk_size || end < c->chunk)
 		return true;
 	bool mm = c->where == HW_WHERE_MMAPPED;
-	bool ret = c->where == HW_WHERE_RETAINED;
+	bool ret = c->where == HW_WHERE_RETAINED ||
+		   c->where == HW_WHERE_RETURNED;
 	struct map_strip *last = sc->n ? &sc->strips[sc->n - 1] : NULL;
 	if (last && last->end == c->chunk && last->arena == c->arena &&
 	    last->mmapped == mm && last->collapsed == ret) {

@@ -46,6 +46,11 @@ static const struct {
 	[HW_WHERE_DIRTY] = { "#ff9da7", "unused pages, not yet purged" },
 	[HW_WHERE_MUZZY] = { "#d4a6c8", "unused pages, lazily purged" },
 	[HW_WHERE_RETAINED] = { "#e4e4e4", "address space only, no memory" },
+	[HW_WHERE_SPAN] = { "#4e79a7", "in use, an object of a span" },
+	[HW_WHERE_CENTRAL] = { "#a0cbe8", "free, on its span's list" },
+	[HW_WHERE_TRANSFER] = { "#edc948", "free, in a transfer slot" },
+	[HW_WHERE_PAGEHEAP] = { "#ff9da7", "free pages in the page heap" },
+	[HW_WHERE_RETURNED] = { "#e4e4e4", "pages given back to the system" },
 	[MAP_UNKNOWN] = { "#000000", "state not known" },
 };
 

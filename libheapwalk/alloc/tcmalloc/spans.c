@@ -1,0 +1,156 @@
+/* spans.c - every span of tcmalloc's page map, in address order.
+ *
+ * The page map is PageHeap::pagemap_, a TCMalloc_PageMap2 over 35-bit
+ * page numbers (48-bit addresses, 8 KiB pages): a root of 2^17 leaf
+ * pointers inside the page heap, leaves of 2^18 Span pointers.  A small
+ * object span has every page set, a large or free one only its first
+ * and last: the pages between may name spans long merged away.  So, as
+ * tcmalloc's own range iterator does, an entry counts only when its
+ * span starts at that page, and the walk then jumps past the span.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "tcmalloc.h"
+
+#define ROOT_BITS 17
+#define LEAF_BITS 18
+#define ROOT_LEN ((size_t)1 << ROOT_BITS)
+#define LEAF_LEN ((size_t)1 << LEAF_BITS)
+/* Spans in one process: more is damage (a span is at least a page).  */
+#define MAX_SPANS ((size_t)1 << 26)
+
+static bool add_span(struct tc_state *tc, size_t *cap, const struct tc_span *s)
+{
+	if (tc->nspans == *cap) {
+		size_t n = *cap ? *cap * 2 : 1024;
+		if (n > MAX_SPANS)
+			return false;
+		struct tc_span *v = realloc(tc->spans, n * sizeof *v);
+		if (!v)
+			return false;
+		tc->spans = v;
+		*cap = n;
+	}
+	tc->spans[tc->nspans++] = *s;
+	return true;
+}
+
+/* Does any region of the target lie in the 2^(LEAF_BITS + page shift)
+   bytes leaf i1 maps?  A leaf over no memory names no span worth its
+   2^18 entries (a damaged root may point anywhere).  */
+static bool leaf_has_memory(const struct hw_target *t, size_t i1)
+{
+	uint64_t lo = (uint64_t)i1 << (LEAF_BITS + TC_PAGE_SHIFT);
+	uint64_t hi = lo + ((uint64_t)1 << (LEAF_BITS + TC_PAGE_SHIFT));
+	for (size_t i = 0; i < t->nregions; i++)
+		if (t->regions[i].start < hi && t->regions[i].end > lo)
+			return true;
+	return false;
+}
+
+/* The span descriptor at desc, if it starts at page; its length.  */
+static uint64_t span_here(struct tc_state *tc, uint64_t desc, uint64_t page,
+			  struct tc_span *out)
+{
+	uint64_t w[6];
+	if (!hw_read(tc->t, desc, w, sizeof w) || w[0] != page || !w[1])
+		return 0;
+	uint32_t bits = (uint32_t)w[5];
+	uint64_t len = w[1];
+	/* A span never reaches past the 35-bit page space.  */
+	if (len > ((uint64_t)1 << 35) - page)
+		return 0;
+	memset(out, 0, sizeof *out);
+	out->addr = page << TC_PAGE_SHIFT;
+	out->desc = desc;
+	out->bytes = len << TC_PAGE_SHIFT;
+	out->refcount = (uint16_t)(bits & 0xffff);
+	out->cls = (uint8_t)(bits >> 16);
+	out->location = (uint8_t)((bits >> 24) & 3);
+	out->sample = (bits >> 26) & 1;
+	if (out->cls && out->cls < tc->nclasses && !out->location)
+		out->objsize = tc->class_size[out->cls];
+	return len;
+}
+
+enum hw_status tc_read_spans(struct tc_state *tc)
+{
+	struct hw_session *s = tc->s;
+	uint64_t *root = malloc(ROOT_LEN * sizeof *root);
+	uint64_t *leaf = malloc(LEAF_LEN * sizeof *leaf);
+	size_t cap = 0;
+	if (!root || !leaf) {
+		free(root);
+		free(leaf);
+		return hw_error(s, HW_BAD_TARGET, "out of memory");
+	}
+	if (!hw_read(tc->t, tc->root, root, ROOT_LEN * sizeof *root)) {
+		free(root);
+		free(leaf);
+		return hw_error(s, HW_BAD_TARGET, "tcmalloc's page map root at "
+				"0x%llx is not in the %s",
+				(unsigned long long)tc->root, hw_target_noun(tc->t));
+	}
+	uint64_t next_page = 0;      /* pages below this are spanned */
+	bool oom = false;
+	for (size_t i1 = 0; i1 < ROOT_LEN && !oom; i1++) {
+		if (!root[i1] || !leaf_has_memory(tc->t, i1))
+			continue;
+		uint64_t base = (uint64_t)i1 << LEAF_BITS;
+		if (next_page >= base + LEAF_LEN)
+			continue;
+		if (!hw_read(tc->t, root[i1], leaf, LEAF_LEN * sizeof *leaf)) {
+			hw_partial(s, root[i1], "tcmalloc's page map leaf %zu is "
+				   "not in the %s: the spans of 0x%llx-0x%llx "
+				   "are unknown", i1, hw_target_noun(tc->t),
+				   (unsigned long long)(base << TC_PAGE_SHIFT),
+				   (unsigned long long)((base + LEAF_LEN)
+							<< TC_PAGE_SHIFT));
+			continue;
+		}
+		size_t i2 = next_page > base ? (size_t)(next_page - base) : 0;
+		while (i2 < LEAF_LEN) {
+			struct tc_span sp;
+			uint64_t len = leaf[i2] ? span_here(tc, leaf[i2],
+							    base + i2, &sp)
+						: 0;
+			if (!len) {
+				i2++;
+				continue;
+			}
+			if (!add_span(tc, &cap, &sp)) {
+				oom = true;
+				break;
+			}
+			if (sp.objsize)
+				tc->class_slots[sp.cls] += sp.bytes / sp.objsize;
+			next_page = base + i2 + len;
+			if (next_page >= base + LEAF_LEN)
+				break;
+			i2 = (size_t)(next_page - base);
+		}
+	}
+	free(root);
+	free(leaf);
+	if (oom)
+		return hw_error(s, HW_BAD_TARGET, "out of memory");
+	return HW_OK;
+}
+
+/* The span holding addr (binary search), or NULL.  */
+const struct tc_span *tc_span_of(const struct tc_state *tc, uint64_t addr)
+{
+	size_t lo = 0, hi = tc->nspans;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		const struct tc_span *sp = &tc->spans[mid];
+		if (addr < sp->addr)
+			hi = mid;
+		else if (addr - sp->addr >= sp->bytes)
+			lo = mid + 1;
+		else
+			return sp;
+	}
+	return NULL;
+}

@@ -1,0 +1,109 @@
+/* tcmalloc.c - gperftools tcmalloc 2.x behind the allocator interface.
+ *
+ * Opening reads all metadata once: the page map's spans, then every free
+ * list (spans', transfer slots, thread caches) into one sorted array.
+ * Walks after that are linear passes over the spans that allocate
+ * nothing.
+ */
+#include <stdlib.h>
+
+#include "tcmalloc.h"
+
+static void tc_close(void *state)
+{
+	struct tc_state *tc = state;
+	if (!tc)
+		return;
+	free(tc->spans);
+	free(tc->free);
+	free(tc->caches);
+	free(tc);
+}
+
+static enum hw_status tc_open(struct hw_session *s, void **state)
+{
+	struct tc_state *tc = calloc(1, sizeof *tc);
+	if (!tc)
+		return hw_error(s, HW_NO_ALLOCATOR, "out of memory");
+	tc->s = s;
+	tc->t = s->target;
+	enum hw_status st = tc_find_module(tc);
+	if (st == HW_OK)
+		st = tc_find_roots(tc);
+	if (st == HW_OK)
+		st = tc_read_spans(tc);
+	if (st == HW_OK)
+		st = tc_read_lists(tc);
+	if (st != HW_OK) {
+		tc_close(tc);
+		return st;
+	}
+	*state = tc;
+	return HW_OK;
+}
+
+/* What tcmalloc holds from the system: its page heap's spans.  */
+static void tc_describe(void *state, struct hw_instance_info *info)
+{
+	struct tc_state *tc = state;
+	info->module = tc->module;
+	info->arch = tc->have_mod ? hw_elf_arch_at(tc->t, tc->mod.low) : NULL;
+	info->held = 0;
+	for (size_t i = 0; i < tc->nspans; i++)
+		info->held += tc->spans[i].bytes;
+}
+
+static const char *tc_version(void *state)
+{
+	return ((struct tc_state *)state)->version;
+}
+
+/* One page heap, shared by every thread.  */
+static size_t tc_narenas(void *state)
+{
+	(void)state;
+	return 1;
+}
+
+static bool tc_chunks(void *state, hw_chunk_fn *fn, void *cookie)
+{
+	return tc_walk(state, fn, cookie);
+}
+
+static bool tc_chunks_around(void *state, uint64_t addr, hw_chunk_fn *fn,
+			     void *cookie)
+{
+	return tc_walk_around(state, addr, fn, cookie);
+}
+
+/* A usable size's class: tcmalloc's own size classes up to 256 KiB,
+   whole pages above.  */
+static uint64_t tc_size_class(void *state, uint64_t usable, uint64_t *min)
+{
+	const struct tc_state *tc = state;
+	for (unsigned c = 1; c < tc->nclasses; c++)
+		if (usable <= tc->class_size[c]) {
+			*min = tc->class_size[c - 1] + 1;
+			return tc->class_size[c];
+		}
+	*min = usable;
+	return usable;
+}
+
+const struct hw_allocator_ops hw_tcmalloc_ops = {
+	.name = "tcmalloc",
+	.block_noun = "objects/spans",
+	.open = tc_open,
+	.describe = tc_describe,
+	.close = tc_close,
+	.version = tc_version,
+	.narenas = tc_narenas,
+	.chunks = tc_chunks,
+	.chunks_around = tc_chunks_around,
+	.summary = tc_report_summary,
+	.arenas = tc_report_arenas,
+	.bins = tc_report_bins,
+	.size_class = tc_size_class,
+	/* The 8-byte class's objects are 8-aligned.  */
+	.block_align = 8,
+};

@@ -1,0 +1,148 @@
+/* tcmalloc.h - gperftools tcmalloc 2.x as seen from outside the process.
+ *
+ * All of tcmalloc's state is static in its library (2.6 on): the page
+ * heap with the root of its page map, one central free list per size
+ * class, the size map, and the list of thread caches.  The page map
+ * (a two-level radix tree over page numbers) names the span of every
+ * page the allocator took from the system; the walk starts there:
+ *
+ *   page heap (.bss) -> pagemap root -> leaves -> Span (48 bytes:
+ *     start page, length, links, objects, refcount | class | location)
+ *   span in use, class > 0: objects of class_to_size[class] bytes, the
+ *     free ones on the span's own list, in a central class's transfer
+ *     slots or in a thread cache's list of that class
+ *   span in use, class 0: one large (or sampled) block
+ *   span free: in the page heap, committed or returned to the system
+ *
+ * An object is in use unless one of those lists holds it.  Debian's
+ * libraries are stripped: the size map, central lists and page heap are
+ * found by their shape in the library's writable memory (detect.c), and
+ * only layouts Debian's 2.10 and 2.16 builds were seen to have are
+ * trusted (8 KiB pages).
+ */
+#ifndef HW_TCMALLOC_H
+#define HW_TCMALLOC_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "../../sym/sym.h"
+#include "../../target/target.h"
+#include "../alloc.h"
+
+#define TC_MAX_CLASSES 128        /* kClassSizesMax */
+#define TC_PAGE_SHIFT 13          /* 8 KiB pages: Debian's builds */
+#define TC_MAX_PAGES 128          /* kMaxPages = 1 << (20 - 13) */
+#define TC_MAX_RANGES 16
+#define TC_MAX_THREAD_CACHES 4096
+
+/* The layouts that differ between versions (tcmalloc.md of the
+   research; offsets in bytes).  */
+struct tc_layout {
+	uint64_t sizemap_n;       /* SizeMap::num_size_classes */
+	uint64_t heap_to_free;    /* PageHeap::free_ from the PageHeap */
+	uint64_t cache_next, cache_prev;  /* ThreadCache::next_, prev_ */
+	int64_t cache_tid;        /* ThreadCache::tid_, -1: none (2.16) */
+};
+
+/* Where a free object is held.  */
+enum tc_holder {
+	TC_IN_SPAN,               /* its span's own free list */
+	TC_IN_TRANSFER,           /* a central class's transfer slot */
+	TC_IN_THREAD,             /* a thread cache's list */
+};
+
+/* One span of the page map.  */
+struct tc_span {
+	uint64_t addr;            /* its first byte */
+	uint64_t desc;            /* the Span descriptor */
+	uint64_t bytes;           /* length << page shift */
+	uint32_t objsize;         /* class size; 0: one block */
+	uint16_t refcount;
+	uint8_t cls;
+	uint8_t location;         /* 0 in use, 1 free, 2 returned */
+	bool sample;
+	uint32_t first_free;      /* its free objects: free[first_free..] */
+	uint32_t nfree;
+};
+
+/* A free small object.  */
+struct tc_free {
+	uint64_t addr;
+	uint32_t cache;           /* thread cache index (TC_IN_THREAD) */
+	uint8_t holder;           /* enum tc_holder */
+};
+
+struct tc_thread_cache {
+	uint64_t addr;
+	uint64_t tid_word;        /* its tid_ (pthread_self), 0 if none */
+	int tid;                  /* the thread's id, 0 if unknown */
+	uint64_t size;            /* size_: bytes it holds */
+	uint64_t objects;         /* objects on its lists */
+};
+
+/* A module's writable memory (.data, .bss).  */
+struct tc_range {
+	uint64_t start, end;
+};
+
+struct tc_state {
+	struct hw_session *s;
+	struct hw_target *t;
+	char module[128];
+	char version[16];         /* "2.10" */
+	int major, minor;
+	struct hw_module mod;
+	bool have_mod;
+	struct tc_layout lay;
+	struct tc_range data[TC_MAX_RANGES];
+	size_t ndata;
+	const char *how_module, *how_sizemap, *how_central, *how_heap,
+		*how_caches;
+	/* Roots.  */
+	uint64_t sizemap, central, pageheap, free_lists, stats, root;
+	uint64_t thread_heaps;    /* &ThreadCache::thread_heaps_, 0 if none */
+	/* The size map.  */
+	unsigned nclasses;
+	uint32_t class_size[TC_MAX_CLASSES];
+	uint32_t class_pages[TC_MAX_CLASSES];
+	uint32_t class_move[TC_MAX_CLASSES];
+	/* The page heap's own statistics.  */
+	uint64_t system_bytes, free_bytes, unmapped_bytes, committed_bytes;
+	/* What the lists hold, as MallocExtension counts it.  */
+	uint64_t central_bytes, transfer_bytes, thread_bytes;
+	uint64_t transfer_objects[TC_MAX_CLASSES];
+	uint64_t central_objects[TC_MAX_CLASSES];
+	uint64_t thread_objects[TC_MAX_CLASSES];
+	/* Objects all spans of a class hold: no list of it is longer.  */
+	uint64_t class_slots[TC_MAX_CLASSES];
+	/* The walk's material, read once at open.  */
+	struct tc_span *spans;    /* by address */
+	size_t nspans;
+	struct tc_free *free;     /* grouped by span, by address in each */
+	size_t nfree;
+	struct tc_thread_cache *caches;
+	size_t ncaches;
+};
+
+/* detect.c */
+enum hw_status tc_find_module(struct tc_state *tc);
+enum hw_status tc_find_roots(struct tc_state *tc);
+/* spans.c */
+enum hw_status tc_read_spans(struct tc_state *tc);
+const struct tc_span *tc_span_of(const struct tc_state *tc, uint64_t addr);
+/* lists.c */
+enum hw_status tc_read_lists(struct tc_state *tc);
+/* walk.c */
+bool tc_walk(struct tc_state *tc, hw_chunk_fn *fn, void *cookie);
+bool tc_walk_around(struct tc_state *tc, uint64_t addr, hw_chunk_fn *fn,
+		    void *cookie);
+/* report.c */
+void tc_report_summary(void *state, struct hw_emitter *e);
+enum hw_status tc_report_arenas(void *state, struct hw_emitter *e);
+enum hw_status tc_report_bins(void *state, struct hw_emitter *e,
+			      const char *kind);
+/* stats.c: generic.current_allocated_bytes as tcmalloc computes it.  */
+uint64_t tc_current_allocated(const struct tc_state *tc);
+
+#endif /* HW_TCMALLOC_H */

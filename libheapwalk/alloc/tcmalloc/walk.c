@@ -1,0 +1,69 @@
+/* walk.c - tcmalloc's blocks, span by span in address order: a free
+ * span is one block of the page heap, an in-use span of class 0 one
+ * large block, and an in-use span of a class its objects, each free when
+ * a list holds it (lists.c).  The tail of a span that no object fills is
+ * not a block.
+ */
+#include "tcmalloc.h"
+
+static const uint8_t holder_where[] = {
+	[TC_IN_SPAN] = HW_WHERE_CENTRAL,
+	[TC_IN_TRANSFER] = HW_WHERE_TRANSFER,
+	[TC_IN_THREAD] = HW_WHERE_TCACHE,
+};
+
+static bool span_blocks(const struct tc_state *tc, const struct tc_span *sp,
+			hw_chunk_fn *fn, void *cookie)
+{
+	struct hw_chunk c = { .chunk = sp->addr, .chunk_size = sp->bytes,
+			      .addr = sp->addr, .size = sp->bytes };
+	if (sp->location) {
+		c.where = sp->location == 2 ? HW_WHERE_RETURNED
+					    : HW_WHERE_PAGEHEAP;
+		return fn(cookie, &c);
+	}
+	if (!sp->objsize) {
+		c.used = true;
+		c.where = HW_WHERE_LARGE;
+		return fn(cookie, &c);
+	}
+	uint64_t n = sp->bytes / sp->objsize;
+	const struct tc_free *f = tc->free + sp->first_free;
+	const struct tc_free *fend = f + sp->nfree;
+	c.size = c.chunk_size = sp->objsize;
+	c.szind = sp->cls;
+	for (uint64_t k = 0; k < n; k++) {
+		c.addr = c.chunk = sp->addr + k * sp->objsize;
+		while (f < fend && f->addr < c.addr)
+			f++;
+		c.used = !(f < fend && f->addr == c.addr);
+		c.where = c.used ? HW_WHERE_SPAN : holder_where[f->holder];
+		if (!fn(cookie, &c))
+			return false;
+	}
+	return true;
+}
+
+bool tc_walk(struct tc_state *tc, hw_chunk_fn *fn, void *cookie)
+{
+	for (size_t i = 0; i < tc->nspans; i++)
+		if (!span_blocks(tc, &tc->spans[i], fn, cookie))
+			return false;
+	return true;
+}
+
+/* The span holding addr and its neighbours (a block's neighbours in
+   `chunk ADDR` are the spans' blocks around it).  */
+bool tc_walk_around(struct tc_state *tc, uint64_t addr, hw_chunk_fn *fn,
+		    void *cookie)
+{
+	const struct tc_span *sp = tc_span_of(tc, addr);
+	if (!sp)
+		return true;
+	size_t i = (size_t)(sp - tc->spans);
+	size_t lo = i ? i - 1 : i, hi = i + 1 < tc->nspans ? i + 1 : i;
+	for (size_t k = lo; k <= hi; k++)
+		if (!span_blocks(tc, &tc->spans[k], fn, cookie))
+			return false;
+	return true;
+}
