@@ -60,6 +60,8 @@
 # corpora/tcmalloc/ and link it with the host's gperftools (Debian's
 # libgoogle-perftools-dev): -ltcmalloc_minimal, or -ltcmalloc (the full
 # library, heap checker and profiler in) with -DTC_FULL.
+# tcmalloc-2.10-arm64 links it with Debian bookworm's arm64
+# libtcmalloc-minimal4 and runs it like glibc-2.36-arm64 (sysroot.sh).
 #
 # The kernel writes the core when core_pattern names a plain file (e.g.
 # "core", "core.%p", core_uses_pid=1, or an absolute pattern); when it is
@@ -127,7 +129,7 @@ host-static | host-static-pie)
 	*) cannot "no static libc (libc.a) for ${CC:-gcc}: install libc6-dev" ;;
 	esac
 	;;
-glibc-*-amd64 | glibc-*-arm64 | glibc-*-arm64-64k | glibc-*-arm64-hostcore | glibc-*-arm64-pie | glibc-*-arm64-nopie | glibc-*-arm64-static | jemalloc-*-amd64 | jemalloc-*-arm64)
+glibc-*-amd64 | glibc-*-arm64 | glibc-*-arm64-64k | glibc-*-arm64-hostcore | glibc-*-arm64-pie | glibc-*-arm64-nopie | glibc-*-arm64-static | jemalloc-*-amd64 | jemalloc-*-arm64 | tcmalloc-*-arm64)
 	corpus_sysroot "$sysvariant"
 	;;
 jemalloc-*-arm64-prof)
@@ -222,6 +224,7 @@ jemalloc-*-amd64)
 	fi
 	case $variant in
 	jemalloc-*) link+=("-Wl,-rpath-link=$libdir" -ljemalloc) ;;
+	tcmalloc-*) link+=("-Wl,-rpath-link=$libdir" "$libdir/libtcmalloc_minimal.so.4") ;;
 	esac
 	corpus_cc "$cc" "$src" "$outdir/prog" "$log" "${link[@]}" ||
 		die "compiling $src for $variant failed (see $log)"

@@ -13,6 +13,7 @@
 #   jemalloc-5.2.1-amd64 bullseye   amd64  (host)  5.2.1
 #   jemalloc-5.3.0-amd64 bookworm   amd64  (host)  5.3.0
 #   jemalloc-5.3.0-arm64 bookworm   arm64  2.36    5.3.0
+#   tcmalloc-2.10-arm64  bookworm   arm64  2.36    (gperftools 2.10)
 #
 # glibc variants: downloads libc6, libc6-dev, libc6-dbg, libgcc-s1 and
 # linux-libc-dev (the headers libc6-dev's need).  amd64 jemalloc variants:
@@ -61,6 +62,8 @@ outdir=$2
 # ver: the glibc version to check (empty: the host's glibc is used);
 # jever: the jemalloc version (empty: no jemalloc).
 jever=
+# tcver: the gperftools version (empty: no tcmalloc).
+tcver=
 # extra: a suite that only adds packages to `suite` (experimental): the
 # glibc packages come from it, everything else from `suite`.
 extra=
@@ -74,8 +77,9 @@ glibc-2.36-arm64) suite=bookworm arch=arm64 ver=2.36 ;;
 jemalloc-5.2.1-amd64) suite=bullseye arch=amd64 ver='' jever=5.2.1 ;;
 jemalloc-5.3.0-amd64) suite=bookworm arch=amd64 ver='' jever=5.3.0 ;;
 jemalloc-5.3.0-arm64) suite=bookworm arch=arm64 ver=2.36 jever=5.3.0 ;;
+tcmalloc-2.10-arm64) suite=bookworm arch=arm64 ver=2.36 tcver=2.10 ;;
 *)
-	echo "$me: unknown variant '$variant' (glibc-2.31-amd64, glibc-2.36-amd64, glibc-2.41-amd64, glibc-2.43-amd64, glibc-2.44-amd64, glibc-2.36-arm64, jemalloc-5.2.1-amd64, jemalloc-5.3.0-amd64, jemalloc-5.3.0-arm64)" >&2
+	echo "$me: unknown variant '$variant' (glibc-2.31-amd64, glibc-2.36-amd64, glibc-2.41-amd64, glibc-2.43-amd64, glibc-2.44-amd64, glibc-2.36-arm64, jemalloc-5.2.1-amd64, jemalloc-5.3.0-amd64, jemalloc-5.3.0-arm64, tcmalloc-2.10-arm64)" >&2
 	exit 2
 	;;
 esac
@@ -146,6 +150,9 @@ pkgs=()
 if [ -n "$ver" ]; then pkgs+=(libc6 libc6-dev libc6-dbg libgcc-s1 linux-libc-dev); fi
 if [ -n "$jever" ]; then pkgs+=(libjemalloc2 libjemalloc-dev); fi
 if [ -n "$jever" ] && [ -n "$ver" ]; then pkgs+=(libstdc++6); fi
+# gperftools: the minimal library and the headers (libgoogle-perftools-dev
+# is arch-independent in content; its .so links are the full library's).
+if [ -n "$tcver" ]; then pkgs+=(libtcmalloc-minimal4 libgoogle-perftools-dev libstdc++6); fi
 # What apt-get download is asked for: the glibc packages from $extra.
 get=()
 for p in "${pkgs[@]}"; do
@@ -157,18 +164,25 @@ done
 (cd "$APT_WORK/debs" && aptc download "${get[@]}") ||
 	apt_fail "apt-get download ${get[*]} ($suite${extra:++$extra}/$arch) failed"
 
-libc_ver='' je_ver=''
+libc_ver='' je_ver='' tc_ver=''
 for p in "${pkgs[@]}"; do
 	deb=$(find "$work/debs" -name "${p}_*.deb" | head -n1)
 	[ -n "$deb" ] || die "apt-get download left no $p deb"
 	v=$(dpkg-deb -f "$deb" Version)
 	if [ "$p" = libc6 ]; then libc_ver=$v; fi
 	if [ "$p" = libjemalloc2 ]; then je_ver=$v; fi
+	if [ "$p" = libtcmalloc-minimal4 ]; then tc_ver=$v; fi
 done
 if [ -n "$ver" ]; then
 	case $libc_ver in
 	"$ver"-*) ;;
 	*) die "$suite/$arch has libc6 $libc_ver, not glibc $ver" ;;
+	esac
+fi
+if [ -n "$tcver" ]; then
+	case $tc_ver in
+	"$tcver"-*) ;;
+	*) die "$suite/$arch has libtcmalloc-minimal4 $tc_ver, not gperftools $tcver" ;;
 	esac
 fi
 if [ -n "$jever" ]; then

@@ -1,11 +1,13 @@
 /* tctruthcmp - compare heapwalk's view of a tcmalloc core with the corpus
  * program's ground truth.
  *
- *   tctruthcmp TRUTH CHUNKS SUMMARY BINS
+ *   tctruthcmp TRUTH CHUNKS SUMMARY BINS [ARENAS]
  *       TRUTH    truth.txt written by a corpora/tcmalloc program
  *       CHUNKS   `heapwalk --json CORE chunks`  (JSON Lines)
  *       SUMMARY  `heapwalk --json CORE summary` (one JSON object)
  *       BINS     `heapwalk --json CORE bins`
+ *       ARENAS   `heapwalk --json CORE arenas` (a core with thread
+ *                pointers)
  *
  * Prints each mismatch (the first 20, then how many more), then
  * "tctruthcmp: N allocations, M mismatches"; exits 0 when M is 0, 1 when
@@ -22,7 +24,9 @@
  *    heapwalk gives under tcmalloc's "stats";
  *  - bins: per class, the free objects (thread + transfer + central)
  *    equal the stats' "by size class" free objects (freeclass records),
- *    and no class the stats call empty has free objects.
+ *    and no class the stats call empty has free objects;
+ *  - arenas: every thread of the truth has a thread cache naming its
+ *    thread id (each made one at its first malloc).
  */
 #define CMP_NAME "tctruthcmp"
 #include <inttypes.h>
@@ -33,6 +37,8 @@
 #define MAX_LINE 512
 #define MAX_PROPS 16
 #define MAX_CLASSES 256
+
+#define MAX_THREADS 64
 
 struct alloc {
 	unsigned long long addr, req, usize;
@@ -48,6 +54,8 @@ static struct {
 	size_t nprops;
 	unsigned long long free_size[MAX_CLASSES], free_objs[MAX_CLASSES];
 	bool have_class[MAX_CLASSES];
+	unsigned long long tid[MAX_THREADS];
+	size_t nthreads;
 } TR;
 
 static void read_truth(const char *path)
@@ -70,6 +78,10 @@ static void read_truth(const char *path)
 			TR.v[TR.n++] = (struct alloc){ a, b, c, !strcmp(w, "used") };
 			if (strcmp(w, "used") && strcmp(w, "freed"))
 				fatal("%s: where '%s'", path, w);
+		} else if (sscanf(line, "thread %u %llu", &cls, &a) == 2) {
+			if (TR.nthreads == MAX_THREADS)
+				fatal("%s: too many threads", path);
+			TR.tid[TR.nthreads++] = a;
 		} else if (sscanf(line, "config version %15s", TR.version) == 1) {
 		} else if (sscanf(line, "prop %63s %llu", name, &a) == 2) {
 			if (TR.nprops == MAX_PROPS)
@@ -182,15 +194,40 @@ static void check_bins(const char *path)
 	free(doc);
 }
 
+static void check_arenas(const char *path)
+{
+	char *doc = slurp(path, NULL);
+	bool bad = false, seen[MAX_THREADS] = { false };
+	if (!jvalid(doc))
+		fatal("%s: not JSON", path);
+	for (const char *el = jfirst(jget(doc, "thread_caches")); el;
+	     el = jnext(el, &bad)) {
+		unsigned long long tid;
+		if (!jnum(jget(el, "tid"), &tid))
+			continue;
+		for (size_t i = 0; i < TR.nthreads; i++)
+			seen[i] |= TR.tid[i] == tid;
+	}
+	if (bad)
+		mismatch("arenas: malformed thread_caches array");
+	for (size_t i = 0; i < TR.nthreads; i++)
+		if (!seen[i])
+			mismatch("arenas: no thread cache names thread %llu",
+				 TR.tid[i]);
+	free(doc);
+}
+
 int main(int argc, char **argv)
 {
-	if (argc != 5)
-		fatal("usage: tctruthcmp TRUTH CHUNKS SUMMARY BINS");
+	if (argc != 5 && argc != 6)
+		fatal("usage: tctruthcmp TRUTH CHUNKS SUMMARY BINS [ARENAS]");
 	read_truth(argv[1]);
 	read_chunks(argv[2]);
 	check_chunks();
 	check_summary(argv[3]);
 	check_bins(argv[4]);
+	if (argc == 6)
+		check_arenas(argv[5]);
 	char what[64];
 	snprintf(what, sizeof what, "%zu allocations", TR.n);
 	free(TR.v);

@@ -148,6 +148,27 @@ static void central_lists(struct collect *c)
 	}
 }
 
+/* Most struct pthread a thread pointer lies past: glibc's aarch64 TCB is
+   right after it (x86_64's thread pointer is the struct itself).  */
+#define PTHREAD_SPAN 0x1000
+
+/* The thread whose pthread_self() is self (a cache's tid_): the one
+   whose thread pointer is self or, nearest, just past its struct
+   pthread; 0 when none is.  */
+static int thread_of(const struct hw_target *t, uint64_t self)
+{
+	int tid = 0;
+	uint64_t best = PTHREAD_SPAN;
+	for (size_t k = 0; k < t->nthreads && self; k++) {
+		const struct hw_thread *th = &t->threads[k];
+		if (th->has_tp && th->tp >= self && th->tp - self < best) {
+			best = th->tp - self;
+			tid = th->tid;
+		}
+	}
+	return tid;
+}
+
 static void thread_lists(struct collect *c)
 {
 	struct tc_state *tc = c->tc;
@@ -182,10 +203,7 @@ static void thread_lists(struct collect *c)
 		if (tc->lay.cache_tid >= 0)
 			hw_read_u64(tc->t, at + (uint64_t)tc->lay.cache_tid,
 				    &tcache->tid_word);
-		for (size_t k = 0; k < tc->t->nthreads; k++)
-			if (tc->t->threads[k].has_tp && tcache->tid_word &&
-			    tc->t->threads[k].tp == tcache->tid_word)
-				tcache->tid = tc->t->threads[k].tid;
+		tcache->tid = thread_of(tc->t, tcache->tid_word);
 		for (unsigned cls = 1; cls < tc->nclasses; cls++) {
 			uint64_t fl[2];
 			if (!hw_read(tc->t, at + 32 * (uint64_t)cls, fl, sizeof fl))
