@@ -47,6 +47,7 @@
  *        tcmalloc.thread_cache_free_bytes
  *   stat KEY VALUE      spans (in use), thread_heaps, metadata (bytes),
  *                       from the stats text
+ *   ...                 what a program adds (TC_EXTRA_TRUTH: damage1.c)
  *   end
  * The program checks that the live records' usable sizes add up to at
  * most generic.current_allocated_bytes.
@@ -423,6 +424,9 @@ static void truth_write_and_abort(const char *prog, bool full)
 	out_kv("stat", "spans", S.spans);
 	out_kv("stat", "thread_heaps", S.thread_heaps);
 	out_kv("stat", "metadata", S.metadata);
+#ifdef TC_EXTRA_TRUTH
+	TC_EXTRA_TRUTH();
+#endif
 	out_str("end\n");
 	out_flush();
 	close(out_fd);

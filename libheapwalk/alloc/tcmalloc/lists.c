@@ -53,8 +53,8 @@ static bool object_of(const struct tc_state *tc, uint64_t addr, unsigned cls)
 }
 
 /* Follow a list of class cls from head for at most max objects (stopping
-   at NULL, or at `last` when it is not 0).  Returns how many were taken;
-   a link that leaves the class is a finding named by `what`.  */
+   at NULL).  Returns how many were taken; a link that leaves the class
+   is a finding named by `what`.  */
 static uint64_t follow(struct collect *c, uint64_t head, unsigned cls,
 		       uint64_t max, enum tc_holder h, uint32_t cache,
 		       const char *what, uint64_t where)
@@ -136,6 +136,13 @@ static void central_lists(struct collect *c)
 			continue;
 		}
 		tc->transfer_bytes += size * used * tc->class_move[cls];
+		/* counter_: the free objects on the class's spans' lists.  */
+		if (counter != tc->central_objects[cls])
+			hw_finding(tc->s, e, "tcmalloc: central list of class %u "
+				   "counts %llu free objects on its spans; their "
+				   "lists hold %llu", cls,
+				   (unsigned long long)counter,
+				   (unsigned long long)tc->central_objects[cls]);
 		for (uint32_t k = 0; k < used; k++) {
 			uint64_t head;
 			if (!hw_read_u64(tc->t, e + CENTRAL_SLOTS + 16 * k, &head))
@@ -213,6 +220,13 @@ static void thread_lists(struct collect *c)
 					    (uint32_t)tc->ncaches,
 					    "a thread cache's list",
 					    at + 32 * (uint64_t)cls);
+			if (n < len && !c->oom)
+				hw_finding(tc->s, at + 32 * (uint64_t)cls,
+					   "tcmalloc: the thread cache at 0x%llx "
+					   "says its list of class %u holds %u "
+					   "objects; %llu were found",
+					   (unsigned long long)at, cls, len,
+					   (unsigned long long)n);
 			tcache->objects += n;
 			tc->thread_objects[cls] += n;
 		}
