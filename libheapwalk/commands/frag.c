@@ -38,15 +38,28 @@ static const struct em_field JE_COLS[] = {
 	{ .key = "slab_util", .label = "slabs", .width = 6, .form = EM_T_PCT,
 	  .prec = 1, .json_prec = 4 },
 };
+/* tcmalloc's page-level reserves: its page heap's free spans, committed
+   or given back to the system.  */
+static const struct em_field TC_COLS[] = {
+	FRAG_COMMON_COLS,
+	{ .key = "pageheap", .label = "page heap", .width = 10,
+	  .form = EM_T_HUMAN },
+	{ .key = "returned", .label = "returned", .width = 10,
+	  .form = EM_T_HUMAN },
+};
 static const struct em_table PM_TABLE = { .cols = PM_COLS, .ncols = 8 };
 static const struct em_table JE_TABLE = { .cols = JE_COLS, .ncols = 11 };
+static const struct em_table TC_TABLE = { .cols = TC_COLS, .ncols = 9 };
+
+/* Whose columns: the reserves each allocator keeps.  */
+enum frag_kind { FRAG_PTMALLOC, FRAG_JEMALLOC, FRAG_TCMALLOC };
 static const struct em_section S_ARENAS = {
 	.key = "arenas", .flags = EM_S_LIST };
 
 /* The row of one arena, or the total (arena < 0: JSON "total", text
    "total").  */
 static void emit_row(struct hw_emitter *e, long arena,
-		     const struct hw_frag_row *r, bool je)
+		     const struct hw_frag_row *r, enum frag_kind kind)
 {
 	const struct em_val common[] = {
 		arena >= 0 ? ev_u64((uint64_t)arena)
@@ -60,11 +73,14 @@ static void emit_row(struct hw_emitter *e, long arena,
 	};
 	struct em_val v[11];
 	memcpy(v, common, sizeof common);
-	if (je) {
+	if (kind == FRAG_JEMALLOC) {
 		v[7] = ev_u64(r->dirty);
 		v[8] = ev_u64(r->muzzy);
 		v[9] = ev_u64(r->retained);
 		v[10] = ev_dbl(hw_frag_slab_util(r));
+	} else if (kind == FRAG_TCMALLOC) {
+		v[7] = ev_u64(r->dirty);      /* fragrows: the page heap's */
+		v[8] = ev_u64(r->retained);   /* and the returned spans */
 	} else {
 		v[7] = ev_u64(r->top);
 	}
@@ -76,16 +92,25 @@ static void emit_row(struct hw_emitter *e, long arena,
 
 /* The columns, defined under the table (text only: JSON keys are named
    in the reference).  */
-static void emit_legend(struct hw_emitter *e, bool je)
+static void emit_legend(struct hw_emitter *e, enum frag_kind kind)
 {
+	static const char *const free_is[] = {
+		[FRAG_PTMALLOC] = "binned and cached chunks, top not included",
+		[FRAG_JEMALLOC] = "free slab regions, and regions and large "
+				  "extents in thread caches: summary's free",
+		[FRAG_TCMALLOC] = "free objects in thread caches, transfer "
+				  "slots and spans' lists: summary's free",
+	};
 	em_notef(e, "\nused, free: bytes in blocks in use / free for reuse "
-		 "(%s)", je ? "free slab regions, and regions and large "
-		 "extents in thread caches: summary's free"
-		 : "binned and cached chunks, top not included");
+		 "(%s)", free_is[kind]);
 	em_note(e, "largest: the largest free block;  free%: free / (used "
 		"+ free);\nfrag: 1 - largest / free (0%: all free memory in "
 		"one block; near 100%: scattered)");
-	if (je)
+	if (kind == FRAG_TCMALLOC)
+		em_note(e, "page heap: free spans tcmalloc keeps mapped;  "
+			"returned: free spans given back to the system (no "
+			"memory behind them)");
+	else if (kind == FRAG_JEMALLOC)
 		em_note(e, "dirty, muzzy: unused pages jemalloc still maps "
 			"(not yet purged / lazily purged);\nretained: "
 			"address space kept for reuse, no memory behind it "
@@ -107,22 +132,29 @@ static enum hw_status frag_run(const struct hw_cmd *c)
 	if (!rows)
 		return hw_error(s, HW_BAD_TARGET, "out of memory");
 	s->alloc->chunks(s->alloc_state, hw_frag_add, rows);
-	bool je = !strcmp(s->alloc->name, "jemalloc");
+	enum frag_kind kind = !strcmp(s->alloc->name, "jemalloc")
+			      ? FRAG_JEMALLOC
+			      : !strcmp(s->alloc->name, "tcmalloc")
+			      ? FRAG_TCMALLOC : FRAG_PTMALLOC;
+	static const struct em_table *const tables[] = {
+		[FRAG_PTMALLOC] = &PM_TABLE, [FRAG_JEMALLOC] = &JE_TABLE,
+		[FRAG_TCMALLOC] = &TC_TABLE,
+	};
 	struct hw_frag_row total = { 0 };
 	em_doc_begin(e);
-	em_table_begin(e, je ? &JE_TABLE : &PM_TABLE);
+	em_table_begin(e, tables[kind]);
 	em_section_begin(e, &S_ARENAS);
 	for (long a = 0; a < HW_FRAG_MAX_ARENAS; a++) {
 		const struct hw_frag_row *r = &rows[a];
 		if (!r->any)
 			continue;
-		emit_row(e, a, r, je);
+		emit_row(e, a, r, kind);
 		hw_frag_sum(&total, r);
 	}
 	em_section_end(e);
-	emit_row(e, -1, &total, je);
+	emit_row(e, -1, &total, kind);
 	em_table_end(e);
-	emit_legend(e, je);
+	emit_legend(e, kind);
 	hw_emit_partial(s, e);
 	em_doc_end(e);
 	free(rows);
