@@ -79,6 +79,10 @@ struct hw_allocator_ops {
 	/* What the allocator calls the blocks its walk delivers, plural, for
 	   reports ("regions/extents"); NULL means "chunks".  */
 	const char *block_noun;
+	/* What holds blocks ("extent", "span") and what a small block in
+	   it is ("region", "object"), for `chunk` and `chunks`; NULL for an
+	   allocator whose blocks are chunks.  */
+	const char *container, *small_noun;
 	/* Look for the allocator in the session's target.  HW_OK with
 	   *state set, HW_NO_ALLOCATOR (with the reason in the session
 	   error) or another failure.  Must not be NULL.  */

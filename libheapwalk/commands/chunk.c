@@ -1,6 +1,7 @@
 /* chunk.c - the chunk command (chunk ADDR): the block holding an
  * address, where in it the address is, and its neighbours in the heap.
  */
+#include <stdio.h>
 #include <string.h>
 
 #include "../emit/emit.h"
@@ -99,12 +100,21 @@ static enum hw_status chunk_run(const struct hw_cmd *c)
 		return HW_OK;
 	}
 	/* ptmalloc's blocks are chunks; jemalloc's are slab regions and
-	   extents, and their container is the extent.  */
-	bool je = c->s->alloc->block_noun != NULL;
+	   extents, and their container is the extent; tcmalloc's are
+	   objects and spans.  */
+	const char *container = c->s->alloc->container;
+	bool je = container != NULL;
+	bool small = l.hit.where == HW_WHERE_SLAB ||
+		     l.hit.where == HW_WHERE_SLAB_FREE ||
+		     l.hit.where == HW_WHERE_TCACHE ||
+		     l.hit.where == HW_WHERE_SPAN ||
+		     l.hit.where == HW_WHERE_CENTRAL ||
+		     l.hit.where == HW_WHERE_TRANSFER;
 	const char *unit = !je ? "chunk"
-			   : l.hit.where == HW_WHERE_SLAB ||
-			     l.hit.where == HW_WHERE_SLAB_FREE ||
-			     l.hit.where == HW_WHERE_TCACHE ? "region" : "extent";
+			   : small ? c->s->alloc->small_noun : container;
+	char size_label[32];
+	snprintf(size_label, sizeof size_label, "%s size",
+		 je ? container : "chunk");
 	if (l.addr < l.hit.addr)
 		em_notef(e, "0x%llx is in the header of the %s %s at user "
 			 "address 0x%llx", (unsigned long long)l.addr,
@@ -121,8 +131,8 @@ static enum hw_status chunk_run(const struct hw_cmd *c)
 	struct em_field cols[HW_NBLOCK_COLS + 1];
 	memcpy(cols, hw_block_cols, sizeof cols);
 	if (je) {
-		cols[8].label = "extent";
-		cols[9].label = "extent size";
+		cols[8].label = container;
+		cols[9].label = size_label;
 	}
 	const struct em_table lookup_table = {
 		.cols = cols, .ncols = HW_NBLOCK_COLS + 1 };
@@ -136,13 +146,14 @@ static enum hw_status chunk_run(const struct hw_cmd *c)
 		em_note(e, "(an mmapped chunk is a mapping of its own: it has "
 			"no neighbouring chunks)");
 	else if (!l.have_prev || !l.have_next)
-		em_notef(e, "(no %s%s%s: %s)", l.have_prev ? "" : "previous",
+		em_notef(e, "(no %s%s%s: %s%s%s)", l.have_prev ? "" : "previous",
 			 !l.have_prev && !l.have_next ? " or " : "",
 			 l.have_next ? "" : "next",
 			 c->s->partial.places ? "the walk of this heap stopped "
 			 "at damage; see 'heapwalk check'" : je ? "the block "
-			 "is at the edge of its extent's range" : "the chunk "
-			 "is at the edge of its heap");
+			 "is at the edge of its " : "the chunk is at the edge "
+			 "of its heap", je ? container : "",
+			 je ? "'s range" : "");
 	em_doc_end(e);
 	return HW_OK;
 }

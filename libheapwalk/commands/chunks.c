@@ -1,6 +1,7 @@
 /* chunks.c - the chunks command: every block, one row each, in walk
  * order (JSON Lines in JSON: a stream, not one document).
  */
+#include <stdio.h>
 #include <string.h>
 
 #include "../emit/emit.h"
@@ -41,12 +42,16 @@ static enum hw_status chunks_run(const struct hw_cmd *c)
 		w.filter = f;
 	}
 	/* The last two headers name what holds the block: ptmalloc's
-	   chunk, jemalloc's extent (a slab of regions, or a large one).  */
+	   chunk, jemalloc's extent (a slab of regions, or a large one),
+	   tcmalloc's span.  */
 	struct em_field cols[HW_NBLOCK_COLS];
+	char size_label[32];
 	memcpy(cols, hw_block_cols + 1, sizeof cols);
-	if (c->s->alloc->block_noun) {
-		cols[7].label = "extent";
-		cols[8].label = "extent size";
+	if (c->s->alloc->container) {
+		snprintf(size_label, sizeof size_label, "%s size",
+			 c->s->alloc->container);
+		cols[7].label = c->s->alloc->container;
+		cols[8].label = size_label;
 	}
 	const struct em_table table = { .cols = cols, .ncols = HW_NBLOCK_COLS,
 					.flags = EM_TB_LINES };

@@ -122,6 +122,8 @@ static const struct hw_prof_site *je_site_of(void *state,
 const struct hw_allocator_ops hw_jemalloc_ops = {
 	.name = "jemalloc",
 	.block_noun = "regions/extents",
+	.container = "extent",
+	.small_noun = "region",
 	.open = je_open,
 	.describe = je_describe,
 	.close = je_close,

@@ -93,6 +93,8 @@ static uint64_t tc_size_class(void *state, uint64_t usable, uint64_t *min)
 const struct hw_allocator_ops hw_tcmalloc_ops = {
 	.name = "tcmalloc",
 	.block_noun = "objects/spans",
+	.container = "span",
+	.small_noun = "object",
 	.open = tc_open,
 	.describe = tc_describe,
 	.close = tc_close,
