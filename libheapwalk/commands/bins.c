@@ -17,13 +17,13 @@ static enum hw_status bins_run(const struct hw_cmd *c)
 
 static const struct hw_command_opt bins_opts[] = {
 	{ "KIND", "one kind of list: ptmalloc tcache, fast, unsorted, small, "
-		  "large; jemalloc small, large, tcache" },
+		  "large; jemalloc small, large, tcache; tcmalloc classes" },
 	{ NULL, NULL } };
 
 const struct hw_command hw_cmd_bins = {
 	.name = "bins", .run = bins_run, .args = "[KIND]",
 	.summary = "free lists (ptmalloc: tcache fast unsorted small large; "
-		   "jemalloc: small large tcache)",
+		   "jemalloc: small large tcache; tcmalloc: classes)",
 	.opts = bins_opts, .example = "core bins tcache",
 	.needs = HW_NEED_LISTS,
 };
