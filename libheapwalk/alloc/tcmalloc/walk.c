@@ -2,7 +2,9 @@
  * span is one block of the page heap, an in-use span of class 0 one
  * large block, and an in-use span of a class its objects, each free when
  * a list holds it (lists.c).  The tail of a span that no object fills is
- * not a block.
+ * no block: the last object takes it (its chunk_size reaches the span's
+ * end, as the page's waste is the object's overhead), so that the blocks
+ * of a heap tile it.
  */
 #include "tcmalloc.h"
 
@@ -34,6 +36,8 @@ static bool span_blocks(const struct tc_state *tc, const struct tc_span *sp,
 	c.szind = sp->cls;
 	for (uint64_t k = 0; k < n; k++) {
 		c.addr = c.chunk = sp->addr + k * sp->objsize;
+		if (k + 1 == n)
+			c.chunk_size = sp->addr + sp->bytes - c.chunk;
 		while (f < fend && f->addr < c.addr)
 			f++;
 		c.used = !(f < fend && f->addr == c.addr);
