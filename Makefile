@@ -367,6 +367,8 @@ bench: deps
 	@echo
 	@BENCH_ALLOCATOR=jemalloc BIGHEAP_ARGS="4 5000000" scripts/bench.sh $(BUILD)
 	@echo
+	@BENCH_ALLOCATOR=tcmalloc BIGHEAP_ARGS="4 5000000" scripts/bench.sh $(BUILD)
+	@echo
 	@scripts/bench/prof-bench.sh $(BUILD) || [ $$? = 77 ]
 	@echo
 	@scripts/bench/live-big.sh $(BUILD) || [ $$? = 77 ]

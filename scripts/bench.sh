@@ -27,6 +27,9 @@
 #   BENCH_ALLOCATOR=jemalloc run bigheap with Debian bookworm's libjemalloc2
 #                (LD_PRELOAD from scripts/corpus/sysroot.sh jemalloc-5.3.0-amd64);
 #                the core then goes to BUILD_DIR/bench-jemalloc/
+#   BENCH_ALLOCATOR=tcmalloc the same with the host's gperftools
+#                (libtcmalloc_minimal.so.4, libgoogle-perftools-dev), into
+#                BUILD_DIR/bench-tcmalloc/
 set -euo pipefail
 
 die() { printf 'bench: %s\n' "$*" >&2; exit 1; }
@@ -43,7 +46,12 @@ jemalloc)
     out=$build/bench-jemalloc
     preload=$("$top/scripts/bench/jemalloc-preload.sh" "$build") || exit 1
     ;;
-*) die "BENCH_ALLOCATOR must be ptmalloc or jemalloc" ;;
+tcmalloc)
+    out=$build/bench-tcmalloc
+    preload=$(gcc -print-file-name=libtcmalloc_minimal.so.4)
+    [ -f "$preload" ] || die "no libtcmalloc_minimal.so.4 (make deps installs libgoogle-perftools-dev)"
+    ;;
+*) die "BENCH_ALLOCATOR must be ptmalloc, jemalloc or tcmalloc" ;;
 esac
 mkdir -p "$out"
 src=$top/scripts/bench
