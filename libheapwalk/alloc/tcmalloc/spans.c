@@ -119,6 +119,20 @@ enum hw_status tc_read_spans(struct tc_state *tc)
 				i2++;
 				continue;
 			}
+			/* A span's pages are the process's: one whose end is
+			   in no mapping had its length damaged, and jumping it
+			   would skip the spans after it.  */
+			if (!hw_region_of(tc->t, sp.addr + sp.bytes - 1)) {
+				hw_finding(s, sp.desc, "tcmalloc: the span at 0x%llx "
+					   "says it is %llu pages long, past the "
+					   "mapped memory: taken as one page",
+					   (unsigned long long)sp.addr,
+					   (unsigned long long)len);
+				len = 1;
+				sp.bytes = (uint64_t)1 << TC_PAGE_SHIFT;
+				if (sp.objsize > sp.bytes)
+					sp.objsize = 0;
+			}
 			if (!add_span(tc, &cap, &sp)) {
 				oom = true;
 				break;
