@@ -144,12 +144,17 @@ static bool leak_one(void *cookie, const struct hw_chunk *c)
 	return !em_failed(w->e) && !w->oom;
 }
 
+/* Records that tie in hw_loss_order (of one size, kind and class, but
+   other allocation sites) go by their first block's address: qsort's
+   order of equals would follow the hash table's, which follows where
+   this run's strings were interned.  */
 static int record_cmp(const void *a, const void *b)
 {
 	const struct record *x = a, *y = b;
-	return hw_loss_order(
+	int o = hw_loss_order(
 		&(struct hw_loss_key){ x->size, x->count, x->kind, x->type },
 		&(struct hw_loss_key){ y->size, y->count, y->kind, y->type });
+	return o ? o : x->first < y->first ? -1 : x->first > y->first;
 }
 
 static const struct em_section TOTALS = {
