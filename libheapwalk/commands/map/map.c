@@ -125,8 +125,10 @@ static void scale(struct map_strip *st, uint32_t maxrows)
 
 /* One scale for the whole picture, so that a strip's height says its
    size: the finest power of two bytes a pixel at which every strip fits
-   in the row budget.  A collapsed strip (retained address space) takes
-   one row at a scale of its own.  Returns the picture's scale.  */
+   in the row budget, or at which each strip takes one row when there
+   are more strips than rows.  A collapsed strip (retained address
+   space) takes one row at a scale of its own.  Returns the picture's
+   scale.  */
 static unsigned scale_all(struct map_strip *strips, size_t n)
 {
 	unsigned shift = MAP_MIN_SHIFT;
@@ -135,7 +137,9 @@ static unsigned scale_all(struct map_strip *strips, size_t n)
 		for (size_t i = 0; i < n; i++)
 			total += strips[i].collapsed
 				 ? 1 : rows_at(&strips[i], shift);
-		if (total <= MAP_MAX_ROWS || shift == 63)
+		/* More strips than rows: once each takes one row, a coarser
+		   scale shrinks nothing (it would only misstate it).  */
+		if (total <= MAP_MAX_ROWS || total == n || shift == 63)
 			break;
 	}
 	for (size_t i = 0; i < n; i++) {
