@@ -8,14 +8,11 @@
  * module's data) and, when neither works, computed the way sc.c does from
  * the quantum and the page size.
  */
-#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
+#include "../module.h"
 #include "jemalloc.h"
 
 static bool is_hex(int c)
@@ -61,8 +58,12 @@ static bool version_at(struct je_state *j, const uint8_t *data, size_t len,
 	return true;
 }
 
-static bool version_in(struct je_state *j, const uint8_t *data, size_t len)
+/* Any version string in [data, data + len), into the state cookie is
+   (a search of alloc/module.h: the target's copy of the module, or its
+   file on disk for cores that lack its read-only pages, qemu-user's).  */
+static bool version_in(void *cookie, const uint8_t *data, size_t len)
 {
+	struct je_state *j = cookie;
 	const uint8_t *p = data, *end = data + len;
 	while (p && p < end) {
 		p = memmem(p, (size_t)(end - p), "-g", 2);
@@ -75,89 +76,6 @@ static bool version_in(struct je_state *j, const uint8_t *data, size_t len)
 	return false;
 }
 
-/* In the module's file on disk, for cores that lack its read-only pages
-   (qemu-user's).  The file is the one libdwfl matched to the core.  */
-static bool version_from_file(struct je_state *j, const char *path)
-{
-	int fd = hw_open_regular(path);
-	if (fd < 0)
-		return false;
-	struct stat st;
-	bool found = false;
-	if (fstat(fd, &st) == 0 && st.st_size > 0 &&
-	    (uint64_t)st.st_size < ((uint64_t)1 << 32)) {
-		void *m = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE,
-			       fd, 0);
-		if (m != MAP_FAILED) {
-			found = version_in(j, m, (size_t)st.st_size);
-			munmap(m, (size_t)st.st_size);
-		}
-	}
-	close(fd);
-	return found;
-}
-
-static bool find_version(struct je_state *j, uint64_t lo, uint64_t hi)
-{
-	struct hw_target *t = j->t;
-	for (size_t i = 0; i < t->nregions; i++) {
-		const struct hw_region *r = &t->regions[i];
-		if (r->end <= lo || r->start >= hi || (r->prot & HW_PROT_X))
-			continue;
-		const uint8_t *data;
-		uint64_t len = hw_readable_run(t, r->start, &data);
-		if (len && version_in(j, data, len))
-			return true;
-	}
-	return false;
-}
-
-static const char *base_name(const char *path)
-{
-	const char *b = strrchr(path, '/');
-	return b ? b + 1 : path;
-}
-
-/* The writable regions in [lo, hi), and the anonymous .bss right after.  */
-static void collect_data(struct je_state *j, uint64_t lo, uint64_t hi)
-{
-	struct hw_target *t = j->t;
-	uint64_t last_end = 0;
-	for (size_t i = 0; i < t->nregions && j->ndata < JE_MAX_RANGES; i++) {
-		const struct hw_region *r = &t->regions[i];
-		bool inside = r->start < hi && r->end > lo;
-		bool bss = r->file < 0 && last_end && r->start == last_end;
-		if (!(r->prot & HW_PROT_W) || !(inside || bss))
-			continue;
-		last_end = inside ? r->end : 0;
-		/* .data and the .bss after it are one range.  */
-		if (j->ndata && j->data[j->ndata - 1].end == r->start) {
-			j->data[j->ndata - 1].end = r->end;
-			continue;
-		}
-		j->data[j->ndata].start = r->start;
-		j->data[j->ndata].end = r->end;
-		j->ndata++;
-	}
-}
-
-/* Address range of the mapped file named like `path` in NT_FILE.  */
-static bool file_range(struct hw_target *t, const char *path, uint64_t *lo,
-		       uint64_t *hi)
-{
-	bool any = false;
-	for (size_t i = 0; i < t->nfiles; i++) {
-		if (strcmp(t->files[i].path, path) != 0)
-			continue;
-		if (!any || t->files[i].start < *lo)
-			*lo = t->files[i].start;
-		if (!any || t->files[i].end > *hi)
-			*hi = t->files[i].end;
-		any = true;
-	}
-	return any;
-}
-
 enum hw_status je_find_module(struct je_state *j)
 {
 	struct hw_session *s = j->s;
@@ -165,15 +83,15 @@ enum hw_status je_find_module(struct je_state *j)
 	uint64_t lo = 0, hi = 0;
 	const char *path = NULL;
 	for (size_t i = 0; i < t->nfiles && !path; i++)
-		if (strstr(base_name(t->files[i].path), "jemalloc"))
+		if (strstr(hw_base_name(t->files[i].path), "jemalloc"))
 			path = t->files[i].path;
 	struct hw_module *m = &j->mod;
 	if (path) {
-		file_range(t, path, &lo, &hi);
+		hw_file_range(t, path, &lo, &hi);
 		snprintf(j->module, sizeof j->module, "%s", path);
 		j->how_module = "mapped file named *jemalloc*";
 	} else if (s->syms && t->exe &&
-		   hw_syms_find_module(s->syms, base_name(t->exe), m)) {
+		   hw_syms_find_module(s->syms, hw_base_name(t->exe), m)) {
 		/* Linked in: the executable exports (prefixed) mallctl.  */
 		char name[96];
 		if (hw_syms_lookup_suffix(s->syms, m, "mallctl", name,
@@ -190,8 +108,8 @@ enum hw_status je_find_module(struct je_state *j)
 					"executable";
 		}
 	}
-	if (!j->module[0] && t->exe && file_range(t, t->exe, &lo, &hi) &&
-	    find_version(j, lo, hi)) {
+	if (!j->module[0] && t->exe && hw_file_range(t, t->exe, &lo, &hi) &&
+	    hw_module_search(t, lo, hi, version_in, j)) {
 		/* Linked in and stripped: its version string gives it away.  */
 		snprintf(j->module, sizeof j->module, "%s", t->exe);
 		j->how_module = "jemalloc version string in the executable";
@@ -201,14 +119,15 @@ enum hw_status je_find_module(struct je_state *j)
 				"target", t->path ? t->path : "target");
 	s->alloc_present = true;
 	j->have_mod = s->syms && hw_syms_find_module(s->syms,
-					base_name(j->module), m);
+					hw_base_name(j->module), m);
 	if (j->have_mod && (!lo || !hi)) {
 		lo = m->low;
 		hi = m->high;
 	}
-	collect_data(j, lo, hi);
-	if (!find_version(j, lo, hi) &&
-	    !(j->have_mod && m->file && version_from_file(j, m->file))) {
+	j->ndata = hw_module_data(t, lo, hi, j->data, JE_MAX_RANGES);
+	if (!hw_module_search(t, lo, hi, version_in, j) &&
+	    !(j->have_mod && m->file &&
+	      hw_file_search(m->file, (uint64_t)1 << 32, version_in, j))) {
 		/* Not a jemalloc 5 we can name; the data decide below.  */
 		snprintf(j->version, sizeof j->version, "unknown");
 	}

@@ -27,6 +27,7 @@
 #include "../../sym/sym.h"
 #include "../../target/target.h"
 #include "../alloc.h"
+#include "../module.h"
 
 #define JE_MAX_SIZES 256          /* szind fits in 8 bits */
 #define JE_MAX_ARENAS 4096        /* MALLOCX_ARENA_BITS 12 */
@@ -102,11 +103,6 @@ struct je_figures {
 	uint64_t sampled, sampled_bytes, program;
 };
 
-/* A jemalloc module's writable memory (.data, .bss).  */
-struct je_range {
-	uint64_t start, end;
-};
-
 #define JE_MAX_RANGES 16
 
 struct je_state {
@@ -121,7 +117,7 @@ struct je_state {
 	int major, minor;
 	enum je_era era;
 	struct je_params p;
-	struct je_range data[JE_MAX_RANGES];
+	struct hw_addr_range data[JE_MAX_RANGES];  /* .data, .bss */
 	size_t ndata;
 	const char *how_module, *how_rtree, *how_sizes, *how_bins,
 		*how_arenas, *how_tcache;

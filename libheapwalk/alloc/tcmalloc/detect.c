@@ -16,14 +16,11 @@
  *   thread caches the exported ThreadCache::thread_heaps_, or a pointer
  *                 to a cache whose 128 lists know the class sizes.
  */
-#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
+#include "../module.h"
 #include "tcmalloc.h"
 
 /* Offsets that every 2.6-2.16 build shares (tcmalloc.md).  */
@@ -41,60 +38,13 @@
 /* The central lists were at sizemap - 0x26000 in every Debian build.  */
 #define CENTRAL_BEFORE_SIZEMAP 0x26000
 
-static const char *base_name(const char *path)
+/* "gperftools 2.10" in [data, data + len): the version into the state
+   cookie is (a search of alloc/module.h: the target's copy of the
+   library, or its file on disk, as a kernel core leaves unmodified file
+   pages out).  */
+static bool version_in(void *cookie, const uint8_t *data, size_t len)
 {
-	const char *b = strrchr(path, '/');
-	return b ? b + 1 : path;
-}
-
-/* The address range the file named path is mapped at.  */
-static bool file_range(const struct hw_target *t, const char *path,
-		       uint64_t *lo, uint64_t *hi)
-{
-	bool any = false;
-	for (size_t i = 0; i < t->nfiles; i++) {
-		const struct hw_mapped_file *f = &t->files[i];
-		if (strcmp(f->path, path) != 0)
-			continue;
-		if (!any || f->start < *lo)
-			*lo = f->start;
-		if (!any || f->end > *hi)
-			*hi = f->end;
-		any = true;
-	}
-	return any;
-}
-
-/* The library's writable regions in [lo, hi), each with the anonymous
-   region that continues it (.bss past the file's last page).  */
-static void collect_data(struct tc_state *tc, uint64_t lo, uint64_t hi)
-{
-	const struct hw_target *t = tc->t;
-	uint64_t open_end = 0;     /* end of the last range taken */
-	for (size_t i = 0; i < t->nregions; i++) {
-		const struct hw_region *r = &t->regions[i];
-		bool inside = r->start < hi && r->end > lo;
-		bool continues = r->file < 0 && open_end && r->start == open_end;
-		if (!(r->prot & HW_PROT_W) || !(inside || continues)) {
-			open_end = 0;
-			continue;
-		}
-		open_end = r->end;
-		if (tc->ndata && tc->data[tc->ndata - 1].end == r->start) {
-			tc->data[tc->ndata - 1].end = r->end;
-			continue;
-		}
-		if (tc->ndata == TC_MAX_RANGES)
-			break;
-		tc->data[tc->ndata].start = r->start;
-		tc->data[tc->ndata].end = r->end;
-		tc->ndata++;
-	}
-}
-
-/* "gperftools 2.10" in [data, data + len): the version into tc.  */
-static bool version_in(struct tc_state *tc, const uint8_t *data, size_t len)
-{
+	struct tc_state *tc = cookie;
 	static const char tag[] = "gperftools ";
 	const uint8_t *p = data, *end = data + len;
 	while (p < end) {
@@ -123,39 +73,6 @@ static bool version_in(struct tc_state *tc, const uint8_t *data, size_t len)
 	return false;
 }
 
-/* The version string from the library's read-only pages in the target,
-   else from its file on disk (a kernel core leaves unmodified file pages
-   out).  */
-static void find_version(struct tc_state *tc, uint64_t lo, uint64_t hi)
-{
-	struct hw_target *t = tc->t;
-	for (size_t i = 0; i < t->nregions; i++) {
-		const struct hw_region *r = &t->regions[i];
-		if (r->end <= lo || r->start >= hi || (r->prot & HW_PROT_W))
-			continue;
-		const uint8_t *data;
-		uint64_t len = hw_readable_run(t, r->start, &data);
-		if (len && version_in(tc, data, len))
-			return;
-	}
-	if (!tc->have_mod || !tc->mod.file)
-		return;
-	int fd = hw_open_regular(tc->mod.file);
-	if (fd < 0)
-		return;
-	struct stat st;
-	if (fstat(fd, &st) == 0 && st.st_size > 0 &&
-	    st.st_size < (off_t)1 << 30) {
-		void *m = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE,
-			       fd, 0);
-		if (m != MAP_FAILED) {
-			version_in(tc, m, (size_t)st.st_size);
-			munmap(m, (size_t)st.st_size);
-		}
-	}
-	close(fd);
-}
-
 enum hw_status tc_find_module(struct tc_state *tc)
 {
 	struct hw_session *s = tc->s;
@@ -163,19 +80,21 @@ enum hw_status tc_find_module(struct tc_state *tc)
 	const char *path = NULL;
 	uint64_t lo = 0, hi = 0;
 	for (size_t i = 0; i < t->nfiles && !path; i++)
-		if (strncmp(base_name(t->files[i].path), "libtcmalloc", 11) == 0)
+		if (strncmp(hw_base_name(t->files[i].path), "libtcmalloc", 11) == 0)
 			path = t->files[i].path;
 	if (!path)
 		return hw_error(s, HW_NO_ALLOCATOR, "'%s': no tcmalloc in the "
 				"target", t->path ? t->path : "target");
 	s->alloc_present = true;
-	file_range(t, path, &lo, &hi);
+	hw_file_range(t, path, &lo, &hi);
 	snprintf(tc->module, sizeof tc->module, "%s", path);
 	tc->how_module = "mapped file named libtcmalloc*";
-	tc->have_mod = s->syms && hw_syms_find_module(s->syms, base_name(path),
+	tc->have_mod = s->syms && hw_syms_find_module(s->syms, hw_base_name(path),
 						      &tc->mod);
-	collect_data(tc, lo, hi);
-	find_version(tc, lo, hi);
+	tc->ndata = hw_module_data(t, lo, hi, tc->data, TC_MAX_RANGES);
+	if (!hw_module_search(t, lo, hi, version_in, tc) && tc->have_mod &&
+	    tc->mod.file)
+		hw_file_search(tc->mod.file, (uint64_t)1 << 30, version_in, tc);
 	if (!tc->version[0])
 		snprintf(tc->version, sizeof tc->version, "2.x");
 	if (tc->major == 2 && tc->minor < 6)

@@ -29,6 +29,7 @@
 #include "../../sym/sym.h"
 #include "../../target/target.h"
 #include "../alloc.h"
+#include "../module.h"
 
 #define TC_MAX_CLASSES 128        /* kClassSizesMax */
 #define TC_PAGE_SHIFT 13          /* 8 KiB pages: Debian's builds */
@@ -81,11 +82,6 @@ struct tc_thread_cache {
 	uint64_t objects;         /* objects on its lists */
 };
 
-/* A module's writable memory (.data, .bss).  */
-struct tc_range {
-	uint64_t start, end;
-};
-
 struct tc_state {
 	struct hw_session *s;
 	struct hw_target *t;
@@ -95,7 +91,7 @@ struct tc_state {
 	struct hw_module mod;
 	bool have_mod;
 	struct tc_layout lay;
-	struct tc_range data[TC_MAX_RANGES];
+	struct hw_addr_range data[TC_MAX_RANGES];  /* .data, .bss */
 	size_t ndata;
 	const char *how_module, *how_sizemap, *how_central, *how_heap,
 		*how_caches;
