@@ -75,12 +75,10 @@ static void lookup_row(struct hw_emitter *e, const char *key,
 
 static enum hw_status chunk_run(const struct hw_cmd *c)
 {
-	if (c->argc != 2)
-		return hw_error(c->s, HW_USAGE, "chunk: expected one address");
 	struct lookup l = { 0 };
-	if (!hw_parse_address(c->argv[1], &l.addr))
-		return hw_error(c->s, HW_USAGE, "chunk: '%s' is not an address "
-				"(hexadecimal, with or without 0x)", c->argv[1]);
+	enum hw_status st = hw_args_address(c->s, c->argc, c->argv, &l.addr);
+	if (st != HW_OK)
+		return st;
 	if (c->s->alloc->chunks_around)
 		c->s->alloc->chunks_around(c->s->alloc_state, l.addr,
 					   lookup_chunk, &l);
@@ -103,18 +101,17 @@ static enum hw_status chunk_run(const struct hw_cmd *c)
 	   extents, and their container is the extent; tcmalloc's are
 	   objects and spans.  */
 	const char *container = c->s->alloc->container;
-	bool je = container != NULL;
 	bool small = l.hit.where == HW_WHERE_SLAB ||
 		     l.hit.where == HW_WHERE_SLAB_FREE ||
 		     l.hit.where == HW_WHERE_TCACHE ||
 		     l.hit.where == HW_WHERE_SPAN ||
 		     l.hit.where == HW_WHERE_CENTRAL ||
 		     l.hit.where == HW_WHERE_TRANSFER;
-	const char *unit = !je ? "chunk"
+	const char *unit = !container ? "chunk"
 			   : small ? c->s->alloc->small_noun : container;
 	char size_label[32];
 	snprintf(size_label, sizeof size_label, "%s size",
-		 je ? container : "chunk");
+		 container ? container : "chunk");
 	if (l.addr < l.hit.addr)
 		em_notef(e, "0x%llx is in the header of the %s %s at user "
 			 "address 0x%llx", (unsigned long long)l.addr,
@@ -125,12 +122,12 @@ static enum hw_status chunk_run(const struct hw_cmd *c)
 			 (unsigned long long)l.addr,
 			 (unsigned long long)(l.addr - l.hit.addr),
 			 l.hit.used ? "used" : "free", unit,
-			 je ? "" : "user address ",
+			 container ? "" : "user address ",
 			 (unsigned long long)l.hit.addr);
 	/* JSON puts the block first, text between its neighbours.  */
 	struct em_field cols[HW_NBLOCK_COLS + 1];
 	memcpy(cols, hw_block_cols, sizeof cols);
-	if (je) {
+	if (container) {
 		cols[8].label = container;
 		cols[9].label = size_label;
 	}
@@ -150,10 +147,10 @@ static enum hw_status chunk_run(const struct hw_cmd *c)
 			 !l.have_prev && !l.have_next ? " or " : "",
 			 l.have_next ? "" : "next",
 			 c->s->partial.places ? "the walk of this heap stopped "
-			 "at damage; see 'heapwalk check'" : je ? "the block "
-			 "is at the edge of its " : "the chunk is at the edge "
-			 "of its heap", je ? container : "",
-			 je ? "'s range" : "");
+			 "at damage; see 'heapwalk check'" : container ? "the "
+			 "block is at the edge of its " : "the chunk is at the "
+			 "edge of its heap", container ? container : "",
+			 container ? "'s range" : "");
 	em_doc_end(e);
 	return HW_OK;
 }

@@ -834,31 +834,17 @@ static enum hw_status report_why(struct hw_session *s, struct hw_emitter *e,
 
 /* ---- the commands ------------------------------------------------------ */
 
-/* refs ADDR, why ADDR: one address, as `chunk` takes it.  */
-static enum hw_status address_arg(const struct hw_cmd *c, uint64_t *addr)
-{
-	const char *name = c->argv[0];
-	if (c->argc != 2)
-		return hw_error(c->s, HW_USAGE, "%s: expected one address",
-				name);
-	if (!hw_parse_address(c->argv[1], addr))
-		return hw_error(c->s, HW_USAGE, "%s: '%s' is not an address "
-				"(hexadecimal, with or without 0x)", name,
-				c->argv[1]);
-	return HW_OK;
-}
-
 static enum hw_status refs_run(const struct hw_cmd *c)
 {
 	uint64_t addr;
-	enum hw_status st = address_arg(c, &addr);
+	enum hw_status st = hw_args_address(c->s, c->argc, c->argv, &addr);
 	return st != HW_OK ? st : report_refs(c->s, c->e, addr);
 }
 
 static enum hw_status why_run(const struct hw_cmd *c)
 {
 	uint64_t addr;
-	enum hw_status st = address_arg(c, &addr);
+	enum hw_status st = hw_args_address(c->s, c->argc, c->argv, &addr);
 	return st != HW_OK ? st : report_why(c->s, c->e, addr);
 }
 

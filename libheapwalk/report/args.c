@@ -13,7 +13,7 @@ enum hw_status hw_args_at_most(struct hw_session *s, int argc,
 			what ? what : "");
 }
 
-bool hw_parse_address(const char *a, uint64_t *out)
+static bool parse_address(const char *a, uint64_t *out)
 {
 	if (a[0] == '0' && (a[1] == 'x' || a[1] == 'X'))
 		a += 2;
@@ -30,4 +30,17 @@ bool hw_parse_address(const char *a, uint64_t *out)
 	}
 	*out = v;
 	return true;
+}
+
+enum hw_status hw_args_address(struct hw_session *s, int argc,
+			       char *const argv[], uint64_t *addr)
+{
+	if (argc != 2)
+		return hw_error(s, HW_USAGE, "%s: expected one address",
+				argv[0]);
+	if (!parse_address(argv[1], addr))
+		return hw_error(s, HW_USAGE, "%s: '%s' is not an address "
+				"(hexadecimal, with or without 0x)", argv[0],
+				argv[1]);
+	return HW_OK;
 }

@@ -12,9 +12,11 @@
 enum hw_status hw_args_at_most(struct hw_session *s, int argc,
 			       char *const argv[], int max, const char *what);
 
-/* An address as people paste it from gdb, /proc/PID/maps or heapwalk's
-   own output: hexadecimal, with or without 0x; never decimal or octal.
-   False when a is not one.  */
-bool hw_parse_address(const char *a, uint64_t *out);
+/* The one operand of a command that takes an address (chunk, refs,
+   why), as people paste it from gdb, /proc/PID/maps or heapwalk's own
+   output: hexadecimal, with or without 0x; never decimal or octal.
+   HW_OK with *addr set, else a usage error naming the command.  */
+enum hw_status hw_args_address(struct hw_session *s, int argc,
+			       char *const argv[], uint64_t *addr);
 
 #endif /* HW_REPORT_ARGS_H */
