@@ -33,7 +33,6 @@ static bool span_blocks(const struct tc_state *tc, const struct tc_span *sp,
 	const struct tc_free *f = tc->free + sp->first_free;
 	const struct tc_free *fend = f + sp->nfree;
 	c.size = c.chunk_size = sp->objsize;
-	c.szind = sp->cls;
 	for (uint64_t k = 0; k < n; k++) {
 		c.addr = c.chunk = sp->addr + k * sp->objsize;
 		if (k + 1 == n)
