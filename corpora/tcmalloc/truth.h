@@ -73,6 +73,7 @@
 #include <gperftools/tcmalloc.h>
 
 #include "../common/out.h"
+#include "../common/turns.h"
 #include "../common/live.h"
 
 #define MAX_THREADS 16
@@ -245,33 +246,6 @@ static int thread_register(void)
 	T[t].tid = gettid();
 	T[t].self = pthread_self();
 	return t;
-}
-
-/* Turns: thread t may touch the heap while turn == t.  */
-static pthread_mutex_t turn_mu = PTHREAD_MUTEX_INITIALIZER;
-static pthread_cond_t turn_cv = PTHREAD_COND_INITIALIZER;
-static int turn;
-
-static void turn_wait(int t)
-{
-	pthread_mutex_lock(&turn_mu);
-	while (turn != t)
-		pthread_cond_wait(&turn_cv, &turn_mu);
-	pthread_mutex_unlock(&turn_mu);
-}
-
-static void turn_pass(int next)
-{
-	pthread_mutex_lock(&turn_mu);
-	turn = next;
-	pthread_cond_broadcast(&turn_cv);
-	pthread_mutex_unlock(&turn_mu);
-}
-
-/* Block for good (the thread is alive and parked at abort time).  */
-static void park_forever(void)
-{
-	turn_wait(-1000);
 }
 
 /* ---- recorded malloc and free ------------------------------------- */
