@@ -2,8 +2,9 @@
 # leaks, refs, why and maps on --pid targets: corpora/ptmalloc/leaks1.c
 # in its live mode (CORPUS_LIVE=1, corpora/common/live.h: the heap and
 # truth of its core, then it waits, every thread alive), on the host's
-# glibc and on Debian's jemalloc 5.3.0 (amd64, corpora/jemalloc/leaks1.c
-# as t0510 builds it).  A SIGUSR1 is sent, and left pending, before
+# glibc, on Debian's jemalloc 5.3.0 (amd64, corpora/jemalloc/leaks1.c
+# as t0510 builds it) and on its gperftools tcmalloc 2.10 (the minimal
+# library; the truth's "libleak" is gperftools' own).  A SIGUSR1 is sent, and left pending, before
 # heapwalk attaches.  Checked against the program's own truth:
 #  - `leaks --reachable --json` gives every block its recorded kind and
 #    calls no other block definite or indirect (leakcmp, as on the core);
@@ -116,7 +117,7 @@ check_prog() {
 	say "$name: $(tail -n1 "$o.cmp"); refs/why name the holders (register $reg of a parked thread too); $(tail -n1 "$o.maps.cmp"); the program's self-check says OK"
 }
 
-for v in host jemalloc-5.3.0-amd64; do
+for v in host jemalloc-5.3.0-amd64 tcmalloc-minimal-amd64; do
 	dir=$(live_prog "$v" leaks1)
 	check_prog "$v" "$dir"
 done

@@ -427,6 +427,9 @@ static __attribute__((noinline)) void write_truth(const char *path)
 		}
 		out_str("\n");
 	}
+#ifdef LEAKS1_LIBRARY_LEAKS
+	LEAKS1_LIBRARY_LEAKS();
+#endif
 	for (int i = 0; i < 3; i++) {
 		out_str("thread ");
 		out_num((unsigned)i, 10);
@@ -490,6 +493,9 @@ int main(int argc, char **argv)
 		die("usage: leaks1 TRUTHFILE");
 	live_begin(); /* before any thread: all inherit its signal mask */
 	tids[0] = (pid_t)syscall(SYS_gettid);
+#ifdef LEAKS1_LIBRARY_SETUP
+	LEAKS1_LIBRARY_SETUP();
+#endif
 	start_thread();
 	/* Held by main's own frame until the end.  Allocated before the
 	   frees: nothing may be carved out of a freed chunk afterwards, or

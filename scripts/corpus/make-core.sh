@@ -219,6 +219,11 @@ jemalloc-*-amd64)
 		esac
 	elif $arm64; then
 		cc=aarch64-linux-gnu-gcc link=(-no-pie)
+		# tcmalloc takes its first spans with sbrk: past a non-PIE
+		# program's .bss they sit at addresses below 16 MiB, which
+		# ld.so's and libstdc++'s hash values hit by chance (leaks1's
+		# lost blocks would turn "possible").  Debian builds PIE.
+		case $variant in tcmalloc-*) link=(-fPIE -pie) ;; esac
 	else
 		cc=gcc link=("-Wl,--dynamic-linker=$sysroot/$ldso" "-Wl,-rpath=$libdir")
 	fi

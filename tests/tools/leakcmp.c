@@ -7,7 +7,9 @@
  * possible, definite, indirect; of a "cycle", exactly one block
  * definite and the others indirect; a "freed" one not at all.  Any
  * other block heapwalk calls definite or indirect is a false leak (the
- * program's other blocks, stdio's and libc's, are all reachable).
+ * program's other blocks, stdio's and libc's, are all reachable), but
+ * for each "libleak" of the truth: a block the allocator's library loses
+ * itself, which must be listed definite exactly once.
  * Prints "leakcmp: N blocks, M mismatches"; exit 1 on a mismatch.
  */
 #define CMP_NAME "leakcmp"
@@ -24,6 +26,29 @@ static struct lblock *find_block(unsigned long long addr)
 	for (size_t i = 0; i < nlblocks; i++)
 		if (lblocks[i].addr == addr)
 			return &lblocks[i];
+	return NULL;
+}
+
+/* The library's own lost block this line is, if any: its size is the
+   recorded one (or up to 16 bytes more, what a size class rounds it
+   to) and
+   its "head" starts with the recorded word, little-endian.  */
+static struct llibleak *find_libleak(const char *line, unsigned long long size)
+{
+	char head[80];
+	if (!jstr(jget(line, "head"), head, sizeof head) || strlen(head) < 16)
+		return NULL;
+	unsigned long long word = 0;
+	for (int i = 7; i >= 0; i--) {
+		unsigned byte;
+		if (sscanf(head + 2 * i, "%2x", &byte) != 1)
+			return NULL;
+		word = word << 8 | byte;
+	}
+	for (size_t i = 0; i < nllibleaks; i++)
+		if (llibleaks[i].word == word && size >= llibleaks[i].size &&
+		    size <= llibleaks[i].size + 16)
+			return &llibleaks[i];
 	return NULL;
 }
 
@@ -50,8 +75,13 @@ int main(int argc, char **argv)
 			      line);
 		struct lblock *b = find_block(addr);
 		if (!b) {
-			if (strcmp(kind, "definite") == 0 ||
-			    strcmp(kind, "indirect") == 0)
+			struct llibleak *l = NULL;
+			if (!strcmp(kind, "definite"))
+				l = find_libleak(line, size);
+			if (l)
+				l->seen++;
+			else if (strcmp(kind, "definite") == 0 ||
+				 strcmp(kind, "indirect") == 0)
 				mismatch("0x%llx (%llu bytes): %s, but the "
 					 "program holds it", addr, size, kind);
 			others++;
@@ -88,6 +118,12 @@ int main(int argc, char **argv)
 			mismatch("0x%llx (held by %s): %s, not %s", b->addr,
 				 b->how, b->got, b->kind);
 	}
+	for (size_t i = 0; i < nllibleaks; i++)
+		if (llibleaks[i].seen != 1)
+			mismatch("the library's lost %s (%llu bytes, first word "
+				 "0x%llx) is listed definite %d times, not once",
+				 llibleaks[i].name, llibleaks[i].size,
+				 llibleaks[i].word, llibleaks[i].seen);
 	if (cycle_blocks && cycle_definite != 1)
 		mismatch("the lost cycle has %u definite blocks, not 1",
 			 cycle_definite);

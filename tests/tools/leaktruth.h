@@ -1,5 +1,6 @@
 /* leaktruth.h - the truth a leaks corpus program records (corpora/
- * ptmalloc/leaks1.c): "block 0xADDR SIZE KIND HOW [HOLDER]" lines.  Header only,
+ * ptmalloc/leaks1.c): "block 0xADDR SIZE KIND HOW [HOLDER]" and
+ * "libleak 0xWORD SIZE NAME" lines.  Header only,
  * for leakscan.c and leakcmp.c; the tool defines die_truth().
  */
 #ifndef HW_TOOLS_LEAKTRUTH_H
@@ -22,6 +23,19 @@ struct lblock {
 static struct lblock *lblocks;
 static size_t nlblocks;
 
+/* "libleak 0xWORD SIZE NAME": a block the allocator's library itself
+   loses, which the program cannot know the address of; it is told by
+   its first word (a vtable pointer).  */
+struct llibleak {
+	unsigned long long word, size;
+	char name[40];
+	int seen;              /* leakcmp: definite blocks matching it */
+};
+
+#define MAX_LIBLEAKS 8
+static struct llibleak llibleaks[MAX_LIBLEAKS];
+static size_t nllibleaks;
+
 static void die_truth(const char *what);
 
 static void read_leak_truth(const char *path)
@@ -37,6 +51,15 @@ static void read_leak_truth(const char *path)
 		if (!strcmp(line, "end\n")) {
 			ended = 1;
 			break;
+		}
+		if (!strncmp(line, "libleak ", 8)) {
+			struct llibleak *l = &llibleaks[nllibleaks];
+			if (nllibleaks == MAX_LIBLEAKS ||
+			    sscanf(line, "libleak %llx %llu %39s", &l->word,
+				   &l->size, l->name) != 3)
+				die_truth("a libleak line does not parse");
+			nllibleaks++;
+			continue;
 		}
 		if (strncmp(line, "block ", 6))
 			continue;
