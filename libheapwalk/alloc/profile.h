@@ -1,6 +1,12 @@
 /* profile.h - an allocator's own heap profile: the allocation sites it
  * sampled, as the walker read them out of the target.
  *
+ * gperftools tcmalloc run with TCMALLOC_SAMPLE_PARAMETER=N samples an
+ * allocation about every N bytes and keeps each sampled object's stack
+ * and request beside it, until the object is freed; there are no
+ * per-thread or cumulative counters.  GetHeapSample lists the samples
+ * one by one; the sites here group them by stack.
+ *
  * jemalloc built with --enable-prof and run with prof:true samples one
  * allocation in about every 2^lg_prof_sample bytes, records the caller's
  * backtrace once per distinct stack (a "gctx") and counts the sampled
@@ -75,10 +81,26 @@ struct hw_prof_recent {
 	struct hw_prof_event alloc, dalloc;
 };
 
+/* One sampled object, where the allocator keeps each on its own
+   (gperftools tcmalloc: a StackTrace beside the object's span).  */
+struct hw_prof_sample {
+	uint64_t addr;                /* the object */
+	uint64_t size;                /* its request, as the record says */
+	const struct hw_prof_site *site;
+};
+
+/* The file the allocator itself writes its profile as.  */
+enum hw_prof_native {
+	HW_PROF_HEAP_V2,              /* jemalloc's prof.dump */
+	HW_PROF_GPERFTOOLS,           /* gperftools' GetHeapSample */
+};
+
 struct hw_profile {
 	const char *allocator;        /* "jemalloc 5.3.0" */
+	enum hw_prof_native native;
 	uint64_t period;              /* 2^lg_prof_sample: heap_v2's header */
-	unsigned lg_sample;
+	unsigned lg_sample;           /* jemalloc's; a period that is no
+					 power of two (tcmalloc's) has none */
 	bool period_known;            /* false: assumed (the default, 19) */
 	const char *period_from;      /* what it was read from */
 	bool active;                  /* prof.active at the time */
@@ -93,6 +115,11 @@ struct hw_profile {
 	size_t nthreads;
 	const struct hw_prof_site *sites;           /* prof.dump's order */
 	size_t nsites;
+	/* Each sampled object, in the order the allocator's own heap
+	   sample lists them; NULL where only per-stack counters are kept
+	   (jemalloc).  */
+	const struct hw_prof_sample *samples;
+	size_t nsamples;
 	/* Sampled objects still live whose counters could not be read
 	   (damaged or half-updated records); 0 when everything added up.  */
 	uint64_t unreadable;

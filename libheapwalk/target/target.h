@@ -207,6 +207,13 @@ void hw_thread_set_regs(struct hw_thread *th, const struct hw_arch *a,
 /* Value of auxv entry `type`, or false.  */
 bool hw_auxv_get(const struct hw_target *t, uint64_t type, uint64_t *val);
 
+/* The value of environment variable `name` as the process started with
+   it (environ.c: the strings at the top of its initial stack), at most
+   len - 1 bytes of it, or false when it had none or the target does not
+   hold them.  */
+bool hw_environ_get(struct hw_target *t, const char *name, char *out,
+		    size_t len);
+
 /* The architecture of the ELF file whose header is mapped at addr (read
    from the core, or from the file on disk once it was checked), or NULL.
    A qemu-user process maps its guest's files too: their machine is not

@@ -55,7 +55,7 @@ commands (default: summary):
   why        ADDR: the shortest chain of pointers to the block holding ADDR
   diff       BASE [--leaks]: what grew since BASE
   maps       [--mappings]: the writable memory by what holds it
-  prof       [--format=text|heap_v2|collapsed|pprof] [-o FILE] [--objects] [--lines] [--base OLD] [--recent]: heap profile
+  prof       [--format=text|heap_v2|gperftools|collapsed|pprof] [-o FILE] [--objects] [--lines] [--base OLD] [--recent]: heap profile
   map        [-o FILE]: a picture of the heap (SVG)'
 
 # Options the commands' parsers take that their one-line help leaves out

@@ -3,8 +3,10 @@
 # corpora/ptmalloc/CASE.c (corpora/jemalloc/CASE.c for the jemalloc-*
 # variants, corpora/tcmalloc/CASE.c for the tcmalloc-* ones; or
 # corpora/ptmalloc/CASE.cc, C++ built with g++, for the host variant
-# only) and make it dump a core: leaves OUTDIR/prog, OUTDIR/core and
-# OUTDIR/truth.txt.
+# only, and corpora/tcmalloc/CASE.cc for the tcmalloc-*-amd64 ones) and
+# make it dump a core: leaves OUTDIR/prog, OUTDIR/core and
+# OUTDIR/truth.txt.  A CASE.env beside the source (NAME=VALUE lines) is
+# the environment the program runs with.
 #
 # --prog-only: only build OUTDIR/prog (and the OUTDIR/sysroot link), the
 # same way, and run nothing: for the live-process tests, which run the
@@ -108,12 +110,26 @@ tcmalloc-*) srcdir=$top/corpora/tcmalloc ;;
 *) srcdir=$top/corpora/ptmalloc ;;
 esac
 src=$srcdir/$case_name.c
-# A C++ case is CASE.cc, built with g++ for the host only (cxx1).
+# A C++ case is CASE.cc, built with g++ for the host only (cxx1), or
+# for the host's gperftools (tcmalloc's C++ MallocExtension).
 if [ ! -f "$src" ] && [ -f "$srcdir/$case_name.cc" ]; then
 	src=$srcdir/$case_name.cc
-	[ "$variant" = host ] || die "C++ case $case_name is built for the host only"
+	case $variant in
+	host | tcmalloc-*-amd64) ;;
+	*) die "C++ case $case_name is built for the host only" ;;
+	esac
 fi
 [ -f "$src" ] || die "no such corpus case: $src"
+# CASE.env: the environment the program starts with (NAME=VALUE lines;
+# an allocator reads its options before main, e.g. tcmalloc's
+# TCMALLOC_SAMPLE_PARAMETER).
+case_env=()
+if [ -f "${src%.*}.env" ]; then
+	while IFS= read -r line; do
+		case $line in '' | '#'*) continue ;; esac
+		case_env+=("$line")
+	done <"${src%.*}.env"
+fi
 
 mkdir -p "$outdir"
 outdir=$(cd "$outdir" && pwd)
@@ -164,7 +180,7 @@ if [ -f "$stamp" ] && have_outputs; then
 	included=()
 	while IFS= read -r inc; do included+=("$srcdir/$inc"); done \
 		< <(sed -n 's/^#include "\(\.\.\/[^"]*\.c\)"$/\1/p' "$src")
-	for f in "$src" "${included[@]}" "$srcdir"/*.h "$top"/corpora/common/*.h "$0" \
+	for f in "$src" "${src%.*}.env" "${included[@]}" "$srcdir"/*.h "$top"/corpora/common/*.h "$0" \
 		"$top/scripts/corpus/corpus-lib.sh" ${sysroot_stamp:+"$sysroot_stamp"}; do
 		[ -e "$f" ] || continue
 		if [ "$f" -nt "$stamp" ]; then fresh=0; fi
@@ -195,7 +211,9 @@ tcmalloc-minimal-amd64 | tcmalloc-full-amd64)
 	# library, or the full one with the heap checker and profiler.
 	lib=tcmalloc_minimal def=
 	case $variant in tcmalloc-full-*) lib=tcmalloc def=-DTC_FULL ;; esac
-	${CC:-gcc} $def -O0 -g -pthread -o "$outdir/prog" "$src" "-l$lib" \
+	cc=${CC:-gcc}
+	case $src in *.cc) cc=${CXX:-g++} ;; esac
+	$cc $def -O0 -g -pthread -o "$outdir/prog" "$src" "-l$lib" \
 		>>"$log" 2>&1 || die "compiling $src for $variant failed (see $log)"
 	;;
 jemalloc-*-amd64)
@@ -272,7 +290,8 @@ if $arm64; then
 	(
 		cd "$run"
 		ulimit -c unlimited 2>/dev/null || ulimit -c "$(ulimit -H -c)"
-		exec qemu-aarch64 ${qemu_pagesize:+-p "$qemu_pagesize"} -L "$sysroot" \
+		exec env ${case_env[@]+"${case_env[@]}"} \
+			qemu-aarch64 ${qemu_pagesize:+-p "$qemu_pagesize"} -L "$sysroot" \
 			"$outdir/prog" "$outdir/truth.txt"
 	) >>"$log" 2>&1 &
 	pid=$!
@@ -302,7 +321,7 @@ elif [ "${pattern:0:1}" != "|" ]; then
 	(
 		cd "$outdir"
 		ulimit -c unlimited 2>/dev/null || ulimit -c "$(ulimit -H -c)"
-		exec ./prog truth.txt
+		exec env ${case_env[@]+"${case_env[@]}"} ./prog truth.txt
 	) >>"$log" 2>&1 &
 	pid=$!
 	{ wait $pid; } 2>/dev/null # no "Aborted (core dumped)" chatter
@@ -353,7 +372,8 @@ if [ -z "$how" ]; then
 	(
 		cd "$outdir"
 		ulimit -c 0
-		gdb -batch -nx -ex run -ex "gcore $outdir/core" --args ./prog truth.txt
+		env ${case_env[@]+"${case_env[@]}"} \
+			gdb -batch -nx -ex run -ex "gcore $outdir/core" --args ./prog truth.txt
 	) >>"$log" 2>&1 || true
 	[ -s "$outdir/core" ] ||
 		cannot "${how_note}; gdb gcore fallback wrote no core either (see $log)"

@@ -59,39 +59,18 @@ static void read_conf(struct je_state *j, char *out, size_t len)
 			used++;
 		out[used] = '\0';
 	}
-	/* The environment strings lie just below AT_EXECFN's string at the
-	   top of the main thread's stack.  */
-	uint64_t execfn;
-	if (!hw_auxv_get(j->t, AT_EXECFN, &execfn) || !execfn)
+	char var[16], env[512];
+	snprintf(var, sizeof var, "%sMALLOC_CONF",
+		 j->prefix[0] ? "JE_" : "");
+	if (!hw_environ_get(j->t, var, env, sizeof env))
 		return;
-	enum { SPAN = 64 << 10 };
-	/* Copied, not peeked: a live target's pages are not in one place.  */
-	char *env = malloc(SPAN);
-	if (!env)
-		return;
-	uint64_t lo = execfn > SPAN ? execfn - SPAN : 0;
-	while (lo < execfn && !hw_read(j->t, lo, env, execfn - lo))
-		lo += 4096 - (lo & 4095);
-	size_t n = lo < execfn ? execfn - lo : 0;
-	char var[32];
-	snprintf(var, sizeof var, "%sMALLOC_CONF=", j->prefix[0] ? "JE_" : "");
-	if (!j->prefix[0] || !strcmp(j->prefix, "je_"))
-		snprintf(var, sizeof var, "%sMALLOC_CONF=",
-			 j->prefix[0] ? "JE_" : "");
-	size_t vl = strlen(var);
-	for (size_t i = 0; i + vl < n; i++)
-		if ((i == 0 || env[i - 1] == '\0') && !memcmp(env + i, var, vl)) {
-			const char *v = env + i + vl;
-			size_t m = strnlen(v, n - i - vl);
-			if (used && used + 1 < len)
-				out[used++] = ',';
-			if (m > len - used - 1)
-				m = len - used - 1;
-			memcpy(out + used, v, m);
-			used += m;
-			out[used] = '\0';
-		}
-	free(env);
+	size_t m = strlen(env);
+	if (used && used + 1 < len)
+		out[used++] = ',';
+	if (m > len - used - 1)
+		m = len - used - 1;
+	memcpy(out + used, env, m);
+	out[used + m] = '\0';
 }
 
 static bool conf_bool(const char *conf, const char *key, bool dflt)

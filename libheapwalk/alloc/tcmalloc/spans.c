@@ -49,6 +49,29 @@ static bool leaf_has_memory(const struct hw_target *t, size_t i1)
 	return false;
 }
 
+/* A sampled object's usable size, as tcmalloc's GetSizeWithCallback
+   gives it: the class of its request (the StackTrace's first word) when
+   the request is small, else its span.  Returned only when smaller than
+   the span; 0 when the record cannot be read.  */
+static uint32_t sampled_usable(const struct tc_state *tc, uint64_t trace,
+			       uint64_t span_bytes)
+{
+	uint64_t req;
+	if (tc->nclasses < 2 || !hw_read_u64(tc->t, trace, &req))
+		return 0;
+	unsigned lo = 1, hi = tc->nclasses;
+	while (lo < hi) {
+		unsigned mid = lo + (hi - lo) / 2;
+		if (tc->class_size[mid] < req)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo == tc->nclasses || tc->class_size[lo] >= span_bytes)
+		return 0;
+	return tc->class_size[lo];
+}
+
 /* The span descriptor at desc, if it starts at page; its length.  */
 static uint64_t span_here(struct tc_state *tc, uint64_t desc, uint64_t page,
 			  struct tc_span *out)
@@ -71,6 +94,8 @@ static uint64_t span_here(struct tc_state *tc, uint64_t desc, uint64_t page,
 	out->sample = (bits >> 26) & 1;
 	if (out->cls && out->cls < tc->nclasses && !out->location)
 		out->objsize = tc->class_size[out->cls];
+	if (out->sample && !out->location && !out->cls)
+		out->sampled_usable = sampled_usable(tc, w[4], out->bytes);
 	return len;
 }
 

@@ -17,6 +17,7 @@ static void tc_close(void *state)
 	free(tc->spans);
 	free(tc->free);
 	free(tc->caches);
+	tc_prof_free(tc->prof);
 	free(tc);
 }
 
@@ -90,6 +91,31 @@ static uint64_t tc_size_class(void *state, uint64_t usable, uint64_t *min)
 	return usable;
 }
 
+static enum hw_status tc_profile(void *state, const struct hw_profile **out,
+			      const char **why)
+{
+	struct tc_state *tc = state;
+	if (!tc->prof_read) {
+		enum hw_status st = tc_read_profile(tc, &tc->prof, &tc->prof_why);
+		if (st != HW_OK)
+			return st;
+		tc->prof_read = true;
+	}
+	*out = tc_prof_profile(tc->prof);
+	*why = tc->prof_why;
+	return HW_OK;
+}
+
+/* A sampled object has a span of its own: a large block.  */
+static const struct hw_prof_site *tc_site_of(void *state,
+					     const struct hw_chunk *c)
+{
+	struct tc_state *tc = state;
+	if (!tc->prof || !c->used || c->where != HW_WHERE_LARGE)
+		return NULL;
+	return tc_prof_site_of(tc->prof, c->addr);
+}
+
 const struct hw_allocator_ops hw_tcmalloc_ops = {
 	.name = "tcmalloc",
 	.block_noun = "objects/spans",
@@ -106,6 +132,8 @@ const struct hw_allocator_ops hw_tcmalloc_ops = {
 	.arenas = tc_report_arenas,
 	.bins = tc_report_bins,
 	.size_class = tc_size_class,
+	.profile = tc_profile,
+	.site_of = tc_site_of,
 	/* The 8-byte class's objects are 8-aligned.  */
 	.block_align = 8,
 };

@@ -30,6 +30,7 @@
 #include "../../target/target.h"
 #include "../alloc.h"
 #include "../module.h"
+#include "../profile.h"
 
 #define TC_MAX_CLASSES 128        /* kClassSizesMax */
 #define TC_PAGE_SHIFT 13          /* 8 KiB pages: Debian's builds */
@@ -59,6 +60,9 @@ struct tc_span {
 	uint64_t desc;            /* the Span descriptor */
 	uint64_t bytes;           /* length << page shift */
 	uint32_t objsize;         /* class size; 0: one block */
+	/* A sampled object's usable size when under a page (tcmalloc
+	   reports its request's class, not its span); 0 otherwise.  */
+	uint32_t sampled_usable;
 	uint16_t refcount;
 	uint8_t cls;
 	uint8_t location;         /* 0 in use, 1 free, 2 returned */
@@ -119,6 +123,10 @@ struct tc_state {
 	size_t nfree;
 	struct tc_thread_cache *caches;
 	size_t ncaches;
+	/* The sampled allocations (prof.c), read on first use.  */
+	struct tc_prof *prof;
+	const char *prof_why;
+	bool prof_read;
 };
 
 /* detect.c */
@@ -133,6 +141,14 @@ enum hw_status tc_read_lists(struct tc_state *tc);
 bool tc_walk(struct tc_state *tc, hw_chunk_fn *fn, void *cookie);
 bool tc_walk_around(struct tc_state *tc, uint64_t addr, hw_chunk_fn *fn,
 		    void *cookie);
+/* prof.c */
+struct tc_prof;
+enum hw_status tc_read_profile(struct tc_state *tc, struct tc_prof **out,
+			       const char **why);
+const struct hw_profile *tc_prof_profile(const struct tc_prof *tp);
+const struct hw_prof_site *tc_prof_site_of(const struct tc_prof *tp,
+					   uint64_t addr);
+void tc_prof_free(struct tc_prof *tp);
 /* report.c */
 void tc_report_summary(void *state, struct hw_emitter *e);
 enum hw_status tc_report_arenas(void *state, struct hw_emitter *e);

@@ -27,6 +27,8 @@ static bool span_blocks(const struct tc_state *tc, const struct tc_span *sp,
 	if (!sp->objsize) {
 		c.used = true;
 		c.where = HW_WHERE_LARGE;
+		if (sp->sampled_usable)
+			c.size = sp->sampled_usable;
 		return fn(cookie, &c);
 	}
 	uint64_t n = sp->bytes / sp->objsize;

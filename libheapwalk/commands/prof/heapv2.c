@@ -43,7 +43,7 @@ static void counts(char *buf, size_t len, const char *who,
 		 c->accumbytes);
 }
 
-static void maps(struct hw_session *s, struct hw_emitter *e)
+void prof_write_maps(struct hw_session *s, struct hw_emitter *e)
 {
 	struct hw_target *t = s->target;
 	uint64_t vdso = 0, execfn = 0;
@@ -139,6 +139,6 @@ void prof_write_heap_v2(struct hw_session *s, const struct hw_profile *p,
 		}
 	}
 	put(e, "\nMAPPED_LIBRARIES:\n");
-	maps(s, e);
+	prof_write_maps(s, e);
 	em_verbatim_end(e);
 }

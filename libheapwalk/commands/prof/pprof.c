@@ -683,11 +683,19 @@ static bool build(struct pp *pp, struct pp_mem *m, PbProfile *prof)
 		    "kept, read from the target%s%s", p->allocator ?
 		    p->allocator : "the allocator", p->found_by ? " by " : "",
 		    p->found_by ? p->found_by : "");
+	/* "(lg_prof_sample 19, from malloc_conf)"; tcmalloc's period is
+	   any number: "(from FLAGS_tcmalloc_sample_parameter)".  */
+	char how[160];
+	const char *from = p->period_from ? p->period_from :
+			   p->period_known ? "" : "assumed";
+	if (p->lg_sample < 64 && p->period == (uint64_t)1 << p->lg_sample)
+		snprintf(how, sizeof how, "lg_prof_sample %u%s%s", p->lg_sample,
+			 p->period_from ? ", from " : *from ? ", " : "", from);
+	else
+		snprintf(how, sizeof how, "%s%s", p->period_from ? "from " : "",
+			 from);
 	add_comment(pp, m->comments, &n, "one sample every %" PRIu64 " bytes "
-		    "(lg_prof_sample %u%s%s); values estimate the whole heap",
-		    p->period, p->lg_sample, p->period_from ? ", from " : "",
-		    p->period_from ? p->period_from : p->period_known ? "" :
-		    ", assumed");
+		    "(%s); values estimate the whole heap", p->period, how);
 	add_comment(pp, m->comments, &n, "sampled: %" PRIu64 " objects, %"
 		    PRIu64 " bytes live", p->sampled_objs, p->sampled_bytes);
 	if (p->unreadable)

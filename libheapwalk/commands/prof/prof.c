@@ -1,6 +1,6 @@
 /* prof.c - `prof`: the heap profile the allocator kept, from the target.
  *
- *   prof [--format=text|heap_v2|collapsed|pprof] [-o FILE] [--objects]
+ *   prof [--format=text|heap_v2|gperftools|collapsed|pprof] [-o FILE] [--objects]
  *        [--lines] [--top=N] [--base OLD]
  *   prof --recent [-o FILE]
  *
@@ -9,7 +9,10 @@
  *            and everything it called), by bytes or --objects; --lines
  *            ranks source lines instead of functions.
  * heap_v2    what the process's own prof.dump would have written
- *            (jeprof, pprof read it); the default with -o.
+ *            (jeprof, pprof read it); -o's default on jemalloc.
+ * gperftools what tcmalloc's MallocExtension::GetHeapSample would have
+ *            written (the legacy heap profile pprof reads); -o's default
+ *            on tcmalloc.
  * collapsed  one line per stack, "outer;...;inner COUNT", the input of
  *            flame graph tools (flamegraph.pl, inferno).
  * pprof      pprof's profile.proto, gzipped, symbolized (pprof.c):
@@ -36,7 +39,7 @@
 #include "../command.h"
 #include "prof.h"
 
-enum prof_format { PF_TEXT, PF_HEAP_V2, PF_COLLAPSED, PF_PPROF };
+enum prof_format { PF_TEXT, PF_HEAP_V2, PF_GPERFTOOLS, PF_COLLAPSED, PF_PPROF };
 
 struct prof_opts {
 	enum prof_format format;
@@ -59,6 +62,8 @@ static enum hw_status parse(struct hw_session *s, int argc, char *const argv[],
 				o->format = PF_TEXT;
 			else if (!strcmp(f, "heap_v2") || !strcmp(f, "raw"))
 				o->format = PF_HEAP_V2;
+			else if (!strcmp(f, "gperftools"))
+				o->format = PF_GPERFTOOLS;
 			else if (!strcmp(f, "collapsed"))
 				o->format = PF_COLLAPSED;
 			else if (!strcmp(f, "pprof"))
@@ -66,7 +71,8 @@ static enum hw_status parse(struct hw_session *s, int argc, char *const argv[],
 			else
 				return hw_error(s, HW_USAGE, "prof: unknown "
 						"format '%s' (text, heap_v2, "
-						"collapsed, pprof)", f);
+						"gperftools, collapsed, "
+						"pprof)", f);
 		} else if (!strcmp(a, "--collapsed")) {
 			o->format = PF_COLLAPSED;
 			o->format_given = true;
@@ -105,13 +111,19 @@ static enum hw_status parse(struct hw_session *s, int argc, char *const argv[],
 			  o->lines || o->top))
 		return hw_error(s, HW_USAGE, "prof: --recent lists records "
 				"and takes only -o");
-	if (o->output && !o->format_given && !o->recent)
-		o->format = PF_HEAP_V2;
-	if (o->base && (o->format == PF_HEAP_V2 || o->format == PF_PPROF))
+	return HW_OK;
+}
+
+/* After the default format is known.  */
+static enum hw_status check_base(struct hw_session *s,
+				 const struct prof_opts *o)
+{
+	if (o->base && (o->format == PF_HEAP_V2 || o->format == PF_PPROF ||
+			o->format == PF_GPERFTOOLS))
 		return hw_error(s, HW_USAGE, "prof: --base compares two "
-				"snapshots; heap_v2 and pprof files hold one "
-				"(give both to jeprof --base or pprof "
-				"-diff_base)");
+				"snapshots; heap_v2, gperftools and pprof "
+				"files hold one (give both to jeprof --base "
+				"or pprof -diff_base)");
 	return HW_OK;
 }
 
@@ -377,6 +389,10 @@ static const struct em_field F_LG = { .key = "lg_prof_sample", .join = " ",
 				      .pre = "(lg_prof_sample ", .post = "," };
 static const struct em_field F_FROM = { .key = "period_from", .join = " ",
 					.pre = "from ", .post = ")" };
+/* Without lg_prof_sample before it (tcmalloc's period is any number).  */
+static const struct em_field F_FROM_ALONE = { .key = "period_from",
+					      .join = " ", .pre = "(from ",
+					      .post = ")" };
 static const struct em_field F_FOUND = { .key = "found_by",
 					 .label = "read from:" };
 static const struct em_field F_UNBIAS = { .key = "unbias",
@@ -412,14 +428,17 @@ static void header(const struct hw_profile *p, struct hw_emitter *e)
 	em_section_begin(e, &S_HEADER);
 	em_kv(e, &F_ALLOC, ev_str(p->allocator));
 	em_kv(e, &F_PERIOD, ev_u64(p->period));
-	em_kv(e, &F_LG, ev_u64(p->lg_sample));
-	em_kv(e, &F_FROM, ev_str(p->period_from));
+	bool lg = p->lg_sample < 64 && p->period == (uint64_t)1 << p->lg_sample;
+	em_kv(e, &F_LG, lg ? ev_u64(p->lg_sample) : ev_null());
+	em_kv(e, lg ? &F_FROM : &F_FROM_ALONE, ev_str(p->period_from));
 	em_kv(e, &F_FOUND, ev_str(p->found_by ? p->found_by : ""));
 	em_kv(e, &F_UNBIAS, ev_bool(p->unbias));
 	em_kv(e, &F_ACCUM, ev_bool(p->accum));
 	em_kv(e, &F_ACTIVE, ev_bool(p->active));
 	em_kv(e, &F_STACKS, ev_u64(p->nsites));
-	em_kv(e, &F_THREADS, ev_u64(p->nthreads));
+	/* gperftools keeps no thread with a sample.  */
+	em_kv(e, &F_THREADS, p->native == HW_PROF_HEAP_V2 ?
+		  ev_u64(p->nthreads) : ev_null());
 	uint64_t objs = 0, bytes = 0;
 	for (size_t i = 0; i < p->nsites; i++) {
 		objs += p->sites[i].est.curobjs;
@@ -602,6 +621,12 @@ static enum hw_status prof_run(const struct hw_cmd *c)
 		return hw_error(s, HW_NO_ALLOCATOR, "prof: no heap profile: "
 				"%s (`leaks` and `sizes` show what is in use)",
 				why ? why : "none was found");
+	/* -o without --format: the file the allocator itself writes.  */
+	if (o.output && !o.format_given && !o.recent)
+		o.format = p->native == HW_PROF_GPERFTOOLS ? PF_GPERFTOOLS
+							   : PF_HEAP_V2;
+	if ((st = check_base(s, &o)) != HW_OK)
+		return st;
 	struct hw_emitter *out = e;
 	if (o.output) {
 		int err = 0;
@@ -613,7 +638,8 @@ static enum hw_status prof_run(const struct hw_cmd *c)
 	struct prof_stacks stacks;
 	struct prof_base base = { 0 };
 	struct prof_entries es = { 0 };
-	bool need_stacks = o.format != PF_HEAP_V2 && !(o.recent && o.output);
+	bool need_stacks = o.format != PF_HEAP_V2 &&
+			   o.format != PF_GPERFTOOLS && !(o.recent && o.output);
 	if (o.base && (st = prof_base_open(s, o.base, p, &base)) != HW_OK) {
 		if (out != e)
 			em_close(out);
@@ -640,6 +666,8 @@ static enum hw_status prof_run(const struct hw_cmd *c)
 		st = prof_write_recent(s, &stacks, e);
 	else if (o.format == PF_HEAP_V2)
 		prof_write_heap_v2(s, p, out);
+	else if (o.format == PF_GPERFTOOLS)
+		prof_write_gperftools(s, p, out);
 	else if (o.format == PF_COLLAPSED)
 		write_collapsed(&es, o.objects, out);
 	else if (o.format == PF_PPROF) {
@@ -686,10 +714,13 @@ static enum hw_status prof_run(const struct hw_cmd *c)
 
 static const struct hw_command_opt prof_opts[] = {
 	{ "--format=FORMAT", "text (sites ranked, the default), heap_v2 (the "
-			     "file prof.dump writes, for jeprof), collapsed "
-			     "(flame graphs), pprof (gzipped profile.proto)" },
+			     "file prof.dump writes, for jeprof), gperftools "
+			     "(the file tcmalloc's GetHeapSample writes), "
+			     "collapsed (flame graphs), pprof (gzipped "
+			     "profile.proto)" },
 	{ "--collapsed", "the same as --format=collapsed" },
-	{ "-o FILE", "write to FILE; without --format the file is heap_v2" },
+	{ "-o FILE", "write to FILE; without --format, in the allocator's own "
+		     "format (jemalloc: heap_v2, tcmalloc: gperftools)" },
 	{ "--top=N", "only the first N sites" },
 	{ "--objects", "rank by objects instead of bytes" },
 	{ "--lines", "name source lines, not just functions" },
@@ -702,10 +733,11 @@ const struct hw_command hw_cmd_prof = {
 	.name = "prof", .run = prof_run,
 	.args = "[--format=FORMAT] [-o FILE] [--top=N] [--objects] [--lines] "
 		"[--base OLD] [--recent]",
-	.summary = "jemalloc's heap profile (prof:true) from the target: "
-		   "allocation sites ranked, the file prof.dump writes, or "
-		   "pprof's; --base: what grew; --recent: the last sampled "
-		   "allocations and their frees",
+	.summary = "the allocator's heap profile (jemalloc's prof:true, "
+		   "tcmalloc's TCMALLOC_SAMPLE_PARAMETER) from the target: "
+		   "allocation sites ranked, the file the allocator writes "
+		   "(heap_v2, gperftools), or pprof's; --base: what grew; "
+		   "--recent: the last sampled allocations and their frees",
 	.opts = prof_opts, .example = "core prof --top=20",
 	.needs = HW_NEED_PROFILE,
 };

@@ -14,6 +14,14 @@ struct hw_emitter;
    its MAPPED_LIBRARIES, into e verbatim.  */
 void prof_write_heap_v2(struct hw_session *s, const struct hw_profile *p,
 			struct hw_emitter *e);
+/* heapv2.c too: the target's mappings as /proc/self/maps lists them,
+   what follows "MAPPED_LIBRARIES:" in both files.  */
+void prof_write_maps(struct hw_session *s, struct hw_emitter *e);
+
+/* gperftools.c: the profile as gperftools' GetHeapSample writes it (the
+   legacy heap profile pprof reads), into e verbatim.  */
+void prof_write_gperftools(struct hw_session *s, const struct hw_profile *p,
+			   struct hw_emitter *e);
 
 /* recent.c: jemalloc 5.3's recent-allocation records as a table
    (oldest first), and as experimental.prof_recent.alloc_dump's JSON
