@@ -6,6 +6,11 @@
  * the list's class (a slot of an in-use span of that class), a list is
  * never followed further than its span, slot or length says, and what
  * breaks is a finding at the address of the last good object.
+ *
+ * What each list holds goes into the holder map, two bits per object
+ * (no list of objects to sort).  The links are the program's memory,
+ * one cache miss each in a large core: the spans' own lists, most of
+ * them, are followed several at a time so that the misses overlap.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -20,95 +25,170 @@
 
 struct collect {
 	struct tc_state *tc;
-	size_t cap;
+	const struct tc_span *last;   /* the span the last lookup found */
 	bool oom;
 };
 
-static void add_free(struct collect *c, uint64_t addr, enum tc_holder h,
-		     uint32_t cache)
+/* The span of class cls whose object addr is, or NULL.  Consecutive
+   objects of a list are often of one span: that one is tried first.  */
+static const struct tc_span *object_of(struct collect *c, uint64_t addr,
+				       unsigned cls)
 {
-	struct tc_state *tc = c->tc;
-	if (c->oom)
-		return;
-	if (tc->nfree == c->cap) {
-		size_t n = c->cap ? 2 * c->cap : 4096;
-		struct tc_free *v = realloc(tc->free, n * sizeof *v);
-		if (!v) {
-			c->oom = true;
-			return;
-		}
-		tc->free = v;
-		c->cap = n;
-	}
-	tc->free[tc->nfree++] = (struct tc_free){ addr, cache, (uint8_t)h };
+	const struct tc_span *sp = c->last;
+	if (!sp || addr < sp->addr || addr - sp->addr >= sp->bytes)
+		sp = tc_span_of(c->tc, addr);
+	if (!sp || sp->cls != cls || !sp->objsize)
+		return NULL;
+	c->last = sp;
+	uint64_t off = addr - sp->addr;
+	if (off % sp->objsize || off / sp->objsize >= sp->bytes / sp->objsize)
+		return NULL;
+	return sp;
 }
 
-/* Is addr an object of class cls: a slot of an in-use span of it?  */
-static bool object_of(const struct tc_state *tc, uint64_t addr, unsigned cls)
-{
-	const struct tc_span *sp = tc_span_of(tc, addr);
-	return sp && sp->cls == cls && sp->objsize &&
-	       (addr - sp->addr) % sp->objsize == 0 &&
-	       (addr - sp->addr) / sp->objsize < sp->bytes / sp->objsize;
-}
+/* One free list being followed.  */
+struct cursor {
+	uint64_t at;                  /* the next object to take, 0: ended */
+	uint64_t prev;                /* the last taken, or the list's home */
+	uint64_t n, max;
+	const struct tc_span *span;   /* a span's own list: that span */
+	unsigned cls;
+	enum tc_holder h;
+	const char *what;
+};
 
-/* Follow a list of class cls from head for at most max objects (stopping
-   at NULL).  Returns how many were taken; a link that leaves the class
-   is a finding named by `what`.  */
-static uint64_t follow(struct collect *c, uint64_t head, unsigned cls,
-		       uint64_t max, enum tc_holder h, uint32_t cache,
-		       const char *what, uint64_t where)
+static void cursor_start(struct collect *c, struct cursor *k, uint64_t head,
+			 unsigned cls, uint64_t max, enum tc_holder h,
+			 const char *what, uint64_t where)
 {
-	struct tc_state *tc = c->tc;
-	uint64_t n = 0, at = head, prev = where;
 	/* A list never holds more objects than its class has.  */
-	if (max > tc->class_slots[cls])
-		max = tc->class_slots[cls];
-	while (at && n < max) {
-		if (!object_of(tc, at, cls)) {
-			hw_finding(tc->s, prev, "tcmalloc: %s of class %u (%u "
-				   "bytes) links to 0x%llx, which is not an "
-				   "object of that class", what, cls,
-				   tc->class_size[cls], (unsigned long long)at);
-			return n;
-		}
-		add_free(c, at, h, cache);
-		n++;
-		prev = at;
-		if (!hw_read_u64(tc->t, at, &at)) {
-			hw_finding(tc->s, prev, "tcmalloc: %s of class %u: the "
-				   "free object at 0x%llx is not in the %s",
-				   what, cls, (unsigned long long)prev,
-				   hw_target_noun(tc->t));
-			return n;
-		}
-	}
-	if (at && n == max)
-		hw_finding(tc->s, prev, "tcmalloc: %s of class %u is longer "
-			   "than its %llu objects (a cycle?)", what, cls,
-			   (unsigned long long)max);
-	return n;
+	if (max > c->tc->class_slots[cls])
+		max = c->tc->class_slots[cls];
+	*k = (struct cursor){ .at = head, .prev = where, .max = max,
+			      .cls = cls, .h = h, .what = what };
 }
 
+/* Take the object at k->at and read its link; false when the list has
+   ended (NULL, its length, or a link that leaves the class: a finding).
+   The next object is prefetched: walks that interleave several lists
+   have its line by the time they come back to this one.  */
+static bool cursor_step(struct collect *c, struct cursor *k)
+{
+	struct tc_state *tc = c->tc;
+	if (!k->at)
+		return false;
+	if (k->n == k->max) {
+		hw_finding(tc->s, k->prev, "tcmalloc: %s of class %u is longer "
+			   "than its %llu objects (a cycle?)", k->what, k->cls,
+			   (unsigned long long)k->max);
+		return false;
+	}
+	const struct tc_span *sp;
+	if (k->span) {
+		sp = k->span;
+		uint64_t off = k->at - sp->addr;
+		if (k->at < sp->addr || off >= sp->bytes || off % sp->objsize ||
+		    off / sp->objsize >= sp->bytes / sp->objsize)
+			sp = NULL;
+	} else {
+		sp = object_of(c, k->at, k->cls);
+	}
+	if (!sp) {
+		hw_finding(tc->s, k->prev, "tcmalloc: %s of class %u (%u "
+			   "bytes) links to 0x%llx, which is not an object of "
+			   "that %s", k->what, k->cls, tc->class_size[k->cls],
+			   (unsigned long long)k->at, k->span ? "span" : "class");
+		return false;
+	}
+	uint64_t slot = sp->slot + (k->at - sp->addr) / sp->objsize;
+	uint8_t *b = &tc->holders[slot >> 2];
+	unsigned shift = (unsigned)(slot & 3) * 2;
+	if ((*b >> shift) & 3)
+		hw_finding(tc->s, k->at, "tcmalloc: the object is on two free "
+			   "lists (freed twice?)");
+	else
+		*b = (uint8_t)(*b | k->h << shift);
+	k->n++;
+	k->prev = k->at;
+	const uint8_t *p = hw_peek(tc->t, k->at, 8);
+	if (p)
+		memcpy(&k->at, p, 8);
+	else if (!hw_read_u64(tc->t, k->prev, &k->at)) {
+		hw_finding(tc->s, k->prev, "tcmalloc: %s of class %u: the free "
+			   "object at 0x%llx is not in the %s", k->what, k->cls,
+			   (unsigned long long)k->prev, hw_target_noun(tc->t));
+		k->at = 0;
+		return false;
+	}
+	if (k->at && (p = hw_peek(tc->t, k->at, 8)))
+		__builtin_prefetch(p);
+	return k->at != 0;
+}
+
+/* Follow one list to its end; how many objects it gave.  */
+static uint64_t follow(struct collect *c, uint64_t head, unsigned cls,
+		       uint64_t max, enum tc_holder h, const char *what,
+		       uint64_t where)
+{
+	struct cursor k;
+	cursor_start(c, &k, head, cls, max, h, what, where);
+	while (cursor_step(c, &k))
+		;
+	return k.n;
+}
+
+/* A span's list ended: its count against the span's own.  */
+static void span_list_done(struct collect *c, const struct cursor *k)
+{
+	struct tc_state *tc = c->tc;
+	const struct tc_span *sp = k->span;
+	uint64_t slots = sp->bytes / sp->objsize;
+	tc->central_objects[sp->cls] += k->n;
+	if (k->n + sp->refcount != slots)
+		hw_finding(tc->s, sp->desc, "tcmalloc: the span at 0x%llx "
+			   "(class %u) has %llu objects, %u handed out and "
+			   "%llu on its free list", (unsigned long long)sp->addr,
+			   sp->cls, (unsigned long long)slots, sp->refcount,
+			   (unsigned long long)k->n);
+}
+
+/* Lists walked side by side: each step of one is a cache miss, and the
+   misses of this many lists overlap.  */
+#define SPAN_LISTS_AT_ONCE 16
+
+/* Every in-use span's own list, SPAN_LISTS_AT_ONCE at a time.  */
 static void span_lists(struct collect *c)
 {
 	struct tc_state *tc = c->tc;
-	for (size_t i = 0; i < tc->nspans && !c->oom; i++) {
-		const struct tc_span *sp = &tc->spans[i];
-		uint64_t head;
-		if (!sp->objsize || !hw_read_u64(tc->t, sp->desc + 0x20, &head))
-			continue;
-		uint64_t slots = sp->bytes / sp->objsize;
-		uint64_t n = follow(c, head, sp->cls, slots, TC_IN_SPAN, 0,
-				    "a span's free list", sp->desc);
-		tc->central_objects[sp->cls] += n;
-		if (n + sp->refcount != slots && !c->oom)
-			hw_finding(tc->s, sp->desc, "tcmalloc: the span at 0x%llx "
-				   "(class %u) has %llu objects, %u handed out "
-				   "and %llu on its free list",
-				   (unsigned long long)sp->addr, sp->cls,
-				   (unsigned long long)slots, sp->refcount,
-				   (unsigned long long)n);
+	struct cursor ring[SPAN_LISTS_AT_ONCE];
+	size_t live = 0, next = 0;
+	for (;;) {
+		/* Fill the ring with the next spans that have a list.  */
+		while (live < SPAN_LISTS_AT_ONCE && next < tc->nspans) {
+			const struct tc_span *sp = &tc->spans[next++];
+			uint64_t head;
+			if (!sp->objsize ||
+			    !hw_read_u64(tc->t, sp->desc + 0x20, &head))
+				continue;
+			struct cursor *k = &ring[live];
+			cursor_start(c, k, head, sp->cls, sp->bytes / sp->objsize,
+				     TC_IN_SPAN, "a span's free list", sp->desc);
+			k->span = sp;
+			const uint8_t *p = head ? hw_peek(tc->t, head, 8) : NULL;
+			if (p)
+				__builtin_prefetch(p);
+			live++;
+		}
+		if (!live)
+			break;
+		for (size_t i = 0; i < live;) {
+			if (cursor_step(c, &ring[i])) {
+				i++;
+				continue;
+			}
+			span_list_done(c, &ring[i]);
+			ring[i] = ring[--live];
+		}
 	}
 }
 
@@ -117,7 +197,7 @@ static void span_lists(struct collect *c)
 static void central_lists(struct collect *c)
 {
 	struct tc_state *tc = c->tc;
-	for (unsigned cls = 1; cls < tc->nclasses && !c->oom; cls++) {
+	for (unsigned cls = 1; cls < tc->nclasses; cls++) {
 		uint64_t e = tc->central + (uint64_t)cls * 0x4c0;
 		uint64_t counter, nspans;
 		uint32_t used;
@@ -149,7 +229,7 @@ static void central_lists(struct collect *c)
 				break;
 			tc->transfer_objects[cls] +=
 				follow(c, head, cls, tc->class_move[cls],
-				       TC_IN_TRANSFER, 0, "a transfer slot",
+				       TC_IN_TRANSFER, "a transfer slot",
 				       e + CENTRAL_SLOTS + 16 * k);
 		}
 	}
@@ -183,7 +263,7 @@ static void thread_lists(struct collect *c)
 	if (!tc->thread_heaps || !hw_read_u64(tc->t, tc->thread_heaps, &at))
 		return;
 	size_t cap = 0;
-	while (at && !c->oom) {
+	while (at) {
 		if (tc->ncaches == TC_MAX_THREAD_CACHES) {
 			hw_finding(tc->s, at, "tcmalloc: more than %d thread "
 				   "caches on the list (a cycle?)",
@@ -217,10 +297,9 @@ static void thread_lists(struct collect *c)
 				break;
 			uint32_t len = (uint32_t)fl[1];
 			uint64_t n = follow(c, fl[0], cls, len, TC_IN_THREAD,
-					    (uint32_t)tc->ncaches,
 					    "a thread cache's list",
 					    at + 32 * (uint64_t)cls);
-			if (n < len && !c->oom)
+			if (n < len)
 				hw_finding(tc->s, at + 32 * (uint64_t)cls,
 					   "tcmalloc: the thread cache at 0x%llx "
 					   "says its list of class %u holds %u "
@@ -237,43 +316,30 @@ static void thread_lists(struct collect *c)
 	}
 }
 
-static int free_cmp(const void *a, const void *b)
+/* Number every in-use span's objects: spans[i].slot.  */
+static bool number_slots(struct tc_state *tc)
 {
-	const struct tc_free *x = a, *y = b;
-	return x->addr < y->addr ? -1 : x->addr > y->addr;
+	uint64_t n = 0;
+	for (size_t i = 0; i < tc->nspans; i++) {
+		struct tc_span *sp = &tc->spans[i];
+		sp->slot = n;
+		if (sp->objsize)
+			n += sp->bytes / sp->objsize;
+	}
+	tc->nslots = n;
+	tc->holders = calloc(n / 4 + 1, 1);
+	return tc->holders != NULL;
 }
 
 enum hw_status tc_read_lists(struct tc_state *tc)
 {
 	struct collect c = { .tc = tc };
+	if (!number_slots(tc))
+		return hw_error(tc->s, HW_BAD_TARGET, "out of memory");
 	span_lists(&c);
 	central_lists(&c);
 	thread_lists(&c);
 	if (c.oom)
 		return hw_error(tc->s, HW_BAD_TARGET, "out of memory");
-	if (tc->nfree)
-		qsort(tc->free, tc->nfree, sizeof *tc->free, free_cmp);
-	/* An object on two lists was freed twice; it stays once.  */
-	size_t n = 0;
-	for (size_t i = 0; i < tc->nfree; i++) {
-		if (n && tc->free[n - 1].addr == tc->free[i].addr) {
-			hw_finding(tc->s, tc->free[i].addr, "tcmalloc: the object "
-				   "is on two free lists (freed twice?)");
-			continue;
-		}
-		tc->free[n++] = tc->free[i];
-	}
-	tc->nfree = n;
-	/* Each span's free objects, in address order.  */
-	size_t f = 0;
-	for (size_t i = 0; i < tc->nspans; i++) {
-		struct tc_span *sp = &tc->spans[i];
-		while (f < tc->nfree && tc->free[f].addr < sp->addr)
-			f++;
-		sp->first_free = (uint32_t)f;
-		while (f < tc->nfree && tc->free[f].addr - sp->addr < sp->bytes)
-			f++;
-		sp->nfree = (uint32_t)(f - sp->first_free);
-	}
 	return HW_OK;
 }

@@ -15,7 +15,7 @@ static void tc_close(void *state)
 	if (!tc)
 		return;
 	free(tc->spans);
-	free(tc->free);
+	free(tc->holders);
 	free(tc->caches);
 	tc_prof_free(tc->prof);
 	free(tc);

@@ -47,8 +47,10 @@ struct tc_layout {
 	int64_t cache_tid;        /* ThreadCache::tid_, -1: none (2.16) */
 };
 
-/* Where a free object is held.  */
+/* Where an object is: in use, or on which free list.  Two bits per
+   object in the holder map.  */
 enum tc_holder {
+	TC_IN_USE,
 	TC_IN_SPAN,               /* its span's own free list */
 	TC_IN_TRANSFER,           /* a central class's transfer slot */
 	TC_IN_THREAD,             /* a thread cache's list */
@@ -67,15 +69,8 @@ struct tc_span {
 	uint8_t cls;
 	uint8_t location;         /* 0 in use, 1 free, 2 returned */
 	bool sample;
-	uint32_t first_free;      /* its free objects: free[first_free..] */
-	uint32_t nfree;
-};
-
-/* A free small object.  */
-struct tc_free {
-	uint64_t addr;
-	uint32_t cache;           /* thread cache index (TC_IN_THREAD) */
-	uint8_t holder;           /* enum tc_holder */
+	uint64_t slot;            /* objsize: its first object's index in
+				     the state's holder map */
 };
 
 struct tc_thread_cache {
@@ -119,8 +114,10 @@ struct tc_state {
 	/* The walk's material, read once at open.  */
 	struct tc_span *spans;    /* by address */
 	size_t nspans;
-	struct tc_free *free;     /* grouped by span, by address in each */
-	size_t nfree;
+	/* Every small object's holder (enum tc_holder), two bits each,
+	   the objects of spans[i] from spans[i].slot on.  */
+	uint8_t *holders;
+	uint64_t nslots;
 	struct tc_thread_cache *caches;
 	size_t ncaches;
 	/* The sampled allocations (prof.c), read on first use.  */
@@ -137,6 +134,12 @@ enum hw_status tc_read_spans(struct tc_state *tc);
 const struct tc_span *tc_span_of(const struct tc_state *tc, uint64_t addr);
 /* lists.c */
 enum hw_status tc_read_lists(struct tc_state *tc);
+
+static inline enum tc_holder tc_holder_of(const struct tc_state *tc,
+					  uint64_t slot)
+{
+	return (enum tc_holder)((tc->holders[slot >> 2] >> ((slot & 3) * 2)) & 3);
+}
 /* walk.c */
 bool tc_walk(struct tc_state *tc, hw_chunk_fn *fn, void *cookie);
 bool tc_walk_around(struct tc_state *tc, uint64_t addr, hw_chunk_fn *fn,

@@ -9,6 +9,7 @@
 #include "tcmalloc.h"
 
 static const uint8_t holder_where[] = {
+	[TC_IN_USE] = HW_WHERE_SPAN,
 	[TC_IN_SPAN] = HW_WHERE_CENTRAL,
 	[TC_IN_TRANSFER] = HW_WHERE_TRANSFER,
 	[TC_IN_THREAD] = HW_WHERE_TCACHE,
@@ -32,17 +33,14 @@ static bool span_blocks(const struct tc_state *tc, const struct tc_span *sp,
 		return fn(cookie, &c);
 	}
 	uint64_t n = sp->bytes / sp->objsize;
-	const struct tc_free *f = tc->free + sp->first_free;
-	const struct tc_free *fend = f + sp->nfree;
 	c.size = c.chunk_size = sp->objsize;
 	for (uint64_t k = 0; k < n; k++) {
 		c.addr = c.chunk = sp->addr + k * sp->objsize;
 		if (k + 1 == n)
 			c.chunk_size = sp->addr + sp->bytes - c.chunk;
-		while (f < fend && f->addr < c.addr)
-			f++;
-		c.used = !(f < fend && f->addr == c.addr);
-		c.where = c.used ? HW_WHERE_SPAN : holder_where[f->holder];
+		enum tc_holder h = tc_holder_of(tc, sp->slot + k);
+		c.used = h == TC_IN_USE;
+		c.where = holder_where[h];
 		if (!fn(cookie, &c))
 			return false;
 	}
