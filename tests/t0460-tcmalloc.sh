@@ -4,7 +4,10 @@
 # heap checker and profiler (libtcmalloc.so.4), both stripped, linked
 # into corpora/tcmalloc's basic1 (one thread) and threads8 (nine threads,
 # each with its thread cache); and the arm64 minimal library under
-# qemu-aarch64 (its core has no NT_FILE: --sysroot).  Each program's truth (every block's
+# qemu-aarch64 (its core has no NT_FILE: --sysroot); and Debian trixie's
+# 2.16 (amd64, on trixie's glibc), whose thread caches keep no thread id:
+# their threads are found through the thread pointers (a TLS pointer to
+# the cache).  Each program's truth (every block's
 # address, usable size and state, MallocExtension's figures, the free
 # objects per class of its own statistics, each thread) must equal
 # heapwalk's chunks, summary, bins and arenas (tests/tools/tctruthcmp),
@@ -18,13 +21,18 @@ need_heapwalk
 [ -f /usr/include/gperftools/tcmalloc.h ] ||
 	skip "gperftools is not installed (make deps: libgoogle-perftools-dev)"
 cmp=$(tool tctruthcmp)
-for variant in tcmalloc-minimal-amd64 tcmalloc-full-amd64 tcmalloc-2.10-arm64; do
+for variant in tcmalloc-minimal-amd64 tcmalloc-full-amd64 tcmalloc-2.10-arm64 \
+	tcmalloc-2.16-amd64; do
+	version=2.10
+	case $variant in tcmalloc-2.16-*) version=2.16 ;; esac
 	for case in basic1 threads8; do
 		dir=$(variant_core "$variant" "$case")
 		opt=()
-		[ -e "$dir/sysroot" ] && opt=(--sysroot "$(readlink -f "$dir/sysroot")")
-		grep -qx "# tcmalloc 2.10" "$dir/truth.txt" ||
-			fail "$variant $case: the program did not run on tcmalloc 2.10"
+		case $variant in
+		*-arm64) opt=(--sysroot "$(readlink -f "$dir/sysroot")") ;;
+		esac
+		grep -qx "# tcmalloc $version" "$dir/truth.txt" ||
+			fail "$variant $case: the program did not run on tcmalloc $version"
 		out=$T/$variant-$case
 		for cmd in chunks summary bins; do
 			hw "$out.$cmd" "$out.$cmd.err" --json --no-debuginfo \
@@ -42,13 +50,18 @@ for variant in tcmalloc-minimal-amd64 tcmalloc-full-amd64 tcmalloc-2.10-arm64; d
 		"$cmp" "$dir/truth.txt" "$out.chunks" "$out.summary" "$out.bins" \
 			"${arenas[@]}" ||
 			fail "$variant $case: heapwalk disagrees with the truth (core in $dir)"
-		hw "$out.sum2" "$out.sum2.err" --json "${opt[@]}" "$dir/core" summary
+		# glibc's debug info: the host's libc6-dbg, or the sysroot's.
+		dbg=()
+		case $variant in
+		tcmalloc-2.16-*) dbg=(--debug-dir "$(readlink -f "$dir/sysroot")/usr/lib/debug") ;;
+		esac
+		hw "$out.sum2" "$out.sum2.err" --json "${opt[@]}" "${dbg[@]}" "$dir/core" summary
 		expect_rc 0
-		grep -q '"allocator":"tcmalloc","version":"2.10"' "$out.sum2" ||
+		grep -q "\"allocator\":\"tcmalloc\",\"version\":\"$version\"" "$out.sum2" ||
 			fail "$variant $case: with glibc's debug info, tcmalloc is not walked"
 		grep -q '"allocator":"ptmalloc"' "$out.sum2" ||
 			fail "$variant $case: the idle glibc malloc is not listed as an instance"
-		hw "$out.check" "$out.check.err" "${opt[@]}" "$dir/core" check
+		hw "$out.check" "$out.check.err" "${opt[@]}" "${dbg[@]}" "$dir/core" check
 		expect_rc 0
 		grep -q ' 0 problems found' "$out.check" ||
 			fail "$variant $case: check finds problems in an undamaged heap: $(head -5 "$out.check")"

@@ -8,9 +8,11 @@
 #include <dlfcn.h>
 #include <stdint.h>
 
+#include <gperftools/tcmalloc.h>
+
 #include "../common/out.h"
 
-/* gperftools leaks one block itself: MallocExtension's module
+/* gperftools up to 2.13 leaks one block itself: MallocExtension's module
    initializer news a plain MallocExtension (8 bytes, its vtable
    pointer), and tcmalloc's Register() then replaces the only pointer to
    it with its own implementation.  A scan must call it definitely lost,
@@ -22,6 +24,11 @@ static uintptr_t malloc_extension_vptr;
 
 static void tc_library_setup(void)
 {
+	/* 2.14 and later make their instances in static storage.  */
+	int major = 0, minor = 0;
+	tc_version(&major, &minor, NULL);
+	if (major > 2 || (major == 2 && minor >= 14))
+		return;
 	void *vtable = dlsym(RTLD_DEFAULT, "_ZTV15MallocExtension");
 	malloc_extension_vptr = vtable ? (uintptr_t)vtable + 16 : 0;
 }

@@ -3,7 +3,7 @@
 # corpora/ptmalloc/CASE.c (corpora/jemalloc/CASE.c for the jemalloc-*
 # variants, corpora/tcmalloc/CASE.c for the tcmalloc-* ones; or
 # corpora/ptmalloc/CASE.cc, C++ built with g++, for the host variant
-# only, and corpora/tcmalloc/CASE.cc for the tcmalloc-*-amd64 ones) and
+# only, and corpora/tcmalloc/CASE.cc for tcmalloc-minimal-amd64 and tcmalloc-full-amd64) and
 # make it dump a core: leaves OUTDIR/prog, OUTDIR/core and
 # OUTDIR/truth.txt.  A CASE.env beside the source (NAME=VALUE lines) is
 # the environment the program runs with.
@@ -63,7 +63,9 @@
 # libgoogle-perftools-dev): -ltcmalloc_minimal, or -ltcmalloc (the full
 # library, heap checker and profiler in) with -DTC_FULL.
 # tcmalloc-2.10-arm64 links it with Debian bookworm's arm64
-# libtcmalloc-minimal4 and runs it like glibc-2.36-arm64 (sysroot.sh).
+# libtcmalloc-minimal4 and runs it like glibc-2.36-arm64 (sysroot.sh);
+# tcmalloc-2.16-amd64 with Debian trixie's libtcmalloc-minimal4t64, on
+# trixie's glibc, like glibc-2.41-amd64.
 #
 # The kernel writes the core when core_pattern names a plain file (e.g.
 # "core", "core.%p", core_uses_pid=1, or an absolute pattern); when it is
@@ -115,7 +117,7 @@ src=$srcdir/$case_name.c
 if [ ! -f "$src" ] && [ -f "$srcdir/$case_name.cc" ]; then
 	src=$srcdir/$case_name.cc
 	case $variant in
-	host | tcmalloc-*-amd64) ;;
+	host | tcmalloc-minimal-amd64 | tcmalloc-full-amd64) ;;
 	*) die "C++ case $case_name is built for the host only" ;;
 	esac
 fi
@@ -137,7 +139,7 @@ outdir=$(cd "$outdir" && pwd)
 sysroot=
 sysroot_stamp=
 case $variant in
-host | tcmalloc-*-amd64) ;;
+host | tcmalloc-minimal-amd64 | tcmalloc-full-amd64) ;;
 host-static | host-static-pie)
 	# gcc prints the bare name back when it has no such file.
 	case $(${CC:-gcc} -print-file-name=libc.a) in
@@ -145,7 +147,7 @@ host-static | host-static-pie)
 	*) cannot "no static libc (libc.a) for ${CC:-gcc}: install libc6-dev" ;;
 	esac
 	;;
-glibc-*-amd64 | glibc-*-arm64 | glibc-*-arm64-64k | glibc-*-arm64-hostcore | glibc-*-arm64-pie | glibc-*-arm64-nopie | glibc-*-arm64-static | jemalloc-*-amd64 | jemalloc-*-arm64 | tcmalloc-*-arm64)
+glibc-*-amd64 | glibc-*-arm64 | glibc-*-arm64-64k | glibc-*-arm64-hostcore | glibc-*-arm64-pie | glibc-*-arm64-nopie | glibc-*-arm64-static | jemalloc-*-amd64 | jemalloc-*-arm64 | tcmalloc-*-arm64 | tcmalloc-2.*-amd64)
 	corpus_sysroot "$sysvariant"
 	;;
 jemalloc-*-arm64-prof)

@@ -14,6 +14,7 @@
 #   jemalloc-5.3.0-amd64 bookworm   amd64  (host)  5.3.0
 #   jemalloc-5.3.0-arm64 bookworm   arm64  2.36    5.3.0
 #   tcmalloc-2.10-arm64  bookworm   arm64  2.36    (gperftools 2.10)
+#   tcmalloc-2.16-amd64  trixie     amd64  2.41    (gperftools 2.16)
 #
 # glibc variants: downloads libc6, libc6-dev, libc6-dbg, libgcc-s1 and
 # linux-libc-dev (the headers libc6-dev's need).  amd64 jemalloc variants:
@@ -78,8 +79,9 @@ jemalloc-5.2.1-amd64) suite=bullseye arch=amd64 ver='' jever=5.2.1 ;;
 jemalloc-5.3.0-amd64) suite=bookworm arch=amd64 ver='' jever=5.3.0 ;;
 jemalloc-5.3.0-arm64) suite=bookworm arch=arm64 ver=2.36 jever=5.3.0 ;;
 tcmalloc-2.10-arm64) suite=bookworm arch=arm64 ver=2.36 tcver=2.10 ;;
+tcmalloc-2.16-amd64) suite=trixie arch=amd64 ver=2.41 tcver=2.16 ;;
 *)
-	echo "$me: unknown variant '$variant' (glibc-2.31-amd64, glibc-2.36-amd64, glibc-2.41-amd64, glibc-2.43-amd64, glibc-2.44-amd64, glibc-2.36-arm64, jemalloc-5.2.1-amd64, jemalloc-5.3.0-amd64, jemalloc-5.3.0-arm64, tcmalloc-2.10-arm64)" >&2
+	echo "$me: unknown variant '$variant' (glibc-2.31-amd64, glibc-2.36-amd64, glibc-2.41-amd64, glibc-2.43-amd64, glibc-2.44-amd64, glibc-2.36-arm64, jemalloc-5.2.1-amd64, jemalloc-5.3.0-amd64, jemalloc-5.3.0-arm64, tcmalloc-2.10-arm64, tcmalloc-2.16-amd64)" >&2
 	exit 2
 	;;
 esac
@@ -152,7 +154,10 @@ if [ -n "$jever" ]; then pkgs+=(libjemalloc2 libjemalloc-dev); fi
 if [ -n "$jever" ] && [ -n "$ver" ]; then pkgs+=(libstdc++6); fi
 # gperftools: the minimal library and the headers (libgoogle-perftools-dev
 # is arch-independent in content; its .so links are the full library's).
-if [ -n "$tcver" ]; then pkgs+=(libtcmalloc-minimal4 libgoogle-perftools-dev libstdc++6); fi
+# trixie renamed the library's package in the 64-bit time_t transition.
+tcpkg=libtcmalloc-minimal4
+case $suite in bullseye | bookworm) ;; *) tcpkg=libtcmalloc-minimal4t64 ;; esac
+if [ -n "$tcver" ]; then pkgs+=("$tcpkg" libgoogle-perftools-dev libstdc++6); fi
 # What apt-get download is asked for: the glibc packages from $extra.
 get=()
 for p in "${pkgs[@]}"; do
@@ -171,7 +176,7 @@ for p in "${pkgs[@]}"; do
 	v=$(dpkg-deb -f "$deb" Version)
 	if [ "$p" = libc6 ]; then libc_ver=$v; fi
 	if [ "$p" = libjemalloc2 ]; then je_ver=$v; fi
-	if [ "$p" = libtcmalloc-minimal4 ]; then tc_ver=$v; fi
+	if [ "$p" = "$tcpkg" ]; then tc_ver=$v; fi
 done
 if [ -n "$ver" ]; then
 	case $libc_ver in
@@ -182,7 +187,7 @@ fi
 if [ -n "$tcver" ]; then
 	case $tc_ver in
 	"$tcver"-*) ;;
-	*) die "$suite/$arch has libtcmalloc-minimal4 $tc_ver, not gperftools $tcver" ;;
+	*) die "$suite/$arch has $tcpkg $tc_ver, not gperftools $tcver" ;;
 	esac
 fi
 if [ -n "$jever" ]; then

@@ -12,6 +12,7 @@
  * one cache miss each in a large core: the spans' own lists, most of
  * them, are followed several at a time so that the misses overlap.
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -316,6 +317,103 @@ static void thread_lists(struct collect *c)
 	}
 }
 
+/* How far on either side of a thread pointer 2.16's TLS pointer to the
+   thread's cache is looked for: static TLS of a few libraries.  */
+#define TLS_SPAN 0x2000
+
+static int u64_cmp(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+	return x < y ? -1 : x > y;
+}
+
+/* 2.16's caches have no tid_: a thread reaches its cache through the
+   TLS variable ThreadCachePtr::tls_data_ (in the library's static TLS
+   block) and its pthread key (in glibc's struct pthread), both at one
+   distance from every thread pointer.  The distance is
+   the one at which the most threads hold a cache of the list; each of
+   those threads owns that cache.  Threads without a cache hold 0 there
+   and vote for nothing.  */
+static void tls_owners(struct tc_state *tc)
+{
+	struct hw_target *t = tc->t;
+	size_t nwords = 2 * TLS_SPAN / 8;
+	uint64_t *addrs = malloc(tc->ncaches * sizeof *addrs);
+	uint32_t *votes = calloc(nwords, sizeof *votes);
+	uint64_t *win = malloc(2 * TLS_SPAN);
+	if (!addrs || !votes || !win)
+		goto out;
+	for (size_t i = 0; i < tc->ncaches; i++)
+		addrs[i] = tc->caches[i].addr;
+	qsort(addrs, tc->ncaches, sizeof *addrs, u64_cmp);
+	for (size_t k = 0; k < t->nthreads; k++) {
+		const struct hw_thread *th = &t->threads[k];
+		const struct hw_region *r;
+		if (!th->has_tp || th->tp < TLS_SPAN || th->tp & 7 ||
+		    !(r = hw_region_of(t, th->tp)))
+			continue;
+		/* The window, cut to the thread pointer's mapping: the
+		   main thread's TLS block sits in a small one.  */
+		uint64_t lo = th->tp - TLS_SPAN, hi = th->tp + TLS_SPAN;
+		if (lo < r->start)
+			lo = (r->start + 7) & ~7ull;
+		if (hi > r->end)
+			hi = r->end & ~7ull;
+		if (hi <= lo || !hw_read(t, lo, win, hi - lo))
+			continue;
+		size_t first = (size_t)(lo - (th->tp - TLS_SPAN)) / 8;
+		for (size_t w = 0; w < (hi - lo) / 8; w++)
+			if (win[w] && bsearch(&win[w], addrs, tc->ncaches,
+					      sizeof *addrs, u64_cmp))
+				votes[first + w]++;
+	}
+	size_t best = 0;
+	for (size_t w = 1; w < nwords; w++)
+		if (votes[w] > votes[best])
+			best = w;
+	if (!votes[best])
+		goto out;
+	int64_t off = (int64_t)best * 8 - TLS_SPAN;
+	/* Both pointers are found, at two distances with the same votes:
+	   any other distance as good must name the same cache in every
+	   thread, or the owners are not known.  */
+	for (size_t w = best + 1; w < nwords; w++) {
+		if (votes[w] != votes[best])
+			continue;
+		int64_t o2 = (int64_t)w * 8 - TLS_SPAN;
+		for (size_t k = 0; k < t->nthreads; k++) {
+			const struct hw_thread *th = &t->threads[k];
+			uint64_t a = 0, b = 0;
+			if (!th->has_tp)
+				continue;
+			hw_read_u64(t, th->tp + (uint64_t)off, &a);
+			hw_read_u64(t, th->tp + (uint64_t)o2, &b);
+			if (a != b)
+				goto out;
+		}
+	}
+	unsigned named = 0;
+	for (size_t k = 0; k < t->nthreads; k++) {
+		const struct hw_thread *th = &t->threads[k];
+		uint64_t cache;
+		if (!th->has_tp || !hw_read_u64(t, th->tp + (uint64_t)off, &cache))
+			continue;
+		for (size_t i = 0; i < tc->ncaches && cache; i++)
+			if (tc->caches[i].addr == cache && !tc->caches[i].tid) {
+				tc->caches[i].tid = th->tid;
+				named++;
+			}
+	}
+	snprintf(tc->owners_buf, sizeof tc->owners_buf, "a TLS pointer at "
+		 "thread pointer %s 0x%llx (%u threads)", off < 0 ? "-" : "+",
+		 (unsigned long long)(off < 0 ? -off : off), named);
+	tc->how_owners = tc->owners_buf;
+out:
+	free(addrs);
+	free(votes);
+	free(win);
+}
+
 /* Number every in-use span's objects: spans[i].slot.  */
 static bool number_slots(struct tc_state *tc)
 {
@@ -339,6 +437,10 @@ enum hw_status tc_read_lists(struct tc_state *tc)
 	span_lists(&c);
 	central_lists(&c);
 	thread_lists(&c);
+	if (tc->lay.cache_tid < 0 && tc->ncaches && !c.oom)
+		tls_owners(tc);
+	else if (tc->ncaches)
+		tc->how_owners = "each cache's tid_ (its thread's pthread_self())";
 	if (c.oom)
 		return hw_error(tc->s, HW_BAD_TARGET, "out of memory");
 	return HW_OK;

@@ -68,6 +68,8 @@ static const struct em_field F_HEAP_FROM = {
 	.key = "pageheap_from", .join = " (", .post = ")" };
 static const struct em_field F_THREADS = {
 	.key = "thread_caches_from", .label = "thread caches:" };
+static const struct em_field F_OWNERS = {
+	.key = "cache_threads_from", .label = "their threads:" };
 
 void tc_report_summary(void *state, struct hw_emitter *e)
 {
@@ -97,6 +99,7 @@ void tc_report_summary(void *state, struct hw_emitter *e)
 	em_kv(e, &F_HEAP, ev_addr(tc->pageheap));
 	em_kv(e, &F_HEAP_FROM, ev_str(tc->how_heap));
 	em_kv(e, &F_THREADS, ev_str(tc->how_caches));
+	em_kv(e, &F_OWNERS, tc->how_owners ? ev_str(tc->how_owners) : ev_null());
 	em_section_end(e);
 	em_section_end(e);
 }

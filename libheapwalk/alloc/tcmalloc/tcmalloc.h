@@ -93,7 +93,8 @@ struct tc_state {
 	struct hw_addr_range data[TC_MAX_RANGES];  /* .data, .bss */
 	size_t ndata;
 	const char *how_module, *how_sizemap, *how_central, *how_heap,
-		*how_caches;
+		*how_caches, *how_owners;
+	char owners_buf[96];
 	/* Roots.  */
 	uint64_t sizemap, central, pageheap, free_lists, stats, root;
 	uint64_t thread_heaps;    /* &ThreadCache::thread_heaps_, 0 if none */
