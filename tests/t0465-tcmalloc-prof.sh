@@ -26,7 +26,14 @@
 #  (f) `prof --format=pprof` is a gzip file; --base with a file format is
 #      a usage error (exit 2);
 #  (g) the minimal library (t0460's basic1 core): `prof` exits 4 and says
-#      the library is built without sampling.
+#      the library is built without sampling;
+#  (h) heapprof1.cc: prof1 with gperftools' heap profiler on instead
+#      (HeapProfilerStart: every allocation recorded), which writes the
+#      profiler's own GetHeapProfile to prof.heap: `prof -o` is that file
+#      byte for byte up to MAPPED_LIBRARIES (with --no-debuginfo too: the
+#      table is found by its shape), each site function's text row is the
+#      truth's live bytes exactly, and `leaks --reachable` names every
+#      live object of the truth with its own site.
 # shellcheck source=tests/variant-lib.sh
 . "$(dirname "$0")/variant-lib.sh"
 need_heapwalk
@@ -150,3 +157,32 @@ expect_rc 4
 grep -q "built without sampling" "$T/min.err" ||
 	fail "prof on the minimal library does not say it cannot sample: $(cat "$T/min.err")"
 say "pprof output is gzip; --base with a file format refused; the minimal library says it cannot sample"
+
+# (h)
+hdir=$(variant_core tcmalloc-full-amd64 heapprof1)
+grep -q '@ heapprofile$' "$hdir/prof.heap" ||
+	fail "heapprof1 left no heap profiler table: $(head -n1 "$hdir/prof.heap")"
+sed '/^MAPPED_LIBRARIES:/,$d' "$hdir/prof.heap" >"$T/hp.own"
+for opt in "" --no-debuginfo; do
+	hw "$T/hp.out" "$T/hp.err" $opt "$hdir/core" prof -o "$T/hp.heap"
+	expect_rc 0
+	sed '/^MAPPED_LIBRARIES:/,$d' "$T/hp.heap" >"$T/hp.ours"
+	cmp -s "$T/hp.own" "$T/hp.ours" ||
+		{ diff "$T/hp.own" "$T/hp.ours" | head; fail "prof -o ${opt:-(with debug info)} differs from the heap profiler's own GetHeapProfile"; }
+done
+hw "$T/hp.json" "$T/hp.json.err" --json "$hdir/core" prof
+expect_rc 0
+tr '{' '\n' <"$T/hp.json" >"$T/hp.rows"
+while read -r _ name _ _ _ bytes; do
+	grep -q "^\"flat\":$bytes,.*\"function\":\"$name\"" "$T/hp.rows" ||
+		fail "heap profiler: prof does not give $name its $bytes live bytes exactly"
+done < <(grep '^site ' "$hdir/truth.txt")
+hw "$T/hp.leaks" "$T/hp.leaks.err" --json "$hdir/core" leaks --reachable
+expect_rc 0
+awk 'FNR == NR { if (match($0, /"addr":"0x[0-9a-f]*"/)) { a = substr($0, RSTART + 8, RLENGTH - 9); s = ""
+		if (match($0, /"site":"[a-z_]*/)) s = substr($0, RSTART + 8, RLENGTH - 8); site[a] = s }
+	next }
+$1 == "obj" { n++; if (site[$2] != $5) { bad++; if (bad < 5) print "object " $2 " of " $5 ": " site[$2] > "/dev/stderr" } }
+END { print n, bad + 0; exit bad > 0 }' "$T/hp.leaks" "$hdir/truth.txt" >"$T/hp.objs" ||
+	fail "heap profiler: leaks does not name every object's site"
+say "heap profiler: prof -o is GetHeapProfile's own table; every site's live bytes exact; leaks names the site of all $(cut -d' ' -f1 "$T/hp.objs") live objects"

@@ -45,6 +45,9 @@
 
 #include <gperftools/malloc_extension.h>
 #include <gperftools/tcmalloc.h>
+#ifdef PROF1_HEAP_PROFILER
+#include <gperftools/heap-profiler.h>
+#endif
 
 #include "../common/out.h"
 
@@ -253,14 +256,22 @@ int main(int argc, char **argv)
 		die("usage: prof1 TRUTHFILE");
 	const char *env = getenv("TCMALLOC_SAMPLE_PARAMETER");
 	long period = env ? strtol(env, NULL, 10) : 0;
-	if (period <= 0)
-		die("TCMALLOC_SAMPLE_PARAMETER is not set (prof1.env)");
 	const char *slash = strrchr(argv[1], '/');
 	size_t dl = slash ? (size_t)(slash - argv[1]) + 1 : 0;
 	if (dl + sizeof "prof.heap" > sizeof dump_path)
 		die("truth path too long");
 	memcpy(dump_path, argv[1], dl);
 	memcpy(dump_path + dl, "prof.heap", sizeof "prof.heap");
+#ifdef PROF1_HEAP_PROFILER
+	/* Every allocation from here on, in the profiler's table; it
+	   writes files only at its dumps (after 1 GiB: never here).  */
+	memcpy(dump_path + dl, "hp", sizeof "hp");
+	HeapProfilerStart(dump_path);
+	memcpy(dump_path + dl, "prof.heap", sizeof "prof.heap");
+#else
+	if (period <= 0)
+		die("TCMALLOC_SAMPLE_PARAMETER is not set (prof1.env)");
+#endif
 
 	S_small = add_site("site_small", (void (*)(void))site_small, site_small_end);
 	S_medium = add_site("site_medium", (void (*)(void))site_medium, site_medium_end);
@@ -279,6 +290,16 @@ int main(int argc, char **argv)
 	for (int i = 0; i < nrecs; i += 3)
 		drop(i);
 
+#ifdef PROF1_HEAP_PROFILER
+	/* The heap profiler's table as it writes it.  Its 1 MiB buffer is
+	   an allocation of its own, made (and recorded) before the table
+	   is written into it, and kept: freeing it would count a free.  */
+	const char *text = GetHeapProfile();
+	size_t len = text ? strlen(text) : 0;
+	if (len < 32 || strncmp(text, "heap profile:", 13) != 0 ||
+	    !strstr(text, "@ heapprofile"))
+		die("GetHeapProfile wrote no profile (link -ltcmalloc)");
+#else
 	/* tcmalloc's own profile.  The string is reserved first: the
 	   profile fits, it never grows, and it is in the profile.  */
 	std::string *prof = new std::string;
@@ -287,9 +308,11 @@ int main(int argc, char **argv)
 	if (prof->size() < 32 || prof->compare(0, 13, "heap profile:") != 0)
 		die("GetHeapSample wrote no sampled profile (the minimal "
 		    "library is built without sampling: link -ltcmalloc)");
+	const char *text = prof->data();
+	size_t len = prof->size();
+#endif
 	int fd = open(dump_path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-	if (fd < 0 || write(fd, prof->data(), prof->size()) !=
-			      (ssize_t)prof->size() || close(fd) != 0)
+	if (fd < 0 || write(fd, text, len) != (ssize_t)len || close(fd) != 0)
 		die("cannot write the profile");
 	write_truth(argv[1], dump_path, period);
 	abort();

@@ -98,6 +98,9 @@ enum hw_prof_native {
 struct hw_profile {
 	const char *allocator;        /* "jemalloc 5.3.0" */
 	enum hw_prof_native native;
+	/* Every allocation was recorded, per stack (gperftools' heap
+	   profiler): counts are exact, no period.  */
+	bool all_allocations;
 	uint64_t period;              /* 2^lg_prof_sample: heap_v2's header */
 	unsigned lg_sample;           /* jemalloc's; a period that is no
 					 power of two (tcmalloc's) has none */

@@ -181,7 +181,7 @@ if [ -f "$stamp" ] && have_outputs; then
 	# A case may be another directory's, included (jemalloc/leaks1.c).
 	included=()
 	while IFS= read -r inc; do included+=("$srcdir/$inc"); done \
-		< <(sed -n 's/^#include "\(\.\.\/[^"]*\.c\)"$/\1/p' "$src")
+		< <(sed -n 's/^#include "\([^"]*\.cc\?\)"$/\1/p' "$src")
 	for f in "$src" "${src%.*}.env" "${included[@]}" "$srcdir"/*.h "$top"/corpora/common/*.h "$0" \
 		"$top/scripts/corpus/corpus-lib.sh" ${sysroot_stamp:+"$sysroot_stamp"}; do
 		[ -e "$f" ] || continue

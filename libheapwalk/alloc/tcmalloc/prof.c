@@ -23,27 +23,14 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "tcmalloc.h"
+#include "prof.h"
 
-#define TC_STACK_DEPTH 31         /* kMaxStackDepth */
 /* struct StackTrace: size, depth, stack[31].  */
 #define TC_TRACE_WORDS (2 + TC_STACK_DEPTH)
 #define SPAN_NEXT 16              /* Span::next */
 #define SPAN_OBJECTS 32           /* Span::objects */
 /* What gperftools' documentation suggests, when nothing says.  */
 #define TC_DEFAULT_PERIOD 524288
-
-struct tc_prof {
-	struct hw_profile p;
-	struct hw_prof_sample *samples;   /* the heap sample's order */
-	struct hw_prof_site *sites;
-	uint64_t *pcs;                    /* each sample's, TC_STACK_DEPTH
-					     apart */
-	unsigned *npcs;
-	uint64_t *desc;                   /* each sample's span descriptor */
-	size_t *by_addr;                  /* sample indexes by object */
-	char allocator[40], found[160], period_from[96];
-};
 
 static const char FLAG_PERIOD[] =
 	"_ZN61FLAG__namespace_do_not_use_directly_use_DECLARE_int64_instead"
@@ -59,6 +46,8 @@ void tc_prof_free(struct tc_prof *tp)
 	free(tp->npcs);
 	free(tp->desc);
 	free(tp->by_addr);
+	free(tp->objs);
+	free(tp->stacks);
 	free(tp);
 }
 
@@ -332,6 +321,25 @@ enum hw_status tc_read_profile(struct tc_state *tc, struct tc_prof **out,
 	if (!tp)
 		return hw_error(tc->s, HW_BAD_TARGET, "out of memory");
 	struct hw_profile *p = &tp->p;
+	snprintf(tp->allocator, sizeof tp->allocator, "tcmalloc %s",
+		 tc->version[0] ? tc->version : "(version unknown)");
+	p->allocator = tp->allocator;
+	p->native = HW_PROF_GPERFTOOLS;
+	p->code_low = tc->have_mod ? tc->mod.low : 0;
+	p->code_high = tc->have_mod ? tc->mod.high : 0;
+	/* The heap profiler, when on, has every allocation: it wins over
+	   the sampler's few.  */
+	const char *how;
+	uint64_t table = tc_find_heap_profile(tc, &how);
+	if (table) {
+		enum hw_status st = tc_read_heap_profile(tc, tp, table, how);
+		if (st != HW_OK) {
+			tc_prof_free(tp);
+			return st;
+		}
+		*out = tp;
+		return HW_OK;
+	}
 	read_period(tc, tp, n);
 	if (!n && !p->period) {
 		*why = tc->module[0] && strstr(tc->module, "minimal") ?
@@ -408,14 +416,8 @@ enum hw_status tc_read_profile(struct tc_state *tc, struct tc_prof **out,
 	for (size_t i = 0; i < n; i++)
 		tp->by_addr[i] = i;
 	qsort_r(tp->by_addr, n, sizeof *tp->by_addr, cmp_addr, tp->samples);
-	snprintf(tp->allocator, sizeof tp->allocator, "tcmalloc %s",
-		 tc->version[0] ? tc->version : "(version unknown)");
-	p->allocator = tp->allocator;
-	p->native = HW_PROF_GPERFTOOLS;
 	p->active = p->period > 0;
 	p->found_by = tp->found;
-	p->code_low = tc->have_mod ? tc->mod.low : 0;
-	p->code_high = tc->have_mod ? tc->mod.high : 0;
 	p->samples = tp->samples;
 	p->nsamples = n;
 out:
@@ -437,12 +439,26 @@ const struct hw_profile *tc_prof_profile(const struct tc_prof *tp)
 	return tp ? &tp->p : NULL;
 }
 
-/* The site of the sampled object at addr, or NULL.  */
+/* The site of the block at addr, or NULL: the heap profiler's record
+   of it, or its sample.  */
 const struct hw_prof_site *tc_prof_site_of(const struct tc_prof *tp,
 					   uint64_t addr)
 {
 	if (!tp)
 		return NULL;
+	if (tp->objs) {
+		size_t lo = 0, hi = tp->nobjs;
+		while (lo < hi) {
+			size_t mid = lo + (hi - lo) / 2;
+			if (tp->objs[mid].addr == addr)
+				return tp->objs[mid].site;
+			if (tp->objs[mid].addr < addr)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		return NULL;
+	}
 	size_t lo = 0, hi = tp->p.nsamples;
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;

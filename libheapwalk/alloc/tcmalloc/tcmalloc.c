@@ -106,12 +106,14 @@ static enum hw_status tc_profile(void *state, const struct hw_profile **out,
 	return HW_OK;
 }
 
-/* A sampled object has a span of its own: a large block.  */
+/* A sampled object has a span of its own (a large block); the heap
+   profiler records every block.  */
 static const struct hw_prof_site *tc_site_of(void *state,
 					     const struct hw_chunk *c)
 {
 	struct tc_state *tc = state;
-	if (!tc->prof || !c->used || c->where != HW_WHERE_LARGE)
+	const struct hw_profile *p = tc_prof_profile(tc->prof);
+	if (!p || !c->used || (!p->all_allocations && c->where != HW_WHERE_LARGE))
 		return NULL;
 	return tc_prof_site_of(tc->prof, c->addr);
 }

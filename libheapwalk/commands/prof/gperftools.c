@@ -5,6 +5,13 @@
  *   heap profile: COUNT: BYTES [COUNT: BYTES] @ heap_v2/PERIOD
  *   COUNT: BYTES [COUNT: BYTES] @ PC PC ...       one line per entry
  *
+ * or, from gperftools' heap profiler (every allocation, per stack: live
+ * objects and bytes, and in the brackets all ever allocated), what its
+ * GetHeapProfile and HEAPPROFILE's dumps write:
+ *
+ *   heap profile: LIVE: BYTES [ALLOCS: BYTES] @ heapprofile
+ *   LIVE: BYTES [ALLOCS: BYTES] @ PC PC ...       one line per stack
+ *
  *   MAPPED_LIBRARIES:
  *   /proc/self/maps
  *
@@ -56,8 +63,12 @@ void prof_write_gperftools(struct hw_session *s, const struct hw_profile *p,
 	at += counts(line + at, sizeof line - at, t->curobjs, t->curbytes,
 		     p->samples || !p->accum ? t->curobjs : t->accumobjs,
 		     p->samples || !p->accum ? t->curbytes : t->accumbytes);
-	at += (size_t)snprintf(line + at, sizeof line - at, " heap_v2/%" PRIu64
-			       "\n", p->period);
+	if (p->all_allocations)
+		at += (size_t)snprintf(line + at, sizeof line - at,
+				       " heapprofile\n");
+	else
+		at += (size_t)snprintf(line + at, sizeof line - at,
+				       " heap_v2/%" PRIu64 "\n", p->period);
 	em_verbatim(e, line, at < sizeof line ? at : sizeof line - 1);
 	if (p->samples) {
 		for (size_t i = 0; i < p->nsamples && !em_failed(e); i++) {
@@ -67,7 +78,10 @@ void prof_write_gperftools(struct hw_session *s, const struct hw_profile *p,
 	} else {
 		for (size_t i = 0; i < p->nsites && !em_failed(e); i++) {
 			const struct hw_prof_counts *c = &p->sites[i].dump;
-			if (!c->curobjs && !(p->accum && c->accumobjs))
+			/* The heap profiler lists its stacks with nothing
+			   live too.  */
+			if (!c->curobjs && !(p->accum && c->accumobjs) &&
+			    !p->all_allocations)
 				continue;
 			entry(e, c->curobjs, c->curbytes,
 			      p->accum ? c->accumobjs : c->curobjs,

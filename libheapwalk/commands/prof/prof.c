@@ -385,6 +385,10 @@ static const struct em_field F_ALLOC = { .key = "allocator",
 static const struct em_field F_PERIOD = { .key = "sample_period",
 					  .label = "sampling:", .pre = "one "
 					  "sample every ", .post = " bytes" };
+static const struct em_field F_EVERY = { .key = "every_allocation",
+					 .label = "sampling:",
+					 .yes = "none: every allocation was "
+						"recorded (the heap profiler)" };
 static const struct em_field F_LG = { .key = "lg_prof_sample", .join = " ",
 				      .pre = "(lg_prof_sample ", .post = "," };
 static const struct em_field F_FROM = { .key = "period_from", .join = " ",
@@ -427,10 +431,14 @@ static void header(const struct hw_profile *p, struct hw_emitter *e)
 {
 	em_section_begin(e, &S_HEADER);
 	em_kv(e, &F_ALLOC, ev_str(p->allocator));
-	em_kv(e, &F_PERIOD, ev_u64(p->period));
-	bool lg = p->lg_sample < 64 && p->period == (uint64_t)1 << p->lg_sample;
+	if (p->all_allocations)
+		em_kv(e, &F_EVERY, ev_bool(true));
+	em_kv(e, &F_PERIOD, p->all_allocations ? ev_null() : ev_u64(p->period));
+	bool lg = !p->all_allocations && p->lg_sample < 64 &&
+		  p->period == (uint64_t)1 << p->lg_sample;
 	em_kv(e, &F_LG, lg ? ev_u64(p->lg_sample) : ev_null());
-	em_kv(e, lg ? &F_FROM : &F_FROM_ALONE, ev_str(p->period_from));
+	em_kv(e, lg ? &F_FROM : &F_FROM_ALONE,
+	      p->period_from ? ev_str(p->period_from) : ev_null());
 	em_kv(e, &F_FOUND, ev_str(p->found_by ? p->found_by : ""));
 	em_kv(e, &F_UNBIAS, ev_bool(p->unbias));
 	em_kv(e, &F_ACCUM, ev_bool(p->accum));
@@ -446,8 +454,11 @@ static void header(const struct hw_profile *p, struct hw_emitter *e)
 	}
 	em_kv(e, &F_TOTAL_B, ev_u64(bytes));
 	em_kv(e, &F_TOTAL_O, ev_u64(objs));
-	em_kv(e, &F_SAMPLED_O, ev_u64(p->sampled_objs));
-	em_kv(e, &F_SAMPLED_B, ev_u64(p->sampled_bytes));
+	/* Nothing is estimated where every allocation was recorded.  */
+	em_kv(e, &F_SAMPLED_O, p->all_allocations ? ev_null()
+						  : ev_u64(p->sampled_objs));
+	em_kv(e, &F_SAMPLED_B, p->all_allocations ? ev_null()
+						  : ev_u64(p->sampled_bytes));
 	if (p->unreadable)
 		em_kv(e, &F_UNREAD, ev_u64(p->unreadable));
 	em_section_end(e);

@@ -1,0 +1,44 @@
+/* prof.h - tcmalloc's heap profiles, between the two readers: the
+ * sampler's (prof.c: sampled spans and their StackTraces) and the heap
+ * profiler's (heapprof.c: HeapProfileTable, every allocation).
+ */
+#ifndef HW_TCMALLOC_PROF_H
+#define HW_TCMALLOC_PROF_H
+
+#include "tcmalloc.h"
+
+#define TC_STACK_DEPTH 31         /* the sampler's kMaxStackDepth */
+
+/* A block the heap profiler recorded, and its stack's site.  */
+struct tc_prof_obj {
+	uint64_t addr;
+	const struct hw_prof_site *site;
+};
+
+struct tc_prof {
+	struct hw_profile p;
+	/* The sampler's.  */
+	struct hw_prof_sample *samples;   /* the heap sample's order */
+	uint64_t *pcs;                    /* each sample's, TC_STACK_DEPTH
+					     apart */
+	unsigned *npcs;
+	uint64_t *desc;                   /* each sample's span descriptor */
+	size_t *by_addr;                  /* sample indexes by object */
+	/* The heap profiler's.  */
+	struct tc_prof_obj *objs;         /* by address */
+	size_t nobjs;
+	uint64_t *stacks;                 /* the buckets' pcs */
+	/* Both.  */
+	struct hw_prof_site *sites;
+	char allocator[40], found[160], period_from[96];
+};
+
+/* heapprof.c: the heap profiler's table, when the profiler is on: its
+   address (0: none) and how it was found.  */
+uint64_t tc_find_heap_profile(struct tc_state *tc, const char **how);
+/* Its buckets as sites (in the order GetHeapProfile writes them) and
+   its recorded blocks, into tp.  */
+enum hw_status tc_read_heap_profile(struct tc_state *tc, struct tc_prof *tp,
+				    uint64_t table, const char *how);
+
+#endif /* HW_TCMALLOC_PROF_H */
