@@ -7,7 +7,8 @@
 # qemu-aarch64 (its core has no NT_FILE: --sysroot); and Debian trixie's
 # 2.16 (amd64, on trixie's glibc), whose thread caches keep no thread id:
 # their threads are found through the thread pointers (a TLS pointer to
-# the cache).  Each program's truth (every block's
+# the cache); and 2.10's libtcmalloc_minimal.a linked into the
+# executable, with its symbols and stripped (--exe prog.stripped).  Each program's truth (every block's
 # address, usable size and state, MallocExtension's figures, the free
 # objects per class of its own statistics, each thread) must equal
 # heapwalk's chunks, summary, bins and arenas (tests/tools/tctruthcmp),
@@ -22,7 +23,7 @@ need_heapwalk
 	skip "gperftools is not installed (make deps: libgoogle-perftools-dev)"
 cmp=$(tool tctruthcmp)
 for variant in tcmalloc-minimal-amd64 tcmalloc-full-amd64 tcmalloc-2.10-arm64 \
-	tcmalloc-2.16-amd64; do
+	tcmalloc-2.16-amd64 tcmalloc-static-amd64; do
 	version=2.10
 	case $variant in tcmalloc-2.16-*) version=2.16 ;; esac
 	for case in basic1 threads8; do
@@ -67,4 +68,21 @@ for variant in tcmalloc-minimal-amd64 tcmalloc-full-amd64 tcmalloc-2.10-arm64 \
 			fail "$variant $case: check finds problems in an undamaged heap: $(head -5 "$out.check")"
 		say "$variant $case: $(grep -c '^alloc ' "$dir/truth.txt") allocations, every block and figure as tcmalloc says"
 	done
+done
+
+# The static library stripped with its executable: no symbol at all, the
+# module found by its version string, every root by its shape.
+for case in basic1 threads8; do
+	dir=$(variant_core tcmalloc-static-amd64 "$case")
+	out=$T/static-bare-$case
+	for cmd in chunks summary bins arenas; do
+		hw "$out.$cmd" "$out.$cmd.err" --json --no-debuginfo \
+			--exe "$dir/prog.stripped" "$dir/core" "$cmd"
+		expect_rc 0
+	done
+	grep -q '"module_from":"gperftools version string in the executable"' "$out.summary" ||
+		fail "static $case: the linked-in tcmalloc is not found by its version string: $(grep -o '"module_from":"[^"]*"' "$out.summary")"
+	"$cmp" "$dir/truth.txt" "$out.chunks" "$out.summary" "$out.bins" "$out.arenas" ||
+		fail "static $case, stripped: heapwalk disagrees with the truth (core in $dir)"
+	say "tcmalloc-static-amd64 $case, stripped (--exe): every block and figure as tcmalloc says"
 done

@@ -62,6 +62,8 @@
 # corpora/tcmalloc/ and link it with the host's gperftools (Debian's
 # libgoogle-perftools-dev): -ltcmalloc_minimal, or -ltcmalloc (the full
 # library, heap checker and profiler in) with -DTC_FULL.
+# tcmalloc-static-amd64 links its libtcmalloc_minimal.a into the
+# executable and leaves OUTDIR/prog.stripped too (as host-static does).
 # tcmalloc-2.10-arm64 links it with Debian bookworm's arm64
 # libtcmalloc-minimal4 and runs it like glibc-2.36-arm64 (sysroot.sh);
 # tcmalloc-2.16-amd64 with Debian trixie's libtcmalloc-minimal4t64, on
@@ -139,7 +141,7 @@ outdir=$(cd "$outdir" && pwd)
 sysroot=
 sysroot_stamp=
 case $variant in
-host | tcmalloc-minimal-amd64 | tcmalloc-full-amd64) ;;
+host | tcmalloc-minimal-amd64 | tcmalloc-full-amd64 | tcmalloc-static-amd64) ;;
 host-static | host-static-pie)
 	# gcc prints the bare name back when it has no such file.
 	case $(${CC:-gcc} -print-file-name=libc.a) in
@@ -172,7 +174,8 @@ fi
 stamp=$outdir/.stamp
 have_outputs() {
 	[ -x "$outdir/prog" ] &&
-		{ [ "${variant#host-static}" = "$variant" ] || [ -x "$outdir/prog.stripped" ]; } &&
+		{ [ "${variant#host-static}" = "$variant" ] && [ "$variant" != tcmalloc-static-amd64 ] ||
+			[ -x "$outdir/prog.stripped" ]; } &&
 		{ $prog_only || { [ -s "$outdir/core" ] && [ -s "$outdir/truth.txt" ]; }; }
 }
 if $prog_only; then stamp=$outdir/.prog-stamp; fi
@@ -217,6 +220,17 @@ tcmalloc-minimal-amd64 | tcmalloc-full-amd64)
 	case $src in *.cc) cc=${CXX:-g++} ;; esac
 	$cc $def -O0 -g -pthread -o "$outdir/prog" "$src" "-l$lib" \
 		>>"$log" 2>&1 || die "compiling $src for $variant failed (see $log)"
+	;;
+tcmalloc-static-amd64)
+	# libtcmalloc_minimal.a linked into the executable (glibc and
+	# libstdc++ stay shared), and a stripped copy for reading the core
+	# without any symbols (--exe).
+	archive=$(${CC:-gcc} -print-file-name=libtcmalloc_minimal.a)
+	[ -f "$archive" ] || cannot "no libtcmalloc_minimal.a (libgoogle-perftools-dev)"
+	${CC:-gcc} -O0 -g -pthread -o "$outdir/prog" "$src" "$archive" -lstdc++ -lm \
+		>>"$log" 2>&1 || die "compiling $src for $variant failed (see $log)"
+	strip -o "$outdir/prog.stripped" "$outdir/prog" >>"$log" 2>&1 ||
+		die "stripping $outdir/prog failed (see $log)"
 	;;
 jemalloc-*-amd64)
 	ln -s "$sysroot" "$outdir/sysroot"

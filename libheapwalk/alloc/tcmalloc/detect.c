@@ -82,13 +82,27 @@ enum hw_status tc_find_module(struct tc_state *tc)
 	for (size_t i = 0; i < t->nfiles && !path; i++)
 		if (strncmp(hw_base_name(t->files[i].path), "libtcmalloc", 11) == 0)
 			path = t->files[i].path;
+	tc->how_module = "mapped file named libtcmalloc*";
+	if (!path && t->exe && hw_file_range(t, t->exe, &lo, &hi)) {
+		/* Linked in (libtcmalloc_minimal.a): its version string is
+		   in the executable, in the core or in the file.  */
+		struct hw_module m;
+		bool have = s->syms && hw_syms_find_module(s->syms,
+						hw_base_name(t->exe), &m);
+		if (hw_module_search(t, lo, hi, version_in, tc) ||
+		    (have && m.file &&
+		     hw_file_search(m.file, (uint64_t)1 << 30, version_in, tc))) {
+			path = t->exe;
+			tc->how_module = "gperftools version string in the "
+					 "executable";
+		}
+	}
 	if (!path)
 		return hw_error(s, HW_NO_ALLOCATOR, "'%s': no tcmalloc in the "
 				"target", t->path ? t->path : "target");
 	s->alloc_present = true;
 	hw_file_range(t, path, &lo, &hi);
 	snprintf(tc->module, sizeof tc->module, "%s", path);
-	tc->how_module = "mapped file named libtcmalloc*";
 	tc->have_mod = s->syms && hw_syms_find_module(s->syms, hw_base_name(path),
 						      &tc->mod);
 	tc->ndata = hw_module_data(t, lo, hi, tc->data, TC_MAX_RANGES);
