@@ -7,7 +7,8 @@
 # qemu-aarch64 (its core has no NT_FILE: --sysroot); and Debian trixie's
 # 2.16 (amd64, on trixie's glibc), whose thread caches keep no thread id:
 # their threads are found through the thread pointers (a TLS pointer to
-# the cache); and 2.10's libtcmalloc_minimal.a linked into the
+# the cache); bullseye's 2.8.1 (on its glibc 2.31); and 2.10's
+# libtcmalloc_minimal.a linked into the
 # executable, with its symbols and stripped (--exe prog.stripped).  Each program's truth (every block's
 # address, usable size and state, MallocExtension's figures, the free
 # objects per class of its own statistics, each thread) must equal
@@ -23,9 +24,12 @@ need_heapwalk
 	skip "gperftools is not installed (make deps: libgoogle-perftools-dev)"
 cmp=$(tool tctruthcmp)
 for variant in tcmalloc-minimal-amd64 tcmalloc-full-amd64 tcmalloc-2.10-arm64 \
-	tcmalloc-2.16-amd64 tcmalloc-static-amd64; do
-	version=2.10
-	case $variant in tcmalloc-2.16-*) version=2.16 ;; esac
+	tcmalloc-2.16-amd64 tcmalloc-2.8-amd64 tcmalloc-static-amd64; do
+	version=2.10 full=2.10
+	case $variant in
+	tcmalloc-2.16-*) version=2.16 full=2.16 ;;
+	tcmalloc-2.8-*) version=2.8 full=2.8.1 ;;
+	esac
 	for case in basic1 threads8; do
 		dir=$(variant_core "$variant" "$case")
 		opt=()
@@ -54,11 +58,11 @@ for variant in tcmalloc-minimal-amd64 tcmalloc-full-amd64 tcmalloc-2.10-arm64 \
 		# glibc's debug info: the host's libc6-dbg, or the sysroot's.
 		dbg=()
 		case $variant in
-		tcmalloc-2.16-*) dbg=(--debug-dir "$(readlink -f "$dir/sysroot")/usr/lib/debug") ;;
+		tcmalloc-2.*-amd64) dbg=(--debug-dir "$(readlink -f "$dir/sysroot")/usr/lib/debug") ;;
 		esac
 		hw "$out.sum2" "$out.sum2.err" --json "${opt[@]}" "${dbg[@]}" "$dir/core" summary
 		expect_rc 0
-		grep -q "\"allocator\":\"tcmalloc\",\"version\":\"$version\"" "$out.sum2" ||
+		grep -q "\"allocator\":\"tcmalloc\",\"version\":\"$full\"" "$out.sum2" ||
 			fail "$variant $case: with glibc's debug info, tcmalloc is not walked"
 		grep -q '"allocator":"ptmalloc"' "$out.sum2" ||
 			fail "$variant $case: the idle glibc malloc is not listed as an instance"

@@ -111,7 +111,7 @@ check_variant() {
 for v in host glibc-2.31-amd64 glibc-2.41-amd64 glibc-2.36-arm64 \
 	jemalloc-5.3.0-amd64 jemalloc-5.2.1-amd64 jemalloc-5.3.0-arm64 \
 	tcmalloc-minimal-amd64 tcmalloc-full-amd64 tcmalloc-2.10-arm64 \
-	tcmalloc-2.16-amd64; do
+	tcmalloc-2.16-amd64 tcmalloc-2.8-amd64; do
 	check_variant "$v"
 done
 

@@ -260,10 +260,15 @@ jemalloc-*-amd64)
 		case $variant in tcmalloc-*) link=(-fPIE -pie) ;; esac
 	else
 		cc=gcc link=("-Wl,--dynamic-linker=$sysroot/$ldso" "-Wl,-rpath=$libdir")
+		# libtcmalloc's own libstdc++ and libgcc_s must be the
+		# sysroot's too (the host's may need a newer glibc): an RPATH,
+		# unlike a RUNPATH, serves the libraries' dependencies.
+		case $variant in tcmalloc-*) link+=(-Wl,--disable-new-dtags) ;; esac
 	fi
 	case $variant in
 	jemalloc-*) link+=("-Wl,-rpath-link=$libdir" -ljemalloc) ;;
-	tcmalloc-*) link+=("-Wl,-rpath-link=$libdir" "$libdir/libtcmalloc_minimal.so.4") ;;
+	# -ldl: leaks1 looks up a vtable with dlsym, in libdl before 2.34.
+	tcmalloc-*) link+=("-Wl,-rpath-link=$libdir" "$libdir/libtcmalloc_minimal.so.4" -ldl) ;;
 	esac
 	corpus_cc "$cc" "$src" "$outdir/prog" "$log" "${link[@]}" ||
 		die "compiling $src for $variant failed (see $log)"

@@ -15,6 +15,7 @@
 #   jemalloc-5.3.0-arm64 bookworm   arm64  2.36    5.3.0
 #   tcmalloc-2.10-arm64  bookworm   arm64  2.36    (gperftools 2.10)
 #   tcmalloc-2.16-amd64  trixie     amd64  2.41    (gperftools 2.16)
+#   tcmalloc-2.8-amd64   bullseye   amd64  2.31    (gperftools 2.8)
 #
 # glibc variants: downloads libc6, libc6-dev, libc6-dbg, libgcc-s1 and
 # linux-libc-dev (the headers libc6-dev's need).  amd64 jemalloc variants:
@@ -80,8 +81,9 @@ jemalloc-5.3.0-amd64) suite=bookworm arch=amd64 ver='' jever=5.3.0 ;;
 jemalloc-5.3.0-arm64) suite=bookworm arch=arm64 ver=2.36 jever=5.3.0 ;;
 tcmalloc-2.10-arm64) suite=bookworm arch=arm64 ver=2.36 tcver=2.10 ;;
 tcmalloc-2.16-amd64) suite=trixie arch=amd64 ver=2.41 tcver=2.16 ;;
+tcmalloc-2.8-amd64) suite=bullseye arch=amd64 ver=2.31 tcver=2.8 ;;
 *)
-	echo "$me: unknown variant '$variant' (glibc-2.31-amd64, glibc-2.36-amd64, glibc-2.41-amd64, glibc-2.43-amd64, glibc-2.44-amd64, glibc-2.36-arm64, jemalloc-5.2.1-amd64, jemalloc-5.3.0-amd64, jemalloc-5.3.0-arm64, tcmalloc-2.10-arm64, tcmalloc-2.16-amd64)" >&2
+	echo "$me: unknown variant '$variant' (glibc-2.31-amd64, glibc-2.36-amd64, glibc-2.41-amd64, glibc-2.43-amd64, glibc-2.44-amd64, glibc-2.36-arm64, jemalloc-5.2.1-amd64, jemalloc-5.3.0-amd64, jemalloc-5.3.0-arm64, tcmalloc-2.10-arm64, tcmalloc-2.16-amd64, tcmalloc-2.8-amd64)" >&2
 	exit 2
 	;;
 esac
@@ -186,7 +188,7 @@ if [ -n "$ver" ]; then
 fi
 if [ -n "$tcver" ]; then
 	case $tc_ver in
-	"$tcver"-*) ;;
+	"$tcver"-* | "$tcver".*) ;;
 	*) die "$suite/$arch has $tcpkg $tc_ver, not gperftools $tcver" ;;
 	esac
 fi

@@ -60,11 +60,24 @@ static bool version_in(void *cookie, const uint8_t *data, size_t len)
 			n = 0;
 			while (v < end && *v >= '0' && *v <= '9' && n < 3)
 				minor = minor * 10 + (*v++ - '0'), n++;
+			/* A patch level: "gperftools 2.8.1".  */
+			int patch = -1;
+			if (v + 1 < end && *v == '.' && v[1] >= '0' && v[1] <= '9') {
+				v++;
+				patch = 0;
+				n = 0;
+				while (v < end && *v >= '0' && *v <= '9' && n < 3)
+					patch = patch * 10 + (*v++ - '0'), n++;
+			}
 			if (v < end && *v == '\0' && major == 2) {
 				tc->major = major;
 				tc->minor = minor;
-				snprintf(tc->version, sizeof tc->version, "%d.%d",
-					 major, minor);
+				if (patch >= 0)
+					snprintf(tc->version, sizeof tc->version,
+						 "%d.%d.%d", major, minor, patch);
+				else
+					snprintf(tc->version, sizeof tc->version,
+						 "%d.%d", major, minor);
 				return true;
 			}
 		}

@@ -30,7 +30,7 @@ struct tc_prof {
 	uint64_t *stacks;                 /* the buckets' pcs */
 	/* Both.  */
 	struct hw_prof_site *sites;
-	char allocator[40], found[160], period_from[96];
+	char allocator[64], found[160], period_from[96];
 };
 
 /* heapprof.c: the heap profiler's table, when the profiler is on: its

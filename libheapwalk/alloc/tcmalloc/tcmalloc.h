@@ -85,7 +85,7 @@ struct tc_state {
 	struct hw_session *s;
 	struct hw_target *t;
 	char module[128];
-	char version[16];         /* "2.10" */
+	char version[48];         /* "2.10", "2.8.1" */
 	int major, minor;
 	struct hw_module mod;
 	bool have_mod;
