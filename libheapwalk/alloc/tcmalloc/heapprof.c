@@ -3,7 +3,9 @@
  * target.
  *
  * heap-profiler.cc keeps one HeapProfileTable (static heap_profile, not
- * exported) while the profiler runs:
+ * exported) while the profiler runs, and so does heap-checker.cc while
+ * the leak checker runs (HEAPCHECK=normal; a static of the same name and
+ * class): whichever is found is read.
  *
  *   HeapProfileTable: alloc_, dealloc_ (the profiler's own allocator,
  *     code of the library), total_ (a Bucket), profile_mmap_,
@@ -338,7 +340,7 @@ enum hw_status tc_read_heap_profile(struct tc_state *tc, struct tc_prof *tp,
 	p->est = p->dump;
 	p->sampled_objs = p->dump.curobjs;
 	p->sampled_bytes = p->dump.curbytes;
-	snprintf(tp->found, sizeof tp->found, "the heap profiler's table at "
+	snprintf(tp->found, sizeof tp->found, "the heap profile table at "
 		 "0x%llx (%s)", (unsigned long long)table, how);
 	p->found_by = tp->found;
 	return HW_OK;

@@ -388,7 +388,8 @@ static const struct em_field F_PERIOD = { .key = "sample_period",
 static const struct em_field F_EVERY = { .key = "every_allocation",
 					 .label = "sampling:",
 					 .yes = "none: every allocation was "
-						"recorded (the heap profiler)" };
+						"recorded (gperftools' heap "
+						"profiler or heap checker)" };
 static const struct em_field F_LG = { .key = "lg_prof_sample", .join = " ",
 				      .pre = "(lg_prof_sample ", .post = "," };
 static const struct em_field F_FROM = { .key = "period_from", .join = " ",
