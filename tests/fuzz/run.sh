@@ -25,6 +25,9 @@
 #                  anything (see nzranges) of libjemalloc's data and .bss
 #                  and of the anonymous memory no other module or thread
 #                  stack owns: where the profile's objects can be
+#   fuzz-tcmalloc  the same from tcmalloc-full-amd64 prof1 (gperftools
+#                  2.10, sampling on): libtcmalloc's data and .bss and
+#                  the non-zero pages of the anonymous memory
 #   fuzz-heapv2    FUZZDIR/fuzz-heapv2.core: prof1's core, the session
 #                  `prof --base INPUT` runs on; seeds: the profile prof1
 #                  dumped itself (its prof.heap) and variants of it (sample
@@ -244,7 +247,7 @@ fuzz-core)
 		seed "$seeds/jemalloc-basic1" "$je/core"
 	fi
 	;;
-fuzz-ptmalloc | fuzz-jemalloc | fuzz-jeprof)
+fuzz-ptmalloc | fuzz-jemalloc | fuzz-jeprof | fuzz-tcmalloc)
 	max_len=4096
 	# every length from the start: a patch takes 7 bytes, and libFuzzer
 	# would otherwise creep up from 4-byte inputs over thousands of runs
@@ -262,10 +265,16 @@ fuzz-ptmalloc | fuzz-jemalloc | fuzz-jeprof)
 		dir=$CORPUS/jemalloc-5.3.0-amd64/prof1 libre='^libjemalloc'
 		core_of prof1 "$dir" jemalloc-5.3.0-amd64
 		;;
+	fuzz-tcmalloc)
+		[ -f /usr/include/gperftools/tcmalloc.h ] ||
+			skip "gperftools is not installed (make deps)"
+		dir=$CORPUS/tcmalloc-full-amd64/prof1 libre='^libtcmalloc'
+		core_of prof1 "$dir" tcmalloc-full-amd64
+		;;
 	esac
 	copy_core "$dir" "$fdir/$name.core"
 	cp "$dir/truth.txt" "$fdir/$name.truth"
-	if [ "$name" = fuzz-jeprof ]; then
+	if [ "$name" = fuzz-jeprof ] || [ "$name" = fuzz-tcmalloc ]; then
 		nzranges "$fdir/$name.core" "$libre" >"$fdir/$name.ranges"
 	else
 		ranges "$fdir/$name.core" "$libre" >"$fdir/$name.ranges"
@@ -277,7 +286,7 @@ fuzz-ptmalloc | fuzz-jemalloc | fuzz-jeprof)
 			while read -r _ _ _ _ va; do echo "$va"; done <"$fdir/$name.ranges"
 			# a few chunks the truth knows (user addresses; headers 16
 			# below)
-			awk '$1 == "alloc" { print $2 }' "$fdir/$name.truth" |
+			awk '$1 == "alloc" || $1 == "obj" { print $2 }' "$fdir/$name.truth" |
 				awk 'NR % 16 == 1' | head -n 24 |
 				while read -r a; do
 					echo "$a"
