@@ -145,7 +145,17 @@ static void span_list_done(struct collect *c, const struct cursor *k)
 	const struct tc_span *sp = k->span;
 	uint64_t slots = sp->bytes / sp->objsize;
 	tc->central_objects[sp->cls] += k->n;
-	if (k->n + sp->refcount != slots)
+	/* Fewer on the list than the span says are free: the others are
+	   past a broken link, and read as in use (a partial walk).  */
+	if (k->n + sp->refcount < slots)
+		hw_partial(tc->s, sp->desc, "tcmalloc: the span at 0x%llx "
+			   "(class %u) has %llu objects, %u handed out and "
+			   "%llu on its free list: %llu free ones read as in use",
+			   (unsigned long long)sp->addr, sp->cls,
+			   (unsigned long long)slots, sp->refcount,
+			   (unsigned long long)k->n,
+			   (unsigned long long)(slots - sp->refcount - k->n));
+	else if (k->n + sp->refcount != slots)
 		hw_finding(tc->s, sp->desc, "tcmalloc: the span at 0x%llx "
 			   "(class %u) has %llu objects, %u handed out and "
 			   "%llu on its free list", (unsigned long long)sp->addr,
@@ -300,11 +310,14 @@ static void thread_lists(struct collect *c)
 			uint64_t n = follow(c, fl[0], cls, len, TC_IN_THREAD,
 					    "a thread cache's list",
 					    at + 32 * (uint64_t)cls);
+			/* The rest are past a broken link: free objects that
+			   read as in use.  */
 			if (n < len)
-				hw_finding(tc->s, at + 32 * (uint64_t)cls,
+				hw_partial(tc->s, at + 32 * (uint64_t)cls,
 					   "tcmalloc: the thread cache at 0x%llx "
 					   "says its list of class %u holds %u "
-					   "objects; %llu were found",
+					   "objects; %llu were found: the others "
+					   "read as in use",
 					   (unsigned long long)at, cls, len,
 					   (unsigned long long)n);
 			tcache->objects += n;
