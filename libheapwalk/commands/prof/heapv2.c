@@ -19,6 +19,7 @@
  */
 #include <elf.h>
 #include <inttypes.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -43,51 +44,86 @@ static void counts(char *buf, size_t len, const char *who,
 		 c->accumbytes);
 }
 
+/* One line of /proc/self/maps.  */
+struct map_line {
+	uint64_t start, end, off;
+	uint32_t prot;
+	bool shared;
+	const char *name;
+};
+
+static void put_map_line(struct hw_emitter *e, const struct map_line *m)
+{
+	char line[LINE_MAX_LEN];
+	int n = snprintf(line, sizeof line,
+			 "%08" PRIx64 "-%08" PRIx64 " %c%c%c%c %08" PRIx64
+			 " 00:00 0 ", m->start, m->end,
+			 m->prot & HW_PROT_R ? 'r' : '-',
+			 m->prot & HW_PROT_W ? 'w' : '-',
+			 m->prot & HW_PROT_X ? 'x' : '-',
+			 m->shared ? 's' : 'p', m->off);
+	if (n < 0 || (size_t)n >= sizeof line)
+		return;
+	if (m->name) {
+		/* The kernel starts the path at column 73.  */
+		size_t at = (size_t)n;
+		while (at < 73)
+			line[at++] = ' ';
+		snprintf(line + at, sizeof line - at, "%s", m->name);
+	}
+	put(e, line);
+	put(e, "\n");
+}
+
+/* Does b go on where a ends, as one mapping of the kernel's (a core may
+   split one: the part whose data it kept, and the rest)?  */
+static bool continues(const struct map_line *a, const struct map_line *b)
+{
+	bool same_name = a->name == b->name ||
+			 (a->name && b->name && !strcmp(a->name, b->name));
+	return a->end == b->start && a->prot == b->prot &&
+	       a->shared == b->shared && same_name &&
+	       (!a->name || b->off == a->off + (a->end - a->start));
+}
+
 void prof_write_maps(struct hw_session *s, struct hw_emitter *e)
 {
 	struct hw_target *t = s->target;
 	uint64_t vdso = 0, execfn = 0;
 	hw_auxv_get(t, AT_SYSINFO_EHDR, &vdso);
 	hw_auxv_get(t, AT_EXECFN, &execfn);
-	char line[LINE_MAX_LEN];
-	for (size_t i = 0; i < t->nregions; i++) {
+	struct map_line cur = { 0 };
+	bool have = false;
+	for (size_t i = 0; i < t->nregions && !em_failed(e); i++) {
 		const struct hw_region *r = &t->regions[i];
 		const struct hw_mapped_file *f =
 			r->file >= 0 && (size_t)r->file < t->nfiles ?
 			&t->files[r->file] : NULL;
-		uint64_t off = 0;
-		const char *name = NULL;
+		struct map_line m = { .start = r->start, .end = r->end,
+				      .prot = r->prot, .shared = r->shared };
 		if (f && f->path) {
-			name = f->path;
+			m.name = f->path;
 			if (!f->absent && r->start >= f->start)
-				off = f->offset + (r->start - f->start);
+				m.off = f->offset + (r->start - f->start);
 		} else if (vdso && r->start == vdso) {
-			name = "[vdso]";
+			m.name = "[vdso]";
 		} else if (execfn >= r->start && execfn < r->end) {
-			name = "[stack]";
+			m.name = "[stack]";
 		} else if (r->start == 0xffffffffff600000ull &&
 			   t->arch && t->arch->e_machine == EM_X86_64) {
-			name = "[vsyscall]";
+			m.name = "[vsyscall]";
 		}
-		int n = snprintf(line, sizeof line,
-				 "%08" PRIx64 "-%08" PRIx64 " %c%c%c%c %08" PRIx64
-				 " 00:00 0 ", r->start, r->end,
-				 r->prot & HW_PROT_R ? 'r' : '-',
-				 r->prot & HW_PROT_W ? 'w' : '-',
-				 r->prot & HW_PROT_X ? 'x' : '-',
-				 r->shared ? 's' : 'p', off);
-		if (n < 0 || (size_t)n >= sizeof line)
+		if (have && continues(&cur, &m)) {
+			cur.end = m.end;
 			continue;
-		if (name) {
-			/* The kernel starts the path at column 73.  */
-			size_t at = (size_t)n;
-			while (at < 73)
-				line[at++] = ' ';
-			snprintf(line + at, sizeof line - at, "%s", name);
 		}
-		put(e, line);
-		put(e, "\n");
+		if (have)
+			put_map_line(e, &cur);
+		cur = m;
+		have = true;
 	}
+	if (have)
+		put_map_line(e, &cur);
 }
 
 void prof_write_heap_v2(struct hw_session *s, const struct hw_profile *p,
