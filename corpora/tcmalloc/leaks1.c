@@ -22,8 +22,18 @@
    tcmalloc's to choose.  */
 static uintptr_t malloc_extension_vptr;
 
+#ifdef LEAKS1_HEAP_PROFILER
+#include <gperftools/heap-profiler.h>
+#endif
+
 static void tc_library_setup(void)
 {
+#ifdef LEAKS1_HEAP_PROFILER
+	/* Every allocation from here on is in the profiler's table, whose
+	   address map points at each block: memory that must not be taken
+	   for a root.  It writes files only at its dumps: never here.  */
+	HeapProfilerStart("leaksprof1-hp");
+#endif
 	/* 2.14 and later make their instances in static storage.  */
 	int major = 0, minor = 0;
 	tc_version(&major, &minor, NULL);

@@ -105,6 +105,27 @@ uint64_t tc_find_heap_profile(struct tc_state *tc, const char **how)
 	return 0;
 }
 
+/* [a, a + len) is the profiler's own memory.  Consecutive pieces (an
+   address map's entries come 64 to an allocation) make one range.  */
+static void meta_add(struct tc_prof *tp, uint64_t a, uint64_t len)
+{
+	if (!a || !len || a + len < a)
+		return;
+	if (tp->nmeta && tp->meta[tp->nmeta - 1].end == a) {
+		tp->meta[tp->nmeta - 1].end = a + len;
+		return;
+	}
+	if (tp->nmeta == tp->capmeta) {
+		size_t n = tp->capmeta ? 2 * tp->capmeta : 256;
+		struct hw_addr_range *v = realloc(tp->meta, n * sizeof *v);
+		if (!v)
+			return;
+		tp->meta = v;
+		tp->capmeta = n;
+	}
+	tp->meta[tp->nmeta++] = (struct hw_addr_range){ a, a + len };
+}
+
 struct site_key {
 	uint64_t bucket;              /* the Bucket's address */
 	size_t site;
@@ -148,6 +169,7 @@ static enum hw_status read_buckets(struct tc_state *tc, struct tc_prof *tp,
 		return hw_error(tc->s, HW_BAD_TARGET, "out of memory");
 	}
 	size_t n = 0;
+	meta_add(tp, table_addr, BUCKET_TABLE_LEN * sizeof *table);
 	if (!hw_read(tc->t, table_addr, table, BUCKET_TABLE_LEN * sizeof *table))
 		hw_partial(tc->s, table_addr, "tcmalloc: the heap profiler's "
 			   "bucket table at 0x%llx is not in the %s",
@@ -175,6 +197,8 @@ static enum hw_status read_buckets(struct tc_state *tc, struct tc_prof *tp,
 						   "bucket", (unsigned long long)at);
 					break;
 				}
+				meta_add(tp, at, BUCKET_SIZE);
+				meta_add(tp, b.stack, (uint64_t)b.depth * 8);
 				struct hw_prof_site *st = &tp->sites[n];
 				st->addr = n;
 				st->pcs = tp->stacks + n * BUCKET_DEPTH;
@@ -246,6 +270,8 @@ static enum hw_status read_objects(struct tc_state *tc, struct tc_prof *tp,
 		return hw_error(tc->s, HW_BAD_TARGET, "out of memory");
 	}
 	size_t n = 0, clusters = 0;
+	/* AddressMap: hashtable_, free_, alloc_, dealloc_, allocated_.  */
+	meta_add(tp, map, 40);
 	if (!hw_read_u64(tc->t, map, &hashtable) ||
 	    !hw_read(tc->t, hashtable, heads, MAP_HASH_LEN * sizeof *heads)) {
 		hw_partial(tc->s, map, "tcmalloc: the heap profiler's address "
@@ -254,6 +280,7 @@ static enum hw_status read_objects(struct tc_state *tc, struct tc_prof *tp,
 			   hw_target_noun(tc->t));
 		goto out;
 	}
+	meta_add(tp, hashtable, MAP_HASH_LEN * sizeof *heads);
 	for (size_t h = 0; h < MAP_HASH_LEN; h++) {
 		for (uint64_t c = heads[h]; c; clusters++) {
 			uint64_t next;
@@ -266,6 +293,7 @@ static enum hw_status read_objects(struct tc_state *tc, struct tc_prof *tp,
 					   "at 0x%llx", (unsigned long long)c);
 				break;
 			}
+			meta_add(tp, c, 16 + CLUSTER_BLOCKS * sizeof *blocks);
 			for (size_t k = 0; k < CLUSTER_BLOCKS; k++)
 				for (uint64_t e = blocks[k]; e;) {
 					uint64_t w[ENTRY_SIZE / 8];
@@ -290,6 +318,7 @@ static enum hw_status read_objects(struct tc_state *tc, struct tc_prof *tp,
 						tp->objs = v;
 						cap = nc;
 					}
+					meta_add(tp, e, ENTRY_SIZE);
 					const struct hw_prof_site *st =
 						site_of_bucket(tp, keys,
 							       w[3] & ~3ull);
@@ -316,7 +345,10 @@ enum hw_status tc_read_heap_profile(struct tc_state *tc, struct tc_prof *tp,
 	uint64_t w[HP_SIZE / 8];
 	struct bucket total;
 	if (!hw_read(tc->t, table, w, sizeof w))
-		return hw_error(tc->s, HW_BAD_TARGET, "out of memory");
+		return hw_error(tc->s, HW_BAD_TARGET, "tcmalloc: the heap profile "
+				"table at 0x%llx is not in the %s",
+				(unsigned long long)table, hw_target_noun(tc->t));
+	meta_add(tp, table, HP_SIZE);
 	memcpy(&total, (const uint8_t *)w + HP_TOTAL, sizeof total);
 	uint32_t nb;
 	memcpy(&nb, (const uint8_t *)w + HP_NBUCKETS, 4);

@@ -48,6 +48,7 @@ void tc_prof_free(struct tc_prof *tp)
 	free(tp->by_addr);
 	free(tp->objs);
 	free(tp->stacks);
+	free(tp->meta);
 	free(tp);
 }
 
@@ -432,6 +433,12 @@ out:
 	}
 	*out = tp;
 	return HW_OK;
+}
+
+void tc_prof_internal(const struct tc_prof *tp, hw_range_fn *fn, void *cookie)
+{
+	for (size_t i = 0; tp && i < tp->nmeta; i++)
+		fn(cookie, tp->meta[i].start, tp->meta[i].end);
 }
 
 const struct hw_profile *tc_prof_profile(const struct tc_prof *tp)

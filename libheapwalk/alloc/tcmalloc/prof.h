@@ -28,6 +28,11 @@ struct tc_prof {
 	struct tc_prof_obj *objs;         /* by address */
 	size_t nobjs;
 	uint64_t *stacks;                 /* the buckets' pcs */
+	/* The heap profiler's own memory (its table, buckets, stacks,
+	   address map), which points at every block it recorded without
+	   keeping it alive: the `internal` op's ranges.  */
+	struct hw_addr_range *meta;
+	size_t nmeta, capmeta;
 	/* Both.  */
 	struct hw_prof_site *sites;
 	char allocator[64], found[160], period_from[96];

@@ -118,6 +118,19 @@ static const struct hw_prof_site *tc_site_of(void *state,
 	return tc_prof_site_of(tc->prof, c->addr);
 }
 
+/* tcmalloc's metadata (span descriptors, thread caches, the page map)
+   points only at free objects and at itself.  The heap profiler's and
+   the leak checker's table points at every block they recorded: with
+   either on, its memory must not count as a root.  */
+static void tc_internal(void *state, hw_range_fn *fn, void *cookie)
+{
+	struct tc_state *tc = state;
+	const struct hw_profile *p;
+	const char *why;
+	if (tc_profile(state, &p, &why) == HW_OK)
+		tc_prof_internal(tc->prof, fn, cookie);
+}
+
 const struct hw_allocator_ops hw_tcmalloc_ops = {
 	.name = "tcmalloc",
 	.block_noun = "objects/spans",
@@ -134,6 +147,7 @@ const struct hw_allocator_ops hw_tcmalloc_ops = {
 	.arenas = tc_report_arenas,
 	.bins = tc_report_bins,
 	.size_class = tc_size_class,
+	.internal = tc_internal,
 	.profile = tc_profile,
 	.site_of = tc_site_of,
 	/* The 8-byte class's objects are 8-aligned.  */

@@ -153,6 +153,8 @@ const struct hw_profile *tc_prof_profile(const struct tc_prof *tp);
 const struct hw_prof_site *tc_prof_site_of(const struct tc_prof *tp,
 					   uint64_t addr);
 void tc_prof_free(struct tc_prof *tp);
+/* The profile's own memory in the target (the heap profiler's).  */
+void tc_prof_internal(const struct tc_prof *tp, hw_range_fn *fn, void *cookie);
 /* report.c */
 void tc_report_summary(void *state, struct hw_emitter *e);
 enum hw_status tc_report_arenas(void *state, struct hw_emitter *e);
