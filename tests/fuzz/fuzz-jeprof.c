@@ -19,21 +19,6 @@
  */
 #include "patch.h"
 
-int LLVMFuzzerInitialize(int *argc, char ***argv)
-{
-	(void)argc;
-	(void)argv;
-	patch_setup();
-	return 0;
-}
-
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
-{
-	static const char *const cmds[] = {
-		"prof", "prof --collapsed", "prof --format=heap_v2",
-		"prof --format=pprof", "prof --recent",
-		"prof --recent -o /dev/null", "leaks"
-	};
-	patch_run(data, size, cmds, sizeof cmds / sizeof cmds[0]);
-	return 0;
-}
+PATCH_FUZZER("prof", "prof --collapsed", "prof --format=heap_v2",
+	     "prof --format=pprof", "prof --recent", "prof --recent -o /dev/null",
+	     "leaks")

@@ -12,18 +12,4 @@
  */
 #include "patch.h"
 
-int LLVMFuzzerInitialize(int *argc, char ***argv)
-{
-	(void)argc;
-	(void)argv;
-	patch_setup();
-	return 0;
-}
-
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
-{
-	static const char *const cmds[] = { "summary", "chunks", "bins",
-					    "check", "leaks" };
-	patch_run(data, size, cmds, sizeof cmds / sizeof cmds[0]);
-	return 0;
-}
+PATCH_FUZZER("summary", "chunks", "bins", "check", "leaks")

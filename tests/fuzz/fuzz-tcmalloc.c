@@ -16,20 +16,5 @@
  */
 #include "patch.h"
 
-int LLVMFuzzerInitialize(int *argc, char ***argv)
-{
-	(void)argc;
-	(void)argv;
-	patch_setup();
-	return 0;
-}
-
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
-{
-	static const char *const cmds[] = {
-		"summary", "chunks", "bins", "arenas", "check", "leaks",
-		"prof", "prof --format=gperftools", "prof --format=pprof"
-	};
-	patch_run(data, size, cmds, sizeof cmds / sizeof cmds[0]);
-	return 0;
-}
+PATCH_FUZZER("summary", "chunks", "bins", "arenas", "check", "leaks", "prof",
+	     "prof --format=gperftools", "prof --format=pprof")

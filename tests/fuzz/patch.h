@@ -180,4 +180,21 @@ static void patch_run(const uint8_t *data, size_t size,
 	patch_undo(done, n);
 }
 
+/* A patch harness's two entry points: set up once, then run the
+   commands given (the strings of a command line) on every input.  */
+#define PATCH_FUZZER(...)						\
+	int LLVMFuzzerInitialize(int *argc, char ***argv)		\
+	{								\
+		(void)argc;						\
+		(void)argv;						\
+		patch_setup();						\
+		return 0;						\
+	}								\
+	int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)	\
+	{								\
+		static const char *const cmds[] = { __VA_ARGS__ };	\
+		patch_run(data, size, cmds, sizeof cmds / sizeof cmds[0]); \
+		return 0;						\
+	}
+
 #endif /* HW_FUZZ_PATCH_H */

@@ -28,6 +28,8 @@
 #   fuzz-tcmalloc  the same from tcmalloc-full-amd64 prof1 (gperftools
 #                  2.10, sampling on): libtcmalloc's data and .bss and
 #                  the non-zero pages of the anonymous memory
+#   fuzz-tcheapprof the same from tcmalloc-full-amd64 heapprof1 (the heap
+#                  profiler's table in the anonymous memory)
 #   fuzz-heapv2    FUZZDIR/fuzz-heapv2.core: prof1's core, the session
 #                  `prof --base INPUT` runs on; seeds: the profile prof1
 #                  dumped itself (its prof.heap) and variants of it (sample
@@ -247,7 +249,7 @@ fuzz-core)
 		seed "$seeds/jemalloc-basic1" "$je/core"
 	fi
 	;;
-fuzz-ptmalloc | fuzz-jemalloc | fuzz-jeprof | fuzz-tcmalloc)
+fuzz-ptmalloc | fuzz-jemalloc | fuzz-jeprof | fuzz-tcmalloc | fuzz-tcheapprof)
 	max_len=4096
 	# every length from the start: a patch takes 7 bytes, and libFuzzer
 	# would otherwise creep up from 4-byte inputs over thousands of runs
@@ -271,10 +273,16 @@ fuzz-ptmalloc | fuzz-jemalloc | fuzz-jeprof | fuzz-tcmalloc)
 		dir=$CORPUS/tcmalloc-full-amd64/prof1 libre='^libtcmalloc'
 		core_of prof1 "$dir" tcmalloc-full-amd64
 		;;
+	fuzz-tcheapprof)
+		[ -f /usr/include/gperftools/tcmalloc.h ] ||
+			skip "gperftools is not installed (make deps)"
+		dir=$CORPUS/tcmalloc-full-amd64/heapprof1 libre='^libtcmalloc'
+		core_of heapprof1 "$dir" tcmalloc-full-amd64
+		;;
 	esac
 	copy_core "$dir" "$fdir/$name.core"
 	cp "$dir/truth.txt" "$fdir/$name.truth"
-	if [ "$name" = fuzz-jeprof ] || [ "$name" = fuzz-tcmalloc ]; then
+	if [ "$name" != fuzz-ptmalloc ] && [ "$name" != fuzz-jemalloc ]; then
 		nzranges "$fdir/$name.core" "$libre" >"$fdir/$name.ranges"
 	else
 		ranges "$fdir/$name.core" "$libre" >"$fdir/$name.ranges"
