@@ -48,7 +48,8 @@ if [ -f "$TOP/scripts/completion/heapwalk.bash" ]; then
 fi
 [ "$(readlink "$stage/usr/lib/libheapwalk.so")" = libheapwalk.so.0 ] ||
 	fail "libheapwalk.so does not link to libheapwalk.so.0"
-readelf -d "$stage/usr/lib/libheapwalk.so.0" | grep -q 'SONAME.*\[libheapwalk\.so\.0\]' ||
+readelf -d "$stage/usr/lib/libheapwalk.so.0" >"$T/dyn.out"
+grep -q 'SONAME.*\[libheapwalk\.so\.0\]' "$T/dyn.out" ||
 	fail "libheapwalk.so.0's SONAME: $(readelf -d "$stage/usr/lib/libheapwalk.so.0" | grep SONAME)"
 grep -qx 'prefix=/usr' "$stage/usr/lib/pkgconfig/heapwalk.pc" &&
 	grep -qx 'libdir=/usr/lib' "$stage/usr/lib/pkgconfig/heapwalk.pc" ||
@@ -97,8 +98,12 @@ LD_LIBRARY_PATH=$prefix/lib "$T/triage" "$T/leaks1/core" >"$T/t.out" 2>"$T/t.err
 	fail "triage on leaks1: exit $?: $(head -n 3 "$T/t.err")"
 "$T/triage-static" "$T/leaks1/core" >"$T/t2.out" 2>&1 || fail "the static triage fails"
 cmp -s "$T/t.out" "$T/t2.out" || fail "the static and shared triage disagree"
-LD_LIBRARY_PATH=$prefix/lib ldd "$T/triage" | grep -q "libheapwalk.so.0 => $prefix/lib/libheapwalk.so.0" ||
-	fail "triage is not linked to the installed libheapwalk.so.0: $(ldd "$T/triage" | grep heapwalk)"
+# Into a file first: the loader writes ldd's lines one by one, and a
+# grep -q that stops at the first match could leave it a broken pipe
+# (pipefail: a failure, now and then, on a loaded machine).
+LD_LIBRARY_PATH=$prefix/lib ldd "$T/triage" >"$T/ldd.out" 2>&1 || true
+grep -q "libheapwalk.so.0 => $prefix/lib/libheapwalk.so.0" "$T/ldd.out" ||
+	fail "triage is not linked to the installed libheapwalk.so.0: $(grep heapwalk "$T/ldd.out")"
 want=$(awk '$1 == "block" && $4 == "definite" { n++ } $1 == "block" && $4 == "cycle" { c++ } END { print n + c / 2 }' "$T/leaks1/truth.txt")
 got=$(awk '$1 == "leaked" { print $2 }' "$T/t.out")
 [ "$got" = "$want" ] || fail "triage says $got definite leaks; leaks1 recorded $want: $(cat "$T/t.out")"
