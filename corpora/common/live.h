@@ -75,6 +75,16 @@ static inline void live_begin(void)
 #endif
 }
 
+/* Live mode begun (before any thread: all inherit its signal mask) and
+   the truth file opened as out.h's out_fd.  */
+static void live_truth_open(const char *path)
+{
+	live_begin();
+	out_fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (out_fd < 0)
+		die("cannot open the truth file");
+}
+
 /* The pattern's 8-byte word at (8-aligned) address a: never a canonical
    user-space pointer (top byte 0xa5), different at every address.  */
 static uint64_t live_word(uintptr_t a)

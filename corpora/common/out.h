@@ -52,6 +52,23 @@ static void out_num(unsigned long long v, unsigned base)
 	}
 }
 
+/* " N" */
+static void out_sp(unsigned long long v)
+{
+	out_str(" ");
+	out_num(v, 10);
+}
+
+/* "TAG KEY N" and a newline.  */
+static void out_kv(const char *tag, const char *k, unsigned long long v)
+{
+	out_str(tag);
+	out_str(" ");
+	out_str(k);
+	out_sp(v);
+	out_str("\n");
+}
+
 static void die(const char *msg)
 {
 	/* A broken plan: no core, exit 2 so make-core.sh reports it.  */

@@ -14,7 +14,7 @@ int main(int argc, char **argv)
 {
 	if (argc != 2)
 		die("usage: basic1 TRUTHFILE");
-	truth_open(argv[1]);
+	live_truth_open(argv[1]);
 	int t = thread_register();
 	je_config();
 	/* The first malloc sets up the thread's tcache; a very large one

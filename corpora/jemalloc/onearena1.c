@@ -25,7 +25,7 @@ int main(int argc, char **argv)
 
 	if (argc != 2)
 		die("usage: onearena1 TRUTHFILE");
-	truth_open(argv[1]);
+	live_truth_open(argv[1]);
 	int t = thread_register();
 	je_config();
 	void *first = ja(t, 100);

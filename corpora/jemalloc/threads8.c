@@ -74,7 +74,7 @@ int main(int argc, char **argv)
 
 	if (argc != 2)
 		die("usage: threads8 TRUTHFILE");
-	truth_open(argv[1]);
+	live_truth_open(argv[1]);
 	if (thread_register() != 0)
 		die("main is not thread 0");
 	je_config();

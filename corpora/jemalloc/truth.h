@@ -138,13 +138,6 @@ static struct {
 	size_t allocated, active, resident, mapped, metadata, retained;
 } S;
 
-/* " N" */
-static void out_sp(unsigned long long v)
-{
-	out_str(" ");
-	out_num(v, 10);
-}
-
 /* die() with two numbers: "MSG (A vs B)".  */
 static void die2(const char *msg, unsigned long long a, unsigned long long b)
 {
@@ -454,23 +447,6 @@ static void *live_of(int t, size_t us, int i)
 }
 
 /* ---- the final record --------------------------------------------- */
-
-static void truth_open(const char *path)
-{
-	live_begin(); /* before any thread: all inherit its signal mask */
-	out_fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-	if (out_fd < 0)
-		die("cannot open the truth file");
-}
-
-static void out_kv(const char *tag, const char *k, unsigned long long v)
-{
-	out_str(tag);
-	out_str(" ");
-	out_str(k);
-	out_sp(v);
-	out_str("\n");
-}
 
 /* Live mode: every live region and extent still holds its pattern.  */
 static int live_regions_intact(void)

@@ -368,10 +368,7 @@ static void build_bins(int t, unsigned v)
 
 static void truth_open(const char *path, const char *prog)
 {
-	live_begin(); /* before any thread: all inherit its signal mask */
-	out_fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-	if (out_fd < 0)
-		die("cannot open the truth file");
+	live_truth_open(path);
 	out_str("# heapwalk corpus ground truth, see tests/tools/truthcmp.c\n");
 	out_str("# glibc ");
 	out_str(gnu_get_libc_version());

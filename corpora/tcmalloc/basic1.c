@@ -23,7 +23,7 @@ int main(int argc, char **argv)
 {
 	if (argc != 2)
 		die("usage: basic1 TRUTHFILE");
-	truth_open(argv[1]);
+	live_truth_open(argv[1]);
 	int t = thread_register();
 	tc_warmup();
 	build_heap(t, 0);

@@ -29,7 +29,7 @@ int main(int argc, char **argv)
 	static void *p[5];
 	if (argc != 2)
 		die("usage: damage1 TRUTHFILE");
-	truth_open(argv[1]);
+	live_truth_open(argv[1]);
 	int t = thread_register();
 	tc_warmup();
 	build_heap(t, 0);

@@ -34,7 +34,7 @@ int main(int argc, char **argv)
 	static pthread_t th[NTHREADS];
 	if (argc != 2)
 		die("usage: threads8 TRUTHFILE");
-	truth_open(argv[1]);
+	live_truth_open(argv[1]);
 	int t = thread_register();
 	tc_warmup();
 	/* Every thread is made before the first recorded free: making one

@@ -122,13 +122,6 @@ static struct {
 	size_t cls_size[MAX_CLASSES], cls_free[MAX_CLASSES];
 } S;
 
-/* " N" */
-static void out_sp(unsigned long long v)
-{
-	out_str(" ");
-	out_num(v, 10);
-}
-
 /* ---- the statistics ---------------------------------------------- */
 
 /* The number after the first occurrence of key in the stats text, read
@@ -298,23 +291,6 @@ static void tf(void *p)
 }
 
 /* ---- the final record --------------------------------------------- */
-
-static void truth_open(const char *path)
-{
-	live_begin(); /* before any thread: all inherit its signal mask */
-	out_fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-	if (out_fd < 0)
-		die("cannot open the truth file");
-}
-
-static void out_kv(const char *tag, const char *k, unsigned long long v)
-{
-	out_str(tag);
-	out_str(" ");
-	out_str(k);
-	out_sp(v);
-	out_str("\n");
-}
 
 /* Live mode: every live block still holds its pattern.  */
 static int live_blocks_intact(void)
