@@ -147,12 +147,6 @@ static int site_cmp(const void *a, const void *b)
 	return x->addr < y->addr ? -1 : x->addr > y->addr;
 }
 
-static int obj_cmp(const void *a, const void *b)
-{
-	const struct tc_prof_obj *x = a, *y = b;
-	return x->addr < y->addr ? -1 : x->addr > y->addr;
-}
-
 /* Every bucket, as sites (their addr: the read order, for the sort).  */
 static enum hw_status read_buckets(struct tc_state *tc, struct tc_prof *tp,
 				   uint64_t table_addr, uint32_t nb,
@@ -333,8 +327,7 @@ static enum hw_status read_objects(struct tc_state *tc, struct tc_prof *tp,
 out:
 	free(heads);
 	free(blocks);
-	qsort(tp->objs, n, sizeof *tp->objs, obj_cmp);
-	tp->nobjs = n;
+	tc_prof_index_objs(tp, n);
 	return HW_OK;
 }
 

@@ -30,6 +30,15 @@ struct collect {
 	bool oom;
 };
 
+/* Is addr the start of one of span sp's objects?  */
+static bool is_object(const struct tc_span *sp, uint64_t addr)
+{
+	uint64_t off = addr - sp->addr;
+	return sp->objsize && addr >= sp->addr && off < sp->bytes &&
+	       off % sp->objsize == 0 &&
+	       off / sp->objsize < sp->bytes / sp->objsize;
+}
+
 /* The span of class cls whose object addr is, or NULL.  Consecutive
    objects of a list are often of one span: that one is tried first.  */
 static const struct tc_span *object_of(struct collect *c, uint64_t addr,
@@ -41,10 +50,7 @@ static const struct tc_span *object_of(struct collect *c, uint64_t addr,
 	if (!sp || sp->cls != cls || !sp->objsize)
 		return NULL;
 	c->last = sp;
-	uint64_t off = addr - sp->addr;
-	if (off % sp->objsize || off / sp->objsize >= sp->bytes / sp->objsize)
-		return NULL;
-	return sp;
+	return is_object(sp, addr) ? sp : NULL;
 }
 
 /* One free list being followed.  */
@@ -84,16 +90,9 @@ static bool cursor_step(struct collect *c, struct cursor *k)
 			   (unsigned long long)k->max);
 		return false;
 	}
-	const struct tc_span *sp;
-	if (k->span) {
-		sp = k->span;
-		uint64_t off = k->at - sp->addr;
-		if (k->at < sp->addr || off >= sp->bytes || off % sp->objsize ||
-		    off / sp->objsize >= sp->bytes / sp->objsize)
-			sp = NULL;
-	} else {
-		sp = object_of(c, k->at, k->cls);
-	}
+	const struct tc_span *sp = k->span ? (is_object(k->span, k->at) ?
+					      k->span : NULL)
+					   : object_of(c, k->at, k->cls);
 	if (!sp) {
 		hw_finding(tc->s, k->prev, "tcmalloc: %s of class %u (%u "
 			   "bytes) links to 0x%llx, which is not an object of "

@@ -45,7 +45,6 @@ void tc_prof_free(struct tc_prof *tp)
 	free(tp->pcs);
 	free(tp->npcs);
 	free(tp->desc);
-	free(tp->by_addr);
 	free(tp->objs);
 	free(tp->stacks);
 	free(tp->meta);
@@ -210,11 +209,16 @@ static int cmp_stack(const void *a, const void *b, void *arg)
 	return x < y ? -1 : x > y;   /* first sampled first */
 }
 
-static int cmp_addr(const void *a, const void *b, void *arg)
+static int obj_cmp(const void *a, const void *b)
 {
-	const struct hw_prof_sample *s = arg;
-	uint64_t x = s[*(const size_t *)a].addr, y = s[*(const size_t *)b].addr;
-	return x < y ? -1 : x > y;
+	const struct tc_prof_obj *x = a, *y = b;
+	return x->addr < y->addr ? -1 : x->addr > y->addr;
+}
+
+void tc_prof_index_objs(struct tc_prof *tp, size_t n)
+{
+	qsort(tp->objs, n, sizeof *tp->objs, obj_cmp);
+	tp->nobjs = n;
 }
 
 /* pprof's scaling of one sampled object of `size` bytes.  */
@@ -357,7 +361,7 @@ enum hw_status tc_read_profile(struct tc_state *tc, struct tc_prof **out,
 	tp->pcs = calloc(one * TC_STACK_DEPTH, sizeof *tp->pcs);
 	tp->npcs = calloc(one, sizeof *tp->npcs);
 	tp->desc = calloc(one, sizeof *tp->desc);
-	tp->by_addr = calloc(one, sizeof *tp->by_addr);
+	tp->objs = calloc(one, sizeof *tp->objs);
 	size_t *order = calloc(one, sizeof *order);
 	struct hw_prof_sample *raw = calloc(one, sizeof *raw);
 	uint64_t *rawpcs = calloc(one * TC_STACK_DEPTH, sizeof *rawpcs);
@@ -365,7 +369,7 @@ enum hw_status tc_read_profile(struct tc_state *tc, struct tc_prof **out,
 	uint64_t *rawdesc = calloc(one, sizeof *rawdesc);
 	enum hw_status st = HW_OK;
 	if (!tp->samples || !tp->pcs || !tp->npcs || !tp->desc ||
-	    !tp->by_addr || !order || !raw || !rawpcs || !rawn || !rawdesc) {
+	    !tp->objs || !order || !raw || !rawpcs || !rawn || !rawdesc) {
 		st = hw_error(tc->s, HW_BAD_TARGET, "out of memory");
 		goto out;
 	}
@@ -415,8 +419,9 @@ enum hw_status tc_read_profile(struct tc_state *tc, struct tc_prof **out,
 		goto out;
 	}
 	for (size_t i = 0; i < n; i++)
-		tp->by_addr[i] = i;
-	qsort_r(tp->by_addr, n, sizeof *tp->by_addr, cmp_addr, tp->samples);
+		tp->objs[i] = (struct tc_prof_obj){ tp->samples[i].addr,
+						    tp->samples[i].site };
+	tc_prof_index_objs(tp, n);
 	p->active = p->period > 0;
 	p->found_by = tp->found;
 	p->samples = tp->samples;
@@ -451,28 +456,12 @@ const struct hw_profile *tc_prof_profile(const struct tc_prof *tp)
 const struct hw_prof_site *tc_prof_site_of(const struct tc_prof *tp,
 					   uint64_t addr)
 {
-	if (!tp)
-		return NULL;
-	if (tp->objs) {
-		size_t lo = 0, hi = tp->nobjs;
-		while (lo < hi) {
-			size_t mid = lo + (hi - lo) / 2;
-			if (tp->objs[mid].addr == addr)
-				return tp->objs[mid].site;
-			if (tp->objs[mid].addr < addr)
-				lo = mid + 1;
-			else
-				hi = mid;
-		}
-		return NULL;
-	}
-	size_t lo = 0, hi = tp->p.nsamples;
+	size_t lo = 0, hi = tp ? tp->nobjs : 0;
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
-		const struct hw_prof_sample *sm = &tp->samples[tp->by_addr[mid]];
-		if (sm->addr == addr)
-			return sm->site;
-		if (sm->addr < addr)
+		if (tp->objs[mid].addr == addr)
+			return tp->objs[mid].site;
+		if (tp->objs[mid].addr < addr)
 			lo = mid + 1;
 		else
 			hi = mid;

@@ -23,10 +23,7 @@ struct tc_prof {
 					     apart */
 	unsigned *npcs;
 	uint64_t *desc;                   /* each sample's span descriptor */
-	size_t *by_addr;                  /* sample indexes by object */
 	/* The heap profiler's.  */
-	struct tc_prof_obj *objs;         /* by address */
-	size_t nobjs;
 	uint64_t *stacks;                 /* the buckets' pcs */
 	/* The heap profiler's own memory (its table, buckets, stacks,
 	   address map), which points at every block it recorded without
@@ -35,8 +32,15 @@ struct tc_prof {
 	size_t nmeta, capmeta;
 	/* Both.  */
 	struct hw_prof_site *sites;
+	/* The blocks with a site (each sample's object, or every block
+	   the heap profiler recorded), by address: tc_prof_site_of().  */
+	struct tc_prof_obj *objs;
+	size_t nobjs;
 	char allocator[64], found[160], period_from[96];
 };
+
+/* prof.c: tp->objs[0..n) sorted by address for tc_prof_site_of.  */
+void tc_prof_index_objs(struct tc_prof *tp, size_t n);
 
 /* heapprof.c: the heap profiler's table, when the profiler is on: its
    address (0: none) and how it was found.  */
