@@ -77,7 +77,7 @@ static inline void live_begin(void)
 
 /* Live mode begun (before any thread: all inherit its signal mask) and
    the truth file opened as out.h's out_fd.  */
-static void live_truth_open(const char *path)
+static inline void live_truth_open(const char *path)
 {
 	live_begin();
 	out_fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);

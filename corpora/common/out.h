@@ -53,14 +53,14 @@ static void out_num(unsigned long long v, unsigned base)
 }
 
 /* " N" */
-static void out_sp(unsigned long long v)
+static inline void out_sp(unsigned long long v)
 {
 	out_str(" ");
 	out_num(v, 10);
 }
 
 /* "TAG KEY N" and a newline.  */
-static void out_kv(const char *tag, const char *k, unsigned long long v)
+static inline void out_kv(const char *tag, const char *k, unsigned long long v)
 {
 	out_str(tag);
 	out_str(" ");
