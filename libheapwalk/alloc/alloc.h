@@ -101,9 +101,14 @@ struct hw_allocator_ops {
 	bool (*chunks)(void *state, hw_chunk_fn *fn, void *cookie);
 	/* The same blocks, in no particular order, split over nparts
 	   threads: fn runs concurrently, with cookies[part] in part's
-	   thread.  May be NULL (then callers use chunks).  */
+	   thread.  With `restate` (NULL: none), a block's state may be
+	   guessed (ptmalloc's fastbin entries, which look in use), and
+	   after the walk each block given in the wrong state is given again
+	   to restate(cookies[0], block), in the other state (in use or
+	   free; its `where` and `size` are as a walk would give them).  May
+	   be NULL (then callers use chunks).  */
 	bool (*chunks_parallel)(void *state, unsigned nparts, hw_chunk_fn *fn,
-				void *const cookies[]);
+				void *const cookies[], hw_chunk_fn *restate);
 	/* chunks_parallel for a caller that needs only which blocks are in
 	   use and where they lie (leaks' block map): a free block's `where`
 	   may be HW_WHERE_COUNT (not determined), which spares walking the

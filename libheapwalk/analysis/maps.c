@@ -92,7 +92,7 @@ static void acc_add(struct hw_maps_acc *acc, uint64_t start, uint64_t end,
 		.start = start, .end = end, .id = id, .kind = (uint8_t)kind };
 }
 
-void hw_maps_acc_chunk(struct hw_maps_acc *acc, const struct hw_chunk *c)
+void hw_maps_acc_block(struct hw_maps_acc *acc, const struct hw_chunk *c)
 {
 	enum hw_mem_kind kind;
 	int32_t id = -1;

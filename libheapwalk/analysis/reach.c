@@ -105,7 +105,8 @@ static bool fill(struct hw_session *s, struct hw_reach *r,
 		s->alloc->states_parallel(s->alloc_state, n, fill_one, cookies,
 					  retract_one);
 	else if (n > 1)
-		s->alloc->chunks_parallel(s->alloc_state, n, fill_one, cookies);
+		s->alloc->chunks_parallel(s->alloc_state, n, fill_one, cookies,
+					  NULL);
 	else
 		s->alloc->chunks(s->alloc_state, fill_one, &fs[0]);
 	for (unsigned k = 0; k < n; k++) {

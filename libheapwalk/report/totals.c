@@ -96,63 +96,94 @@ static bool arenas_room(struct hw_totals *t, uint64_t i)
 	return true;
 }
 
-static void arena_add(struct hw_totals *t, const struct hw_chunk *c)
+/* The last arena's counts, the slot found for it kept: blocks come in
+   runs of one arena.  */
+static struct hw_arena_count *arena_slot(struct hw_totals *t, int32_t arena)
 {
-	uint64_t i = (uint64_t)((int64_t)c->arena + 1);
+	uint64_t i = (uint64_t)((int64_t)arena + 1);
 	if (i >= MAX_ARENA_SLOTS || !arenas_room(t, i))
-		return;
-	struct hw_arena_count *a = &t->arenas[i];
+		return NULL;
+	return &t->arenas[i];
+}
+
+/* Count block c in its state (used or free) into t, or (dir -1) take
+   it out again: the counters wrap, so a thread's table may go below zero
+   until the tables are merged.  */
+static inline void count_state(struct hw_totals *t, const struct hw_chunk *c,
+			       struct hw_size_class *sc, uint64_t dir)
+{
+	uint64_t bytes = c->size * dir;
+	struct hw_arena_count *a = arena_slot(t, c->arena);
 	if (c->used) {
-		a->used++;
-		a->used_bytes += c->size;
-	} else {
-		a->free++;
-		a->free_bytes += c->size;
+		t->used += dir;
+		t->used_bytes += bytes;
+		enum bm_mark mark;
+		if (t->reach && hw_reach_mark(t->reach, c->addr, &mark)) {
+			t->marked[mark] += dir;
+			t->marked_bytes[mark] += bytes;
+		}
+		if (sc) {
+			sc->used += dir;
+			sc->used_bytes += bytes;
+		}
+		if (a) {
+			a->used += dir;
+			a->used_bytes += bytes;
+		}
+		return;
 	}
+	t->free += dir;
+	t->free_bytes += bytes;
+	if (c->where == HW_WHERE_TOP)
+		t->top_bytes += bytes;
+	if (c->size > t->largest_free)
+		t->largest_free = c->size;
+	if (sc) {
+		sc->free += dir;
+		sc->free_bytes += bytes;
+		if (c->where == HW_WHERE_TCACHE) {
+			sc->cached += dir;
+			sc->cached_bytes += bytes;
+		}
+	}
+	if (a) {
+		a->free += dir;
+		a->free_bytes += bytes;
+	}
+}
+
+/* Unused jemalloc extents and tcmalloc's free page-heap spans are page
+   reserves, not free blocks (as in frag); the allocator's own summary
+   lines show them.  */
+static bool page_reserve(const struct hw_chunk *c)
+{
+	return c->where == HW_WHERE_DIRTY || c->where == HW_WHERE_MUZZY ||
+	       c->where == HW_WHERE_RETAINED ||
+	       c->where == HW_WHERE_PAGEHEAP || c->where == HW_WHERE_RETURNED;
 }
 
 static bool add_total(void *cookie, const struct hw_chunk *c)
 {
 	struct hw_totals *t = cookie;
 	hw_maps_acc_chunk(&t->maps, c);
-	/* Unused jemalloc extents and tcmalloc's free page-heap spans are
-	   page reserves, not free blocks (as in frag); the allocator's own
-	   summary lines show them.  */
-	if (c->where == HW_WHERE_DIRTY || c->where == HW_WHERE_MUZZY ||
-	    c->where == HW_WHERE_RETAINED || c->where == HW_WHERE_PAGEHEAP ||
-	    c->where == HW_WHERE_RETURNED)
+	if (page_reserve(c))
 		return true;
-	struct hw_size_class *sc = size_slot(&t->sizes, c->size);
-	if (c->used) {
-		t->used++;
-		t->used_bytes += c->size;
-		enum bm_mark mark;
-		if (t->reach && hw_reach_mark(t->reach, c->addr, &mark)) {
-			t->marked[mark]++;
-			t->marked_bytes[mark] += c->size;
-		}
-		if (sc) {
-			sc->used++;
-			sc->used_bytes += c->size;
-		}
-	} else {
-		t->free++;
-		t->free_bytes += c->size;
-		if (c->where == HW_WHERE_TOP)
-			t->top_bytes += c->size;
-		if (c->size > t->largest_free)
-			t->largest_free = c->size;
-		if (sc) {
-			sc->free++;
-			sc->free_bytes += c->size;
-			if (c->where == HW_WHERE_TCACHE) {
-				sc->cached++;
-				sc->cached_bytes += c->size;
-			}
-		}
-	}
+	count_state(t, c, size_slot(&t->sizes, c->size), 1);
 	t->overhead += c->chunk_size - c->size;
-	arena_add(t, c);
+	return !t->sizes.oom;
+}
+
+/* Block c was given in the other state (ptmalloc's guessed fastbin
+   entries): move it.  Its memory and overhead were counted then.  */
+static bool restate_total(void *cookie, const struct hw_chunk *c)
+{
+	struct hw_totals *t = cookie;
+	struct hw_chunk was = *c;
+	was.used = !c->used;
+	was.where = c->used ? HW_WHERE_FASTBIN : HW_WHERE_HEAP;
+	struct hw_size_class *sc = size_slot(&t->sizes, c->size);
+	count_state(t, &was, sc, (uint64_t)-1);
+	count_state(t, c, sc, 1);
 	return !t->sizes.oom;
 }
 
@@ -219,6 +250,8 @@ enum hw_status hw_totals_gather(struct hw_session *s, struct hw_totals *t,
 	/* The session's policy: one thread inside gdb, the cores otherwise;
 	   only a walker that can split its work uses more than one.  */
 	unsigned nthreads = s->alloc->chunks_parallel ? hw_threads(s) : 1;
+	/* (One thread too takes chunks_parallel: it may spare list walks
+	   that chunks needs for its blocks' order.)  */
 	if (nthreads > GATHER_MAX_THREADS)
 		nthreads = GATHER_MAX_THREADS;
 	struct hw_totals extra[GATHER_MAX_THREADS - 1];
@@ -238,9 +271,9 @@ enum hw_status hw_totals_gather(struct hw_session *s, struct hw_totals *t,
 	}
 	if (oom)
 		t->sizes.oom = true;
-	else if (nthreads > 1)
+	else if (s->alloc->chunks_parallel)
 		s->alloc->chunks_parallel(s->alloc_state, nthreads, add_total,
-					  cookies);
+					  cookies, restate_total);
 	else
 		s->alloc->chunks(s->alloc_state, add_total, t);
 	for (unsigned k = 1; k < nthreads; k++)

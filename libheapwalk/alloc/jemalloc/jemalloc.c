@@ -89,8 +89,9 @@ static bool je_chunks(void *state, hw_chunk_fn *fn, void *cookie)
 }
 
 static bool je_chunks_parallel(void *state, unsigned nparts, hw_chunk_fn *fn,
-			       void *const cookies[])
+			       void *const cookies[], hw_chunk_fn *retract)
 {
+	(void)retract;        /* every block is given in its final state */
 	return je_walk_parallel(state, nparts, fn, cookies);
 }
 

@@ -207,6 +207,10 @@ enum walk_mode {
 	STATES_ONLY = 4,    /* only the bins of free chunks are not walked */
 	PROGRESS = 8,       /* the caller's thread: tells the front end how
 			       far the whole walk is */
+	LINK_SUMS = 16,     /* the small and large bins are not walked: hash
+			       the links of the free chunks no list holds */
+	GUESS_FAST = 32,    /* the fastbins are not walked: guess their
+			       entries, given as free (pm_fast_guess) */
 };
 
 /* Chunks between two progress checkpoints: rare enough to cost nothing
@@ -237,9 +241,35 @@ static void progress_begin(struct pm_state *p)
 	p->progress_total = total;
 }
 
-/* Classify one heap chunk.  `next_p` is the P bit of the chunk after it.  */
+/* A free chunk that no walked list holds, in a walk with link sums:
+   glibc keeps it in the small or large bin of its size, so its fd and
+   bk are hashed as links within that bin (linksums.c checks them).
+   `mem` is the chunk's bytes in the core's mapping, or NULL.  */
+static void link_sum(struct pm_heap *h, struct pm_state *p, uint64_t chunk,
+		     uint64_t sz, const uint8_t *mem)
+{
+	uint64_t w[2];
+	if (mem)
+		memcpy(w, mem + PM_HDR, sizeof w);
+	else if (!hw_read(p->t, chunk + PM_HDR, w, sizeof w)) {
+		h->link_broken = true;
+		return;
+	}
+	uint64_t cls = (uint64_t)pm_bin_index(sz);
+	/* A chunk linked to itself would add equal hashes both ways.  */
+	if (w[0] == chunk || w[1] == chunk)
+		h->link_broken = true;
+	h->link_fwd += pm_link_hash(chunk, w[0], cls);
+	h->link_bwd += pm_link_hash(w[1], chunk, cls);
+	h->binned++;
+	h->binned_bytes += sz;
+}
+
+/* Classify one heap chunk.  `next_p` is the P bit of the chunk after it;
+   `mem` its bytes in the core's mapping (NULL: not mapped whole).  */
 static void classify(struct pm_state *p, struct pm_heap *h,
-		     struct hw_chunk *c, bool next_p, unsigned mode)
+		     struct hw_chunk *c, bool next_p, const uint8_t *mem,
+		     unsigned mode)
 {
 	enum pm_tag tag = pm_tag_get(h, c->chunk);
 	bool tcached = c->chunk_size <= p->tcache_max_chunk &&
@@ -260,8 +290,14 @@ static void classify(struct pm_state *p, struct pm_heap *h,
 					   "it (a next pointer or a list head "
 					   "before it was overwritten)");
 		}
+		if ((mode & GUESS_FAST) && c->used && tag == PM_TAG_NONE &&
+		    !tcached && pm_fast_guess(p, h, c->chunk, c->chunk_size,
+					      mem)) {
+			c->used = false;
+			c->where = HW_WHERE_FASTBIN;
+		}
 		if ((mode & REPORT_LISTS) && c->used && tag == PM_TAG_NONE &&
-		    pm_fast_orphan(p, h, c))
+		    p->arenas[h->arena].fast_broken && pm_fast_orphan(p, h, c))
 			hw_finding(p->s, c->chunk, "possibly an orphaned fastbin "
 				   "entry: in use by its header, but its "
 				   "safe-linked fd leads to the end of a list "
@@ -279,7 +315,11 @@ static void classify(struct pm_state *p, struct pm_heap *h,
 	else if (tag == PM_TAG_BINNED)
 		c->where = c->chunk_size < 0x400 ? HW_WHERE_SMALLBIN
 						 : HW_WHERE_LARGEBIN;
-	else if ((mode & STATES_ONLY) && !p->lists_done)
+	else if ((mode & LINK_SUMS) && tag == PM_TAG_NONE && !tcached) {
+		c->where = HW_WHERE_COUNT;        /* settled by the sums */
+		link_sum(h, p, c->chunk, c->chunk_size, mem);
+		return;
+	} else if ((mode & (STATES_ONLY | LINK_SUMS)) && !p->lists_done)
 		c->where = HW_WHERE_COUNT;        /* its bin is not known */
 	else {
 		c->where = HW_WHERE_UNBINNED;
@@ -337,15 +377,15 @@ static bool size_fits(uint64_t c, uint64_t sz, uint64_t end)
    fn through *out.  */
 static bool deliver(struct pm_state *p, struct pm_heap *h,
 		    struct hw_chunk *out, uint64_t c, uint64_t sz,
-		    uint64_t field, uint64_t nfield, hw_chunk_fn *fn,
-		    void *cookie, unsigned mode)
+		    uint64_t field, uint64_t nfield, const uint8_t *mem,
+		    hw_chunk_fn *fn, void *cookie, unsigned mode)
 {
 	out->chunk = c;
 	out->chunk_size = sz;
 	out->addr = c + PM_HDR;
 	out->size = sz - p->l.usable_slack;
 	out->orphan = false;
-	classify(p, h, out, (nfield & PM_PREV_INUSE) != 0, mode);
+	classify(p, h, out, (nfield & PM_PREV_INUSE) != 0, mem, mode);
 	/* glibc keeps the A bit only on chunks in use (by header):
 	   consolidation rewrites free chunks' heads without it.  */
 	if ((mode & REPORT_CHAIN) && (nfield & PM_PREV_INUSE) &&
@@ -457,8 +497,8 @@ static bool walk_heap(struct pm_state *p, struct pm_heap *h, uint64_t from,
 			enum pm_tag tag = pm_tag_get(h, c);
 			uint64_t p_bit = tag == PM_TAG_UNSORTED ||
 					 tag == PM_TAG_BINNED ? 0 : PM_PREV_INUSE;
-			if (!deliver(p, h, &out, c, sz, field, p_bit, fn,
-				     cookie, mode))
+			if (!deliver(p, h, &out, c, sz, field, p_bit, NULL,
+				     fn, cookie, mode))
 				return false;
 			if (report)
 				bad_size(p, n, nfield & ~(uint64_t)PM_SIZE_BITS,
@@ -476,8 +516,10 @@ static bool walk_heap(struct pm_state *p, struct pm_heap *h, uint64_t from,
 			c = n;
 			continue;
 		}
-		if (!deliver(p, h, &out, c, sz, field, nfield, fn, cookie,
-			     mode))
+		const uint8_t *mem = c + 2 * PM_HDR <= h->start + run
+				     ? base + (c - h->start) : NULL;
+		if (!deliver(p, h, &out, c, sz, field, nfield, mem, fn,
+			     cookie, mode))
 			return false;
 		c = n;
 	}
@@ -539,13 +581,28 @@ static void *walk_part(void *arg)
 #define PM_MAX_PARTS 16
 
 /* The mode of a walk of everything, and the findings it takes.  */
-static unsigned full_walk_mode(struct pm_state *p, bool states_only)
+static unsigned full_walk_mode(struct pm_state *p, unsigned how)
 {
-	unsigned mode = states_only ? STATES_ONLY : 0;
+	unsigned kind = how & ~(unsigned)PM_WALK_GUESS_FAST;
+	unsigned mode = kind == PM_WALK_STATES ? STATES_ONLY : 0;
+	if (how & PM_WALK_GUESS_FAST)
+		mode |= GUESS_FAST;
 	if (!p->walked)
 		mode |= REPORT_CHAIN;
 	if (p->lists_done && !p->lists_reported)
 		mode |= REPORT_LISTS;
+	/* Every list but the small and large bins was walked: what needs
+	   only those lists is reported now, the rest is left to the sums
+	   (or, when they disagree, to pm_walk_list_findings).  */
+	if (kind == PM_WALK_SUMS && !p->lists_done) {
+		mode |= LINK_SUMS | REPORT_LISTS;
+		for (size_t i = 0; i < p->nheaps; i++) {
+			struct pm_heap *h = &p->heaps[i];
+			h->link_fwd = h->link_bwd = 0;
+			h->binned = h->binned_bytes = 0;
+			h->link_broken = false;
+		}
+	}
 	p->walked = true;
 	p->lists_reported |= p->lists_done;
 	return mode;
@@ -553,7 +610,7 @@ static unsigned full_walk_mode(struct pm_state *p, bool states_only)
 
 bool pm_walk_chunks_parallel(struct pm_state *p, unsigned nparts,
 			     hw_chunk_fn *fn, void *const cookies[],
-			     bool states_only)
+			     unsigned how)
 {
 	struct part_job jobs[PM_MAX_PARTS];
 	pthread_t tids[PM_MAX_PARTS];
@@ -566,7 +623,7 @@ bool pm_walk_chunks_parallel(struct pm_state *p, unsigned nparts,
 		nparts = 1;
 	for (size_t u = 0; u < units; u++)
 		total += unit_bytes(p, u);
-	unsigned mode = full_walk_mode(p, states_only);
+	unsigned mode = full_walk_mode(p, how);
 	progress_begin(p);
 	/* Split by bytes: part k takes the units that start in its share.  */
 	size_t u = 0;
@@ -659,7 +716,7 @@ bool pm_walk_chunks(struct pm_state *p, hw_chunk_fn *fn, void *cookie)
 {
 	/* Findings are recorded on the first walk only: every later walk
 	   would find the same.  */
-	unsigned mode = full_walk_mode(p, false) | PROGRESS;
+	unsigned mode = full_walk_mode(p, PM_WALK_ALL) | PROGRESS;
 	progress_begin(p);
 	size_t hi = 0, mi = 0;
 	while (hi < p->nheaps || mi < p->nmmapped) {
@@ -679,12 +736,30 @@ bool pm_walk_chunks(struct pm_state *p, hw_chunk_fn *fn, void *cookie)
 	return true;
 }
 
-/* One parked chunk at `chunk`, free in list `where`.  */
-static bool retract_one(struct pm_state *p, uint64_t chunk,
-			enum hw_where where, hw_chunk_fn *fn, void *cookie)
+static bool take_nothing(void *cookie, const struct hw_chunk *c)
 {
-	uint64_t field;
-	if (!hw_read_u64(p->t, chunk + 8, &field))
+	(void)cookie;
+	(void)c;
+	return true;
+}
+
+void pm_walk_list_findings(struct pm_state *p)
+{
+	if (!p->lists_done || p->lists_reported)
+		return;
+	p->lists_reported = true;
+	for (size_t i = 0; i < p->nheaps; i++)
+		walk_heap(p, &p->heaps[i], p->heaps[i].start, take_nothing,
+			  NULL, REPORT_LISTS);
+}
+
+/* One parked chunk at `chunk`, free in list `where`; `field` is its
+   size field when the caller read it (`have`).  */
+static bool retract_one(struct pm_state *p, uint64_t chunk, uint64_t field,
+			bool have, enum hw_where where, hw_chunk_fn *fn,
+			void *cookie)
+{
+	if (!have && !hw_read_u64(p->t, chunk + 8, &field))
 		return true;
 	uint64_t sz = field & ~(uint64_t)PM_SIZE_BITS;
 	/* (An mmapped chunk in a tcache is 2.43+'s: usable as in a heap.)  */
@@ -702,23 +777,59 @@ bool pm_retract_parked(struct pm_state *p, hw_chunk_fn *fn, void *cookie)
 	/* (Tcaches read before the walk went out free already.)  */
 	for (size_t j = 0; j < set->cap && !p->tcaches_done; j++)
 		if (set->slots[j] &&
-		    !retract_one(p, set->slots[j] - PM_HDR, HW_WHERE_TCACHE,
-				 fn, cookie))
+		    !retract_one(p, set->slots[j] - PM_HDR, 0, false,
+				 HW_WHERE_TCACHE, fn, cookie))
 			return false;
 	if (p->l.ms_fastbins < 0)
 		return true;
 	/* Fastbin chunks are tagged at their start; a tcache entry's mark
-	   is at its user pointer (taken above).  */
+	   is at its user pointer (taken above).  Most of a tag map is
+	   zeros: it is read eight bytes (32 granules) at a time.  The
+	   chunks are far apart, each header a cache miss: a batch of them
+	   is prefetched before it is read.  */
+	enum { BATCH = 32 };
+	uint64_t offs[BATCH];
 	for (size_t i = 0; i < p->nheaps; i++) {
 		const struct pm_heap *h = &p->heaps[i];
-		uint64_t granules = (h->end - h->start) >> 4;
-		for (uint64_t b = 0; b < (granules + 3) / 4; b++) {
-			uint8_t v = h->tags[b];
-			for (unsigned k = 0; v && k < 4; k++, v >>= 2) {
-				uint64_t a = h->start + ((b * 4 + k) << 4);
-				if ((v & 3) == PM_TAG_FAST && !pm_tcached_at(p, a) &&
-				    !retract_one(p, a, HW_WHERE_FASTBIN, fn,
-						 cookie))
+		const uint8_t *base = NULL;
+		uint64_t run = hw_readable_run(p->t, h->start, &base);
+		uint64_t nbytes = (((h->end - h->start) >> 4) + 3) / 4;
+		uint64_t b = 0, word = 0, v = 0;
+		for (;;) {
+			unsigned n = 0;
+			while (n < BATCH) {
+				if (!v) {
+					if (b >= nbytes)
+						break;
+					memcpy(&v, h->tags + b, nbytes - b < 8
+					       ? nbytes - b : 8);
+					if (nbytes - b < 8)
+						v &= (1ull << (8 * (nbytes - b))) - 1;
+					/* Only tags exactly PM_TAG_FAST.  */
+					v &= ~(v >> 1) & 0x5555555555555555ull;
+					word = b;
+					b += 8;
+					continue;
+				}
+				unsigned k = (unsigned)__builtin_ctzll(v) / 2;
+				v &= v - 1;
+				uint64_t off = (word * 4 + k) << 4;
+				if (off + PM_HDR <= run)
+					__builtin_prefetch(base + off + 8);
+				offs[n++] = off;
+			}
+			if (!n)
+				break;
+			for (unsigned j = 0; j < n; j++) {
+				uint64_t off = offs[j], a = h->start + off;
+				uint64_t field = 0;
+				if (pm_tcached_at(p, a))
+					continue;
+				bool have = off + PM_HDR <= run;
+				if (have)
+					memcpy(&field, base + off + 8, 8);
+				if (!retract_one(p, a, field, have,
+						 HW_WHERE_FASTBIN, fn, cookie))
 					return false;
 			}
 		}

@@ -73,12 +73,6 @@ bool pm_tcached_at(const struct pm_state *p, uint64_t user)
 
 /* ---- tags over heaps --------------------------------------------------- */
 
-enum pm_tag pm_tag_get(const struct pm_heap *h, uint64_t chunk)
-{
-	uint64_t g = (chunk - h->start) >> 4;
-	return (enum pm_tag)((h->tags[g >> 2] >> ((g & 3) * 2)) & 3);
-}
-
 /* Tag `chunk` as being on a list; false (with a finding) if it cannot be
    on one.  */
 static bool tag_chunk(struct pm_state *p, struct pm_heap **hint,
@@ -128,6 +122,8 @@ struct list_filter {
 	const uint64_t *sizes;
 	size_t nsizes;
 	bool fast_only;           /* no unsorted, small or large bin */
+	bool no_sorted;           /* no small or large bin */
+	bool no_fast;             /* no fastbin */
 };
 
 /* A tcache bin of this chunk size (tcaches are not per arena: a thread
@@ -152,12 +148,12 @@ static bool filter_range(const struct list_filter *f, uint64_t lo, uint64_t hi)
 /* The fastbin of this chunk size in `arena`.  */
 static bool filter_fast(const struct list_filter *f, int arena, uint64_t size)
 {
-	return filter_size(f, size) && (f->nsizes == 0 || arena == f->arena);
+	return !f->no_fast && filter_size(f, size) && (f->nsizes == 0 || arena == f->arena);
 }
 
 static bool filter_bin(const struct list_filter *f, int arena, int bin)
 {
-	if (f->fast_only)
+	if (f->fast_only || (f->no_sorted && bin != 1))
 		return false;
 	if (f->nsizes == 0)
 		return true;
@@ -976,6 +972,24 @@ void pm_walk_fast_lists(struct pm_state *p)
 		return;
 	p->fast_lists_done = true;
 	walk_lists(p, &(struct list_filter){ .arena = -1, .fast_only = true });
+}
+
+void pm_walk_lists_but_sorted(struct pm_state *p)
+{
+	if (p->lists_done)
+		return;
+	walk_lists(p, &(struct list_filter){ .arena = -1, .no_sorted = true });
+	p->fast_lists_done = true;
+	p->tcaches_done = true;
+}
+
+void pm_walk_tcaches_unsorted(struct pm_state *p)
+{
+	if (p->lists_done)
+		return;
+	walk_lists(p, &(struct list_filter){ .arena = -1, .no_sorted = true,
+					     .no_fast = true });
+	p->tcaches_done = true;
 }
 
 void pm_walk_lists_for(struct pm_state *p, int arena, const uint64_t *sizes,

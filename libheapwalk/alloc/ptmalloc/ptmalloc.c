@@ -139,11 +139,46 @@ static bool pm_chunks_around(void *state, uint64_t addr, hw_chunk_fn *fn,
 	return pm_walk_around(state, addr, fn, cookie);
 }
 
+/* A walk for counting (summary, sizes): every chunk's state, its bin
+   only where it is a tcache or fastbin.  Rather than walk the small and
+   large bins first (millions of scattered reads on a big heap), the walk
+   hashes the links of their chunks, and the sums settle it afterwards
+   (linksums.c); only when they disagree are those lists walked, to say
+   where they break.  */
 static bool pm_chunks_parallel(void *state, unsigned nparts, hw_chunk_fn *fn,
-			       void *const cookies[])
+			       void *const cookies[], hw_chunk_fn *restate)
 {
-	pm_prepare_all(state);
-	return pm_walk_chunks_parallel(state, nparts, fn, cookies, false);
+	struct pm_state *p = state;
+	if (!pm_link_sums_usable(p)) {
+		pm_prepare_all(p);
+		return pm_walk_chunks_parallel(p, nparts, fn, cookies,
+					       PM_WALK_ALL);
+	}
+	pm_find_mmapped(p);
+	/* With a restate function the fastbin entries are guessed too, and
+	   given as free; the guesses go back in use if the sums disagree,
+	   and then the lists say which chunks to give as free again.  */
+	bool guess = restate && pm_fast_guess_begin(p);
+	if (guess)
+		pm_walk_tcaches_unsorted(p);
+	else
+		pm_walk_lists_but_sorted(p);
+	bool ok = pm_walk_chunks_parallel(p, nparts, fn, cookies,
+					  PM_WALK_SUMS |
+					  (guess ? PM_WALK_GUESS_FAST : 0));
+	bool fast_ok = !guess || pm_fast_guess_settle(p, ok, ok ? restate
+								 : NULL,
+						      cookies[0]);
+	if (!fast_ok) {
+		pm_walk_fast_lists(p);
+		if (ok)
+			ok = pm_retract_parked(p, restate, cookies[0]);
+	}
+	if (ok && (!pm_link_sums_settle(p) || !fast_ok)) {
+		pm_walk_lists(p);
+		pm_walk_list_findings(p);
+	}
+	return ok;
 }
 
 static bool pm_states_parallel(void *state, unsigned nparts,
@@ -154,14 +189,16 @@ static bool pm_states_parallel(void *state, unsigned nparts,
 	pm_find_mmapped(p);
 	if (!retract || p->lists_done || p->fast_lists_done) {
 		pm_walk_fast_lists(p);
-		return pm_walk_chunks_parallel(p, nparts, fn, cookies, true);
+		return pm_walk_chunks_parallel(p, nparts, fn, cookies,
+					       PM_WALK_STATES);
 	}
 	/* No list read yet: fastbin chunks go out as in use (their headers
 	   say so) and are taken back after the lists.  The tcaches are few
 	   entries, read first: a broken tcache list's orphans are found by
 	   the chunk walk (pm_tcache_orphan).  */
 	pm_walk_tcaches(p);
-	bool ok = pm_walk_chunks_parallel(p, nparts, fn, cookies, true);
+	bool ok = pm_walk_chunks_parallel(p, nparts, fn, cookies,
+					  PM_WALK_STATES);
 	pm_walk_fast_lists(p);
 	return ok && pm_retract_parked(p, retract, cookies[0]);
 }
@@ -189,8 +226,14 @@ static uint64_t pm_arena_addr(void *state, int32_t arena)
 
 static void pm_summary(void *state, struct hw_emitter *e)
 {
-	pm_prepare_all(state);
-	pm_report_summary(state, e);
+	struct pm_state *p = state;
+	/* (After a counting walk whose link sums agreed, the bins' totals
+	   are known without their lists.)  */
+	if (p->bins_summed)
+		pm_find_mmapped(p);
+	else
+		pm_prepare_all(p);
+	pm_report_summary(p, e);
 }
 
 static enum hw_status pm_arenas(void *state, struct hw_emitter *e)

@@ -14,8 +14,9 @@
  *
  * A chunk is free by its header when the next chunk's P bit is clear;
  * chunks parked in a tcache or a fastbin keep P set and are free only by
- * membership of those lists, which is why the walker reads every list
- * before it walks the heaps.
+ * membership of those lists, which is why the walker reads the lists
+ * before it walks the heaps (a walk that only counts checks the small
+ * and large bins and the fastbins by sums instead: linksums.c).
  *
  * Layouts differ across glibc 2.17-2.44; every offset used here lives in
  * struct pm_layout, filled from DWARF when libc's debug info is found and
@@ -28,6 +29,7 @@
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "../../sym/sym.h"
 #include "../../target/prefault.h"
@@ -112,6 +114,16 @@ struct pm_heap {
 	int32_t arena;
 	uint8_t *tags;        /* 2 bits per 16 bytes: enum pm_tag */
 	size_t tags_len;      /* bytes mapped for tags */
+	/* A walk with link sums (linksums.c): this heap's free chunks that
+	   no walked list holds, their links hashed each way.  Written only
+	   by the thread that walks the heap.  */
+	uint64_t link_fwd, link_bwd, binned, binned_bytes;
+	bool link_broken;     /* a link unreadable or pointing at itself */
+	/* ... and its chunks that may be fastbin entries, the guesses: the
+	   hashes of their addresses and of their fd pointers, how many end
+	   a list, and how many there are of each fastbin's size.  */
+	uint64_t guess_nodes, guess_links, guess_tails;
+	uint64_t guessed[PM_NFASTBINS];
 };
 
 enum pm_tag { PM_TAG_NONE, PM_TAG_FAST, PM_TAG_UNSORTED, PM_TAG_BINNED };
@@ -129,6 +141,12 @@ static inline bool pm_is_tcached(const struct pm_heap *h, uint64_t user)
 {
 	uint64_t g = (user - h->start) >> 4;
 	return (h->tags[g >> 2] >> ((g & 3) * 2)) & 3;
+}
+
+static inline enum pm_tag pm_tag_get(const struct pm_heap *h, uint64_t chunk)
+{
+	uint64_t g = (chunk - h->start) >> 4;
+	return (enum pm_tag)((h->tags[g >> 2] >> ((g & 3) * 2)) & 3);
 }
 
 struct pm_bin_stat {
@@ -151,7 +169,15 @@ struct pm_arena {
 	   the lists its chunks could be on, a later report the others).  */
 	bool fast_done[PM_NFASTBINS];
 	uint16_t fast_broken;             /* bit i: fastbin i's walk broke */
+	/* For a walk that guesses the fastbin entries: bit i, fastbin i
+	   is not empty; the span of the arena's heaps.  */
+	uint16_t fast_heads;
+	uint64_t fast_head[PM_NFASTBINS];
+	uint64_t span_lo, span_hi;
 	bool bins_done[PM_NBINS];
+	/* The small and large bins' chunks and bytes, when their links
+	   were checked by sums instead of walked (pm_state.bins_summed).  */
+	uint64_t summed_count, summed_bytes;
 };
 
 /* One thread's tcache.  */
@@ -267,6 +293,10 @@ struct pm_state {
 	bool fast_lists_done;             /* every tcache and fastbin walked */
 	bool tcaches_done;                /* every tcache walked */
 	bool mmapped_done;                /* mmapped chunks looked for */
+	/* The small and large bins were not walked: a chunk walk hashed
+	   their chunks' links and the sums agreed (linksums.c), so each
+	   arena's summed_count/bytes are theirs.  */
+	bool bins_summed;
 	/* A whole walk's progress: bytes of heap walked by every part (each
 	   adds at checkpoints), of progress_total; the caller's own part
 	   tells the front end (hw_progress).  */
@@ -323,6 +353,12 @@ void pm_walk_lists(struct pm_state *p);
 void pm_walk_fast_lists(struct pm_state *p);
 /* Every tcache list (before a light walk: see pm_states_parallel).  */
 void pm_walk_tcaches(struct pm_state *p);
+/* The tcaches, fastbins and unsorted bins: every list but the small and
+   large bins (before a walk with link sums).  */
+void pm_walk_lists_but_sorted(struct pm_state *p);
+/* The tcaches and unsorted bins (before a walk with link sums that
+   guesses the fastbin entries).  */
+void pm_walk_tcaches_unsorted(struct pm_state *p);
 /* Only the lists that chunks of these sizes (chunk sizes, headers
    included) in arena `arena` could be on: their tcache bins in every
    tcache, their fastbin, the unsorted bin and their bins.  For a lookup,
@@ -333,7 +369,6 @@ void pm_find_tcaches(struct pm_state *p);
 /* Is the chunk at user pointer `user` in a tcache?  (A set look-up: for
    the few chunks outside heaps, mmapped ones in 2.43+'s large bins.)  */
 bool pm_tcached_at(const struct pm_state *p, uint64_t user);
-enum pm_tag pm_tag_get(const struct pm_heap *h, uint64_t chunk);
 
 /* Is the in-use chunk c (as delivered by the walk) an orphaned tcache
    entry (lists.c)?  */
@@ -360,13 +395,45 @@ bool pm_walk_chunks(struct pm_state *p, hw_chunk_fn *fn, void *cookie);
 /* Only the heap (or the mmapped chunk) that holds addr.  */
 bool pm_walk_around(struct pm_state *p, uint64_t addr, hw_chunk_fn *fn,
 		    void *cookie);
-/* states_only: the walk needs to know which chunks are in use, not
-   which bin a free one is in (leaks' block map): the caller walked the
-   fast lists only, free chunks' `where` is HW_WHERE_COUNT, and findings
-   that need every list are left for a full walk.  */
+/* What a parallel walk of everything knows of the lists.  */
+enum pm_walk_kind {
+	PM_WALK_ALL,      /* every list was walked */
+	/* The walk needs to know which chunks are in use, not which bin a
+	   free one is in (leaks' block map): the caller walked the fast
+	   lists only, free chunks' `where` is HW_WHERE_COUNT, and findings
+	   that need every list are left for a full walk.  */
+	PM_WALK_STATES,
+	/* The same, with the unsorted bins walked too: the chunks of the
+	   small and large bins are hashed for pm_link_sums_settle.  */
+	PM_WALK_SUMS,
+	/* A PM_WALK_SUMS walk may also guess the fastbin entries and give
+	   them as free (pm_fast_guess_begin said yes): or'ed in.  */
+	PM_WALK_GUESS_FAST = 8,
+};
+/* how: a pm_walk_kind, with PM_WALK_GUESS_FAST or'ed in or not.  */
 bool pm_walk_chunks_parallel(struct pm_state *p, unsigned nparts,
 			     hw_chunk_fn *fn, void *const cookies[],
-			     bool states_only);
+			     unsigned how);
+/* The findings that need every list, by one more walk of the heaps
+   (after pm_walk_lists, when a PM_WALK_SUMS walk's sums disagreed).  */
+void pm_walk_list_findings(struct pm_state *p);
+/* linksums.c: can the small and large bins be checked by sums (no
+   lookup walked one of them yet)?  */
+bool pm_link_sums_usable(const struct pm_state *p);
+/* Can the fastbins' entries be guessed by a walk and checked by sums
+   (safe-linked fastbins, none walked yet, and pm_link_sums_usable)?  If
+   so, read the fastbins' heads for it and say yes.  */
+bool pm_fast_guess_begin(struct pm_state *p);
+/* After a walk that guessed (`complete`: to the end): do the guesses'
+   sums match the fastbins' heads?  If so they are the fastbins' entries
+   (tagged, counted, the fast lists done).  If not every guess is given
+   to restate(cookie, ...) as in use (when restate is not NULL) and
+   forgotten.  */
+bool pm_fast_guess_settle(struct pm_state *p, bool complete,
+			  hw_chunk_fn *restate, void *cookie);
+/* After a PM_WALK_SUMS walk: do the hashed links match the bins' heads,
+   arena by arena?  If so the bins are summed (p->bins_summed).  */
+bool pm_link_sums_settle(struct pm_state *p);
 /* Every chunk parked in a tcache or a fastbin (after the fast lists were
    walked), as free blocks to fn(cookie, ...): a walk made before the
    lists gave them as in use.  False if fn stopped.  */
@@ -410,11 +477,63 @@ static inline int pm_bin_index(uint64_t sz)
 	return sz < 0x400 ? pm_smallbin_index(sz) : pm_largebin_index(sz);
 }
 
+/* One link of a doubly linked bin, from chunk (or bin head) `from` to
+   `to`, both of bin class `cls`, hashed for the link sums: each link is
+   added once as a chunk's fd and once as the next one's bk.  */
+static inline uint64_t pm_link_hash(uint64_t from, uint64_t to, uint64_t cls)
+{
+	uint64_t x = from * 0x9e3779b97f4a7c15ull +
+		     to * 0xc2b2ae3d27d4eb4full + cls * 0x165667b19e3779f9ull;
+	x ^= x >> 32;
+	x *= 0xd6e8feb86659fd93ull;
+	x ^= x >> 32;
+	return x;
+}
+
+/* The node and link hashes of a fastbin guess (linksums.c): same form,
+   so that a link to a node of its size adds what the node adds.  */
+static inline uint64_t pm_fast_hash(uint64_t chunk, uint64_t size)
+{
+	return pm_link_hash(chunk, size, 0xfa57);
+}
+
 /* Undo safe-linking: `stored` was read from the field at `field_addr`.  */
 static inline uint64_t pm_reveal(const struct pm_state *p,
 				 uint64_t field_addr, uint64_t stored)
 {
 	return p->l.safe_linking ? (field_addr >> 12) ^ stored : stored;
+}
+
+/* Is the in-use chunk `chunk` (size sz) of heap h, whose bytes are at
+   mem (or NULL), a fastbin entry, by a guess (linksums.c says how)?  If
+   so it is tagged and hashed.  Inline: the walk asks for every small
+   chunk in use.  */
+static inline bool pm_fast_guess(struct pm_state *p, struct pm_heap *h,
+				 uint64_t chunk, uint64_t sz,
+				 const uint8_t *mem)
+{
+	const struct pm_arena *ar = &p->arenas[h->arena];
+	uint64_t i = sz / 16 - 2;
+	if (i >= PM_NFASTBINS || !(ar->fast_heads >> i & 1))
+		return false;
+	uint64_t stored;
+	if (mem)
+		memcpy(&stored, mem + PM_HDR, sizeof stored);
+	else if (!hw_read_u64(p->t, chunk + PM_HDR, &stored))
+		return false;
+	uint64_t next = pm_reveal(p, chunk + PM_HDR, stored);
+	if (next && ((next & 15) || next < ar->span_lo ||
+		     next >= ar->span_hi || next == chunk))
+		return false;
+	uint64_t g = (chunk - h->start) >> 4;
+	h->tags[g >> 2] |= (uint8_t)(PM_TAG_BINNED << ((g & 3) * 2));
+	h->guess_nodes += pm_fast_hash(chunk, sz);
+	if (next)
+		h->guess_links += pm_fast_hash(next, sz);
+	else
+		h->guess_tails++;
+	h->guessed[i]++;
+	return true;
 }
 
 #endif /* HW_PTMALLOC_H */

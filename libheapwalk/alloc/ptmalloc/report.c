@@ -24,9 +24,15 @@ static void compute_mallinfo(const struct pm_state *p, struct mallinfo_sum *m)
 			fast += ar->fast[b].bytes;
 		}
 		avail += fast;
-		for (int b = 1; b < PM_NBINS; b++) {
+		/* Summed bins were not walked; only a lookup's might be.  */
+		bool summed = p->bins_summed && !p->lists_done;
+		for (int b = 1; b < (summed ? 2 : PM_NBINS); b++) {
 			nblocks += ar->bins[b].count;
 			avail += ar->bins[b].bytes;
+		}
+		if (summed) {
+			nblocks += ar->summed_count;
+			avail += ar->summed_bytes;
 		}
 		m->smblks += nfast;
 		m->ordblks += nblocks;
