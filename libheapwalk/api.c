@@ -66,7 +66,7 @@ enum hw_status hw_blocks(hw_session *s, hw_block_cb *cb, void *arg)
 	if (st != HW_OK)
 		return st;
 	struct block_walk w = { cb, arg };
-	s->alloc->chunks(s->alloc_state, each_block, &w);
+	hw_walk_blocks(s, each_block, &w);
 	return walked(s);
 }
 
@@ -164,7 +164,7 @@ static enum hw_status total_walk(hw_session *s, struct totals_walk *w,
 		if (!w->arenas)
 			return hw_error(s, HW_BAD_TARGET, "out of memory");
 	}
-	s->alloc->chunks(s->alloc_state, total_one, w);
+	hw_walk_blocks(s, total_one, w);
 	if (w->oom)
 		return hw_error(s, HW_BAD_TARGET, "out of memory");
 	return walked(s);
@@ -275,7 +275,7 @@ enum hw_status hw_problems(hw_session *s, hw_problem_cb *cb, void *arg)
 	enum hw_status st = need_allocator(s);
 	if (st != HW_OK)
 		return st;
-	s->alloc->chunks(s->alloc_state, skip_block, NULL);
+	hw_walk_blocks(s, skip_block, NULL);
 	if (s->alloc->check)
 		s->alloc->check(s->alloc_state);
 	if ((st = walked(s)) != HW_OK)
@@ -332,7 +332,7 @@ enum hw_status hw_leaks(hw_session *s, hw_leak_cb *cb, void *arg)
 		return HW_BAD_TARGET;
 	if ((st = prof_sites_open(s, &w.sites)) != HW_OK)
 		return st;
-	s->alloc->chunks(s->alloc_state, leak_one, &w);
+	hw_walk_blocks(s, leak_one, &w);
 	prof_sites_close(&w.sites);
 	return walked(s);
 }

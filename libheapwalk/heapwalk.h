@@ -282,6 +282,24 @@ typedef int hw_leak_cb(void *arg, const struct hw_leak *l);
    per session).  */
 enum hw_status hw_leaks(hw_session *s, hw_leak_cb *cb, void *arg);
 
+/* The work a session did so far: how it reads the heap.  Each command
+   declares what it needs (hw_command_needs), and these counts show what
+   it took (`heapwalk --stats`; tests check that a command starts no walk
+   it does not need).  */
+struct hw_work {
+	uint64_t walks;          /* walks of every block */
+	uint64_t around;         /* walks of the blocks around one address */
+	uint64_t list_entries;   /* free-list entries followed one by one
+				    (each a read somewhere in the heap) */
+	uint64_t guessed;        /* ptmalloc: fastbin entries found by the
+				    heap walk, checked by sums */
+	uint64_t summed;         /* ptmalloc: small and large bin chunks
+				    checked by sums of their links */
+	uint64_t sums_failed;    /* ... times those sums disagreed, and the
+				    lists were walked after all */
+};
+void hw_session_work(const hw_session *s, struct hw_work *out);
+
 /* The command table, for help texts and front ends: the i-th command's
    name and one-line description, or NULL past the end.  */
 const char *hw_command_name(size_t i);

@@ -120,6 +120,12 @@ struct hw_session {
 	} slots[HW_NSLOTS];
 	atomic_bool oom;                  /* a walk ran out of memory: its
 					     results are not to be trusted */
+	/* What was done (struct hw_work), counted by the walk wrappers of
+	   alloc.h and the walkers; atomic: list walks run in threads.  */
+	struct {
+		_Atomic uint64_t walks, around, list_entries, guessed, summed,
+			sums_failed;
+	} work;
 	char err[512];
 };
 

@@ -608,6 +608,19 @@ enum hw_status hw_session_open_like(const struct hw_session *s,
 	return hw_session_open(&o, out);
 }
 
+void hw_session_work(const hw_session *s, struct hw_work *out)
+{
+	memset(out, 0, sizeof *out);
+	if (!s)
+		return;
+	out->walks = atomic_load(&s->work.walks);
+	out->around = atomic_load(&s->work.around);
+	out->list_entries = atomic_load(&s->work.list_entries);
+	out->guessed = atomic_load(&s->work.guessed);
+	out->summed = atomic_load(&s->work.summed);
+	out->sums_failed = atomic_load(&s->work.sums_failed);
+}
+
 const char *hw_session_errmsg(const hw_session *s)
 {
 	return s ? s->err : "out of memory";

@@ -207,15 +207,31 @@ measure /dev/null "$out/pagetouch" -t 2 "$core"
 touch_wall=$m_wall
 row "mmap core, read a byte per page (2 threads)"
 
-measure "$out/summary.txt" "$hw" "$core" summary
+# --stats: each command's own account of its work (walks, list entries
+# followed, entries guessed or summed instead), kept for the report; an
+# older heapwalk (for a before/after comparison) has no --stats.
+stats=()
+hw_help=$("$hw" --help 2>&1 || true)
+if [[ $hw_help == *--stats* ]]; then stats=(--stats); fi
+works=()
+work() {  # work LABEL: the --stats line of the last measured run
+    local w
+    w=$(sed -n 's/^heapwalk: stats: .*MiB; //p' "$out/probe.err" | tail -n 1)
+    [[ -n $w ]] && works+=("$(printf '%-22s  %s' "$1" "$w")")
+    return 0
+}
+
+measure "$out/summary.txt" "$hw" "${stats[@]}" "$core" summary
 sum_wall=$m_wall
 sum_status=$m_status
 row "heapwalk core summary"
+work summary
 
-measure /dev/null "$hw" --json "$core" chunks
+measure /dev/null "$hw" "${stats[@]}" --json "$core" chunks
 chunks_wall=$m_wall
 chunks_status=$m_status
 row "heapwalk --json core chunks > /dev/null"
+work "chunks --json"
 
 # An address in the middle of the heap (the mallinfo arena's middle
 # chunk), for the one-chunk lookup.
@@ -227,11 +243,12 @@ if [[ -n $mid ]]; then
 fi
 measure /dev/null "$hw" "$core" bins
 row "heapwalk core bins"
-measure "$out/leaks.txt" "$hw" "$core" leaks
+measure "$out/leaks.txt" "$hw" "${stats[@]}" "$core" leaks
 leaks_wall=$m_wall
 leaks_status=$m_status
 leaks_anon=$m_anon
 row "heapwalk core leaks"
+work leaks
 measure /dev/null "$hw" "$core" maps
 row "heapwalk core maps"
 if [[ -n $mid ]]; then
@@ -274,6 +291,7 @@ awk -v p="$touch_wall" -v c="$cat_wall" -v s="$sum_wall" -v l="$leaks_wall" 'BEG
     if (c > 0 && p > 0)
         printf "%-22s  %.2fx cat; summary %.2fx it, leaks %.2fx it\n", "page-fault floor", p / c, s / p, l / p
 }'
+((${#works[@]} == 0)) || printf '%s\n' "${works[@]}"
 awk -v a="$leaks_anon" -v h="$heap_bytes" 'BEGIN {
     t = 64 * 1024 + 0.02 * h / 1024
     printf "%-22s  %.1f MiB   target <= %.1f MiB   %s\n", "leaks anon memory", a / 1024, t / 1024, (a <= t ? "MET" : "NOT MET")

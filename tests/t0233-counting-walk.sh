@@ -11,9 +11,10 @@
 #   s2  the same, the word naming a real fastbin entry of its size
 #   for both, the guesses are dropped, and heapwalk still agrees with the
 #   truth everywhere (truthcmp: every chunk, and summary's mallinfo with
-#   the program's mallinfo2()), `check` finds nothing, and summary's
-#   and sizes' counts are those of the undamaged core (one word of a
-#   block's data changes no block's state)
+#   the program's mallinfo2()), `check` finds nothing, and summary's,
+#   sizes' and leaks' counts are those of the undamaged core (one word of
+#   a block's data changes no block's state; leaks' block map guesses
+#   the fastbin entries too)
 #   s3  a small-bin chunk's bk pointing at a live chunk, s4 a fastbin
 #       entry's fd = 0x4141414141414141: the sums disagree, the lists are
 #       walked, and summary counts exactly the findings `check` lists
@@ -51,6 +52,8 @@ hw "$T/orig.summary" "$T/orig.summary.err" --json "$T/orig.core" summary
 expect_rc 0
 hw "$T/orig.sizes" "$T/orig.sizes.err" --json "$T/orig.core" sizes
 expect_rc 0
+hw "$T/orig.leaks" "$T/orig.leaks.err" "$T/orig.core" leaks
+expect_rc 0
 [ "$(counts "$T/orig.summary" | wc -l)" = 2 ] ||
 	fail "summary --json has no used and free counts: $(head -c 300 "$T/orig.summary")"
 
@@ -71,9 +74,13 @@ agrees() {
 	expect_rc 0
 	cmp -s "$T/$name.sizes" "$T/orig.sizes" ||
 		fail "$name: sizes differs from the undamaged core's: $(diff "$T/orig.sizes" "$T/$name.sizes" | head -c 400)"
+	hw "$T/$name.leaks" "$T/$name.leaks.err" "$core" leaks
+	expect_rc 0
+	sed "s|$name.core|orig.core|g" "$T/$name.leaks" | cmp -s - "$T/orig.leaks" ||
+		fail "$name: leaks differs from the undamaged core's: $(sed "s|$name.core|orig.core|g" "$T/$name.leaks" | diff "$T/orig.leaks" - | head -c 400)"
 	hw "$T/$name.check" "$T/$name.check.err" "$core" check
 	expect_rc 0
-	say "$name: chunks, summary, sizes and check agree with the truth"
+	say "$name: chunks, summary, sizes, leaks and check agree with the truth"
 }
 
 # summary counts what check lists, and check has the damaged chunk.

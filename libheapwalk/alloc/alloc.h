@@ -114,14 +114,14 @@ struct hw_allocator_ops {
 	   may be HW_WHERE_COUNT (not determined), which spares walking the
 	   lists that only tell a free block's bin (ptmalloc's bins: their
 	   chunks say they are free in their neighbour's header); findings
-	   that need those lists wait for a full walk.  With `retract`, a
-	   block may first be given as in use and, after the walk, taken
-	   back: retract(cookies[0], block) for each that is free after all
-	   (ptmalloc's tcache and fastbin chunks: their lists are read once
-	   the walk has brought the heap's pages in, not one page fault per
-	   list entry before it).  NULL: use chunks_parallel.  */
+	   that need those lists wait for a full walk.  With `restate`, as
+	   for chunks_parallel, a block may be given in the state it seems to
+	   be in and given again after the walk in the one it is in
+	   (ptmalloc's fastbin chunks: their lists are read, or their
+	   entries guessed, without a page fault per list entry before the
+	   walk).  NULL: use chunks_parallel.  */
 	bool (*states_parallel)(void *state, unsigned nparts, hw_chunk_fn *fn,
-				void *const cookies[], hw_chunk_fn *retract);
+				void *const cookies[], hw_chunk_fn *restate);
 	/* Only the blocks of the heap, mmapped chunk or extent that holds
 	   addr, in address order: a block's neighbours are in it, so
 	   `chunk ADDR` need not walk the whole heap.  May be NULL (then
@@ -178,5 +178,46 @@ struct hw_allocator_ops {
 extern const struct hw_allocator_ops hw_ptmalloc_ops;
 extern const struct hw_allocator_ops hw_jemalloc_ops;
 extern const struct hw_allocator_ops hw_tcmalloc_ops;
+
+/* The walks, as analyses and reports start them: each counts in the
+   session's work (hw_session_work), so that what a command takes can be
+   checked against what it needs.  */
+static inline bool hw_walk_blocks(struct hw_session *s, hw_chunk_fn *fn,
+				  void *cookie)
+{
+	atomic_fetch_add(&s->work.walks, 1);
+	return s->alloc->chunks(s->alloc_state, fn, cookie);
+}
+
+static inline bool hw_walk_blocks_parallel(struct hw_session *s,
+					   unsigned nparts, hw_chunk_fn *fn,
+					   void *const cookies[],
+					   hw_chunk_fn *restate)
+{
+	atomic_fetch_add(&s->work.walks, 1);
+	return s->alloc->chunks_parallel(s->alloc_state, nparts, fn, cookies,
+					 restate);
+}
+
+static inline bool hw_walk_states_parallel(struct hw_session *s,
+					   unsigned nparts, hw_chunk_fn *fn,
+					   void *const cookies[],
+					   hw_chunk_fn *restate)
+{
+	atomic_fetch_add(&s->work.walks, 1);
+	return s->alloc->states_parallel(s->alloc_state, nparts, fn, cookies,
+					 restate);
+}
+
+/* The blocks around addr (chunks_around), or, for a walker that cannot
+   tell them, every block.  */
+static inline bool hw_walk_around(struct hw_session *s, uint64_t addr,
+				  hw_chunk_fn *fn, void *cookie)
+{
+	if (!s->alloc->chunks_around)
+		return hw_walk_blocks(s, fn, cookie);
+	atomic_fetch_add(&s->work.around, 1);
+	return s->alloc->chunks_around(s->alloc_state, addr, fn, cookie);
+}
 
 #endif /* HW_ALLOC_H */

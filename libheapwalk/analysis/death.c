@@ -349,7 +349,7 @@ static bool freed_twice(struct hw_session *s, struct hw_death *d,
 {
 	struct hw_target *t = s->target;
 	struct tcache_set ts = { 0 };
-	s->alloc->chunks(s->alloc_state, collect_tcache, &ts);
+	hw_walk_blocks(s, collect_tcache, &ts);
 	if (ts.oom) {
 		free(ts.v);
 		return false;
@@ -402,10 +402,7 @@ static bool holder_of(struct hw_session *s, uint64_t addr,
 		      struct hw_chunk *out)
 {
 	struct holder h = { .addr = addr };
-	if (s->alloc->chunks_around)
-		s->alloc->chunks_around(s->alloc_state, addr, find_holder, &h);
-	else
-		s->alloc->chunks(s->alloc_state, find_holder, &h);
+	hw_walk_around(s, addr, find_holder, &h);
 	if (h.found)
 		*out = h.c;
 	return h.found;

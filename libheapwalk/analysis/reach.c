@@ -52,13 +52,9 @@ struct filler {
 	uint64_t blocks, bytes, unplaced, unplaced_addr;
 };
 
-static bool fill_one(void *cookie, const struct hw_chunk *c)
+/* Block c in use into the map.  */
+static void add_used(struct filler *f, const struct hw_chunk *c)
 {
-	struct filler *f = cookie;
-	if (c->chunk_size)
-		hw_ranges_add(&f->owned, c->chunk, c->chunk + c->chunk_size);
-	if (!c->used)
-		return true;
 	if (bm_add(f->map, &f->bf, c->addr, c->size ? c->size : 1)) {
 		f->blocks++;
 		f->bytes += c->size;
@@ -67,13 +63,27 @@ static bool fill_one(void *cookie, const struct hw_chunk *c)
 			f->unplaced_addr = c->addr;
 		f->unplaced++;
 	}
+}
+
+static bool fill_one(void *cookie, const struct hw_chunk *c)
+{
+	struct filler *f = cookie;
+	if (c->chunk_size)
+		hw_ranges_add(&f->owned, c->chunk, c->chunk + c->chunk_size);
+	if (c->used)
+		add_used(f, c);
 	return !f->owned.oom;
 }
 
-/* A block given as in use that is free after all (fill's first filler).  */
-static bool retract_one(void *cookie, const struct hw_chunk *c)
+/* A block given in the other state: free after all, or (a wrong guess)
+   in use after all (fill's first filler; before the map is sealed).  */
+static bool restate_one(void *cookie, const struct hw_chunk *c)
 {
 	struct filler *f = cookie;
+	if (c->used) {
+		add_used(f, c);
+		return true;
+	}
 	if (bm_remove(f->map, c->addr)) {
 		f->blocks--;
 		f->bytes -= c->size;
@@ -102,13 +112,13 @@ static bool fill(struct hw_session *s, struct hw_reach *r,
 	}
 	/* Only whether each block is in use matters here.  */
 	if (s->alloc->states_parallel)
-		s->alloc->states_parallel(s->alloc_state, n, fill_one, cookies,
-					  retract_one);
+		hw_walk_states_parallel(s, n, fill_one, cookies,
+					  restate_one);
 	else if (n > 1)
-		s->alloc->chunks_parallel(s->alloc_state, n, fill_one, cookies,
-					  NULL);
+		hw_walk_blocks_parallel(s, n, fill_one, cookies,
+					  restate_one);
 	else
-		s->alloc->chunks(s->alloc_state, fill_one, &fs[0]);
+		hw_walk_blocks(s, fill_one, &fs[0]);
 	for (unsigned k = 0; k < n; k++) {
 		bm_fill_done(&r->map, &fs[k].bf);
 		r->blocks += fs[k].blocks;

@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -64,6 +65,8 @@ static void usage(FILE *f)
 	      "                    is set) | always | never\n"
 	      "  -q, --quiet       no progress on stderr (shown on a terminal for\n"
 	      "                    phases longer than a second)\n"
+	      "  --stats           after the command, say on stderr what it took:\n"
+	      "                    time, peak memory, walks and list entries read\n"
 	      "  -h, --help        this help;  --version  the version\n"
 	      "\n"
 	      "heapwalk help COMMAND: what COMMAND does and takes, with an "
@@ -287,7 +290,7 @@ static void catch_stop_signals(bool on)
 static int global_option(int argc, char **argv, int *i,
 			 struct hw_open_opts *o, const char **dirs,
 			 bool *json, const char **pid, int *color,
-			 bool *quiet)
+			 bool *quiet, bool *stats)
 {
 	const char *a = argv[*i];
 	uint64_t num;
@@ -349,6 +352,8 @@ static int global_option(int argc, char **argv, int *i,
 		*json = true;
 	else if (!strcmp(a, "-q") || !strcmp(a, "--quiet"))
 		*quiet = true;
+	else if (!strcmp(a, "--stats"))
+		*stats = true;
 	else if (!strcmp(a, "--no-stop"))
 		o->no_stop = true;
 	else if (!strcmp(a, "--no-debuginfo"))
@@ -356,6 +361,35 @@ static int global_option(int argc, char **argv, int *i,
 	else
 		return -1;
 	return 0;
+}
+
+static double seconds_between(const struct timespec *a,
+			      const struct timespec *b)
+{
+	return (double)(b->tv_sec - a->tv_sec) +
+	       (double)(b->tv_nsec - a->tv_nsec) / 1e9;
+}
+
+/* --stats: what the run took, one line on stderr (after the report, so
+   that it never mixes with it).  */
+static void print_stats(const hw_session *s, const struct timespec *start,
+			const struct timespec *opened)
+{
+	struct timespec now;
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	struct rusage ru;
+	getrusage(RUSAGE_SELF, &ru);
+	struct hw_work w;
+	hw_session_work(s, &w);
+	fprintf(stderr, "heapwalk: stats: open %.3f s, command %.3f s, "
+		"peak RSS %.1f MiB; walks %llu, around %llu, list entries "
+		"%llu, guessed %llu, summed %llu, sums failed %llu\n",
+		seconds_between(start, opened), seconds_between(opened, &now),
+		(double)ru.ru_maxrss / 1024,
+		(unsigned long long)w.walks, (unsigned long long)w.around,
+		(unsigned long long)w.list_entries,
+		(unsigned long long)w.guessed, (unsigned long long)w.summed,
+		(unsigned long long)w.sums_failed);
 }
 
 int main(int argc, char **argv)
@@ -367,7 +401,7 @@ int main(int argc, char **argv)
 	struct hw_open_opts o = HW_OPEN_OPTS_INIT;
 	const char *dirs[MAX_DEBUG_DIRS];
 	const char *pid = NULL;
-	bool json = false, quiet = false;
+	bool json = false, quiet = false, stats = false;
 	int color = -1;               /* auto */
 	char **cmd = calloc((size_t)argc + 1, sizeof *cmd);
 	int ncmd = 0;
@@ -394,7 +428,7 @@ int main(int argc, char **argv)
 		}
 		if (!dashdash && a[0] == '-' && a[1]) {
 			int r = global_option(argc, argv, &i, &o, dirs, &json,
-					      &pid, &color, &quiet);
+					      &pid, &color, &quiet, &stats);
 			if (r > 0) {
 				free(cmd);
 				return r;
@@ -489,6 +523,8 @@ int main(int argc, char **argv)
 		}
 	}
 	end_progress(&prog);
+	struct timespec opened;
+	clock_gettime(CLOCK_MONOTONIC, &opened);
 	struct stdout_sink sink = { .progress = &prog };
 	if (color < 0) {
 		const char *nc = getenv("NO_COLOR");
@@ -508,6 +544,8 @@ int main(int argc, char **argv)
 	} else if (st != HW_OK && st != HW_CORRUPT && hw_session_errmsg(s)[0]) {
 		fail(st, "%s", hw_session_errmsg(s));
 	}
+	if (stats)
+		print_stats(s, &prog.run_start, &opened);
 	hw_session_close(s);
 	free(cmd);
 	return st;

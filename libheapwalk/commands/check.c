@@ -50,7 +50,7 @@ static enum hw_status check_run(const struct hw_cmd *c)
 	enum hw_status st = hw_args_at_most(s, c->argc, c->argv, 0, NULL);
 	if (st != HW_OK)
 		return st;
-	s->alloc->chunks(s->alloc_state, count_only, &n);
+	hw_walk_blocks(s, count_only, &n);
 	if (s->alloc->check)
 		s->alloc->check(s->alloc_state);
 	em_doc_begin(e);

@@ -79,11 +79,7 @@ static enum hw_status chunk_run(const struct hw_cmd *c)
 	enum hw_status st = hw_args_address(c->s, c->argc, c->argv, &l.addr);
 	if (st != HW_OK)
 		return st;
-	if (c->s->alloc->chunks_around)
-		c->s->alloc->chunks_around(c->s->alloc_state, l.addr,
-					   lookup_chunk, &l);
-	else
-		c->s->alloc->chunks(c->s->alloc_state, lookup_chunk, &l);
+	hw_walk_around(c->s, l.addr, lookup_chunk, &l);
 	struct hw_emitter *e = c->e;
 	bool found = l.state != 0;
 	em_doc_begin(e);

@@ -131,7 +131,7 @@ static enum hw_status frag_run(const struct hw_cmd *c)
 	struct hw_frag_row *rows = calloc(HW_FRAG_MAX_ARENAS, sizeof *rows);
 	if (!rows)
 		return hw_error(s, HW_BAD_TARGET, "out of memory");
-	s->alloc->chunks(s->alloc_state, hw_frag_add, rows);
+	hw_walk_blocks(s, hw_frag_add, rows);
 	enum frag_kind kind = !strcmp(s->alloc->name, "jemalloc")
 			      ? FRAG_JEMALLOC
 			      : !strcmp(s->alloc->name, "tcmalloc")

@@ -116,12 +116,37 @@ static bool walk_one(void *cookie, const struct hw_chunk *c)
 	return !acc->oom;
 }
 
-/* Walk every block for the allocator's ranges, then break down.  */
+/* A block's state does not change its range.  */
+static bool restate_nothing(void *cookie, const struct hw_chunk *c)
+{
+	(void)cookie;
+	(void)c;
+	return true;
+}
+
+#define MAPS_MAX_THREADS 16
+
+/* Walk every block for the allocator's ranges, then break down.  Only
+   where the blocks are matters, not their states: a walker that can
+   walk for states alone, in threads, does (ptmalloc then reads no bin
+   list).  */
 static bool maps_of(struct hw_session *s, struct hw_maps *m)
 {
-	struct hw_maps_acc acc = { 0 };
-	s->alloc->chunks(s->alloc_state, walk_one, &acc);
-	return hw_maps_build(s, &acc, m);
+	struct hw_maps_acc acc[MAPS_MAX_THREADS] = { { 0 } };
+	void *cookies[MAPS_MAX_THREADS];
+	unsigned n = hw_threads(s);
+	if (n > MAPS_MAX_THREADS)
+		n = MAPS_MAX_THREADS;
+	for (unsigned k = 0; k < n; k++)
+		cookies[k] = &acc[k];
+	if (s->alloc->states_parallel)
+		hw_walk_states_parallel(s, n, walk_one, cookies,
+					restate_nothing);
+	else
+		hw_walk_blocks(s, walk_one, &acc[0]);
+	for (unsigned k = 1; k < n; k++)
+		hw_maps_acc_take(&acc[0], &acc[k]);
+	return hw_maps_build(s, &acc[0], m);
 }
 
 static enum hw_status maps_run(const struct hw_cmd *c)

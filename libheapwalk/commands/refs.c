@@ -108,11 +108,11 @@ static void sizes_fill(struct hw_session *s, struct sizes *z)
 			nparts = 16;
 		for (unsigned k = 0; k < nparts; k++)
 			cookies[k] = z;
-		s->alloc->states_parallel(s->alloc_state, nparts, sizes_one,
+		hw_walk_states_parallel(s, nparts, sizes_one,
 					  cookies, NULL);
 		return;
 	}
-	s->alloc->chunks(s->alloc_state, sizes_one, z);
+	hw_walk_blocks(s, sizes_one, z);
 }
 
 static uint64_t size_of(const struct sizes *z, uint64_t addr, uint64_t extent)

@@ -64,7 +64,7 @@ static bool take_chunk(void *cookie, const struct hw_chunk *c)
 static void *walker(void *arg)
 {
 	struct pipe *p = arg;
-	p->s->alloc->chunks(p->s->alloc_state, take_chunk, p);
+	hw_walk_blocks(p->s, take_chunk, p);
 	if (p->have_slot && p->fill)
 		publish(p);
 	pthread_mutex_lock(&p->lock);
@@ -93,7 +93,7 @@ void hw_walk_chunks_piped(struct hw_session *s, hw_chunk_fn *fn, void *cookie)
 	if (!ok) {
 		for (size_t i = 0; i < PIPE_SLOTS; i++)
 			free(p.slot[i]);
-		s->alloc->chunks(s->alloc_state, fn, cookie);
+		hw_walk_blocks(s, fn, cookie);
 		return;
 	}
 	bool more = true;

@@ -272,10 +272,10 @@ enum hw_status hw_totals_gather(struct hw_session *s, struct hw_totals *t,
 	if (oom)
 		t->sizes.oom = true;
 	else if (s->alloc->chunks_parallel)
-		s->alloc->chunks_parallel(s->alloc_state, nthreads, add_total,
+		hw_walk_blocks_parallel(s, nthreads, add_total,
 					  cookies, restate_total);
 	else
-		s->alloc->chunks(s->alloc_state, add_total, t);
+		hw_walk_blocks(s, add_total, t);
 	for (unsigned k = 1; k < nthreads; k++)
 		merge_totals(t, &extra[k - 1]);
 	/* Move the small classes that occurred into the table.  */

@@ -95,6 +95,12 @@ bool pm_link_sums_settle(struct pm_state *p)
 		ar->summed_bytes = bytes;
 	}
 	p->bins_summed = agree;
+	if (agree)
+		for (size_t a = 0; a < p->narenas; a++)
+			atomic_fetch_add(&p->s->work.summed,
+					 p->arenas[a].summed_count);
+	else
+		atomic_fetch_add(&p->s->work.sums_failed, 1);
 	return agree;
 }
 
@@ -240,6 +246,7 @@ bool pm_fast_guess_settle(struct pm_state *p, bool complete,
 		if (!agree)
 			continue;
 		struct pm_arena *ar = &p->arenas[h->arena];
+		atomic_fetch_add(&p->s->work.guessed, guessed);
 		for (int k = 0; k < PM_NFASTBINS; k++) {
 			ar->fast[k].count += h->guessed[k];
 			ar->fast[k].bytes += h->guessed[k] * (uint64_t)(k + 2) * 16;
@@ -250,6 +257,8 @@ bool pm_fast_guess_settle(struct pm_state *p, bool complete,
 			for (int k = 0; k < PM_NFASTBINS; k++)
 				p->arenas[a].fast_done[k] = true;
 		p->fast_lists_done = true;
+	} else if (complete) {
+		atomic_fetch_add(&p->s->work.sums_failed, 1);
 	}
 	return agree;
 }

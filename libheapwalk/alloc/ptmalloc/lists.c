@@ -696,6 +696,7 @@ static void walk_tcache(struct pm_state *p, struct pm_tcache *tc,
 			holder = e;
 			e = pm_reveal(p, e, next);
 		}
+		atomic_fetch_add(&p->s->work.list_entries, n);
 		tc->walked[i] = (uint16_t)(n > 0xffff ? 0xffff : n);
 		tc->bytes[i] = bytes;
 		if (tc->counts_known && n < tc->counts[i])
@@ -885,10 +886,12 @@ static void *walk_arena_lists(void *arg)
 	   window only has the nodes evict each other's translations and
 	   prefetched lines before they are used.  */
 	const size_t window = 4;
+	uint64_t steps = 0;
 	while (n > 0) {
 		size_t active = n < window ? n : window;
 		for (size_t i = 0; i < active;) {
 			struct cursor *k = &ks[i];
+			steps++;
 			bool more = k->fast ? fast_step(p, k) : bin_step(p, k);
 			if (more && k->n > p->list_limit)
 				more = false;
@@ -902,6 +905,7 @@ static void *walk_arena_lists(void *arg)
 			i++;
 		}
 	}
+	atomic_fetch_add(&p->s->work.list_entries, steps);
 	free(ks);
 	return NULL;
 }

@@ -183,24 +183,33 @@ static bool pm_chunks_parallel(void *state, unsigned nparts, hw_chunk_fn *fn,
 
 static bool pm_states_parallel(void *state, unsigned nparts,
 			       hw_chunk_fn *fn, void *const cookies[],
-			       hw_chunk_fn *retract)
+			       hw_chunk_fn *restate)
 {
 	struct pm_state *p = state;
 	pm_find_mmapped(p);
-	if (!retract || p->lists_done || p->fast_lists_done) {
+	if (!restate || p->lists_done || p->fast_lists_done) {
 		pm_walk_fast_lists(p);
 		return pm_walk_chunks_parallel(p, nparts, fn, cookies,
 					       PM_WALK_STATES);
 	}
-	/* No list read yet: fastbin chunks go out as in use (their headers
-	   say so) and are taken back after the lists.  The tcaches are few
-	   entries, read first: a broken tcache list's orphans are found by
-	   the chunk walk (pm_tcache_orphan).  */
+	/* No fast list read yet.  The tcaches are few entries, read first:
+	   a broken tcache list's orphans are found by the chunk walk
+	   (pm_tcache_orphan).  The fastbin entries are guessed (linksums.c)
+	   and given as free; if the guesses' sums disagree they are given
+	   again as in use.  Without guessing (or after wrong guesses),
+	   fastbin chunks go out as in use (their headers say so) and are
+	   given again as free once the lists are read, when the walk has
+	   brought the heap's pages in.  */
 	pm_walk_tcaches(p);
+	bool guess = pm_fast_guess_begin(p);
 	bool ok = pm_walk_chunks_parallel(p, nparts, fn, cookies,
-					  PM_WALK_STATES);
+					  PM_WALK_STATES |
+					  (guess ? PM_WALK_GUESS_FAST : 0));
+	if (guess && pm_fast_guess_settle(p, ok, ok ? restate : NULL,
+					  cookies[0]))
+		return ok;
 	pm_walk_fast_lists(p);
-	return ok && pm_retract_parked(p, retract, cookies[0]);
+	return ok && pm_retract_parked(p, restate, cookies[0]);
 }
 
 /* main_arena and mp_ (in libc's data), and each thread heap's header:
