@@ -13,8 +13,10 @@
 #                      the fastbin entries guessed, no bin touched
 #   chunk ADDR         no walk of everything: the blocks around ADDR
 #   bins, arenas       no walk of the heap; every list followed
-#   chunks, check,     one walk, every list followed (they show or check
-#   frag               every free chunk's bin)
+#   chunks, frag       a walk that settles the lists as summary's does,
+#                      then the walk in address order (each free chunk's
+#                      bin shown, but no list)
+#   check              one walk, every list followed
 #   refs, why ADDR     leaks' walk and one more
 # shellcheck source=tests/lib.sh
 . "$(dirname "$0")/lib.sh"
@@ -71,9 +73,9 @@ expect maps = 1 0 "$tc" "$fa" 0
 expect chunk "$addr" = 0 1 - - -
 expect bins = 0 0 "$all" 0 0
 expect arenas = 0 0 "$all" 0 0
-expect chunks = 1 0 "$all" 0 0
+expect chunks = 2 0 $((tc + un)) "$fa" $((sb + lb))
+expect frag = 2 0 $((tc + un)) "$fa" $((sb + lb))
 expect check = 1 0 "$all" 0 0
-expect frag = 1 0 "$all" 0 0
 expect refs "$addr" = 2 0 "$tc" "$fa" 0
 expect why "$addr" = 2 0 "$tc" "$fa" 0
 [ $failed = 0 ] || fail "a command did work it does not need (or less than it needs)"

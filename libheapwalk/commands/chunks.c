@@ -10,24 +10,25 @@
 #include "command.h"
 
 struct chunks_walk {
-	struct hw_emitter *e;
 	int filter;     /* 0 all, 1 used, 2 free */
 };
 
-static bool print_chunk(void *cookie, const struct hw_chunk *ch)
+/* One row; runs in several threads at once (hw_walk_rows_piped).  */
+static bool print_chunk(void *cookie, struct hw_emitter *e,
+			const struct hw_chunk *ch)
 {
-	struct chunks_walk *w = cookie;
+	const struct chunks_walk *w = cookie;
 	if ((w->filter == 1 && !ch->used) || (w->filter == 2 && ch->used))
 		return true;
 	struct em_val v[HW_NBLOCK_COLS];
 	hw_block_vals(v, ch);
-	em_row(w->e, v);
-	return !em_failed(w->e);
+	em_row(e, v);
+	return !em_failed(e);
 }
 
 static enum hw_status chunks_run(const struct hw_cmd *c)
 {
-	struct chunks_walk w = { c->e, 0 };
+	struct chunks_walk w = { 0 };
 	for (int i = 1; i < c->argc; i++) {
 		int f = !strcmp(c->argv[i], "--used") ? 1
 			: !strcmp(c->argv[i], "--free") ? 2 : 0;
@@ -56,7 +57,7 @@ static enum hw_status chunks_run(const struct hw_cmd *c)
 	const struct em_table table = { .cols = cols, .ncols = HW_NBLOCK_COLS,
 					.flags = EM_TB_LINES };
 	em_table_begin(c->e, &table);
-	hw_walk_chunks_piped(c->s, print_chunk, &w);
+	hw_walk_rows_piped(c->s, c->e, print_chunk, &w);
 	em_table_end(c->e);
 	/* JSON Lines has no place for a trailer; summary --json says it.  */
 	if (!em_failed(c->e) && c->s->partial.places)
@@ -74,5 +75,5 @@ static const struct hw_command_opt chunks_opts[] = {
 const struct hw_command hw_cmd_chunks = {
 	.name = "chunks", .run = chunks_run, .args = "[--used|--free]",
 	.summary = "every chunk", .opts = chunks_opts,
-	.example = "core chunks --free --json", .needs = HW_NEED_WALK,
+	.example = "core chunks --free --json", .needs = HW_NEED_CHUNKS,
 };

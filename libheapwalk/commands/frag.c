@@ -164,5 +164,5 @@ static enum hw_status frag_run(const struct hw_cmd *c)
 const struct hw_command hw_cmd_frag = {
 	.name = "frag", .run = frag_run, .args = "",
 	.summary = "free memory and fragmentation per arena",
-	.example = "core frag", .needs = HW_NEED_WALK,
+	.example = "core frag", .needs = HW_NEED_CHUNKS,
 };

@@ -77,6 +77,66 @@ bool em_close(struct hw_emitter *e)
 	return ok;
 }
 
+/* A fork and the memory it writes into.  */
+struct em_forked {
+	struct hw_emitter e;          /* first: the fork is its address */
+	struct em_membuf mem;
+};
+
+struct hw_emitter *em_fork(const struct hw_emitter *e)
+{
+	struct em_forked *f = malloc(sizeof *f);
+	if (!f)
+		return NULL;
+	f->e = *e;
+	f->e.buf = malloc(EM_BUF_SIZE);
+	if (!f->e.buf) {
+		free(f);
+		return NULL;
+	}
+	f->mem = (struct em_membuf){ 0 };
+	f->e.out.write = em_membuf_write;
+	f->e.out.cookie = &f->mem;
+	f->e.fd = 0;
+	f->e.len = 0;
+	f->e.failed = false;
+	/* The parent writes the header (em_fork_drain), once.  */
+	if (f->e.ntables)
+		f->e.tables[f->e.ntables - 1].header_due = false;
+	return &f->e;
+}
+
+void em_fork_drain(struct hw_emitter *e, struct hw_emitter *fork)
+{
+	struct em_forked *f = (struct em_forked *)fork;
+	if (fork->failed)
+		e->failed = true;
+	if ((f->mem.len || fork->len) && e->ntables && e->r->table_header)
+		e->r->table_header(e, &e->tables[e->ntables - 1]);
+	/* What e holds goes first; the fork's bytes go to the sink as they
+	   are, not through e's buffer: what overflowed the fork's buffer
+	   into memory, then the buffer.  */
+	em_flush(e);
+	if (f->mem.len && !e->failed &&
+	    !e->out.write(e->out.cookie, f->mem.data, f->mem.len))
+		e->failed = true;
+	if (fork->len && !e->failed &&
+	    !e->out.write(e->out.cookie, fork->buf, fork->len))
+		e->failed = true;
+	f->mem.len = 0;
+	fork->len = 0;
+}
+
+void em_fork_close(struct hw_emitter *fork)
+{
+	if (!fork)
+		return;
+	struct em_forked *f = (struct em_forked *)fork;
+	free(f->mem.data);
+	free(f->e.buf);
+	free(f);
+}
+
 bool em_failed(const struct hw_emitter *e)
 {
 	return e->failed;

@@ -236,6 +236,16 @@ void em_row_as(struct hw_emitter *e, const char *key, const struct em_val *v,
 void em_row_open(struct hw_emitter *e, const struct em_val *v);
 void em_row_close(struct hw_emitter *e);
 
+/* Rows of one table rendered in several threads: a fork is a copy of
+   e's state inside its innermost table, writing into memory; rows are
+   em_row()'d on it in another thread, and em_fork_drain() hands what it
+   wrote to e's sink, in the order the caller drains its forks (one at a
+   time).  The text header, if the table's is still due, goes out before
+   the first bytes drained.  NULL when out of memory.  */
+struct hw_emitter *em_fork(const struct hw_emitter *e);
+void em_fork_drain(struct hw_emitter *e, struct hw_emitter *fork);
+void em_fork_close(struct hw_emitter *fork);
+
 /* A document in a format of its own (a heap_v2 profile, flame graph
    input), written as it is: text writes the bytes unchanged, JSON a
    string member `key` holding them (any bytes not UTF-8 become U+FFFD).

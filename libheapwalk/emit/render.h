@@ -96,6 +96,9 @@ struct em_renderer {
 	/* table_begin fills *ts (after emit.c set ts->t).  */
 	void (*table_begin)(struct hw_emitter *e, struct em_table_state *ts);
 	void (*table_end)(struct hw_emitter *e, struct em_table_state *ts);
+	/* The header now, if it is due (text; NULL: the form has none).  */
+	void (*table_header)(struct hw_emitter *e,
+			     const struct em_table_state *ts);
 	/* A whole row; no frame is pushed for it (the hot path).  */
 	void (*row)(struct hw_emitter *e, const struct em_table_state *ts,
 		    const char *key, const struct em_val *v);

@@ -583,6 +583,7 @@ const struct em_renderer em_text_renderer = {
 	.kv = kv,
 	.table_begin = table_begin,
 	.table_end = table_end,
+	.table_header = header,
 	.row = row,
 	.row_open = row_open,
 	.row_close = row_close,

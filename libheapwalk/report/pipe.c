@@ -12,10 +12,13 @@
 #include <stdlib.h>
 
 #include "../alloc/alloc.h"
+#include "../emit/emit.h"
 #include "pipe.h"
 
-#define PIPE_BATCH 4096       /* chunks per batch */
-#define PIPE_SLOTS 4          /* batches in flight */
+#define PIPE_BATCH 2048       /* chunks per batch: its rows fit in a
+				 fork's buffer (em_fork) */
+#define PIPE_SLOTS 8          /* batches in flight */
+#define PIPE_MAX_RENDERERS 16
 
 struct pipe {
 	struct hw_session *s;
@@ -122,4 +125,122 @@ void hw_walk_chunks_piped(struct hw_session *s, hw_chunk_fn *fn, void *cookie)
 	pthread_mutex_destroy(&p.lock);
 	for (size_t i = 0; i < PIPE_SLOTS; i++)
 		free(p.slot[i]);
+}
+
+/* ---- rows rendered in several threads ----------------------------------- */
+
+/* The batches go round the ring as before; each renderer claims the next
+   batch not yet claimed, renders it on its fork, then waits for its turn
+   (the batches before it drained) and drains the fork into the report.
+   A slot is free again once its batch is out.  */
+struct rows {
+	struct pipe *p;
+	struct hw_emitter *e;
+	hw_row_fn *fn;
+	const void *cookie;
+	uint64_t claimed;     /* batches claimed by a renderer */
+	uint64_t drained;     /* batches out (p->head follows it) */
+};
+
+struct renderer {
+	struct rows *r;
+	struct hw_emitter *fork;
+	pthread_t tid;
+	bool started;
+};
+
+static void *render(void *arg)
+{
+	struct renderer *me = arg;
+	struct rows *r = me->r;
+	struct pipe *p = r->p;
+	pthread_mutex_lock(&p->lock);
+	for (;;) {
+		while (r->claimed == p->tail && !p->done && !p->stop)
+			pthread_cond_wait(&p->changed, &p->lock);
+		if (r->claimed == p->tail || p->stop)
+			break;
+		uint64_t seq = r->claimed++;
+		pthread_mutex_unlock(&p->lock);
+		const struct hw_chunk *b = p->slot[seq % PIPE_SLOTS];
+		size_t n = p->len[seq % PIPE_SLOTS];
+		bool more = true;
+		for (size_t i = 0; i < n && more; i++)
+			more = r->fn((void *)r->cookie, me->fork, &b[i]);
+		pthread_mutex_lock(&p->lock);
+		while (r->drained != seq && !p->stop)
+			pthread_cond_wait(&p->changed, &p->lock);
+		if (p->stop)
+			break;
+		/* Our turn: the report is ours alone until drained moves
+		   (a slow sink holds up no one but the next turn).  */
+		pthread_mutex_unlock(&p->lock);
+		em_fork_drain(r->e, me->fork);
+		more &= !em_failed(r->e);
+		pthread_mutex_lock(&p->lock);
+		r->drained++;
+		p->head = r->drained;
+		p->stop |= !more;
+		pthread_cond_broadcast(&p->changed);
+	}
+	pthread_mutex_unlock(&p->lock);
+	return NULL;
+}
+
+static bool plain_row(void *cookie, const struct hw_chunk *c)
+{
+	struct rows *r = cookie;
+	return r->fn((void *)r->cookie, r->e, c);
+}
+
+void hw_walk_rows_piped(struct hw_session *s, struct hw_emitter *e,
+			hw_row_fn *fn, const void *cookie)
+{
+	struct pipe p = { .s = s };
+	struct rows r = { .p = &p, .e = e, .fn = fn, .cookie = cookie };
+	struct renderer rs[PIPE_MAX_RENDERERS] = { { 0 } };
+	unsigned n = hw_threads(s);
+	if (n > PIPE_MAX_RENDERERS)
+		n = PIPE_MAX_RENDERERS;
+	bool ok = n > 1;
+	for (size_t i = 0; i < PIPE_SLOTS && ok; i++)
+		ok = (p.slot[i] = malloc(PIPE_BATCH * sizeof *p.slot[i]));
+	for (unsigned k = 0; k < n && ok; k++) {
+		rs[k].r = &r;
+		ok = (rs[k].fork = em_fork(e));
+	}
+	pthread_t tid;
+	if (ok) {
+		pthread_mutex_init(&p.lock, NULL);
+		pthread_cond_init(&p.changed, NULL);
+		ok = pthread_create(&tid, NULL, walker, &p) == 0;
+		if (!ok) {
+			pthread_cond_destroy(&p.changed);
+			pthread_mutex_destroy(&p.lock);
+		}
+	}
+	if (!ok) {
+		for (size_t i = 0; i < PIPE_SLOTS; i++)
+			free(p.slot[i]);
+		for (unsigned k = 0; k < n; k++)
+			em_fork_close(rs[k].fork);
+		hw_walk_blocks(s, plain_row, &r);
+		return;
+	}
+	/* The walker is one thread; the renderers share what is left, the
+	   caller's thread among them.  */
+	for (unsigned k = 1; k < n; k++)
+		rs[k].started = pthread_create(&rs[k].tid, NULL, render,
+					       &rs[k]) == 0;
+	render(&rs[0]);
+	for (unsigned k = 1; k < n; k++)
+		if (rs[k].started)
+			pthread_join(rs[k].tid, NULL);
+	pthread_join(tid, NULL);
+	pthread_cond_destroy(&p.changed);
+	pthread_mutex_destroy(&p.lock);
+	for (size_t i = 0; i < PIPE_SLOTS; i++)
+		free(p.slot[i]);
+	for (unsigned k = 0; k < n; k++)
+		em_fork_close(rs[k].fork);
 }

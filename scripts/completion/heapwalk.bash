@@ -39,6 +39,7 @@ _heapwalk_fallback_help='options:
   --cache-max SIZE  memory for a live process'\''s copy
   --color=WHEN      auto | always | never
   -q, --quiet       no progress on stderr
+  --stats           after the command, what it took (stderr)
   -h, --help        this help;  --version  the version
 
 commands (default: summary):

@@ -319,6 +319,13 @@ static void classify(struct pm_state *p, struct pm_heap *h,
 		c->where = HW_WHERE_COUNT;        /* settled by the sums */
 		link_sum(h, p, c->chunk, c->chunk_size, mem);
 		return;
+	} else if (p->bins_summed && !p->lists_done && tag == PM_TAG_NONE &&
+		   !tcached) {
+		/* The sums said the bins hold exactly these chunks, each in
+		   its size's bin.  */
+		c->where = c->chunk_size < 0x400 ? HW_WHERE_SMALLBIN
+						 : HW_WHERE_LARGEBIN;
+		return;
 	} else if ((mode & (STATES_ONLY | LINK_SUMS)) && !p->lists_done)
 		c->where = HW_WHERE_COUNT;        /* its bin is not known */
 	else {
@@ -577,8 +584,6 @@ static void *walk_part(void *arg)
 	}
 	return NULL;
 }
-
-#define PM_MAX_PARTS 16
 
 /* The mode of a walk of everything, and the findings it takes.  */
 static unsigned full_walk_mode(struct pm_state *p, unsigned how)

@@ -262,3 +262,37 @@ bool pm_fast_guess_settle(struct pm_state *p, bool complete,
 	}
 	return agree;
 }
+
+/* ---- the lists settled before a walk in address order ------------------ */
+
+static bool take_nothing(void *cookie, const struct hw_chunk *c)
+{
+	(void)cookie;
+	(void)c;
+	return true;
+}
+
+void pm_settle_lists(struct pm_state *p)
+{
+	void *cookies[PM_MAX_PARTS] = { NULL };
+	unsigned nparts = hw_threads(p->s);
+	if (nparts > PM_MAX_PARTS)
+		nparts = PM_MAX_PARTS;
+	pm_find_mmapped(p);
+	atomic_fetch_add(&p->s->work.walks, 1);
+	bool guess = pm_fast_guess_begin(p);
+	if (guess)
+		pm_walk_tcaches_unsorted(p);
+	else
+		pm_walk_lists_but_sorted(p);
+	bool ok = pm_walk_chunks_parallel(p, nparts, take_nothing, cookies,
+					  PM_WALK_SUMS |
+					  (guess ? PM_WALK_GUESS_FAST : 0));
+	bool fast_ok = !guess || pm_fast_guess_settle(p, ok, NULL, NULL);
+	if (!fast_ok)
+		pm_walk_fast_lists(p);
+	if (!ok || !pm_link_sums_settle(p) || !fast_ok) {
+		pm_walk_lists(p);
+		pm_walk_list_findings(p);
+	}
+}

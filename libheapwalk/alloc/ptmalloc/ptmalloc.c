@@ -127,10 +127,21 @@ static void pm_prepare_all(struct pm_state *p)
 	pm_find_mmapped(p);
 }
 
+/* A walk in address order shows each chunk's bin.  Commands that show
+   no list (chunks, frag, map: they declare no HW_NEED_LISTS) take the
+   bins from the sums of a first walk in threads; the others, and a
+   session that did not say what it needs, walk the lists.  */
 static bool pm_chunks(void *state, hw_chunk_fn *fn, void *cookie)
 {
-	pm_prepare_all(state);
-	return pm_walk_chunks(state, fn, cookie);
+	struct pm_state *p = state;
+	unsigned needs = p->s->opts.needs;
+	if (p->bins_summed && p->fast_lists_done)
+		pm_find_mmapped(p);
+	else if (needs && !(needs & HW_NEED_LISTS) && pm_link_sums_usable(p))
+		pm_settle_lists(p);
+	else
+		pm_prepare_all(p);
+	return pm_walk_chunks(p, fn, cookie);
 }
 
 static bool pm_chunks_around(void *state, uint64_t addr, hw_chunk_fn *fn,

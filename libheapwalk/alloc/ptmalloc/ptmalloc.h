@@ -395,6 +395,8 @@ bool pm_walk_chunks(struct pm_state *p, hw_chunk_fn *fn, void *cookie);
 /* Only the heap (or the mmapped chunk) that holds addr.  */
 bool pm_walk_around(struct pm_state *p, uint64_t addr, hw_chunk_fn *fn,
 		    void *cookie);
+#define PM_MAX_PARTS 16
+
 /* What a parallel walk of everything knows of the lists.  */
 enum pm_walk_kind {
 	PM_WALK_ALL,      /* every list was walked */
@@ -434,6 +436,12 @@ bool pm_fast_guess_settle(struct pm_state *p, bool complete,
 /* After a PM_WALK_SUMS walk: do the hashed links match the bins' heads,
    arena by arena?  If so the bins are summed (p->bins_summed).  */
 bool pm_link_sums_settle(struct pm_state *p);
+/* Before a walk in address order that shows each free chunk's bin but
+   not the lists themselves (`chunks`, `frag`, `map`): a walk in threads
+   that only settles the lists by sums (the fastbins guessed, the small
+   and large bins summed, and a chunk's bin then its size's); the lists
+   are walked only where the sums disagree.  */
+void pm_settle_lists(struct pm_state *p);
 /* Every chunk parked in a tcache or a fastbin (after the fast lists were
    walked), as free blocks to fn(cookie, ...): a walk made before the
    lists gave them as in use.  False if fn stopped.  */

@@ -534,5 +534,5 @@ const struct hw_command hw_cmd_map = {
 	.summary = "a picture of the heap (SVG): each arena's heaps or "
 		   "extents in address order, coloured by state",
 	.opts = map_opts, .example = "core map -o heap.svg",
-	.needs = HW_NEED_WALK,
+	.needs = HW_NEED_CHUNKS,
 };
