@@ -68,10 +68,16 @@ void hw_maps_acc_block(struct hw_maps_acc *acc, const struct hw_chunk *c);
 static inline void hw_maps_acc_chunk(struct hw_maps_acc *acc,
 				     const struct hw_chunk *c)
 {
+	/* The places hw_maps_acc_block counts as other than heap.  */
+	const uint32_t not_heap = 1u << HW_WHERE_MMAPPED |
+				  1u << HW_WHERE_DIRTY | 1u << HW_WHERE_MUZZY |
+				  1u << HW_WHERE_RETAINED |
+				  1u << HW_WHERE_PAGEHEAP |
+				  1u << HW_WHERE_RETURNED;
 	struct hw_maps_range *last = acc->n ? &acc->v[acc->n - 1] : NULL;
 	if (last && last->end == c->chunk && last->kind == HW_MEM_HEAP &&
-	    last->id == c->arena && c->where != HW_WHERE_MMAPPED &&
-	    (c->where <= HW_WHERE_UNBINNED || c->where == HW_WHERE_COUNT) &&
+	    last->id == c->arena && c->where < 32 &&
+	    !(not_heap >> c->where & 1) &&
 	    c->chunk + c->chunk_size > c->chunk) {
 		last->end = c->chunk + c->chunk_size;
 		return;

@@ -71,6 +71,14 @@ static bool tc_chunks(void *state, hw_chunk_fn *fn, void *cookie)
 	return tc_walk(state, fn, cookie);
 }
 
+static bool tc_chunks_parallel(void *state, unsigned nparts,
+			       hw_chunk_fn *fn, void *const cookies[],
+			       hw_chunk_fn *restate)
+{
+	(void)restate;        /* every block is given in its final state */
+	return tc_walk_parallel(state, nparts, fn, cookies);
+}
+
 static bool tc_chunks_around(void *state, uint64_t addr, hw_chunk_fn *fn,
 			     void *cookie)
 {
@@ -142,6 +150,7 @@ const struct hw_allocator_ops hw_tcmalloc_ops = {
 	.version = tc_version,
 	.narenas = tc_narenas,
 	.chunks = tc_chunks,
+	.chunks_parallel = tc_chunks_parallel,
 	.chunks_around = tc_chunks_around,
 	.summary = tc_report_summary,
 	.arenas = tc_report_arenas,

@@ -143,6 +143,9 @@ static inline enum tc_holder tc_holder_of(const struct tc_state *tc,
 }
 /* walk.c */
 bool tc_walk(struct tc_state *tc, hw_chunk_fn *fn, void *cookie);
+/* The same blocks, split over nparts threads (cookies[k] in part k's).  */
+bool tc_walk_parallel(struct tc_state *tc, unsigned nparts, hw_chunk_fn *fn,
+		      void *const cookies[]);
 bool tc_walk_around(struct tc_state *tc, uint64_t addr, hw_chunk_fn *fn,
 		    void *cookie);
 /* prof.c */

@@ -6,6 +6,8 @@
  * end, as the page's waste is the object's overhead), so that the blocks
  * of a heap tile it.
  */
+#include <pthread.h>
+
 #include "tcmalloc.h"
 
 static const uint8_t holder_where[] = {
@@ -53,6 +55,67 @@ bool tc_walk(struct tc_state *tc, hw_chunk_fn *fn, void *cookie)
 		if (!span_blocks(tc, &tc->spans[i], fn, cookie))
 			return false;
 	return true;
+}
+
+/* A part of a parallel walk: spans [first, last).  */
+struct part {
+	const struct tc_state *tc;
+	size_t first, last;
+	hw_chunk_fn *fn;
+	void *cookie;
+	bool ok;
+};
+
+static void *walk_part(void *arg)
+{
+	struct part *pt = arg;
+	pt->ok = true;
+	for (size_t i = pt->first; i < pt->last && pt->ok; i++)
+		pt->ok = span_blocks(pt->tc, &pt->tc->spans[i], pt->fn,
+				     pt->cookie);
+	return NULL;
+}
+
+#define TC_MAX_PARTS 16
+
+/* The walk reads nothing of the target (the spans and the holder map
+   were read at open), so its parts are independent: the spans are split
+   by bytes, one part per thread.  */
+bool tc_walk_parallel(struct tc_state *tc, unsigned nparts, hw_chunk_fn *fn,
+		      void *const cookies[])
+{
+	struct part parts[TC_MAX_PARTS];
+	pthread_t tids[TC_MAX_PARTS];
+	bool started[TC_MAX_PARTS] = { false };
+	if (nparts > TC_MAX_PARTS)
+		nparts = TC_MAX_PARTS;
+	if (nparts == 0)
+		nparts = 1;
+	uint64_t total = 0, acc = 0;
+	for (size_t i = 0; i < tc->nspans; i++)
+		total += tc->spans[i].bytes;
+	size_t i = 0;
+	for (unsigned k = 0; k < nparts; k++) {
+		parts[k] = (struct part){ .tc = tc, .first = i, .fn = fn,
+					  .cookie = cookies[k] };
+		uint64_t limit = total / nparts * (k + 1);
+		while (i < tc->nspans && (k == nparts - 1 || acc < limit))
+			acc += tc->spans[i++].bytes;
+		parts[k].last = i;
+	}
+	for (unsigned k = 1; k < nparts; k++)
+		started[k] = pthread_create(&tids[k], NULL, walk_part,
+					    &parts[k]) == 0;
+	walk_part(&parts[0]);
+	bool ok = parts[0].ok;
+	for (unsigned k = 1; k < nparts; k++) {
+		if (started[k])
+			pthread_join(tids[k], NULL);
+		else
+			walk_part(&parts[k]);
+		ok &= parts[k].ok;
+	}
+	return ok;
 }
 
 /* The span holding addr and its neighbours (a block's neighbours in
