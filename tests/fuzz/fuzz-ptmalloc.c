@@ -6,10 +6,12 @@
  * pointer).  patch.h says how an input decodes; tests/fuzz/run.sh makes
  * fuzz-ptmalloc.core and fuzz-ptmalloc.ranges.
  *
- * Every walk a user can ask for runs on the same session: summary,
- * chunks, bins, check (every consistency rule) and leaks (which scans
- * the chunks' contents for pointers).
+ * Every walk a user can ask for runs on the same session: chunks first
+ * (its lists proven by a settling walk's sums, fuzz.h's session needs no
+ * list), summary (the counting walk's sums and fastbin guesses), bins
+ * (every list walked), check (every consistency rule) and leaks (which
+ * scans the chunks' contents for pointers).
  */
 #include "patch.h"
 
-PATCH_FUZZER("summary", "chunks", "bins", "check", "leaks")
+PATCH_FUZZER("chunks", "summary", "bins", "check", "leaks")

@@ -142,6 +142,11 @@ static hw_session *fuzz_open(const char *path)
 	   costs ten times the walk: the heuristics are what is fuzzed.  */
 	o.no_debuginfo = true;
 	o.threads = 1; /* reproducible: one input, one path */
+	/* No command promised to need the lists themselves: ptmalloc then
+	   proves them by sums where it can (linksums.c), and walks them
+	   only for the commands that show them (bins, check) or where the
+	   sums disagree; both paths are fuzzed.  */
+	o.needs = HW_NEED_CHUNKS | HW_NEED_AROUND | HW_NEED_PROFILE;
 	hw_session *s = NULL;
 	if (hw_session_open(&o, &s) != HW_OK) {
 		hw_session_close(s);
