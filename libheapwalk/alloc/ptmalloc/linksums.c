@@ -272,27 +272,44 @@ static bool take_nothing(void *cookie, const struct hw_chunk *c)
 	return true;
 }
 
+bool pm_walk_by_sums(struct pm_state *p, unsigned nparts, hw_chunk_fn *fn,
+		     void *const cookies[], hw_chunk_fn *restate,
+		     bool may_guess)
+{
+	pm_find_mmapped(p);
+	bool guess = may_guess && pm_fast_guess_begin(p);
+	if (guess)
+		pm_walk_tcaches_unsorted(p);
+	else
+		pm_walk_lists_but_sorted(p);
+	bool ok = pm_walk_chunks_parallel(p, nparts, fn, cookies,
+					  PM_WALK_SUMS |
+					  (guess ? PM_WALK_GUESS_FAST : 0));
+	bool fast_ok = !guess || pm_fast_guess_settle(p, ok, ok ? restate
+								 : NULL,
+						      cookies[0]);
+	if (!fast_ok) {
+		/* The guesses are back in use: the lists say which chunks
+		   to give as free again.  */
+		pm_walk_fast_lists(p);
+		if (ok && restate)
+			ok = pm_retract_parked(p, restate, cookies[0]);
+	}
+	/* (A walk fn stopped settles nothing: its caller gives up.)  */
+	if (ok && (!pm_link_sums_settle(p) || !fast_ok)) {
+		pm_walk_lists(p);
+		pm_walk_list_findings(p);
+	}
+	return ok;
+}
+
 void pm_settle_lists(struct pm_state *p)
 {
 	void *cookies[PM_MAX_PARTS] = { NULL };
 	unsigned nparts = hw_threads(p->s);
 	if (nparts > PM_MAX_PARTS)
 		nparts = PM_MAX_PARTS;
-	pm_find_mmapped(p);
 	atomic_fetch_add(&p->s->work.walks, 1);
-	bool guess = pm_fast_guess_begin(p);
-	if (guess)
-		pm_walk_tcaches_unsorted(p);
-	else
-		pm_walk_lists_but_sorted(p);
-	bool ok = pm_walk_chunks_parallel(p, nparts, take_nothing, cookies,
-					  PM_WALK_SUMS |
-					  (guess ? PM_WALK_GUESS_FAST : 0));
-	bool fast_ok = !guess || pm_fast_guess_settle(p, ok, NULL, NULL);
-	if (!fast_ok)
-		pm_walk_fast_lists(p);
-	if (!ok || !pm_link_sums_settle(p) || !fast_ok) {
-		pm_walk_lists(p);
-		pm_walk_list_findings(p);
-	}
+	/* Nothing is counted, so the guesses need no taking back.  */
+	pm_walk_by_sums(p, nparts, take_nothing, cookies, NULL, true);
 }

@@ -165,31 +165,10 @@ static bool pm_chunks_parallel(void *state, unsigned nparts, hw_chunk_fn *fn,
 		return pm_walk_chunks_parallel(p, nparts, fn, cookies,
 					       PM_WALK_ALL);
 	}
-	pm_find_mmapped(p);
-	/* With a restate function the fastbin entries are guessed too, and
-	   given as free; the guesses go back in use if the sums disagree,
-	   and then the lists say which chunks to give as free again.  */
-	bool guess = restate && pm_fast_guess_begin(p);
-	if (guess)
-		pm_walk_tcaches_unsorted(p);
-	else
-		pm_walk_lists_but_sorted(p);
-	bool ok = pm_walk_chunks_parallel(p, nparts, fn, cookies,
-					  PM_WALK_SUMS |
-					  (guess ? PM_WALK_GUESS_FAST : 0));
-	bool fast_ok = !guess || pm_fast_guess_settle(p, ok, ok ? restate
-								 : NULL,
-						      cookies[0]);
-	if (!fast_ok) {
-		pm_walk_fast_lists(p);
-		if (ok)
-			ok = pm_retract_parked(p, restate, cookies[0]);
-	}
-	if (ok && (!pm_link_sums_settle(p) || !fast_ok)) {
-		pm_walk_lists(p);
-		pm_walk_list_findings(p);
-	}
-	return ok;
+	/* Guesses are given as free: only a caller that can take them
+	   back (restate) may have them.  */
+	return pm_walk_by_sums(p, nparts, fn, cookies, restate,
+			       restate != NULL);
 }
 
 static bool pm_states_parallel(void *state, unsigned nparts,

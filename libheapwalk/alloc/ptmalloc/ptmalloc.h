@@ -436,6 +436,14 @@ bool pm_fast_guess_settle(struct pm_state *p, bool complete,
 /* After a PM_WALK_SUMS walk: do the hashed links match the bins' heads,
    arena by arena?  If so the bins are summed (p->bins_summed).  */
 bool pm_link_sums_settle(struct pm_state *p);
+/* A walk of everything in threads (pm_walk_chunks_parallel) that
+   checks the small and large bins by sums and, when may_guess, guesses
+   the fastbin entries and gives them as free (restate takes back wrong
+   guesses; NULL: fn needs none taken back); the lists are walked only
+   where the sums disagree.  False if fn stopped.  */
+bool pm_walk_by_sums(struct pm_state *p, unsigned nparts, hw_chunk_fn *fn,
+		     void *const cookies[], hw_chunk_fn *restate,
+		     bool may_guess);
 /* Before a walk in address order that shows each free chunk's bin but
    not the lists themselves (`chunks`, `frag`, `map`): a walk in threads
    that only settles the lists by sums (the fastbins guessed, the small
