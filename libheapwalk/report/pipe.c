@@ -30,6 +30,7 @@ struct pipe {
 	size_t fill;          /* chunks in the batch being filled */
 	bool have_slot;       /* the walk owns slot[tail % PIPE_SLOTS] */
 	bool done, stop;
+	pthread_t tid;        /* the walk's thread */
 };
 
 /* Publish the batch being filled.  */
@@ -77,25 +78,43 @@ static void *walker(void *arg)
 	return NULL;
 }
 
+/* Make the ring and start the walk in a thread of its own.  False, with
+   nothing left to free, when either cannot be: the caller then walks in
+   its own thread.  */
+static bool pipe_start(struct pipe *p)
+{
+	bool ok = true;
+	for (size_t i = 0; i < PIPE_SLOTS && ok; i++)
+		ok = (p->slot[i] = malloc(PIPE_BATCH * sizeof *p->slot[i]));
+	if (ok) {
+		pthread_mutex_init(&p->lock, NULL);
+		pthread_cond_init(&p->changed, NULL);
+		ok = pthread_create(&p->tid, NULL, walker, p) == 0;
+		if (!ok) {
+			pthread_cond_destroy(&p->changed);
+			pthread_mutex_destroy(&p->lock);
+		}
+	}
+	if (!ok)
+		for (size_t i = 0; i < PIPE_SLOTS; i++)
+			free(p->slot[i]);
+	return ok;
+}
+
+/* After the last batch was taken (or the walk told to stop).  */
+static void pipe_finish(struct pipe *p)
+{
+	pthread_join(p->tid, NULL);
+	pthread_cond_destroy(&p->changed);
+	pthread_mutex_destroy(&p->lock);
+	for (size_t i = 0; i < PIPE_SLOTS; i++)
+		free(p->slot[i]);
+}
+
 void hw_walk_chunks_piped(struct hw_session *s, hw_chunk_fn *fn, void *cookie)
 {
 	struct pipe p = { .s = s };
-	bool ok = hw_threads(s) > 1;
-	for (size_t i = 0; i < PIPE_SLOTS && ok; i++)
-		ok = (p.slot[i] = malloc(PIPE_BATCH * sizeof *p.slot[i]));
-	pthread_t tid;
-	if (ok) {
-		pthread_mutex_init(&p.lock, NULL);
-		pthread_cond_init(&p.changed, NULL);
-		ok = pthread_create(&tid, NULL, walker, &p) == 0;
-		if (!ok) {
-			pthread_cond_destroy(&p.changed);
-			pthread_mutex_destroy(&p.lock);
-		}
-	}
-	if (!ok) {
-		for (size_t i = 0; i < PIPE_SLOTS; i++)
-			free(p.slot[i]);
+	if (hw_threads(s) <= 1 || !pipe_start(&p)) {
 		hw_walk_blocks(s, fn, cookie);
 		return;
 	}
@@ -120,11 +139,7 @@ void hw_walk_chunks_piped(struct hw_session *s, hw_chunk_fn *fn, void *cookie)
 		if (!more)
 			break;
 	}
-	pthread_join(tid, NULL);
-	pthread_cond_destroy(&p.changed);
-	pthread_mutex_destroy(&p.lock);
-	for (size_t i = 0; i < PIPE_SLOTS; i++)
-		free(p.slot[i]);
+	pipe_finish(&p);
 }
 
 /* ---- rows rendered in several threads ----------------------------------- */
@@ -203,25 +218,11 @@ void hw_walk_rows_piped(struct hw_session *s, struct hw_emitter *e,
 	if (n > PIPE_MAX_RENDERERS)
 		n = PIPE_MAX_RENDERERS;
 	bool ok = n > 1;
-	for (size_t i = 0; i < PIPE_SLOTS && ok; i++)
-		ok = (p.slot[i] = malloc(PIPE_BATCH * sizeof *p.slot[i]));
 	for (unsigned k = 0; k < n && ok; k++) {
 		rs[k].r = &r;
 		ok = (rs[k].fork = em_fork(e));
 	}
-	pthread_t tid;
-	if (ok) {
-		pthread_mutex_init(&p.lock, NULL);
-		pthread_cond_init(&p.changed, NULL);
-		ok = pthread_create(&tid, NULL, walker, &p) == 0;
-		if (!ok) {
-			pthread_cond_destroy(&p.changed);
-			pthread_mutex_destroy(&p.lock);
-		}
-	}
-	if (!ok) {
-		for (size_t i = 0; i < PIPE_SLOTS; i++)
-			free(p.slot[i]);
+	if (!ok || !pipe_start(&p)) {
 		for (unsigned k = 0; k < n; k++)
 			em_fork_close(rs[k].fork);
 		hw_walk_blocks(s, plain_row, &r);
@@ -236,11 +237,7 @@ void hw_walk_rows_piped(struct hw_session *s, struct hw_emitter *e,
 	for (unsigned k = 1; k < n; k++)
 		if (rs[k].started)
 			pthread_join(rs[k].tid, NULL);
-	pthread_join(tid, NULL);
-	pthread_cond_destroy(&p.changed);
-	pthread_mutex_destroy(&p.lock);
-	for (size_t i = 0; i < PIPE_SLOTS; i++)
-		free(p.slot[i]);
+	pipe_finish(&p);
 	for (unsigned k = 0; k < n; k++)
 		em_fork_close(rs[k].fork);
 }
