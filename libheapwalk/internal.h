@@ -178,6 +178,15 @@ void hw_oom(struct hw_session *s);
 /* Threads a walk may use, the caller's included (>= 1).  */
 unsigned hw_threads(const struct hw_session *s);
 
+/* Parts a job may run in at once (hw_run_parts); past it, parts run in
+   the caller's thread.  */
+#define HW_MAX_PARTS 64
+/* fn(part) for each of the n parts at jobs (an array of n parts of size
+   bytes each): part 0 in the caller's thread, the others in threads of
+   their own (or, when one cannot be made, in the caller's thread after
+   part 0); returns when every part is done.  */
+void hw_run_parts(void *jobs, size_t size, unsigned n, void *(*fn)(void *));
+
 /* Check that the files and directories named in s->opts exist and are
    of the right kind: HW_OK, or HW_USAGE with the error recorded.  */
 enum hw_status hw_check_open_opts(struct hw_session *s);

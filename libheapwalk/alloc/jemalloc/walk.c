@@ -2,7 +2,6 @@
  * order: slabs region by region from their bitmaps, with the tcache's
  * pointers merged in from the sorted list as the walk passes them.
  */
-#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -163,8 +162,6 @@ bool je_walk_parallel(struct je_state *j, unsigned nparts, hw_chunk_fn *fn,
 	for (size_t i = 0; i < j->next; i++)
 		total += j->ext[i].slab ? j->ext[i].nregs : 1;
 	struct walker w[MAX_PARTS];
-	pthread_t tid[MAX_PARTS];
-	bool started[MAX_PARTS] = { false };
 	size_t at = 0;
 	uint64_t acc = 0;
 	for (unsigned k = 0; k < nparts; k++) {
@@ -177,17 +174,10 @@ bool je_walk_parallel(struct je_state *j, unsigned nparts, hw_chunk_fn *fn,
 		w[k] = (struct walker){ j, first, at, 0, !j->walked, fn,
 					cookies[k], false };
 	}
-	for (unsigned k = 1; k < nparts; k++)
-		started[k] = pthread_create(&tid[k], NULL, walk_part, &w[k]) == 0;
-	walk_part(&w[0]);
-	bool ok = !w[0].stopped;
-	for (unsigned k = 1; k < nparts; k++) {
-		if (started[k])
-			pthread_join(tid[k], NULL);
-		else
-			walk_part(&w[k]);
+	hw_run_parts(w, sizeof *w, nparts, walk_part);
+	bool ok = true;
+	for (unsigned k = 0; k < nparts; k++)
 		ok &= !w[k].stopped;
-	}
 	j->walked = true;
 	return ok;
 }

@@ -16,7 +16,6 @@
  * size + 16 is the whole number of pages, and prev_size's bit 0 says the
  * pages are huge ones): each chunk's numbers say which layout it has.
  */
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -618,8 +617,6 @@ bool pm_walk_chunks_parallel(struct pm_state *p, unsigned nparts,
 			     unsigned how)
 {
 	struct part_job jobs[PM_MAX_PARTS];
-	pthread_t tids[PM_MAX_PARTS];
-	bool started[PM_MAX_PARTS] = { false };
 	size_t units = p->nheaps + p->nmmapped;
 	uint64_t total = 0, acc = 0;
 	if (nparts > PM_MAX_PARTS)
@@ -641,19 +638,10 @@ bool pm_walk_chunks_parallel(struct pm_state *p, unsigned nparts,
 			acc += unit_bytes(p, u++);
 		jobs[k].last = u;
 	}
-	for (unsigned k = 1; k < nparts; k++)
-		started[k] = pthread_create(&tids[k], NULL, walk_part,
-					    &jobs[k]) == 0;
-	walk_part(&jobs[0]);
-	/* A thread that could not start is run here instead.  */
-	bool ok = jobs[0].ok;
-	for (unsigned k = 1; k < nparts; k++) {
-		if (started[k])
-			pthread_join(tids[k], NULL);
-		else
-			walk_part(&jobs[k]);
+	hw_run_parts(jobs, sizeof *jobs, nparts, walk_part);
+	bool ok = true;
+	for (unsigned k = 0; k < nparts; k++)
 		ok &= jobs[k].ok;
-	}
 	return ok;
 }
 

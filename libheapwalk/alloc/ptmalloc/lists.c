@@ -8,7 +8,6 @@
  * find it cheaply: a 2-bit tag per 16 bytes of heap for fastbins and bins,
  * a hash set for the (few) tcache entries.
  */
-#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -931,20 +930,9 @@ static void walk_all_arena_lists(struct pm_state *p,
 		load[best] += p->arenas[a].system_mem;
 	}
 	struct lists_job jobs[PM_LIST_THREADS];
-	pthread_t tids[PM_LIST_THREADS];
-	bool started[PM_LIST_THREADS] = { false };
 	for (unsigned k = 0; k < nthreads; k++)
 		jobs[k] = (struct lists_job){ p, k, nthreads, f };
-	for (unsigned k = 1; k < nthreads; k++)
-		started[k] = pthread_create(&tids[k], NULL, walk_arena_lists,
-					    &jobs[k]) == 0;
-	walk_arena_lists(&jobs[0]);
-	for (unsigned k = 1; k < nthreads; k++) {
-		if (started[k])
-			pthread_join(tids[k], NULL);
-		else
-			walk_arena_lists(&jobs[k]);
-	}
+	hw_run_parts(jobs, sizeof *jobs, nthreads, walk_arena_lists);
 }
 
 static void walk_lists(struct pm_state *p, const struct list_filter *f)

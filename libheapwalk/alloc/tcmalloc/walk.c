@@ -6,8 +6,6 @@
  * end, as the page's waste is the object's overhead), so that the blocks
  * of a heap tile it.
  */
-#include <pthread.h>
-
 #include "tcmalloc.h"
 
 static const uint8_t holder_where[] = {
@@ -85,8 +83,6 @@ bool tc_walk_parallel(struct tc_state *tc, unsigned nparts, hw_chunk_fn *fn,
 		      void *const cookies[])
 {
 	struct part parts[TC_MAX_PARTS];
-	pthread_t tids[TC_MAX_PARTS];
-	bool started[TC_MAX_PARTS] = { false };
 	if (nparts > TC_MAX_PARTS)
 		nparts = TC_MAX_PARTS;
 	if (nparts == 0)
@@ -103,18 +99,10 @@ bool tc_walk_parallel(struct tc_state *tc, unsigned nparts, hw_chunk_fn *fn,
 			acc += tc->spans[i++].bytes;
 		parts[k].last = i;
 	}
-	for (unsigned k = 1; k < nparts; k++)
-		started[k] = pthread_create(&tids[k], NULL, walk_part,
-					    &parts[k]) == 0;
-	walk_part(&parts[0]);
-	bool ok = parts[0].ok;
-	for (unsigned k = 1; k < nparts; k++) {
-		if (started[k])
-			pthread_join(tids[k], NULL);
-		else
-			walk_part(&parts[k]);
+	hw_run_parts(parts, sizeof *parts, nparts, walk_part);
+	bool ok = true;
+	for (unsigned k = 0; k < nparts; k++)
 		ok &= parts[k].ok;
-	}
 	return ok;
 }
 

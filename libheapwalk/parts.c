@@ -1,0 +1,30 @@
+/* parts.c - a job split into parts, run in threads.
+ *
+ * Every parallel walk has the same shape: part 0 in the caller's thread,
+ * each other part in a thread of its own, and a part whose thread could
+ * not be made run in the caller's thread afterwards, so that the work is
+ * done whatever the system allows.
+ */
+#include <pthread.h>
+#include <stdbool.h>
+
+#include "internal.h"
+
+void hw_run_parts(void *jobs, size_t size, unsigned n, void *(*fn)(void *))
+{
+	pthread_t tids[HW_MAX_PARTS];
+	bool started[HW_MAX_PARTS] = { false };
+	char *job = jobs;
+	for (unsigned k = 1; k < n; k++)
+		started[k] = k < HW_MAX_PARTS &&
+			     pthread_create(&tids[k], NULL, fn,
+					    job + k * size) == 0;
+	if (n > 0)
+		fn(job);
+	for (unsigned k = 1; k < n; k++) {
+		if (started[k])
+			pthread_join(tids[k], NULL);
+		else
+			fn(job + k * size);
+	}
+}
