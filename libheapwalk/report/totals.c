@@ -96,8 +96,8 @@ static bool arenas_room(struct hw_totals *t, uint64_t i)
 	return true;
 }
 
-/* The last arena's counts, the slot found for it kept: blocks come in
-   runs of one arena.  */
+/* The counts of arena `arena` (slot arena + 1), made room for; NULL
+   past MAX_ARENA_SLOTS or out of memory.  */
 static struct hw_arena_count *arena_slot(struct hw_totals *t, int32_t arena)
 {
 	uint64_t i = (uint64_t)((int64_t)arena + 1);

@@ -251,17 +251,17 @@ static void link_sum(struct pm_heap *h, struct pm_state *p, uint64_t chunk,
 	if (mem)
 		memcpy(w, mem + PM_HDR, sizeof w);
 	else if (!hw_read(p->t, chunk + PM_HDR, w, sizeof w)) {
-		h->link_broken = true;
+		h->sums.link_broken = true;
 		return;
 	}
 	uint64_t cls = (uint64_t)pm_bin_index(sz);
 	/* A chunk linked to itself would add equal hashes both ways.  */
 	if (w[0] == chunk || w[1] == chunk)
-		h->link_broken = true;
-	h->link_fwd += pm_link_hash(chunk, w[0], cls);
-	h->link_bwd += pm_link_hash(w[1], chunk, cls);
-	h->binned++;
-	h->binned_bytes += sz;
+		h->sums.link_broken = true;
+	h->sums.link_fwd += pm_link_hash(chunk, w[0], cls);
+	h->sums.link_bwd += pm_link_hash(w[1], chunk, cls);
+	h->sums.binned++;
+	h->sums.binned_bytes += sz;
 }
 
 /* Classify one heap chunk.  `next_p` is the P bit of the chunk after it;
@@ -602,9 +602,9 @@ static unsigned full_walk_mode(struct pm_state *p, unsigned how)
 		mode |= LINK_SUMS | REPORT_LISTS;
 		for (size_t i = 0; i < p->nheaps; i++) {
 			struct pm_heap *h = &p->heaps[i];
-			h->link_fwd = h->link_bwd = 0;
-			h->binned = h->binned_bytes = 0;
-			h->link_broken = false;
+			h->sums.link_fwd = h->sums.link_bwd = 0;
+			h->sums.binned = h->sums.binned_bytes = 0;
+			h->sums.link_broken = false;
 		}
 	}
 	p->walked = true;
@@ -729,7 +729,7 @@ bool pm_walk_chunks(struct pm_state *p, hw_chunk_fn *fn, void *cookie)
 	return true;
 }
 
-static bool take_nothing(void *cookie, const struct hw_chunk *c)
+bool pm_take_nothing(void *cookie, const struct hw_chunk *c)
 {
 	(void)cookie;
 	(void)c;
@@ -742,7 +742,7 @@ void pm_walk_list_findings(struct pm_state *p)
 		return;
 	p->lists_reported = true;
 	for (size_t i = 0; i < p->nheaps; i++)
-		walk_heap(p, &p->heaps[i], p->heaps[i].start, take_nothing,
+		walk_heap(p, &p->heaps[i], p->heaps[i].start, pm_take_nothing,
 			  NULL, REPORT_LISTS);
 }
 

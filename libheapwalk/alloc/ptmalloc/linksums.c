@@ -69,36 +69,45 @@ static bool head_sums(struct pm_state *p, const struct pm_arena *ar,
 	return true;
 }
 
+/* Each arena's sums: its heaps' added up, in one pass over the heaps.  */
+static void add_up_sums(struct pm_state *p)
+{
+	for (size_t a = 0; a < p->narenas; a++)
+		memset(&p->arenas[a].sums, 0, sizeof p->arenas[a].sums);
+	for (size_t i = 0; i < p->nheaps; i++) {
+		const struct pm_sums *h = &p->heaps[i].sums;
+		struct pm_sums *a = &p->arenas[p->heaps[i].arena].sums;
+		a->link_fwd += h->link_fwd;
+		a->link_bwd += h->link_bwd;
+		a->binned += h->binned;
+		a->binned_bytes += h->binned_bytes;
+		a->link_broken |= h->link_broken;
+		a->guess_nodes += h->guess_nodes;
+		a->guess_links += h->guess_links;
+		a->guess_tails += h->guess_tails;
+		for (int k = 0; k < PM_NFASTBINS; k++)
+			a->guessed[k] += h->guessed[k];
+	}
+}
+
 bool pm_link_sums_settle(struct pm_state *p)
 {
 	bool agree = true;
+	add_up_sums(p);
 	for (size_t a = 0; a < p->narenas && agree; a++) {
 		struct pm_arena *ar = &p->arenas[a];
-		uint64_t fwd = 0, bwd = 0, count = 0, bytes = 0;
-		bool broken = false;
-		for (size_t i = 0; i < p->nheaps; i++) {
-			const struct pm_heap *h = &p->heaps[i];
-			if (h->arena != (int32_t)a)
-				continue;
-			fwd += h->link_fwd;
-			bwd += h->link_bwd;
-			count += h->binned;
-			bytes += h->binned_bytes;
-			broken |= h->link_broken;
-		}
-		if (ar->uninit) {
-			agree = count == 0;
-			continue;
-		}
-		agree = !broken && head_sums(p, ar, &fwd, &bwd) && fwd == bwd;
-		ar->summed_count = count;
-		ar->summed_bytes = bytes;
+		uint64_t fwd = ar->sums.link_fwd, bwd = ar->sums.link_bwd;
+		if (ar->uninit)
+			agree = ar->sums.binned == 0;
+		else
+			agree = !ar->sums.link_broken &&
+				head_sums(p, ar, &fwd, &bwd) && fwd == bwd;
 	}
 	p->bins_summed = agree;
 	if (agree)
 		for (size_t a = 0; a < p->narenas; a++)
 			atomic_fetch_add(&p->s->work.summed,
-					 p->arenas[a].summed_count);
+					 p->arenas[a].sums.binned);
 	else
 		atomic_fetch_add(&p->s->work.sums_failed, 1);
 	return agree;
@@ -156,8 +165,9 @@ bool pm_fast_guess_begin(struct pm_state *p)
 			ar->span_lo = h->start;
 		if (h->end > ar->span_hi)
 			ar->span_hi = h->end;
-		h->guess_nodes = h->guess_links = h->guess_tails = 0;
-		memset(h->guessed, 0, sizeof h->guessed);
+		h->sums.guess_nodes = h->sums.guess_links = 0;
+		h->sums.guess_tails = 0;
+		memset(h->sums.guessed, 0, sizeof h->sums.guessed);
 	}
 	return true;
 }
@@ -216,46 +226,40 @@ bool pm_fast_guess_settle(struct pm_state *p, bool complete,
 			  hw_chunk_fn *restate, void *cookie)
 {
 	bool agree = complete;
+	add_up_sums(p);
 	for (size_t a = 0; a < p->narenas && agree; a++) {
 		const struct pm_arena *ar = &p->arenas[a];
-		uint64_t nodes = 0, links = 0, tails = 0;
-		for (size_t i = 0; i < p->nheaps; i++) {
-			const struct pm_heap *h = &p->heaps[i];
-			if (h->arena != (int32_t)a)
-				continue;
-			nodes += h->guess_nodes;
-			links += h->guess_links;
-			tails += h->guess_tails;
-		}
+		uint64_t links = ar->sums.guess_links;
 		for (int i = 0; i < PM_NFASTBINS; i++)
 			if (ar->fast_heads >> i & 1)
 				links += pm_fast_hash(ar->fast_head[i],
 						   (uint64_t)(i + 2) * 16);
-		agree = nodes == links &&
-			tails == (uint64_t)__builtin_popcount(ar->fast_heads);
+		agree = ar->sums.guess_nodes == links &&
+			ar->sums.guess_tails ==
+			(uint64_t)__builtin_popcount(ar->fast_heads);
 	}
 	for (size_t i = 0; i < p->nheaps; i++) {
 		struct pm_heap *h = &p->heaps[i];
 		uint64_t guessed = 0;
 		for (int k = 0; k < PM_NFASTBINS; k++)
-			guessed += h->guessed[k];
-		if (guessed && !agree && restate)
-			unguess(p, h, restate, cookie);
-		if (guessed)
-			settle_tags(h, agree);
-		if (!agree)
+			guessed += h->sums.guessed[k];
+		if (!guessed)
 			continue;
-		struct pm_arena *ar = &p->arenas[h->arena];
-		atomic_fetch_add(&p->s->work.guessed, guessed);
-		for (int k = 0; k < PM_NFASTBINS; k++) {
-			ar->fast[k].count += h->guessed[k];
-			ar->fast[k].bytes += h->guessed[k] * (uint64_t)(k + 2) * 16;
-		}
+		if (!agree && restate)
+			unguess(p, h, restate, cookie);
+		settle_tags(h, agree);
 	}
 	if (agree) {
-		for (size_t a = 0; a < p->narenas; a++)
-			for (int k = 0; k < PM_NFASTBINS; k++)
-				p->arenas[a].fast_done[k] = true;
+		for (size_t a = 0; a < p->narenas; a++) {
+			struct pm_arena *ar = &p->arenas[a];
+			for (int k = 0; k < PM_NFASTBINS; k++) {
+				uint64_t n = ar->sums.guessed[k];
+				ar->fast[k].count += n;
+				ar->fast[k].bytes += n * (uint64_t)(k + 2) * 16;
+				ar->fast_done[k] = true;
+				atomic_fetch_add(&p->s->work.guessed, n);
+			}
+		}
 		p->fast_lists_done = true;
 	} else if (complete) {
 		atomic_fetch_add(&p->s->work.sums_failed, 1);
@@ -264,13 +268,6 @@ bool pm_fast_guess_settle(struct pm_state *p, bool complete,
 }
 
 /* ---- the lists settled before a walk in address order ------------------ */
-
-static bool take_nothing(void *cookie, const struct hw_chunk *c)
-{
-	(void)cookie;
-	(void)c;
-	return true;
-}
 
 bool pm_walk_by_sums(struct pm_state *p, unsigned nparts, hw_chunk_fn *fn,
 		     void *const cookies[], hw_chunk_fn *restate,
@@ -311,5 +308,5 @@ void pm_settle_lists(struct pm_state *p)
 		nparts = PM_MAX_PARTS;
 	atomic_fetch_add(&p->s->work.walks, 1);
 	/* Nothing is counted, so the guesses need no taking back.  */
-	pm_walk_by_sums(p, nparts, take_nothing, cookies, NULL, true);
+	pm_walk_by_sums(p, nparts, pm_take_nothing, cookies, NULL, true);
 }

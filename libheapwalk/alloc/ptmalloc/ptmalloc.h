@@ -106,6 +106,20 @@ void pm_layout_mp(struct pm_layout *l, enum pm_mp_era era, bool tcache);
    counts (2.30-2.41), 3 = 76 bins counting free slots (2.42+).  */
 void pm_layout_tcache(struct pm_layout *l, unsigned kind);
 
+/* What a walk that checks lists by sums (linksums.c) adds up, per heap
+   (written only by the thread that walks it), then per arena.  */
+struct pm_sums {
+	/* Free chunks that no walked list holds: their links hashed each
+	   way, how many, their bytes; a link unreadable or to itself.  */
+	uint64_t link_fwd, link_bwd, binned, binned_bytes;
+	bool link_broken;
+	/* In-use chunks that may be fastbin entries, the guesses: the
+	   hashes of their addresses and of their fd pointers, how many end
+	   a list, and how many there are of each fastbin's size.  */
+	uint64_t guess_nodes, guess_links, guess_tails;
+	uint64_t guessed[PM_NFASTBINS];
+};
+
 /* A heap: a contiguous run of chunks.  */
 struct pm_heap {
 	uint64_t start;       /* first chunk */
@@ -114,16 +128,7 @@ struct pm_heap {
 	int32_t arena;
 	uint8_t *tags;        /* 2 bits per 16 bytes: enum pm_tag */
 	size_t tags_len;      /* bytes mapped for tags */
-	/* A walk with link sums (linksums.c): this heap's free chunks that
-	   no walked list holds, their links hashed each way.  Written only
-	   by the thread that walks the heap.  */
-	uint64_t link_fwd, link_bwd, binned, binned_bytes;
-	bool link_broken;     /* a link unreadable or pointing at itself */
-	/* ... and its chunks that may be fastbin entries, the guesses: the
-	   hashes of their addresses and of their fd pointers, how many end
-	   a list, and how many there are of each fastbin's size.  */
-	uint64_t guess_nodes, guess_links, guess_tails;
-	uint64_t guessed[PM_NFASTBINS];
+	struct pm_sums sums;
 };
 
 enum pm_tag { PM_TAG_NONE, PM_TAG_FAST, PM_TAG_UNSORTED, PM_TAG_BINNED };
@@ -175,9 +180,10 @@ struct pm_arena {
 	uint64_t fast_head[PM_NFASTBINS];
 	uint64_t span_lo, span_hi;
 	bool bins_done[PM_NBINS];
-	/* The small and large bins' chunks and bytes, when their links
-	   were checked by sums instead of walked (pm_state.bins_summed).  */
-	uint64_t summed_count, summed_bytes;
+	/* Its heaps' sums, added up when they are settled; binned and
+	   binned_bytes are the small and large bins' chunks and bytes when
+	   pm_state.bins_summed.  */
+	struct pm_sums sums;
 };
 
 /* One thread's tcache.  */
@@ -295,7 +301,7 @@ struct pm_state {
 	bool mmapped_done;                /* mmapped chunks looked for */
 	/* The small and large bins were not walked: a chunk walk hashed
 	   their chunks' links and the sums agreed (linksums.c), so each
-	   arena's summed_count/bytes are theirs.  */
+	   arena's sums.binned/binned_bytes are theirs.  */
 	bool bins_summed;
 	/* A whole walk's progress: bytes of heap walked by every part (each
 	   adds at checkpoints), of progress_total; the caller's own part
@@ -416,6 +422,9 @@ enum pm_walk_kind {
 bool pm_walk_chunks_parallel(struct pm_state *p, unsigned nparts,
 			     hw_chunk_fn *fn, void *const cookies[],
 			     unsigned how);
+/* A walk callback that takes every chunk and keeps nothing (a walk for
+   its findings or its sums alone).  */
+bool pm_take_nothing(void *cookie, const struct hw_chunk *c);
 /* The findings that need every list, by one more walk of the heaps
    (after pm_walk_lists, when a PM_WALK_SUMS walk's sums disagreed).  */
 void pm_walk_list_findings(struct pm_state *p);
@@ -543,12 +552,12 @@ static inline bool pm_fast_guess(struct pm_state *p, struct pm_heap *h,
 		return false;
 	uint64_t g = (chunk - h->start) >> 4;
 	h->tags[g >> 2] |= (uint8_t)(PM_TAG_BINNED << ((g & 3) * 2));
-	h->guess_nodes += pm_fast_hash(chunk, sz);
+	h->sums.guess_nodes += pm_fast_hash(chunk, sz);
 	if (next)
-		h->guess_links += pm_fast_hash(next, sz);
+		h->sums.guess_links += pm_fast_hash(next, sz);
 	else
-		h->guess_tails++;
-	h->guessed[i]++;
+		h->sums.guess_tails++;
+	h->sums.guessed[i]++;
 	return true;
 }
 

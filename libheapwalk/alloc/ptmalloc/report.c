@@ -31,8 +31,8 @@ static void compute_mallinfo(const struct pm_state *p, struct mallinfo_sum *m)
 			avail += ar->bins[b].bytes;
 		}
 		if (summed) {
-			nblocks += ar->summed_count;
-			avail += ar->summed_bytes;
+			nblocks += ar->sums.binned;
+			avail += ar->sums.binned_bytes;
 		}
 		m->smblks += nfast;
 		m->ordblks += nblocks;
