@@ -184,12 +184,21 @@ one_error_line() {
 check_truth() {
 	local case_name=$1 dir
 	dir=$(corpus_core "$case_name")
-	hw "$T/chunks.jsonl" "$T/chunks.err" --json "$dir/core" chunks
+	truth_agrees "$dir/truth.txt" "$dir/core" "$T/chunks.jsonl" \
+		"$T/summary.json" "$case_name's truth (core in $dir)"
+}
+
+# truth_agrees TRUTH CORE CHUNKS SUMMARY WHAT: `chunks --json` and
+# `summary --json` of CORE, written to the files CHUNKS and SUMMARY,
+# agree with the truth file TRUTH (truthcmp: every block, mallinfo);
+# fails naming WHAT otherwise.
+truth_agrees() {
+	hw "$3" "$3.err" --json "$2" chunks
 	expect_rc 0
-	hw "$T/summary.json" "$T/summary.err" --json "$dir/core" summary
+	hw "$4" "$4.err" --json "$2" summary
 	expect_rc 0
-	"$(tool truthcmp)" "$dir/truth.txt" "$T/chunks.jsonl" "$T/summary.json" ||
-		fail "heapwalk disagrees with $case_name's truth (core in $dir)"
+	"$(tool truthcmp)" "$1" "$3" "$4" ||
+		fail "heapwalk disagrees with $5"
 }
 
 # json_num FILE KEY / json_str FILE KEY: the first number / string value

@@ -60,12 +60,8 @@ expect_rc 0
 # A damaged copy agrees with the whole truth (chunks and mallinfo).
 agrees() {
 	local name=$1 core=$2
-	hw "$T/$name.chunks" "$T/$name.chunks.err" --json "$core" chunks
-	expect_rc 0
-	hw "$T/$name.summary" "$T/$name.summary.err" --json "$core" summary
-	expect_rc 0
-	"$(tool truthcmp)" "$truth" "$T/$name.chunks" "$T/$name.summary" ||
-		fail "$name: heapwalk disagrees with bins1's truth"
+	truth_agrees "$truth" "$core" "$T/$name.chunks" "$T/$name.summary" \
+		"bins1's truth ($name)"
 	[ "$(json_num "$T/$name.summary" findings)" = 0 ] ||
 		fail "$name: summary reports findings: $(head -c 300 "$T/$name.summary")"
 	[ "$(counts "$T/$name.summary")" = "$(counts "$T/orig.summary")" ] ||
