@@ -136,7 +136,11 @@ static inline void count_state(struct hw_totals *t, const struct hw_chunk *c,
 	t->free_bytes += bytes;
 	if (c->where == HW_WHERE_TOP)
 		t->top_bytes += bytes;
-	if (c->size > t->largest_free)
+	/* Taking a free block out cannot lower the largest (sizes are not
+	   kept per block): the only ones taken out are wrong fastbin
+	   guesses, at most 176 bytes, below any top or binned chunk of a
+	   heap that has one.  */
+	if (dir == 1 && c->size > t->largest_free)
 		t->largest_free = c->size;
 	if (sc) {
 		sc->free += dir;
