@@ -35,10 +35,15 @@ enum hw_status {
 
 /* A target read by a front end for the library: what a debugger (the gdb
    plugin) knows of the process it debugs.  The library reads its memory
-   only through read(), and only from the thread that calls
-   hw_session_open() and hw_session_run() (so open it with threads = 1):
-   a debugger's memory interface is seldom thread-safe.  Everything is
-   copied at open; the caller may free it afterwards.  */
+   through read(), or in place where the front end gives spans.  With
+   threads = 1, read() is called only from the thread that calls
+   hw_session_open() and hw_session_run(): a debugger's memory interface
+   is seldom thread-safe.  With more, any of the session's threads may
+   call it: a front end that gives spans for all the memory the walks
+   read (the gdb plugin on a core) refuses reads off its own thread and
+   runs the command again with threads = 1 if one was refused.
+   Everything but the spans is copied at open; the caller may free it
+   afterwards.  */
 enum hw_memory_prot { HW_MEM_R = 1, HW_MEM_W = 2, HW_MEM_X = 4 };
 
 struct hw_memory_region {
@@ -49,6 +54,12 @@ struct hw_memory_region {
 };
 
 #define HW_MEMORY_MAX_REGS 40
+
+struct hw_memory_span {
+	uint64_t start;          /* the target's address of data[0] */
+	const void *data;
+	uint64_t len;
+};
 
 struct hw_memory_thread {
 	int tid;                 /* the kernel's thread id, 0 if unknown */
@@ -103,6 +114,15 @@ struct hw_memory {
 	size_t death_thread;
 	const uint8_t *siginfo;
 	size_t siginfo_len;
+	/* Bytes the front end holds in this process already, exactly as the
+	   debugger would read them (the plugin maps the segments of the core
+	   gdb opened from the core file itself, once it checked the file is
+	   the one gdb reads): a region that one span covers from its start
+	   to its end is read in place, by any thread, never through read().
+	   Sorted by start.  Each stays valid until the session is closed
+	   (not copied at open).  NULL: none.  */
+	const struct hw_memory_span *spans;
+	size_t nspans;
 };
 
 /* What to open and how.  Zero-fill it (HW_OPEN_OPTS_INIT) and set `sz`

@@ -277,6 +277,23 @@ static void read_reg_note(struct gdb_view *v, char *p)
 	v->reg_notes[v->nreg_notes++] = (struct reg_note){ tid, at };
 }
 
+/* A core's segment whose bytes gdb reads from the core file, at file
+   offset `at` (coremap.c maps them).  Not worth failing for.  */
+static void add_core_segment(struct gdb_view *v, uint64_t lo, uint64_t hi,
+			     uint64_t at)
+{
+	if (v->ncore_segs == v->cap_core_segs) {
+		size_t cap = v->cap_core_segs ? 2 * v->cap_core_segs : 256;
+		struct core_segment *c = cap <= MAX_REGIONS
+			? realloc(v->core_segs, cap * sizeof *c) : NULL;
+		if (!c)
+			return;
+		v->core_segs = c;
+		v->cap_core_segs = cap;
+	}
+	v->core_segs[v->ncore_segs++] = (struct core_segment){ lo, hi, at };
+}
+
 /* maintenance info sections: the executable's name; a core's name and
    its segments (loadN), writable unless READONLY.  */
 static void read_sections(struct gdb_view *v, char *text)
@@ -293,14 +310,15 @@ static void read_sections(struct gdb_view *v, char *text)
 			in_core = true;
 			continue;
 		}
-		uint64_t lo, hi;
+		uint64_t lo, hi, off;
 		int at = 0;
 		char *p = skip_space(line);
 		if (in_core)
 			read_reg_note(v, p);
 		if (!in_core || *p != '[' || !(p = strchr(p, ']')) ||
-		    sscanf(p + 1, " %" SCNx64 "->%" SCNx64 " at %*x: %n", &lo,
-			   &hi, &at) < 2 || !at || strncmp(p + 1 + at, "load", 4))
+		    sscanf(p + 1, " %" SCNx64 "->%" SCNx64 " at %" SCNx64
+			   ": %n", &lo, &hi, &off, &at) < 3 || !at ||
+		    strncmp(p + 1 + at, "load", 4))
 			continue;
 		struct hw_memory_region *r = gdb_view_new_region(v);
 		if (!r)
@@ -309,6 +327,8 @@ static void read_sections(struct gdb_view *v, char *text)
 		r->end = hi;
 		r->prot = HW_MEM_R | (strstr(p, " READONLY") ? 0 : HW_MEM_W) |
 			  (strstr(p, " CODE") ? HW_MEM_X : 0);
+		if (strstr(p, " HAS_CONTENTS") && hi > lo)
+			add_core_segment(v, lo, hi, off);
 	}
 }
 
@@ -699,5 +719,6 @@ void gdb_view_free(struct gdb_view *v)
 	free(v->auxv);
 	free(v->lib_addrs);
 	free(v->reg_notes);
+	free(v->core_segs);
 	memset(v, 0, sizeof *v);
 }

@@ -37,6 +37,12 @@ struct reg_note {
 	uint64_t at;
 };
 
+/* A core's segment as gdb's sections list gives it: [lo, hi) is read
+   from the core file at offset `at` (HAS_CONTENTS).  */
+struct core_segment {
+	uint64_t lo, hi, at;
+};
+
 /* What the script said and gdb printed, as the library wants it.  */
 struct gdb_view {
 	struct hw_memory mem;                /* points into the arrays below */
@@ -62,6 +68,8 @@ struct gdb_view {
 	size_t death_thread;                 /* index into threads */
 	struct reg_note *reg_notes;          /* a core's ".reg/TID" */
 	size_t nreg_notes, cap_reg_notes;
+	struct core_segment *core_segs;      /* a core's loadN with contents */
+	size_t ncore_segs, cap_core_segs;
 	unsigned ptr_size;
 	char limit[256];                     /* mem.limit, when set */
 	bool oom;

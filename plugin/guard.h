@@ -10,6 +10,7 @@
 #ifndef HW_PLUGIN_GUARD_H
 #define HW_PLUGIN_GUARD_H
 
+#include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -22,6 +23,11 @@ struct gdb_unwind_callbacks;
 struct guarded_reader {
 	struct gdb_unwind_callbacks *cb;
 	bool interrupted;      /* gdb threw: Ctrl-C (or gdb's own error) */
+	/* gdb's thread, the only one that may call into gdb: a read the
+	   library asks for from another (a walk in threads over a core
+	   mapped in place, coremap.h) is refused and counted (atomic).  */
+	pthread_t owner;
+	unsigned long refused;
 };
 
 /* cb->target_read(addr, buf, len); false when it failed or threw.  */

@@ -33,6 +33,7 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <limits.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -44,6 +45,7 @@
 
 #include <gdb/jit-reader.h>
 
+#include "coremap.h"
 #include "echo.h"
 #include "gdbtext.h"
 #include "guard.h"
@@ -173,25 +175,44 @@ struct request {
 	struct guarded_reader reader;  /* gdb's target_read, Ctrl-C caught */
 	hw_session *session;
 	struct gdb_view view;
+	struct core_map cmap;  /* a core's segments, read in place */
 	FILE *out;             /* out.tmp, the echo commands */
 	FILE *file;            /* -o FILE */
 	char *cmd;
+	bool one_thread;       /* a walk in threads needed gdb: not again */
+	unsigned threads;      /* hw_open_opts.threads of the last run */
 };
 
-static void request_end(struct request *rq)
+/* Everything but the answer: before a request runs again.  */
+static void request_reset(struct request *rq)
 {
 	if (rq->session)
 		hw_session_close(rq->session);
 	rq->session = NULL;
+	core_map_close(&rq->cmap);
 	gdb_view_free(&rq->view);
-	if (rq->out)
-		fclose(rq->out);
-	rq->out = NULL;
 	if (rq->file)
 		fclose(rq->file);
 	rq->file = NULL;
 	free(rq->cmd);
 	rq->cmd = NULL;
+}
+
+static void request_end(struct request *rq)
+{
+	request_reset(rq);
+	if (rq->out)
+		fclose(rq->out);
+	rq->out = NULL;
+}
+
+/* Drop what was answered so far.  */
+static void answer_reset(struct request *rq, struct echo_file *ans)
+{
+	fflush(rq->out);
+	if (ftruncate(fileno(rq->out), 0) == 0)
+		rewind(rq->out);
+	*ans = (struct echo_file){ .f = rq->out };
 }
 
 /* gdb's target_read for the library: how many bytes from addr on could
@@ -200,6 +221,10 @@ static void request_end(struct request *rq)
 static size_t gdb_read(void *cookie, uint64_t addr, void *buf, size_t len)
 {
 	struct guarded_reader *g = cookie;
+	if (!pthread_equal(pthread_self(), g->owner)) {
+		__atomic_fetch_add(&g->refused, 1, __ATOMIC_RELAXED);
+		return 0;
+	}
 	if (len > (1u << 30))
 		len = 1u << 30;
 	if (guarded_read(g, addr, buf, (int)len))
@@ -224,9 +249,26 @@ static size_t gdb_read(void *cookie, uint64_t addr, void *buf, size_t len)
 	return lo;
 }
 
+/* HEAPWALK_GDB_DEBUG=FILE: one more line of what the plugin did.  */
+static void debug_note(const char *fmt, ...)
+	__attribute__((format(printf, 1, 2)));
+
+static void debug_note(const char *fmt, ...)
+{
+	const char *path = getenv("HEAPWALK_GDB_DEBUG");
+	FILE *f = path && path[0] == '/' ? fopen(path, "a") : NULL;
+	if (!f)
+		return;
+	va_list ap;
+	va_start(ap, fmt);
+	vfprintf(f, fmt, ap);
+	va_end(ap);
+	fclose(f);
+}
+
 /* HEAPWALK_GDB_DEBUG=FILE: what the plugin made of gdb's view, for bug
    reports (the plugin has no other way to show its inputs).  */
-static void dump_view(const struct gdb_view *v)
+static void dump_view(const struct gdb_view *v, const struct core_map *cm)
 {
 	const char *path = getenv("HEAPWALK_GDB_DEBUG");
 	FILE *f = path && path[0] == '/' ? fopen(path, "a") : NULL;
@@ -258,6 +300,9 @@ static void dump_view(const struct gdb_view *v)
 		for (size_t i = 0; m->siginfo && i < m->siginfo_len; i++)
 			fprintf(f, " %02x", m->siginfo[i]);
 		fprintf(f, "%s\n", m->siginfo ? "" : " none");
+		fprintf(f, "core mapped: %zu of %zu segments in place, %zu "
+			"checked against gdb\n", cm->nspans, v->ncore_segs,
+			cm->checked);
 	}
 	fclose(f);
 }
@@ -414,6 +459,26 @@ static void test_stall(struct request *rq)
 				   1);
 }
 
+/* A test's hook (tests/t0601): with HEAPWALK_GDB_TEST_HOLE set, the
+   largest segment of a core mapped in place is left to gdb's reads, yet
+   the walk runs in threads: they need gdb, are refused, and the request
+   must run again on gdb's thread and answer as the tool does.  */
+static bool test_hole(struct request *rq)
+{
+	struct core_map *cm = &rq->cmap;
+	if (rq->one_thread || !getenv("HEAPWALK_GDB_TEST_HOLE") ||
+	    !cm->nspans)
+		return false;
+	size_t big = 0;
+	for (size_t i = 1; i < cm->nspans; i++)
+		if (cm->spans[i].len > cm->spans[big].len)
+			big = i;
+	memmove(&cm->spans[big], &cm->spans[big + 1],
+		(cm->nspans - big - 1) * sizeof *cm->spans);
+	rq->view.mem.nspans = --cm->nspans;
+	return true;
+}
+
 /* gdb gave no memory map (qemu-user's gdbstub, embedded stubs): find one
    by reading, and say so in a text report.  */
 static bool probe_view(struct gdb_view *v, struct guarded_reader *g,
@@ -483,7 +548,12 @@ static enum hw_status run_request(struct request *rq,
 	    !probe_view(&rq->view, &rq->reader, ans, po.json))
 		return HW_BAD_TARGET;
 	test_stall(rq);
-	dump_view(&rq->view);
+	/* On a core, the segments gdb reads from the file are mapped from
+	   it, not copied through gdb (coremap.h).  */
+	if (!getenv("HEAPWALK_GDB_NO_COREMAP"))   /* tests compare both */
+		(void)core_map_open(&rq->cmap, &rq->view, read_all,
+				    &rq->reader);
+	dump_view(&rq->view, &rq->cmap);
 	rq->view.mem.read = gdb_read;
 	rq->view.mem.cookie = &rq->reader;
 	if (rq->view.debugdir)
@@ -496,7 +566,13 @@ static enum hw_status run_request(struct request *rq,
 	oo.n_debug_dirs = po.n_debug_dirs;
 	oo.no_debuginfo = po.no_debuginfo;
 	oo.allocator = po.allocator;
-	oo.threads = 1;        /* gdb's memory is read from gdb's thread only */
+	/* gdb's memory is read from gdb's thread only; a core mapped in
+	   place with every writable segment (all the heap walks read) is
+	   walked in threads like the tool's, reads of anything else from
+	   them refused and said (serve).  */
+	bool whole = core_map_whole(&rq->cmap, &rq->view);
+	oo.threads = !rq->one_thread && (test_hole(rq) || whole) ? 0 : 1;
+	rq->threads = oo.threads;
 	oo.needs = hw_command_needs(argv[0]);
 	enum hw_status st = hw_session_open(&oo, &rq->session);
 	if (st != HW_OK) {
@@ -543,15 +619,25 @@ static void serve(struct plugin *p, struct gdb_unwind_callbacks *cb)
 	struct echo_file ans = { .f = rq.out };
 	double t0 = now();
 	bool json = false;
+	rq.reader.owner = pthread_self();
 	int st = (int)run_request(&rq, &ans, &json);
+	if (rq.reader.refused && !rq.reader.interrupted) {
+		/* A walk thread needed memory only gdb can read (outside
+		   the core's mapped segments): its report may lack it.
+		   Drop it and run again on gdb's thread alone.  */
+		answer_reset(&rq, &ans);
+		request_reset(&rq);
+		rq.one_thread = true;
+		st = (int)run_request(&rq, &ans, &json);
+	}
 	double took = now() - t0;
+	debug_note("served in %.3f s, threads %u%s, %lu reads refused off "
+		   "gdb's thread\n", took, rq.threads,
+		   rq.one_thread ? " (ran again)" : "", rq.reader.refused);
 	if (rq.reader.interrupted) {
 		/* What the walk made of reads that failed after Ctrl-C is
 		   not a report: drop it, say what happened.  */
-		fflush(rq.out);
-		if (ftruncate(fileno(rq.out), 0) == 0)
-			rewind(rq.out);
-		ans = (struct echo_file){ .f = rq.out };
+		answer_reset(&rq, &ans);
 		say(&ans, "heapwalk: interrupted after %.2f s (Ctrl-C, or gdb "
 		    "lost the target): no report\n", took);
 		st = STATUS_INTERRUPTED;

@@ -5,7 +5,9 @@
  * Every readable mapping becomes a lazy region of the target's cache, so
  * memory is asked for in large blocks and each block once per session,
  * as for a live process; nothing is copied up front (the debugger holds
- * the process still, or it is a core).
+ * the process still, or it is a core).  A mapping whose bytes the front
+ * end already holds (a span: a core's segment it mapped from the file)
+ * is read in place instead, as the core backend reads a core.
  *
  * Mapped files come from the mappings' paths when the debugger names them
  * (its "info proc mappings"), else from the dynamic linker's link_map
@@ -86,6 +88,35 @@ static int cmp_region(const void *a, const void *b)
 	return x->start < y->start ? -1 : x->start > y->start;
 }
 
+/* The bytes of [start, end) that the front end holds in place (its
+   spans: hw_memory in heapwalk.h), or NULL: the region is then read
+   through the cache.  A span must cover the whole region; a caller built
+   before spans existed has none (sz).  */
+static const uint8_t *span_of(const struct hw_memory *m, uint64_t start,
+			      uint64_t end)
+{
+	if (m->sz < offsetof(struct hw_memory, nspans) + sizeof m->nspans ||
+	    !m->spans)
+		return NULL;
+	/* The last span starting at or below start (they are sorted by
+	   start; unsorted ones are merely missed, and read through the
+	   cache).  */
+	size_t lo = 0, n = m->nspans;
+	while (lo < n) {
+		size_t mid = lo + (n - lo) / 2;
+		if (m->spans[mid].start <= start)
+			lo = mid + 1;
+		else
+			n = mid;
+	}
+	if (!lo)
+		return NULL;
+	const struct hw_memory_span *sp = &m->spans[lo - 1];
+	if (!sp->data || end - sp->start > sp->len)
+		return NULL;
+	return (const uint8_t *)sp->data + (start - sp->start);
+}
+
 static bool add_regions(struct hw_target *t, struct ext_priv *p,
 			const struct hw_memory *m)
 {
@@ -125,7 +156,10 @@ static bool add_regions(struct hw_target *t, struct ext_priv *p,
 	for (size_t i = 0; i < t->nregions; i++) {
 		struct hw_region *r = &t->regions[i];
 		r->avail = r->end - r->start;
-		if ((r->prot & HW_PROT_R) && !hw_cache_add_region(t->cache, r))
+		if (!(r->prot & HW_PROT_R))
+			continue;
+		r->data = span_of(m, r->start, r->end);
+		if (!r->data && !hw_cache_add_region(t->cache, r))
 			return false;
 	}
 	return true;

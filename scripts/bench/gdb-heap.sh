@@ -7,9 +7,10 @@
 # usage: scripts/bench/gdb-heap.sh [BUILD_DIR]
 # Prints, per command, the best of BENCH_RUNS (default 3) wall times: gdb's
 # whole run (start-up, loading the core and its symbols, the command), the
-# plugin's own time (the "(heapwalk: N s)" line, when it took >= 1 s), gdb
-# alone (start-up and loading, no command), and the tool's.  Exit 77 when
-# there is no core or no plugin.
+# plugin's own time (its HEAPWALK_GDB_DEBUG notes) and its ratio to the
+# tool's, gdb alone (start-up and loading, no command), and how many of
+# the core's segments the plugin read in place.  Exit 77 when there is no
+# core or no plugin.
 set -euo pipefail
 
 build=${1:-build}
@@ -42,12 +43,19 @@ echo "gdb plugin on $core ($(du -h "$core" | cut -f1)):"
 base=$(best gdb -nx -batch -x "$script" "$prog" "$core")
 printf '  %-26s %6s s\n' "gdb alone (load the core)" "$base"
 for cmd in bins ""; do
-	t=$(best gdb -nx -batch -iex 'set pagination off' -x "$script" \
-		-ex "heap $cmd" "$prog" "$core")
-	own=$(sed -n 's/^(heapwalk: \([0-9.]*\) s)$/\1/p' "$build/bench/gdb-heap.out")
+	dbg=$build/bench/gdb-heap.debug
+	rm -f "$dbg"
+	t=$(HEAPWALK_GDB_DEBUG=$dbg best gdb -nx -batch -iex 'set pagination off' \
+		-x "$script" -ex "heap $cmd" "$prog" "$core")
+	# The plugin's own time, best of the runs (its debug notes).
+	own=$(sed -n 's/^served in \([0-9.]*\) s.*/\1/p' "$dbg" | sort -n | head -n 1)
+	how=$(grep -m 1 '^core mapped' "$dbg" | sed 's/^core mapped: //')
 	cli=$(best "$build/heapwalk" "$core" ${cmd:-summary})
-	printf '  %-26s %6s s   (plugin %s s; tool: %s s)\n' "gdb heap ${cmd:-(summary)}" \
-		"$t" "${own:-<1}" "$cli"
+	printf '  %-26s %6s s   (plugin %s s = %sx the tool: %s s; gdb beyond loading: %sx)\n' \
+		"gdb heap ${cmd:-(summary)}" "$t" "${own:-?}" \
+		"$(awk -v a="${own:-0}" -v b="$cli" 'BEGIN { printf "%.2f", a / b }')" "$cli" \
+		"$(awk -v a="$t" -v g="$base" -v b="$cli" 'BEGIN { printf "%.2f", (a - g) / b }')"
+	[ -z "$how" ] || printf '  %-26s %s\n' "" "core: $how"
 done
 
 # The unwinder's fast path: a 10,000-frame backtrace (a core of a program
