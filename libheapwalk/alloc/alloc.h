@@ -74,6 +74,10 @@ typedef bool hw_chunk_fn(void *cookie, const struct hw_chunk *c);
 /* Called for each range [start, end) of an allocator's own memory.  */
 typedef void hw_range_fn(void *cookie, uint64_t start, uint64_t end);
 
+/* Called for each slab of an allocator (hw_allocator_ops.slabs).  */
+typedef bool hw_slab_fn(void *cookie, uint64_t lo, uint64_t hi,
+			uint64_t base, uint64_t slot, uint32_t nslots);
+
 struct hw_allocator_ops {
 	const char *name;
 	/* What the allocator calls the blocks its walk delivers, plural, for
@@ -159,6 +163,14 @@ struct hw_allocator_ops {
 	   blocks' own [chunk, chunk + chunk_size) need not be given.  May
 	   be NULL.  */
 	void (*internal)(void *state, hw_range_fn *fn, void *cookie);
+	/* The allocator's slabs: page ranges [lo, hi) it carves into nslots
+	   equal slots of `slot` bytes from `base` (jemalloc's slabs, a large
+	   extent as one slot; tcmalloc's spans), so that `leaks`' block map
+	   keeps a bit per slot there instead of bitmaps per granule
+	   (analysis/blockmap.h).  Every block the walks give in use in
+	   those pages must start a slot.  fn returns false to stop (out of
+	   memory).  May be NULL.  */
+	void (*slabs)(void *state, hw_slab_fn *fn, void *cookie);
 	/* The allocator's own heap profile: the allocation sites it sampled
 	   (profile.h), read once and kept with the state.  HW_OK with *out
 	   set, or NULL and *why saying why there is none (profiling off);

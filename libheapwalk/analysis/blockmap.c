@@ -3,25 +3,10 @@
 #include <string.h>
 
 #include "../target/target.h"
-#include "blockmap.h"
+#include "blockmap-int.h"
 
 #define LEAF_SHIFT 20                 /* a leaf maps 1 MiB */
 #define LEAF_SPAN ((uint64_t)1 << LEAF_SHIFT)
-
-/* Bits set in x.  x86-64's baseline has no POPCNT instruction, and GCC
-   then calls libgcc for __builtin_popcountll (3% of `leaks`, once per
-   block found): the SWAR count inline is a few instructions.  */
-static inline uint32_t popcount64(uint64_t x)
-{
-#if defined(__POPCNT__) || defined(__aarch64__)
-	return (uint32_t)__builtin_popcountll(x);
-#else
-	x -= (x >> 1) & 0x5555555555555555ull;
-	x = (x & 0x3333333333333333ull) + ((x >> 2) & 0x3333333333333333ull);
-	x = (x + (x >> 4)) & 0x0f0f0f0f0f0f0f0full;
-	return (uint32_t)((x * 0x0101010101010101ull) >> 56);
-#endif
-}
 
 /* 1 MiB of address space.  rank and marks are made by bm_seal(): rank[w]
    counts the starts in groups before w, marks[] has a byte per start.  */
@@ -29,17 +14,6 @@ struct bm_leaf {
 	uint32_t *rank;                   /* [leaf_groups], then the marks */
 	uint8_t *marks;
 	struct bm_group g[];
-};
-
-/* A contiguous readable range of the target: the leaves that map it
-   (NULL where no block is), made when its first block is added.  */
-struct bm_run {
-	uint64_t start, end;              /* the mapped range */
-	uint64_t base;                    /* start rounded down to 1 MiB: the
-					     leaves' origin (the previous
-					     run's may cover it too) */
-	struct bm_leaf **leaves;          /* [nleaves], atomic */
-	size_t nleaves;
 };
 
 static size_t leaf_groups(const struct hw_blockmap *m)
@@ -75,6 +49,7 @@ bool bm_init(struct hw_blockmap *m, struct hw_target *t, unsigned granule)
 
 void bm_free(struct hw_blockmap *m)
 {
+	bm_slabs_free(m);
 	for (size_t i = 0; i < m->nruns; i++) {
 		struct bm_run *r = &m->runs[i];
 		for (size_t k = 0; r->leaves && k < r->nleaves; k++)
@@ -88,7 +63,7 @@ void bm_free(struct hw_blockmap *m)
 	memset(m, 0, sizeof *m);
 }
 
-static struct bm_run *run_of(const struct hw_blockmap *m, uint64_t addr)
+struct bm_run *bm_run_of(const struct hw_blockmap *m, uint64_t addr)
 {
 	size_t lo = 0, hi = m->nruns;
 	while (lo < hi) {
@@ -184,10 +159,22 @@ bool bm_add(struct hw_blockmap *m, struct bm_filler *f, uint64_t addr,
 	uint64_t gran = (uint64_t)1 << m->shift;
 	struct bm_run *r = f->run;
 	if (!r || addr < r->start || addr >= r->end)
-		r = f->run = run_of(m, addr);
-	if (!r || (addr & (gran - 1)))
+		r = f->run = bm_run_of(m, addr);
+	if (!r)
 		return false;
 	uint64_t end = size > r->end - addr ? r->end : addr + size;
+	const struct bm_slab *sl = bm_slab_at(m, r, addr);
+	if (sl) {
+		if (!bm_slab_add(m, sl, addr, size))
+			return false;
+		if (addr < f->lo)
+			f->lo = addr;
+		if (end > f->hi)
+			f->hi = end;
+		return true;
+	}
+	if (addr & (gran - 1))
+		return false;
 	uint64_t g0 = (addr - r->base) >> m->shift;
 	uint64_t g1 = (end - r->base + gran - 1) >> m->shift;
 	unsigned lshift = LEAF_SHIFT - m->shift;
@@ -226,12 +213,15 @@ static uint32_t leaf_blocks(const struct hw_blockmap *m,
 {
 	size_t n = leaf_groups(m);
 	return leaf->rank[n - 1] +
-	       popcount64(leaf->g[n - 1].start);
+	       bm_popcount64(leaf->g[n - 1].start);
 }
 
 bool bm_remove(struct hw_blockmap *m, uint64_t addr)
 {
-	struct bm_run *r = run_of(m, addr);
+	struct bm_run *r = bm_run_of(m, addr);
+	const struct bm_slab *sl = r ? bm_slab_at(m, r, addr) : NULL;
+	if (sl)
+		return bm_slab_remove(m, sl, addr);
 	if (!r || !r->leaves || (addr & (((uint64_t)1 << m->shift) - 1)))
 		return false;
 	uint64_t g = (addr - r->base) >> m->shift;
@@ -255,7 +245,7 @@ static bool leaf_seal(const struct hw_blockmap *m, struct bm_leaf *leaf)
 	uint32_t count = 0;
 	for (size_t w = 0; w < n; w++) {
 		leaf->g[w].end &= ~leaf->g[w].start;
-		count += popcount64(leaf->g[w].start);
+		count += bm_popcount64(leaf->g[w].start);
 	}
 	/* One allocation: the ranks, then the mark bytes.  */
 	uint32_t *rank = calloc(1, n * sizeof *rank + count);
@@ -264,7 +254,7 @@ static bool leaf_seal(const struct hw_blockmap *m, struct bm_leaf *leaf)
 	count = 0;
 	for (size_t w = 0; w < n; w++) {
 		rank[w] = count;
-		count += popcount64(leaf->g[w].start);
+		count += bm_popcount64(leaf->g[w].start);
 	}
 	leaf->rank = rank;
 	leaf->marks = (uint8_t *)(rank + n);
@@ -273,7 +263,7 @@ static bool leaf_seal(const struct hw_blockmap *m, struct bm_leaf *leaf)
 
 bool bm_seal(struct hw_blockmap *m)
 {
-	bool ok = true;
+	bool ok = bm_slabs_seal(m);
 	for (size_t i = 0; i < m->nruns; i++) {
 		struct bm_run *r = &m->runs[i];
 		for (size_t k = 0; r->leaves && k < r->nleaves; k++)
@@ -292,11 +282,10 @@ static void ref_make(struct bm_ref *ref, struct bm_leaf *leaf, size_t w,
 		     unsigned b, uint64_t addr)
 {
 	uint64_t bit = (uint64_t)1 << b;
-	ref->g = &leaf->g[w];
-	ref->bit = bit;
 	ref->addr = addr;
+	ref->end = 0;
 	ref->mk = &leaf->marks[leaf->rank[w] +
-			       popcount64(leaf->g[w].start &
+			       bm_popcount64(leaf->g[w].start &
 							      (bit - 1))];
 }
 
@@ -319,8 +308,13 @@ bool bm_find_near(const struct hw_blockmap *m, const struct bm_run **hint,
 		return false;
 	const struct bm_run *r = *hint;
 	if (!r || addr < r->start || addr >= r->end)
-		*hint = r = run_of(m, addr);
-	if (!r || !r->leaves)
+		*hint = r = bm_run_of(m, addr);
+	if (!r)
+		return false;
+	const struct bm_slab *sl = bm_slab_at(m, r, addr);
+	if (sl)
+		return bm_slab_find(m, sl, addr, ref, exact);
+	if (!r->leaves)
 		return false;
 	uint64_t g = (addr - r->base) >> m->shift;
 	unsigned lshift = LEAF_SHIFT - m->shift;
@@ -364,7 +358,9 @@ bool bm_at(const struct hw_blockmap *m, uint64_t addr, struct bm_ref *ref)
 
 uint64_t bm_block_end(const struct hw_blockmap *m, const struct bm_ref *ref)
 {
-	const struct bm_run *r = run_of(m, ref->addr);
+	if (ref->end)
+		return ref->end;
+	const struct bm_run *r = bm_run_of(m, ref->addr);
 	if (!r)
 		return ref->addr;
 	uint64_t g = (ref->addr - r->base) >> m->shift;
@@ -396,6 +392,7 @@ uint64_t bm_block_end(const struct hw_blockmap *m, const struct bm_ref *ref)
 bool bm_each(const struct hw_blockmap *m, bm_block_fn *fn, void *cookie)
 {
 	unsigned lshift = LEAF_SHIFT - m->shift;
+	size_t slab = 0;      /* the slabs' blocks go in address order too */
 	for (size_t i = 0; i < m->nruns; i++) {
 		const struct bm_run *r = &m->runs[i];
 		for (size_t k = 0; r->leaves && k < r->nleaves; k++) {
@@ -408,22 +405,25 @@ bool bm_each(const struct hw_blockmap *m, bm_block_fn *fn, void *cookie)
 					uint64_t g = ((uint64_t)k << lshift) +
 						     ((uint64_t)w << 6) + b;
 					struct bm_ref ref = {
-						&leaf->g[w], (uint64_t)1 << b,
-						r->base + (g << m->shift),
+						r->base + (g << m->shift), 0,
 						&leaf->marks[nth++] };
-					if (!fn(cookie, &ref))
+					if (!bm_slabs_each_below(m, &slab,
+								 ref.addr, fn,
+								 cookie) ||
+					    !fn(cookie, &ref))
 						return false;
 				}
 			}
 		}
 	}
-	return true;
+	return bm_slabs_each_below(m, &slab, UINT64_MAX, fn, cookie);
 }
 
 void bm_settle_marks(struct hw_blockmap *m, uint64_t *marked,
 		     uint64_t *possible)
 {
 	*marked = *possible = 0;
+	bm_slabs_settle(m, marked, possible);
 	for (size_t i = 0; i < m->nruns; i++) {
 		const struct bm_run *r = &m->runs[i];
 		for (size_t k = 0; r->leaves && k < r->nleaves; k++) {
@@ -459,5 +459,6 @@ uint64_t bm_bytes(const struct hw_blockmap *m)
 					  leaf_blocks(m, leaf);
 		}
 	}
-	return leaves + dirs + m->nruns * sizeof(struct bm_run);
+	return leaves + dirs + m->nruns * sizeof(struct bm_run) +
+	       bm_slabs_bytes(m);
 }

@@ -530,6 +530,20 @@ static void mark(struct hw_session *s, struct hw_reach *r,
 
 /* ---- the session's reach ------------------------------------------------ */
 
+static bool add_slab(void *cookie, uint64_t lo, uint64_t hi, uint64_t base,
+		     uint64_t slot, uint32_t nslots)
+{
+	return bm_add_slab(cookie, lo, hi, base, slot, nslots);
+}
+
+/* The allocator's slabs into the map, before its blocks.  */
+static bool add_slabs(struct hw_session *s, struct hw_reach *r)
+{
+	if (s->alloc->slabs)
+		s->alloc->slabs(s->alloc_state, add_slab, &r->map);
+	return bm_slabs_done(&r->map);
+}
+
 static void release_reach(void *r)
 {
 	hw_reach_free(r);
@@ -547,7 +561,7 @@ const struct hw_reach *hw_reach_get(struct hw_session *s)
 		hw_error(s, HW_BAD_TARGET, "out of memory");
 		return NULL;
 	}
-	if (!fill(s, r, &r->owned)) {
+	if (!add_slabs(s, r) || !fill(s, r, &r->owned)) {
 		hw_reach_free(r);
 		hw_error(s, HW_BAD_TARGET, "out of memory: no room for the "
 			 "map of the heap's blocks");

@@ -266,10 +266,19 @@ int main(int argc, char **argv)
     mallctl_fn *mallctl = (mallctl_fn *)dlsym(RTLD_DEFAULT, "mallctl");
     size_t je_mapped = 0, len = sizeof je_mapped;
     uint64_t epoch = 1;
+    /* gperftools' tcmalloc has no mallinfo2 either: its C interface
+       says the heap's size (the memory its page heap holds).  */
+    typedef int tc_prop_fn(const char *, size_t *);
+    tc_prop_fn *tc_prop = (tc_prop_fn *)dlsym(RTLD_DEFAULT,
+        "MallocExtension_GetNumericProperty");
+    size_t tc_heap = 0;
     if (mallctl && mallctl("epoch", NULL, NULL, &epoch, sizeof epoch) == 0 &&
         mallctl("stats.mapped", &je_mapped, &len, NULL, 0) == 0) {
         say("heap_bytes=%zu\n", je_mapped);
         say("heap_how=jemalloc stats.mapped\n");
+    } else if (tc_prop && tc_prop("generic.heap_size", &tc_heap)) {
+        say("heap_bytes=%zu\n", tc_heap);
+        say("heap_how=tcmalloc generic.heap_size\n");
     } else {
         say("heap_bytes=%zu\n", mi.arena + mi.hblkhd);
         say("heap_how=mallinfo2 arena+hblkhd\n");

@@ -120,6 +120,26 @@ static const struct hw_prof_site *je_site_of(void *state,
 	return je_prof_site_of(j, j->prof, c->extent);
 }
 
+/* Every active extent: a slab's regions, or a large allocation as the
+   one slot of its extent (its pointer may sit past the extent's start:
+   cache-oblivious placement).  */
+static void je_slabs(void *state, hw_slab_fn *fn, void *cookie)
+{
+	struct je_state *j = state;
+	for (size_t i = 0; i < j->next; i++) {
+		const struct je_extent *x = &j->ext[i];
+		if (x->state != JE_ACTIVE)
+			continue;
+		bool more = x->slab
+			? fn(cookie, x->base, x->base + x->size, x->base,
+			     x->reg_size, x->nregs)
+			: fn(cookie, x->base, x->base + x->size, x->addr,
+			     j->sizes[x->szind], 1);
+		if (!more)
+			return;
+	}
+}
+
 const struct hw_allocator_ops hw_jemalloc_ops = {
 	.name = "jemalloc",
 	.block_noun = "regions/extents",
@@ -142,6 +162,7 @@ const struct hw_allocator_ops hw_jemalloc_ops = {
 	/* The 8-byte class's regions are 8-aligned.  */
 	.block_align = 8,
 	.internal = je_internal,
+	.slabs = je_slabs,
 	.profile = je_profile,
 	.site_of = je_site_of,
 	.check = NULL,

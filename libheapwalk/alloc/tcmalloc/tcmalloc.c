@@ -139,6 +139,22 @@ static void tc_internal(void *state, hw_range_fn *fn, void *cookie)
 		tc_prof_internal(tc->prof, fn, cookie);
 }
 
+/* Every span in use: its objects' slots, or a large block as the one
+   slot of its span.  */
+static void tc_slabs(void *state, hw_slab_fn *fn, void *cookie)
+{
+	struct tc_state *tc = state;
+	for (size_t i = 0; i < tc->nspans; i++) {
+		const struct tc_span *sp = &tc->spans[i];
+		uint64_t slot = sp->objsize ? sp->objsize : sp->bytes;
+		if (sp->location || !slot || sp->bytes / slot > UINT32_MAX)
+			continue;
+		if (!fn(cookie, sp->addr, sp->addr + sp->bytes, sp->addr, slot,
+			(uint32_t)(sp->bytes / slot)))
+			return;
+	}
+}
+
 const struct hw_allocator_ops hw_tcmalloc_ops = {
 	.name = "tcmalloc",
 	.block_noun = "objects/spans",
@@ -157,6 +173,7 @@ const struct hw_allocator_ops hw_tcmalloc_ops = {
 	.bins = tc_report_bins,
 	.size_class = tc_size_class,
 	.internal = tc_internal,
+	.slabs = tc_slabs,
 	.profile = tc_profile,
 	.site_of = tc_site_of,
 	/* The 8-byte class's objects are 8-aligned.  */
