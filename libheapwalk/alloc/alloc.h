@@ -156,6 +156,11 @@ struct hw_allocator_ops {
 	/* Every block's address (hw_chunk.addr) is a multiple of this: the
 	   granule of `leaks`' block map.  */
 	unsigned block_align;
+	/* chunks() gives the blocks in address order (jemalloc's extents,
+	   tcmalloc's spans; not ptmalloc's, arena by arena): `leaks` may
+	   then list a few lost blocks from its map, a walk around each,
+	   in the order a walk of every block would.  */
+	bool walk_sorted;
 	/* The allocator's own memory outside its blocks (ptmalloc's arenas
 	   and heap headers, jemalloc's base blocks), each range once: it
 	   points at blocks (an edata's extent, a bin's chunk) without

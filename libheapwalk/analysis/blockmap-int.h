@@ -52,10 +52,11 @@ bool bm_slab_remove(struct hw_blockmap *m, const struct bm_slab *s,
 bool bm_slab_find(const struct hw_blockmap *m, const struct bm_slab *s,
 		  uint64_t addr, struct bm_ref *ref, bool *exact);
 bool bm_slabs_seal(struct hw_blockmap *m);
-/* The slabs' blocks below addr not given yet (*next: the first slab not
-   done), in address order.  */
+/* The blocks of the slabs from *next (the first not given yet) up to
+   `last` or to the first at or above addr, in address order.  */
 bool bm_slabs_each_below(const struct hw_blockmap *m, size_t *next,
-			 uint64_t addr, bm_block_fn *fn, void *cookie);
+			 size_t last, uint64_t addr, bm_block_fn *fn,
+			 void *cookie);
 void bm_slabs_settle(struct hw_blockmap *m, uint64_t *marked,
 		     uint64_t *possible);
 uint64_t bm_slabs_bytes(const struct hw_blockmap *m);

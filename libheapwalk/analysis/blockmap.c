@@ -278,12 +278,13 @@ bool bm_seal(struct hw_blockmap *m)
 }
 
 /* A block's ref: its group w of leaf, bit b.  */
-static void ref_make(struct bm_ref *ref, struct bm_leaf *leaf, size_t w,
-		     unsigned b, uint64_t addr)
+static void ref_make(struct bm_ref *ref, const struct bm_run *r,
+		     struct bm_leaf *leaf, size_t w, unsigned b, uint64_t addr)
 {
 	uint64_t bit = (uint64_t)1 << b;
 	ref->addr = addr;
 	ref->end = 0;
+	ref->run = r;
 	ref->mk = &leaf->marks[leaf->rank[w] +
 			       bm_popcount64(leaf->g[w].start &
 							      (bit - 1))];
@@ -334,7 +335,8 @@ bool bm_find_near(const struct hw_blockmap *m, const struct bm_run **hint,
 				return false;     /* an end: a gap */
 			uint64_t gs = ((uint64_t)k << lshift) + ((uint64_t)w << 6)
 				      + top;
-			ref_make(ref, leaf, w, top, r->base + (gs << m->shift));
+			ref_make(ref, r, leaf, w, top,
+				 r->base + (gs << m->shift));
 			*exact = ref->addr == addr;
 			return true;
 		}
@@ -360,7 +362,7 @@ uint64_t bm_block_end(const struct hw_blockmap *m, const struct bm_ref *ref)
 {
 	if (ref->end)
 		return ref->end;
-	const struct bm_run *r = bm_run_of(m, ref->addr);
+	const struct bm_run *r = ref->run ? ref->run : bm_run_of(m, ref->addr);
 	if (!r)
 		return ref->addr;
 	uint64_t g = (ref->addr - r->base) >> m->shift;
@@ -389,16 +391,25 @@ uint64_t bm_block_end(const struct hw_blockmap *m, const struct bm_ref *ref)
 	return end < r->end ? end : r->end;
 }
 
-bool bm_each(const struct hw_blockmap *m, bm_block_fn *fn, void *cookie)
+/* The blocks of the leaves numbered [lf, ll) in address order (counting
+   every leaf made, run after run) and of the slabs [sf, sl), merged in
+   address order.  */
+static bool each_in(const struct hw_blockmap *m, size_t lf, size_t ll,
+		    size_t sf, size_t sl, bm_block_fn *fn, void *cookie)
 {
 	unsigned lshift = LEAF_SHIFT - m->shift;
-	size_t slab = 0;      /* the slabs' blocks go in address order too */
-	for (size_t i = 0; i < m->nruns; i++) {
+	size_t slab = sf;     /* the slabs' blocks go in address order too */
+	size_t nth_leaf = 0;
+	for (size_t i = 0; i < m->nruns && nth_leaf < ll; i++) {
 		const struct bm_run *r = &m->runs[i];
 		for (size_t k = 0; r->leaves && k < r->nleaves; k++) {
 			struct bm_leaf *leaf = r->leaves[k];
+			if (!leaf || nth_leaf++ < lf)
+				continue;
+			if (nth_leaf > ll)
+				break;
 			size_t nth = 0;       /* the block's mark byte */
-			for (size_t w = 0; leaf && w < leaf_groups(m); w++) {
+			for (size_t w = 0; w < leaf_groups(m); w++) {
 				for (uint64_t bits = leaf->g[w].start; bits;
 				     bits &= bits - 1) {
 					unsigned b = (unsigned)__builtin_ctzll(bits);
@@ -406,17 +417,38 @@ bool bm_each(const struct hw_blockmap *m, bm_block_fn *fn, void *cookie)
 						     ((uint64_t)w << 6) + b;
 					struct bm_ref ref = {
 						r->base + (g << m->shift), 0,
-						&leaf->marks[nth++] };
-					if (!bm_slabs_each_below(m, &slab,
-								 ref.addr, fn,
-								 cookie) ||
+						&leaf->marks[nth++], r };
+					if ((slab < sl &&
+					     !bm_slabs_each_below(m, &slab, sl,
+								  ref.addr, fn,
+								  cookie)) ||
 					    !fn(cookie, &ref))
 						return false;
 				}
 			}
 		}
 	}
-	return bm_slabs_each_below(m, &slab, UINT64_MAX, fn, cookie);
+	return bm_slabs_each_below(m, &slab, sl, UINT64_MAX, fn, cookie);
+}
+
+bool bm_each(const struct hw_blockmap *m, bm_block_fn *fn, void *cookie)
+{
+	return each_in(m, 0, SIZE_MAX, 0, m->nslabs, fn, cookie);
+}
+
+bool bm_each_part(const struct hw_blockmap *m, unsigned part, unsigned nparts,
+		  bm_block_fn *fn, void *cookie)
+{
+	uint64_t leaves = 0;
+	for (size_t i = 0; i < m->nruns; i++)
+		for (size_t k = 0; m->runs[i].leaves && k < m->runs[i].nleaves;
+		     k++)
+			leaves += m->runs[i].leaves[k] != NULL;
+	return each_in(m, (size_t)(leaves * part / nparts),
+		       (size_t)(leaves * (part + 1) / nparts),
+		       (size_t)((uint64_t)m->nslabs * part / nparts),
+		       (size_t)((uint64_t)m->nslabs * (part + 1) / nparts),
+		       fn, cookie);
 }
 
 void bm_settle_marks(struct hw_blockmap *m, uint64_t *marked,

@@ -90,6 +90,7 @@ struct bm_ref {
 	uint64_t addr;            /* the block's start */
 	uint64_t end;             /* its end, or 0: found from the bits */
 	uint8_t *mk;              /* its mark byte */
+	const struct bm_run *run; /* its range (bitmaps), or NULL */
 };
 
 /* A map for t's mapped ranges and the allocator's granule (a power of
@@ -181,6 +182,12 @@ static inline void bm_clear_done(const struct bm_ref *r)
    false.  */
 typedef bool bm_block_fn(void *cookie, const struct bm_ref *ref);
 bool bm_each(const struct hw_blockmap *m, bm_block_fn *fn, void *cookie);
+
+/* bm_each over part `part` (from 0) of nparts: the map cut into nparts
+   pieces of about as many leaves and slabs each, so that threads can go
+   through it at once; the parts give every block once.  */
+bool bm_each_part(const struct hw_blockmap *m, unsigned part, unsigned nparts,
+		  bm_block_fn *fn, void *cookie);
 
 /* Marking by several threads at once (reach.c) sets the mark byte's
    BM_REACHABLE bit and the BM_POSSIBLE bit (met through an interior

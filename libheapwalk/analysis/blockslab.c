@@ -139,6 +139,7 @@ static void slot_ref(const struct hw_blockmap *m, const struct bm_slab *s,
 	uint64_t below = ((uint64_t)1 << (k % 64)) - 1;
 	ref->addr = s->base + k * s->slot;
 	ref->end = ref->addr + s->slot;
+	ref->run = NULL;
 	ref->mk = &m->slot_marks[m->slot_rank[w] +
 				 bm_popcount64(m->slot_used[w] & below)];
 }
@@ -157,9 +158,12 @@ bool bm_slab_find(const struct hw_blockmap *m, const struct bm_slab *s,
 }
 
 bool bm_slabs_each_below(const struct hw_blockmap *m, size_t *next,
-			 uint64_t addr, bm_block_fn *fn, void *cookie)
+			 size_t last, uint64_t addr, bm_block_fn *fn,
+			 void *cookie)
 {
-	for (; *next < m->nslabs && m->slabs[*next].lo < addr; ++*next) {
+	if (last > m->nslabs)
+		last = m->nslabs;
+	for (; *next < last && m->slabs[*next].lo < addr; ++*next) {
 		const struct bm_slab *s = &m->slabs[*next];
 		for (uint32_t w = 0; m->slot_marks && w < (s->nslots + 63) / 64;
 		     w++)

@@ -36,6 +36,7 @@ struct refs_walk {
 	void *cookie;
 	bool stop;
 	struct hw_ref cur;        /* the place being scanned */
+	const struct hw_region *region;  /* of the last block scanned */
 };
 
 static bool ref_word(void *cookie, uint64_t slot, uint64_t v)
@@ -73,7 +74,7 @@ static void ref_root(void *cookie, const struct hw_root *root)
 			.kind = root->kind == HW_ROOT_STACK ? HW_REF_STACK
 							    : HW_REF_MEMORY,
 			.thread = root->thread, .reg = -1 };
-		hw_scan_words(w->s->target, root->start, root->end,
+		hw_scan_words(w->s->target, NULL, root->start, root->end,
 			      w->r->ptr_mask, w->start, w->end, ref_word, w,
 			      NULL);
 		return;
@@ -89,8 +90,8 @@ static bool ref_block(void *cookie, const struct bm_ref *b)
 	w->cur = (struct hw_ref){ .kind = HW_REF_BLOCK, .thread = -1,
 				  .reg = -1, .holder = b->addr,
 				  .holder_end = end };
-	hw_scan_words(w->s->target, b->addr, end, w->r->ptr_mask, w->start,
-		      w->end, ref_word, w, NULL);
+	hw_scan_words(w->s->target, &w->region, b->addr, end,
+		      w->r->ptr_mask, w->start, w->end, ref_word, w, NULL);
 	return !w->stop;
 }
 
@@ -129,6 +130,7 @@ struct bfs {
 	size_t *levels;           /* levels[L]: the first of level L */
 	size_t nlevels, lcap;
 	const struct bm_run *hint;
+	const struct hw_region *region;  /* of the last block scanned */
 };
 
 /* Room for one more element in a growing array.  */
@@ -184,7 +186,7 @@ static void bfs_root(void *cookie, const struct hw_root *root)
 	}
 	case HW_ROOT_STACK:
 	case HW_ROOT_MEMORY:
-		hw_scan_words(b->s->target, root->start, root->end,
+		hw_scan_words(b->s->target, NULL, root->start, root->end,
 			      r->ptr_mask, r->map.lo, r->map.hi, bfs_word, b,
 			      NULL);
 		return;
@@ -228,9 +230,10 @@ static void bfs_run(struct bfs *b)
 		for (size_t i = lo; i < hi && !b->found && !b->oom; i++) {
 			uint64_t end;
 			if (scanned_block(b, b->queue[i], &end))
-				hw_scan_words(b->s->target, b->queue[i], end,
-					      r->ptr_mask, r->map.lo, r->map.hi,
-					      bfs_word, b, NULL);
+				hw_scan_words(b->s->target, &b->region,
+					      b->queue[i], end, r->ptr_mask,
+					      r->map.lo, r->map.hi, bfs_word,
+					      b, NULL);
 		}
 		lo = hi;
 	}
@@ -342,9 +345,9 @@ static bool chain(struct bfs *b, struct hw_why_step **steps, size_t *n)
 					.kind = HW_REF_BLOCK, .thread = -1,
 					.reg = -1, .holder = b->queue[i],
 					.holder_end = end };
-				hw_scan_words(b->s->target, b->queue[i], end,
-					      r->ptr_mask, to, to_end,
-					      back_word, &k, NULL);
+				hw_scan_words(b->s->target, &b->region,
+					      b->queue[i], end, r->ptr_mask,
+					      to, to_end, back_word, &k, NULL);
 			}
 		}
 		if (!k.hit) {

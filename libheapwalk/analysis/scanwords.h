@@ -26,18 +26,24 @@ typedef bool hw_word_fn(void *cookie, uint64_t slot, uint64_t v);
    holds whose value masked with mask lies in [lo, hi).  What the target
    lacks (a core cut short, a page it does not have) is skipped a page at
    a time and, when unreadable is not NULL, its bytes added to
-   *unreadable.  Returns false when fn stopped the scan.  */
+   *unreadable.  *hint (NULL at first) is the region of the last scan,
+   the caller's to keep between scans of nearby ranges (blocks one after
+   another), or NULL.  Returns false when fn stopped the scan.  */
 __attribute__((always_inline))
-static inline bool hw_scan_words(struct hw_target *t, uint64_t start,
+static inline bool hw_scan_words(struct hw_target *t,
+				 const struct hw_region **hint, uint64_t start,
 				 uint64_t end, uint64_t mask, uint64_t lo,
 				 uint64_t hi, hw_word_fn *fn, void *cookie,
 				 uint64_t *unreadable)
 {
 	uint64_t span = hi - lo;
+	const struct hw_region *own = NULL;
+	if (!hint)
+		hint = &own;
 	start = (start + 7) & ~(uint64_t)7;
 	while (start < end && end - start >= 8) {
 		const uint8_t *p;
-		uint64_t run = hw_readable_run(t, start, &p);
+		uint64_t run = hw_readable_run_near(t, hint, start, &p);
 		if (run < 8) {
 			uint64_t next = (start | 4095) + 1;
 			if (next > end || next < start)

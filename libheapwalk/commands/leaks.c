@@ -144,6 +144,87 @@ static bool leak_one(void *cookie, const struct hw_chunk *c)
 	return !em_failed(w->e) && !w->oom;
 }
 
+/* ---- a few lost blocks, from the map ---------------------------------- */
+
+/* At most this many lost blocks are listed by a walk around each: a
+   walk around one is a slab or a span or two, so beyond a few thousand
+   one walk of every block is cheaper.  */
+#define FEW_LOST 1024
+
+struct lost_list {
+	uint64_t addr[FEW_LOST];
+	size_t n;
+	bool many;
+};
+
+static bool collect_lost(void *cookie, const struct bm_ref *ref)
+{
+	struct lost_list *l = cookie;
+	if (bm_mark_of(ref) == BM_REACHABLE)
+		return true;
+	if (l->n == FEW_LOST) {
+		l->many = true;
+		return false;
+	}
+	l->addr[l->n++] = ref->addr;
+	return true;
+}
+
+struct pick {
+	uint64_t want;
+	struct hw_chunk c;
+	bool found;
+};
+
+static bool pick_block(void *cookie, const struct hw_chunk *c)
+{
+	struct pick *p = cookie;
+	if (c->addr != p->want || !c->used)
+		return true;
+	p->c = *c;
+	p->found = true;
+	return false;
+}
+
+/* List the blocks that are not reachable as a walk of every block would
+   (when the allocator walks in address order, the map's order) and
+   count the rest from the map: true when done so, false when there are
+   too many to pick one by one, or one was not found again (then nothing
+   was listed).  */
+static bool list_few_lost(struct leaks_walk *w)
+{
+	struct hw_session *s = w->s;
+	if (!s->alloc->walk_sorted || !s->alloc->chunks_around)
+		return false;
+	struct lost_list *l = calloc(1, sizeof *l);
+	struct hw_chunk *got = l ? calloc(FEW_LOST, sizeof *got) : NULL;
+	bool ok = got != NULL;
+	if (ok) {
+		bm_each(&w->r->map, collect_lost, l);
+		ok = !l->many;
+	}
+	for (size_t i = 0; ok && i < l->n; i++) {
+		struct pick p = { .want = l->addr[i] };
+		hw_walk_around(s, p.want, pick_block, &p);
+		got[i] = p.c;
+		ok = p.found;
+	}
+	uint64_t lost_bytes = 0;
+	for (size_t i = 0; ok && i < l->n; i++) {
+		lost_bytes += got[i].size;
+		if (!leak_one(w, &got[i]))
+			break;
+	}
+	if (ok) {
+		w->count[BM_REACHABLE] = w->r->blocks - l->n;
+		w->bytes[BM_REACHABLE] = w->r->bytes - lost_bytes;
+		w->unmarked = w->r->unplaced;
+	}
+	free(got);
+	free(l);
+	return ok;
+}
+
 /* Records that tie in hw_loss_order (of one size, kind and class, but
    other allocation sites) go by their first block's address: qsort's
    order of equals would follow the hash table's, which follows where
@@ -277,7 +358,7 @@ static enum hw_status leaks_run(const struct hw_cmd *c)
 		w.count[BM_REACHABLE] = w.r->blocks;
 		w.bytes[BM_REACHABLE] = w.r->bytes;
 		w.unmarked = w.r->unplaced;
-	} else
+	} else if (w.reachable || !list_few_lost(&w))
 		hw_walk_chunks_piped(s, leak_one, &w);
 	em_table_end(e);
 	if (w.oom) {

@@ -84,6 +84,20 @@ uint64_t hw_readable_run(struct hw_target *t, uint64_t addr,
 	return r ? region_run(t, r, addr, UINT64_MAX, p) : 0;
 }
 
+uint64_t hw_readable_run_near(struct hw_target *t,
+			      const struct hw_region **hint, uint64_t addr,
+			      const uint8_t **p)
+{
+	const struct hw_region *r = *hint;
+	if (!r || addr < r->start || addr >= r->end) {
+		r = hw_region_of(t, addr);
+		*hint = r;
+		if (!r)
+			return 0;
+	}
+	return region_run(t, r, addr, UINT64_MAX, p);
+}
+
 const uint8_t *hw_peek(struct hw_target *t, uint64_t addr, size_t len)
 {
 	const uint8_t *p = NULL;

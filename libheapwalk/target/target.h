@@ -196,6 +196,10 @@ uint64_t hw_next_readable(const struct hw_target *t, uint64_t at,
 /* How many bytes from addr on are readable in one piece (0 if none).  */
 uint64_t hw_readable_run(struct hw_target *t, uint64_t addr,
 			 const uint8_t **p);
+/* ... with a hint, as hw_peek_near's (a scan of block after block).  */
+uint64_t hw_readable_run_near(struct hw_target *t,
+			      const struct hw_region **hint, uint64_t addr,
+			      const uint8_t **p);
 
 /* Set th's general registers to the first n of regs (the kernel's
    elf_gregset_t order, as in NT_PRSTATUS and PTRACE_GETREGSET), and its

@@ -161,6 +161,7 @@ const struct hw_allocator_ops hw_jemalloc_ops = {
 	.size_class = NULL,
 	/* The 8-byte class's regions are 8-aligned.  */
 	.block_align = 8,
+	.walk_sorted = true,        /* extents by address */
 	.internal = je_internal,
 	.slabs = je_slabs,
 	.profile = je_profile,

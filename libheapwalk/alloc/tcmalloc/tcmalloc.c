@@ -178,4 +178,5 @@ const struct hw_allocator_ops hw_tcmalloc_ops = {
 	.site_of = tc_site_of,
 	/* The 8-byte class's objects are 8-aligned.  */
 	.block_align = 8,
+	.walk_sorted = true,        /* spans by address */
 };
