@@ -26,8 +26,17 @@ struct hw_lazy {
 	bool frozen;                /* the backend's view changed: no reads */
 };
 
+/* A reservation made before the backend's view was read (a live
+   process about to be stopped), for the region [start, start + len).  */
+struct prepared {
+	uint64_t start, len;
+	uint8_t *base;
+};
+
 struct hw_cache {
 	pthread_mutex_t lock;
+	struct prepared *prep;      /* not taken yet (base NULL once taken) */
+	size_t nprep;
 	uint64_t budget;
 	uint64_t page;
 	_Atomic uint64_t used;
@@ -61,6 +70,70 @@ static void lazy_free(struct hw_lazy *z)
 	free(z);
 }
 
+/* A fresh reservation of len bytes, huge pages where the kernel allows
+   them: filling a block then costs one page fault instead of 64 (page
+   faults, not copying, are most of a snapshot's time otherwise).  */
+static uint8_t *reserve(uint64_t len)
+{
+	void *m = mmap(NULL, len, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	if (m == MAP_FAILED)
+		return NULL;
+	if (len >= (2u << 20))
+		(void)madvise(m, len, MADV_HUGEPAGE);
+	return m;
+}
+
+uint8_t *hw_cache_prepare(struct hw_cache *c, uint64_t start, uint64_t len)
+{
+	if (!len || len > SIZE_MAX)
+		return NULL;
+	struct prepared *v = realloc(c->prep, (c->nprep + 1) * sizeof *v);
+	if (!v)
+		return NULL;
+	c->prep = v;
+	uint8_t *base = reserve(len);
+	if (base)
+		c->prep[c->nprep++] = (struct prepared){ start, len, base };
+	return base;
+}
+
+void hw_cache_unprepare(struct hw_cache *c)
+{
+	pthread_mutex_lock(&c->lock);
+	for (size_t i = 0; i < c->nprep; i++)
+		if (c->prep[i].base)
+			munmap(c->prep[i].base, c->prep[i].len);
+	free(c->prep);
+	c->prep = NULL;
+	c->nprep = 0;
+	pthread_mutex_unlock(&c->lock);
+}
+
+/* The prepared reservation of the region starting at `start`, taken
+   and made len bytes long (a heap may have grown or shrunk between the
+   two reads of the map: what it had stays present), or NULL.  */
+static uint8_t *take_prepared(struct hw_cache *c, uint64_t start,
+			      uint64_t len)
+{
+	for (size_t i = 0; i < c->nprep; i++) {
+		struct prepared *pr = &c->prep[i];
+		if (!pr->base || pr->start != start)
+			continue;
+		uint8_t *base = pr->base;
+		uint64_t had = pr->len;
+		pr->base = NULL;
+		if (had == len)
+			return base;
+		void *m = mremap(base, had, len, MREMAP_MAYMOVE);
+		if (m != MAP_FAILED)
+			return m;
+		munmap(base, had);
+		return NULL;
+	}
+	return NULL;
+}
+
 void hw_cache_free(struct hw_cache *c, struct hw_region *regions, size_t n)
 {
 	for (size_t i = 0; i < n; i++) {
@@ -68,6 +141,7 @@ void hw_cache_free(struct hw_cache *c, struct hw_region *regions, size_t n)
 		regions[i].lazy = NULL;
 	}
 	if (c) {
+		hw_cache_unprepare(c);
 		pthread_mutex_destroy(&c->lock);
 		free(c);
 	}
@@ -151,10 +225,10 @@ static void fill_block(struct hw_target *t, struct hw_cache *c,
 	if (atomic_load_explicit(&z->state[b], memory_order_relaxed) != BLOCK_EMPTY)
 		return;
 	if (!z->base) {
-		void *m = mmap(NULL, z->len, PROT_READ | PROT_WRITE,
-			       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
-			       -1, 0);
-		if (m == MAP_FAILED) {
+		uint8_t *m = take_prepared(c, r->start, z->len);
+		if (!m)
+			m = reserve(z->len);
+		if (!m) {
 			/* No room to hold it: the region reads as holes, and
 			   the command ends in "out of memory" (hw_cache_oom)
 			   rather than report those holes as damage.  */
@@ -165,11 +239,6 @@ static void fill_block(struct hw_target *t, struct hw_cache *c,
 						      memory_order_release);
 			return;
 		}
-		/* Huge pages where the kernel allows them: filling a block
-		   then costs one page fault instead of 64 (page faults, not
-		   copying, are most of a snapshot's time otherwise).  */
-		if (z->len >= (2u << 20))
-			(void)madvise(m, z->len, MADV_HUGEPAGE);
 		z->base = m;
 	}
 	uint64_t ps = c->page;

@@ -35,6 +35,16 @@
    HW_CACHE_BLOCK).  NULL when memory is short.  */
 struct hw_cache *hw_cache_new(uint64_t budget, uint64_t page_size);
 
+/* Before a live process is stopped for its snapshot: a reservation for
+   the region [start, start + len) as the process's map shows it now,
+   for the caller to make present the pages the snapshot will copy
+   (the kernel finds and zeroes them while the process still runs, not
+   while it is stopped).  The region of the same start in the map read
+   after the stop takes it (resized if it grew or shrank meanwhile).
+   NULL when none could be made.  */
+uint8_t *hw_cache_prepare(struct hw_cache *c, uint64_t start, uint64_t len);
+/* Give back the reservations no region took.  */
+void hw_cache_unprepare(struct hw_cache *c);
 /* Free the cache and every lazy region's blocks (regions[0..n)).  */
 void hw_cache_free(struct hw_cache *c, struct hw_region *regions, size_t n);
 

@@ -23,6 +23,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/uio.h>
 #include <unistd.h>
 
@@ -304,6 +305,69 @@ static bool check_exe(struct hw_target *t, struct proc_priv *p, char *err,
 	return true;
 }
 
+#ifndef MADV_POPULATE_WRITE
+#define MADV_POPULATE_WRITE 23     /* Linux 5.14 */
+#endif
+
+/* Make [p, p + len) present in our memory, zeroed.  */
+static void populate(uint8_t *p, size_t len)
+{
+	if (madvise(p, len, MADV_POPULATE_WRITE) == 0)
+		return;
+	for (size_t off = 0; off < len; off += 4096)   /* an older kernel */
+		((volatile uint8_t *)p)[off] = 0;
+}
+
+/* Before the stop: for every writable private mapping the process has
+   now, a reservation with the pages it has present (pagemap) made
+   present in ours, at most `budget` bytes in all.  Getting fresh pages
+   is most of what a snapshot costs while the process is stopped (the
+   kernel zeroing them, and on a VM the host backing them first: 82% of
+   a 4 s stop of a 1.6 GiB heap); done here, the process still runs.
+   Only reads /proc/PID/maps and pagemap: the process is not touched.  */
+static void prepare_snapshot(struct hw_target *t, struct proc_priv *p,
+			     uint64_t budget)
+{
+	char path[64], line[512];
+	snprintf(path, sizeof path, "/proc/%d/maps", p->live.pid);
+	FILE *f = p->pagemap_fd >= 0 ? fopen(path, "re") : NULL;
+	uint64_t ent[512];
+	while (f && budget && fgets(line, sizeof line, f)) {
+		unsigned long long lo, hi;
+		char perms[8];
+		if (sscanf(line, "%llx-%llx %7s", &lo, &hi, perms) != 3 ||
+		    hi <= lo || strcmp(perms, "rw-p") != 0 ||
+		    (lo | hi) % p->page)
+			continue;
+		uint8_t *base = hw_cache_prepare(t->cache, lo, hi - lo);
+		uint64_t npages = (hi - lo) / p->page;
+		for (uint64_t i = 0; base && i < npages && budget; ) {
+			size_t n = npages - i < 512 ? (size_t)(npages - i) : 512;
+			off_t off = (off_t)((lo / p->page + i) * 8);
+			if (pread(p->pagemap_fd, ent, n * 8, off) !=
+			    (ssize_t)(n * 8))
+				break;
+			for (size_t k = 0; k < n && budget; ) {
+				size_t j = k;
+				while (j < n && (ent[j] >> 62 & 3))
+					j++;
+				uint64_t bytes = (j - k) * p->page;
+				if (bytes > budget)
+					bytes = budget / p->page * p->page;
+				if (bytes) {
+					populate(base + (i + k) * p->page,
+						 (size_t)bytes);
+					budget -= bytes;
+				}
+				k = j < n ? j + 1 : j;
+			}
+			i += n;
+		}
+	}
+	if (f)
+		fclose(f);
+}
+
 /* Copy every writable mapping while the threads are stopped.  */
 static bool snapshot(struct hw_target *t, void *arg, char *err,
 		     size_t errlen)
@@ -405,8 +469,11 @@ enum hw_status hw_process_open(int pid, const struct hw_process_opts *opts,
 						       : 1000,
 		.cancel = opts->cancel,
 	};
+	if (!opts->no_stop)
+		prepare_snapshot(t, p, opts->cache_max);
 	st = hw_ptrace_run(t, &po, opts->no_stop ? maps_only : snapshot, p,
 			   err, errlen);
+	hw_cache_unprepare(t->cache);
 	if (!opts->no_stop) {
 		/* What was not copied while the threads were stopped must
 		   not be read now: it would not fit with the rest.  */
