@@ -186,6 +186,13 @@ unsigned hw_threads(const struct hw_session *s);
    their own (or, when one cannot be made, in the caller's thread after
    part 0); returns when every part is done.  */
 void hw_run_parts(void *jobs, size_t size, unsigned n, void *(*fn)(void *));
+/* Cut the units [0, nunits) of a walk into nparts runs of about equal
+   weight (weight(ctx, u): unit u's bytes or blocks), in order: part k
+   takes [bounds[k], bounds[k + 1]), the last part the rest.  bounds has
+   nparts + 1 entries.  */
+void hw_split_parts(size_t nunits, uint64_t (*weight)(const void *ctx,
+						      size_t u),
+		    const void *ctx, unsigned nparts, size_t bounds[]);
 
 /* Check that the files and directories named in s->opts exist and are
    of the right kind: HW_OK, or HW_USAGE with the error recorded.  */

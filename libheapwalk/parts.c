@@ -3,7 +3,8 @@
  * Every parallel walk has the same shape: part 0 in the caller's thread,
  * each other part in a thread of its own, and a part whose thread could
  * not be made run in the caller's thread afterwards, so that the work is
- * done whatever the system allows.
+ * done whatever the system allows.  The parts are cut by weight
+ * (hw_split_parts), each a run of the walk's units in order.
  */
 #include <pthread.h>
 #include <stdbool.h>
@@ -26,5 +27,22 @@ void hw_run_parts(void *jobs, size_t size, unsigned n, void *(*fn)(void *))
 			pthread_join(tids[k], NULL);
 		else
 			fn(job + k * size);
+	}
+}
+
+void hw_split_parts(size_t nunits, uint64_t (*weight)(const void *ctx,
+						      size_t u),
+		    const void *ctx, unsigned nparts, size_t bounds[])
+{
+	uint64_t total = 0, acc = 0;
+	for (size_t u = 0; u < nunits; u++)
+		total += weight(ctx, u);
+	size_t u = 0;
+	bounds[0] = 0;
+	for (unsigned k = 0; k < nparts; k++) {
+		uint64_t limit = total / nparts * (k + 1);
+		while (u < nunits && (k == nparts - 1 || acc < limit))
+			acc += weight(ctx, u++);
+		bounds[k + 1] = u;
 	}
 }

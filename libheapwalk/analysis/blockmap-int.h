@@ -77,4 +77,17 @@ static inline uint32_t bm_popcount64(uint64_t x)
 #endif
 }
 
+/* bm_settle_marks() on the n mark bytes at mk: a block both reachable
+   and possible is reachable; count the marked and the possible.  */
+static inline void bm_settle_bytes(uint8_t *mk, uint64_t n, uint64_t *marked,
+				   uint64_t *possible)
+{
+	for (uint64_t b = 0; b < n; b++) {
+		if (mk[b] & BM_REACHABLE)
+			mk[b] &= (uint8_t)~BM_POSSIBLE;
+		*marked += (mk[b] & BM_MARK_BITS) != 0;
+		*possible += (mk[b] & BM_POSSIBLE) != 0;
+	}
+}
+
 #endif /* HW_BLOCKMAP_INT_H */

@@ -462,14 +462,8 @@ void bm_settle_marks(struct hw_blockmap *m, uint64_t *marked,
 			struct bm_leaf *leaf = r->leaves[k];
 			if (!leaf)
 				continue;
-			uint32_t count = leaf_blocks(m, leaf);
-			for (uint32_t b = 0; b < count; b++) {
-				uint8_t *mk = &leaf->marks[b];
-				if (*mk & BM_REACHABLE)
-					*mk &= (uint8_t)~BM_POSSIBLE;
-				*marked += (*mk & BM_MARK_BITS) != 0;
-				*possible += (*mk & BM_POSSIBLE) != 0;
-			}
+			bm_settle_bytes(leaf->marks, leaf_blocks(m, leaf),
+					marked, possible);
 		}
 	}
 }

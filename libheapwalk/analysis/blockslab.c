@@ -179,29 +179,24 @@ bool bm_slabs_each_below(const struct hw_blockmap *m, size_t *next,
 	return true;
 }
 
+/* Used slots, each with a mark byte (0 before the map is sealed).  */
+static uint64_t used_slots(const struct hw_blockmap *m)
+{
+	if (!m->slot_marks || !m->slot_words)
+		return 0;
+	size_t last = m->slot_words - 1;
+	return m->slot_rank[last] + bm_popcount64(m->slot_used[last]);
+}
+
 void bm_slabs_settle(struct hw_blockmap *m, uint64_t *marked,
 		     uint64_t *possible)
 {
-	if (!m->slot_marks || !m->slot_words)
-		return;
-	size_t last = m->slot_words - 1;
-	uint64_t count = m->slot_rank[last] + bm_popcount64(m->slot_used[last]);
-	for (uint64_t b = 0; b < count; b++) {
-		uint8_t *mk = &m->slot_marks[b];
-		if (*mk & BM_REACHABLE)
-			*mk &= (uint8_t)~BM_POSSIBLE;
-		*marked += (*mk & BM_MARK_BITS) != 0;
-		*possible += (*mk & BM_POSSIBLE) != 0;
-	}
+	bm_settle_bytes(m->slot_marks, used_slots(m), marked, possible);
 }
 
 uint64_t bm_slabs_bytes(const struct hw_blockmap *m)
 {
-	uint64_t marks = 0;
-	if (m->slot_marks && m->slot_words) {
-		size_t last = m->slot_words - 1;
-		marks = m->slot_rank[last] + bm_popcount64(m->slot_used[last]);
-	}
+	uint64_t marks = used_slots(m);
 	return m->cap_slabs * sizeof *m->slabs + m->slab_pages + marks +
 	       m->slot_words * (sizeof *m->slot_used +
 				(m->slot_rank ? sizeof *m->slot_rank : 0));

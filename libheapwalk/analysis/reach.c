@@ -536,7 +536,6 @@ static void sweep_parallel(struct marker *k, unsigned nthreads)
 {
 	struct mark_pool none = { .threads = nthreads };  /* atomic marks */
 	struct sweep_part sp[MARK_MAX_THREADS];
-	pthread_t tids[MARK_MAX_THREADS];
 	do {
 		k->overflow = false;
 		for (unsigned i = 0; i < nthreads; i++) {
@@ -549,24 +548,13 @@ static void sweep_parallel(struct marker *k, unsigned nthreads)
 			sp[i].k.hint = NULL;
 			sp[i].k.region = NULL;
 		}
-		bool started[MARK_MAX_THREADS] = { false };
-		for (unsigned i = 1; i < nthreads; i++)
-			started[i] = pthread_create(&tids[i], NULL, sweep_worker,
-						    &sp[i]) == 0;
-		sweep_worker(&sp[0]);
-		for (unsigned i = 1; i < nthreads; i++) {
-			if (started[i])
-				pthread_join(tids[i], NULL);
-			else
-				sweep_worker(&sp[i]);
-		}
+		hw_run_parts(sp, sizeof *sp, nthreads, sweep_worker);
 		for (unsigned i = 0; i < nthreads; i++) {
 			k->overflow |= sp[i].k.overflow;
 			k->unreadable += sp[i].k.unreadable;
 			free(sp[i].k.stack);
 		}
-		bm_settle_marks((struct hw_blockmap *)k->m, &k->reached,
-				&k->possible);
+		bm_settle_marks(&k->r->map, &k->reached, &k->possible);
 	} while (k->overflow);
 }
 

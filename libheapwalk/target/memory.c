@@ -84,18 +84,24 @@ uint64_t hw_readable_run(struct hw_target *t, uint64_t addr,
 	return r ? region_run(t, r, addr, UINT64_MAX, p) : 0;
 }
 
+/* The region holding addr, *hint if it does (else found, and kept in
+   *hint), or NULL.  */
+static const struct hw_region *region_near(const struct hw_target *t,
+					   const struct hw_region **hint,
+					   uint64_t addr)
+{
+	const struct hw_region *r = *hint;
+	if (!r || addr < r->start || addr >= r->end)
+		*hint = r = hw_region_of(t, addr);
+	return r;
+}
+
 uint64_t hw_readable_run_near(struct hw_target *t,
 			      const struct hw_region **hint, uint64_t addr,
 			      const uint8_t **p)
 {
-	const struct hw_region *r = *hint;
-	if (!r || addr < r->start || addr >= r->end) {
-		r = hw_region_of(t, addr);
-		*hint = r;
-		if (!r)
-			return 0;
-	}
-	return region_run(t, r, addr, UINT64_MAX, p);
+	const struct hw_region *r = region_near(t, hint, addr);
+	return r ? region_run(t, r, addr, UINT64_MAX, p) : 0;
 }
 
 const uint8_t *hw_peek(struct hw_target *t, uint64_t addr, size_t len)
@@ -108,15 +114,9 @@ const uint8_t *hw_peek(struct hw_target *t, uint64_t addr, size_t len)
 const uint8_t *hw_peek_near(struct hw_target *t, const struct hw_region **hint,
 			    uint64_t addr, size_t len)
 {
-	const struct hw_region *r = *hint;
-	if (!r || addr < r->start || addr >= r->end) {
-		r = hw_region_of(t, addr);
-		*hint = r;
-		if (!r)
-			return NULL;
-	}
+	const struct hw_region *r = region_near(t, hint, addr);
 	const uint8_t *p = NULL;
-	return region_run(t, r, addr, len, &p) >= len ? p : NULL;
+	return r && region_run(t, r, addr, len, &p) >= len ? p : NULL;
 }
 
 bool hw_read(struct hw_target *t, uint64_t addr, void *buf, size_t len)

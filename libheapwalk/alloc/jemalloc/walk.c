@@ -150,6 +150,12 @@ bool je_walk_around(struct je_state *j, uint64_t addr, hw_chunk_fn *fn,
 
 #define MAX_PARTS 16
 
+static uint64_t extent_regions(const void *j, size_t i)
+{
+	const struct je_extent *x = &((const struct je_state *)j)->ext[i];
+	return x->slab ? x->nregs : 1;
+}
+
 bool je_walk_parallel(struct je_state *j, unsigned nparts, hw_chunk_fn *fn,
 		      void *const cookies[])
 {
@@ -158,22 +164,12 @@ bool je_walk_parallel(struct je_state *j, unsigned nparts, hw_chunk_fn *fn,
 	if (nparts <= 1)
 		return je_walk(j, fn, cookies[0]);
 	/* Split by regions, the unit of work.  */
-	uint64_t total = 0;
-	for (size_t i = 0; i < j->next; i++)
-		total += j->ext[i].slab ? j->ext[i].nregs : 1;
 	struct walker w[MAX_PARTS];
-	size_t at = 0;
-	uint64_t acc = 0;
-	for (unsigned k = 0; k < nparts; k++) {
-		uint64_t goal = total * (k + 1) / nparts;
-		size_t first = at;
-		while (at < j->next && (acc < goal || k == nparts - 1)) {
-			acc += j->ext[at].slab ? j->ext[at].nregs : 1;
-			at++;
-		}
-		w[k] = (struct walker){ j, first, at, 0, !j->walked, fn,
-					cookies[k], false };
-	}
+	size_t bounds[MAX_PARTS + 1];
+	hw_split_parts(j->next, extent_regions, j, nparts, bounds);
+	for (unsigned k = 0; k < nparts; k++)
+		w[k] = (struct walker){ j, bounds[k], bounds[k + 1], 0,
+					!j->walked, fn, cookies[k], false };
 	hw_run_parts(w, sizeof *w, nparts, walk_part);
 	bool ok = true;
 	for (unsigned k = 0; k < nparts; k++)

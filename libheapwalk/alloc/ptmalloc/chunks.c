@@ -555,6 +555,11 @@ static uint64_t unit_bytes(const struct pm_state *p, size_t u)
 			     : p->mmapped[u - p->nheaps].size;
 }
 
+static uint64_t unit_weight(const void *p, size_t u)
+{
+	return unit_bytes(p, u);
+}
+
 struct part_job {
 	struct pm_state *p;
 	size_t first, last;       /* units [first, last) */
@@ -617,27 +622,21 @@ bool pm_walk_chunks_parallel(struct pm_state *p, unsigned nparts,
 			     unsigned how)
 {
 	struct part_job jobs[PM_MAX_PARTS];
-	size_t units = p->nheaps + p->nmmapped;
-	uint64_t total = 0, acc = 0;
+	size_t bounds[PM_MAX_PARTS + 1];
 	if (nparts > PM_MAX_PARTS)
 		nparts = PM_MAX_PARTS;
 	if (nparts == 0)
 		nparts = 1;
-	for (size_t u = 0; u < units; u++)
-		total += unit_bytes(p, u);
 	unsigned mode = full_walk_mode(p, how);
 	progress_begin(p);
 	/* Split by bytes: part k takes the units that start in its share.  */
-	size_t u = 0;
-	for (unsigned k = 0; k < nparts; k++) {
-		jobs[k] = (struct part_job){ .p = p, .first = u, .fn = fn,
+	hw_split_parts(p->nheaps + p->nmmapped, unit_weight, p, nparts,
+		       bounds);
+	for (unsigned k = 0; k < nparts; k++)
+		jobs[k] = (struct part_job){ .p = p, .first = bounds[k],
+					     .last = bounds[k + 1], .fn = fn,
 					     .cookie = cookies[k],
 					     .mode = k ? mode : mode | PROGRESS };
-		uint64_t limit = total / nparts * (k + 1);
-		while (u < units && (k == nparts - 1 || acc < limit))
-			acc += unit_bytes(p, u++);
-		jobs[k].last = u;
-	}
 	hw_run_parts(jobs, sizeof *jobs, nparts, walk_part);
 	bool ok = true;
 	for (unsigned k = 0; k < nparts; k++)

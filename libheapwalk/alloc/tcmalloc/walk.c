@@ -76,6 +76,11 @@ static void *walk_part(void *arg)
 
 #define TC_MAX_PARTS 16
 
+static uint64_t span_weight(const void *tc, size_t i)
+{
+	return ((const struct tc_state *)tc)->spans[i].bytes;
+}
+
 /* The walk reads nothing of the target (the spans and the holder map
    were read at open), so its parts are independent: the spans are split
    by bytes, one part per thread.  */
@@ -87,18 +92,12 @@ bool tc_walk_parallel(struct tc_state *tc, unsigned nparts, hw_chunk_fn *fn,
 		nparts = TC_MAX_PARTS;
 	if (nparts == 0)
 		nparts = 1;
-	uint64_t total = 0, acc = 0;
-	for (size_t i = 0; i < tc->nspans; i++)
-		total += tc->spans[i].bytes;
-	size_t i = 0;
-	for (unsigned k = 0; k < nparts; k++) {
-		parts[k] = (struct part){ .tc = tc, .first = i, .fn = fn,
+	size_t bounds[TC_MAX_PARTS + 1];
+	hw_split_parts(tc->nspans, span_weight, tc, nparts, bounds);
+	for (unsigned k = 0; k < nparts; k++)
+		parts[k] = (struct part){ .tc = tc, .first = bounds[k],
+					  .last = bounds[k + 1], .fn = fn,
 					  .cookie = cookies[k] };
-		uint64_t limit = total / nparts * (k + 1);
-		while (i < tc->nspans && (k == nparts - 1 || acc < limit))
-			acc += tc->spans[i++].bytes;
-		parts[k].last = i;
-	}
 	hw_run_parts(parts, sizeof *parts, nparts, walk_part);
 	bool ok = true;
 	for (unsigned k = 0; k < nparts; k++)
