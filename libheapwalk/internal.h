@@ -193,6 +193,14 @@ void hw_run_parts(void *jobs, size_t size, unsigned n, void *(*fn)(void *));
 void hw_split_parts(size_t nunits, uint64_t (*weight)(const void *ctx,
 						      size_t u),
 		    const void *ctx, unsigned nparts, size_t bounds[]);
+/* Cut the units [0, nunits) of a walk into pieces (hw_allocator_ops.
+   pieces) of at least `per_piece` weight each (the last may have less),
+   in order: piece i starts at unit (*starts)[i] (a malloc'd array) and
+   ends where the next starts, the last at nunits.  Returns how many, 0
+   when out of memory or when there is no unit.  */
+size_t hw_cut_pieces(size_t nunits, uint64_t (*weight)(const void *ctx,
+						       size_t u),
+		     const void *ctx, uint64_t per_piece, size_t **starts);
 
 /* Check that the files and directories named in s->opts exist and are
    of the right kind: HW_OK, or HW_USAGE with the error recorded.  */

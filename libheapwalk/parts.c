@@ -8,6 +8,7 @@
  */
 #include <pthread.h>
 #include <stdbool.h>
+#include <stdlib.h>
 
 #include "internal.h"
 
@@ -45,4 +46,36 @@ void hw_split_parts(size_t nunits, uint64_t (*weight)(const void *ctx,
 			acc += weight(ctx, u++);
 		bounds[k + 1] = u;
 	}
+}
+
+size_t hw_cut_pieces(size_t nunits, uint64_t (*weight)(const void *ctx,
+						       size_t u),
+		     const void *ctx, uint64_t per_piece, size_t **starts)
+{
+	size_t n = 0, cap = 64;
+	size_t *v = malloc(cap * sizeof *v);
+	uint64_t acc = per_piece;
+	*starts = NULL;
+	for (size_t u = 0; u < nunits && v; u++) {
+		if (acc >= per_piece) {
+			if (n == cap) {
+				size_t *w = realloc(v, 2 * cap * sizeof *w);
+				if (!w) {
+					free(v);
+					return 0;
+				}
+				v = w;
+				cap *= 2;
+			}
+			v[n++] = u;
+			acc = 0;
+		}
+		acc += weight(ctx, u);
+	}
+	if (!v || !n) {
+		free(v);
+		return 0;
+	}
+	*starts = v;
+	return n;
 }

@@ -45,7 +45,12 @@ enum hw_where {
 	HW_WHERE_COUNT
 };
 
+/* The name of a place, and its length.  Each name is stored in
+   HW_WHERE_NAME_ROOM bytes, NUL-padded, which may all be read (a
+   renderer copies a name as one block: emit.h's ev_word).  */
+#define HW_WHERE_NAME_ROOM 16
 const char *hw_where_name(enum hw_where w);
+unsigned hw_where_name_len(enum hw_where w);
 
 struct hw_chunk {
 	uint64_t addr;        /* what malloc returned (user pointer) */
@@ -126,6 +131,17 @@ struct hw_allocator_ops {
 	   walk).  NULL: use chunks_parallel.  */
 	bool (*states_parallel)(void *state, unsigned nparts, hw_chunk_fn *fn,
 				void *const cookies[], hw_chunk_fn *restate);
+	/* chunks() cut into pieces that threads can walk apart, for a report
+	   of every block in order (`chunks`): pieces() makes ready what
+	   chunks() would, with walks in up to nthreads threads, and says how
+	   many pieces there are (0: none, use chunks()); chunks_piece()
+	   gives piece i's blocks as chunks() gives them, and the pieces in
+	   order give what chunks() gives.  chunks_piece() runs for several
+	   pieces at once; findings are taken by pieces().  Both NULL when
+	   the walker has no pieces.  */
+	size_t (*pieces)(void *state, unsigned nthreads);
+	bool (*chunks_piece)(void *state, size_t i, hw_chunk_fn *fn,
+			     void *cookie);
 	/* Only the blocks of the heap, mmapped chunk or extent that holds
 	   addr, in address order: a block's neighbours are in it, so
 	   `chunk ADDR` need not walk the whole heap.  May be NULL (then
@@ -224,6 +240,25 @@ static inline bool hw_walk_states_parallel(struct hw_session *s,
 	atomic_fetch_add(&s->work.walks, 1);
 	return s->alloc->states_parallel(s->alloc_state, nparts, fn, cookies,
 					 restate);
+}
+
+/* The walk in pieces (chunks_piece): how many, 0 when the walker has
+   none (then hw_walk_blocks).  Walking them all counts as one walk.  */
+static inline size_t hw_walk_pieces_begin(struct hw_session *s,
+					  unsigned nthreads)
+{
+	if (!s->alloc->pieces)
+		return 0;
+	size_t n = s->alloc->pieces(s->alloc_state, nthreads);
+	if (n)
+		atomic_fetch_add(&s->work.walks, 1);
+	return n;
+}
+
+static inline bool hw_walk_piece(struct hw_session *s, size_t i,
+				 hw_chunk_fn *fn, void *cookie)
+{
+	return s->alloc->chunks_piece(s->alloc_state, i, fn, cookie);
 }
 
 /* The blocks around addr (chunks_around), or, for a walker that cannot

@@ -3,20 +3,42 @@
  */
 #include "alloc.h"
 
-static const char *const where_names[HW_WHERE_COUNT] = {
-	[HW_WHERE_HEAP] = "heap",         [HW_WHERE_MMAPPED] = "mmapped",
-	[HW_WHERE_TCACHE] = "tcache",     [HW_WHERE_FASTBIN] = "fastbin",
-	[HW_WHERE_UNSORTED] = "unsorted", [HW_WHERE_SMALLBIN] = "smallbin",
-	[HW_WHERE_LARGEBIN] = "largebin", [HW_WHERE_TOP] = "top",
-	[HW_WHERE_UNBINNED] = "unbinned", [HW_WHERE_SLAB] = "slab",
-	[HW_WHERE_LARGE] = "large",       [HW_WHERE_SLAB_FREE] = "slab-free",
-	[HW_WHERE_DIRTY] = "dirty",       [HW_WHERE_MUZZY] = "muzzy",
-	[HW_WHERE_RETAINED] = "retained", [HW_WHERE_SPAN] = "span",
-	[HW_WHERE_CENTRAL] = "central",   [HW_WHERE_TRANSFER] = "transfer",
-	[HW_WHERE_PAGEHEAP] = "pageheap", [HW_WHERE_RETURNED] = "returned",
+/* Each name once: the names and their lengths are made from this list.  */
+#define WHERE_NAMES(X) \
+	X(HW_WHERE_HEAP, "heap")           X(HW_WHERE_MMAPPED, "mmapped") \
+	X(HW_WHERE_TCACHE, "tcache")       X(HW_WHERE_FASTBIN, "fastbin") \
+	X(HW_WHERE_UNSORTED, "unsorted")   X(HW_WHERE_SMALLBIN, "smallbin") \
+	X(HW_WHERE_LARGEBIN, "largebin")   X(HW_WHERE_TOP, "top") \
+	X(HW_WHERE_UNBINNED, "unbinned")   X(HW_WHERE_SLAB, "slab") \
+	X(HW_WHERE_LARGE, "large")         X(HW_WHERE_SLAB_FREE, "slab-free") \
+	X(HW_WHERE_DIRTY, "dirty")         X(HW_WHERE_MUZZY, "muzzy") \
+	X(HW_WHERE_RETAINED, "retained")   X(HW_WHERE_SPAN, "span") \
+	X(HW_WHERE_CENTRAL, "central")     X(HW_WHERE_TRANSFER, "transfer") \
+	X(HW_WHERE_PAGEHEAP, "pageheap")   X(HW_WHERE_RETURNED, "returned") \
+	X(HW_WHERE_COUNT, "?")
+
+#define NAME(w, name) [w] = name,
+#define LEN(w, name) [w] = sizeof name - 1,
+/* (A name must leave room for its NUL within the padding.)  */
+#define FITS(w, name) _Static_assert(sizeof name <= HW_WHERE_NAME_ROOM, \
+				     "place name too long: " name);
+static const char where_names[HW_WHERE_COUNT + 1][HW_WHERE_NAME_ROOM] = {
+	WHERE_NAMES(NAME)
 };
+static const uint8_t where_lens[HW_WHERE_COUNT + 1] = { WHERE_NAMES(LEN) };
+WHERE_NAMES(FITS)
+
+static unsigned where_index(enum hw_where w)
+{
+	return (unsigned)w < HW_WHERE_COUNT ? (unsigned)w : HW_WHERE_COUNT;
+}
 
 const char *hw_where_name(enum hw_where w)
 {
-	return (unsigned)w < HW_WHERE_COUNT ? where_names[w] : "?";
+	return where_names[where_index(w)];
+}
+
+unsigned hw_where_name_len(enum hw_where w)
+{
+	return where_lens[where_index(w)];
 }

@@ -105,7 +105,8 @@ enum em_kind {
 struct em_val {
 	uint8_t kind;        /* enum em_kind */
 	uint8_t only;        /* enum em_only: this value in one form only */
-	uint32_t nids;       /* EM_K_IDS: how many */
+	uint32_t nids;       /* EM_K_IDS: how many; EM_K_STR: a word's
+				length (ev_word), 0 for any other string */
 	const char *text;    /* text form to show instead of the typed one
 				(still padded, with pre and post) */
 	union {
@@ -128,6 +129,14 @@ struct em_val {
 #define ev_dbl(x) ((struct em_val){ .kind = EM_K_DBL, .d = (x) })
 /* The string must live until the record is emitted (it is not copied).  */
 #define ev_str(x) ((struct em_val){ .kind = EM_K_STR, .s = (x) })
+/* A word: a string of len (1 to EM_WORD_ROOM - 1) bytes that need no
+   escaping in any form (letters, digits, '-', '_'), stored in at least
+   EM_WORD_ROOM readable bytes, so that a renderer copies it as one
+   fixed-size block instead of scanning it byte by byte (`chunks`' state
+   and place columns, ten million times).  */
+#define EM_WORD_ROOM 16
+#define ev_word(x, len) \
+	((struct em_val){ .kind = EM_K_STR, .nids = (uint32_t)(len), .s = (x) })
 #define ev_bool(x) ((struct em_val){ .kind = EM_K_BOOL, .b = (x) })
 #define ev_null() ((struct em_val){ .kind = EM_K_NULL })
 #define ev_absent() ((struct em_val){ .kind = EM_K_ABSENT })

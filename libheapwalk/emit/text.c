@@ -482,6 +482,9 @@ static void row_line(struct hw_emitter *e, const struct em_table_state *ts,
 			     x->kind == EM_K_ADDR)) {
 				p = number_cell(p, cp->form, cp->digits,
 						cp->width, x);
+			} else if (x->kind == EM_K_STR && x->nids && !x->text &&
+				   x->only != EM_JSON_ONLY) {
+				p = pad_copy(p, x->s, x->nids, cp->width);
 			} else if (x->kind == EM_K_STR && !x->text &&
 				   x->only != EM_JSON_ONLY &&
 				   (q = string_cell(p, x->s, cp->width))) {

@@ -17,14 +17,21 @@ const struct em_field hw_block_cols[HW_NBLOCK_COLS + 1] = {
 	{ .key = "chunk_size", .label = "chunk size", .width = 10 },
 	{ .key = "orphaned", .only = EM_JSON_ONLY },
 };
+_Static_assert(HW_WHERE_NAME_ROOM >= EM_WORD_ROOM,
+	       "a place's name is copied as a word");
+
+/* The states as words (emit.h: each in EM_WORD_ROOM bytes).  */
+static const char state_words[2][EM_WORD_ROOM] = { "free", "used" };
+
 void hw_block_vals(struct em_val *v, const struct hw_chunk *ch)
 {
 	bool extent = ch->extent != 0;
 	uint8_t chunk_only = extent ? EM_TEXT_ONLY : EM_BOTH;
 	v[0] = ev_addr(ch->addr);
 	v[1] = ev_u64(ch->size);
-	v[2] = ev_str(ch->used ? "used" : "free");
-	v[3] = ev_str(hw_where_name((enum hw_where)ch->where));
+	v[2] = ev_word(state_words[ch->used], 4);
+	v[3] = ev_word(hw_where_name((enum hw_where)ch->where),
+		       hw_where_name_len((enum hw_where)ch->where));
 	v[4] = ev_i64(ch->arena);
 	v[5] = extent ? ev_addr(ch->extent) : ev_absent();
 	v[6] = extent ? ev_u64(ch->szind) : ev_absent();

@@ -202,6 +202,95 @@ static void *render(void *arg)
 	return NULL;
 }
 
+/* ---- rows walked and rendered in pieces --------------------------------- */
+
+/* When the walker cuts its walk into pieces (hw_walk_pieces_begin), no
+   thread is only a walker: each claims the next piece, walks it and
+   renders its rows on its fork as they come, then waits for its turn
+   (the pieces before it drained) and drains the fork into the report.
+   Each thread holds one piece's rows at most.  */
+struct pieces_run {
+	struct hw_session *s;
+	struct hw_emitter *e;
+	hw_row_fn *fn;
+	const void *cookie;
+	size_t npieces;
+	pthread_mutex_t lock;
+	pthread_cond_t turn;
+	size_t claimed, drained;
+	bool stop;
+};
+
+struct piece_worker {
+	struct pieces_run *r;
+	struct hw_emitter *fork;
+	pthread_t tid;
+	bool started;
+	bool caller;          /* the caller's thread: tells the progress */
+};
+
+static bool piece_row(void *cookie, const struct hw_chunk *c)
+{
+	struct piece_worker *w = cookie;
+	return w->r->fn((void *)w->r->cookie, w->fork, c);
+}
+
+static void *piece_worker(void *arg)
+{
+	struct piece_worker *w = arg;
+	struct pieces_run *r = w->r;
+	pthread_mutex_lock(&r->lock);
+	while (!r->stop && r->claimed < r->npieces) {
+		size_t i = r->claimed++;
+		pthread_mutex_unlock(&r->lock);
+		bool more = hw_walk_piece(r->s, i, piece_row, w);
+		pthread_mutex_lock(&r->lock);
+		while (r->drained != i && !r->stop)
+			pthread_cond_wait(&r->turn, &r->lock);
+		if (r->stop)
+			break;
+		/* Our turn: the report is ours alone until drained moves.  */
+		pthread_mutex_unlock(&r->lock);
+		em_fork_drain(r->e, w->fork);
+		more &= !em_failed(r->e);
+		if (w->caller)
+			hw_progress(r->s, "walking the heap", i + 1,
+				    r->npieces);
+		pthread_mutex_lock(&r->lock);
+		r->drained++;
+		r->stop |= !more;
+		pthread_cond_broadcast(&r->turn);
+	}
+	pthread_mutex_unlock(&r->lock);
+	return NULL;
+}
+
+/* The pieces by n threads, the caller's among them (its forks made).  */
+static void rows_by_pieces(struct hw_session *s, struct hw_emitter *e,
+			   hw_row_fn *fn, const void *cookie, size_t npieces,
+			   struct renderer *forks, unsigned n)
+{
+	struct pieces_run r = { .s = s, .e = e, .fn = fn, .cookie = cookie,
+				.npieces = npieces };
+	struct piece_worker ws[PIPE_MAX_RENDERERS] = { { 0 } };
+	pthread_mutex_init(&r.lock, NULL);
+	pthread_cond_init(&r.turn, NULL);
+	for (unsigned k = 0; k < n; k++) {
+		ws[k].r = &r;
+		ws[k].fork = forks[k].fork;
+		ws[k].caller = k == 0;
+	}
+	for (unsigned k = 1; k < n; k++)
+		ws[k].started = pthread_create(&ws[k].tid, NULL, piece_worker,
+					       &ws[k]) == 0;
+	piece_worker(&ws[0]);
+	for (unsigned k = 1; k < n; k++)
+		if (ws[k].started)
+			pthread_join(ws[k].tid, NULL);
+	pthread_cond_destroy(&r.turn);
+	pthread_mutex_destroy(&r.lock);
+}
+
 static bool plain_row(void *cookie, const struct hw_chunk *c)
 {
 	struct rows *r = cookie;
@@ -221,6 +310,13 @@ void hw_walk_rows_piped(struct hw_session *s, struct hw_emitter *e,
 	for (unsigned k = 0; k < n && ok; k++) {
 		rs[k].r = &r;
 		ok = (rs[k].fork = em_fork(e));
+	}
+	size_t npieces = ok ? hw_walk_pieces_begin(s, n) : 0;
+	if (npieces) {
+		rows_by_pieces(s, e, fn, cookie, npieces, rs, n);
+		for (unsigned k = 0; k < n; k++)
+			em_fork_close(rs[k].fork);
+		return;
 	}
 	if (!ok || !pipe_start(&p)) {
 		for (unsigned k = 0; k < n; k++)

@@ -101,6 +101,10 @@ static bool arenas_room(struct hw_totals *t, uint64_t i)
 static struct hw_arena_count *arena_slot(struct hw_totals *t, int32_t arena)
 {
 	uint64_t i = (uint64_t)((int64_t)arena + 1);
+	/* (Once per block: the slot is there but for the first of an
+	   arena.)  */
+	if (__builtin_expect(i < t->narenas, 1))
+		return &t->arenas[i];
 	if (i >= MAX_ARENA_SLOTS || !arenas_room(t, i))
 		return NULL;
 	return &t->arenas[i];

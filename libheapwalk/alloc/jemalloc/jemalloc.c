@@ -15,6 +15,7 @@ static void je_close(void *state)
 	if (!j)
 		return;
 	free(j->ext);
+	free(j->piece_start);
 	free(j->cached);
 	free(j->tcaches);
 	free(j->bases);
@@ -95,6 +96,18 @@ static bool je_chunks_parallel(void *state, unsigned nparts, hw_chunk_fn *fn,
 	return je_walk_parallel(state, nparts, fn, cookies);
 }
 
+static size_t je_pieces_op(void *state, unsigned nthreads)
+{
+	(void)nthreads;       /* the extents are known: no walk needed */
+	return je_pieces(state);
+}
+
+static bool je_chunks_piece(void *state, size_t i, hw_chunk_fn *fn,
+			    void *cookie)
+{
+	return je_walk_piece(state, i, fn, cookie);
+}
+
 static enum hw_status je_profile(void *state, const struct hw_profile **out,
 			      const char **why)
 {
@@ -152,6 +165,8 @@ const struct hw_allocator_ops hw_jemalloc_ops = {
 	.narenas = je_narenas,
 	.chunks = je_chunks,
 	.chunks_parallel = je_chunks_parallel,
+	.pieces = je_pieces_op,
+	.chunks_piece = je_chunks_piece,
 	.chunks_around = je_chunks_around,
 	.summary = je_report_summary,
 	.arenas = je_report_arenas,

@@ -147,6 +147,11 @@ struct je_state {
 	struct je_tcache *tcaches;
 	size_t ntcaches;
 	bool walked;                      /* findings of the walk taken */
+	/* walk.c: the walk cut into pieces, each a run of extents from
+	   piece_start[i] to the next one's start (or next).  */
+	size_t *piece_start;
+	size_t npieces;
+	bool pieces_report;               /* the pieces' walks take findings */
 	struct je_prof *prof;             /* prof.c's, once read */
 	const char *prof_why;             /* why there is none */
 	bool prof_read;
@@ -178,6 +183,11 @@ bool je_walk_around(struct je_state *j, uint64_t addr, hw_chunk_fn *fn,
 		    void *cookie);
 bool je_walk_parallel(struct je_state *j, unsigned nparts, hw_chunk_fn *fn,
 		      void *const cookies[]);
+/* The walk in pieces (alloc.h: hw_allocator_ops.pieces): how many, 0
+   when out of memory; piece i's blocks to fn.  */
+size_t je_pieces(struct je_state *j);
+bool je_walk_piece(struct je_state *j, size_t i, hw_chunk_fn *fn,
+		   void *cookie);
 /* arenas.c */
 void je_find_arenas(struct je_state *j);
 /* stats.c */

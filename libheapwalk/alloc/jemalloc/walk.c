@@ -148,13 +148,43 @@ bool je_walk_around(struct je_state *j, uint64_t addr, hw_chunk_fn *fn,
 	return !w.stopped;
 }
 
-#define MAX_PARTS 16
-
 static uint64_t extent_regions(const void *j, size_t i)
 {
 	const struct je_extent *x = &((const struct je_state *)j)->ext[i];
 	return x->slab ? x->nregs : 1;
 }
+
+/* Regions in a piece: some 2,000 rows of `chunks`, a few hundred KiB of
+   report that a thread holds until its turn to write it.  */
+#define PIECE_REGIONS 2048
+
+size_t je_pieces(struct je_state *j)
+{
+	free(j->piece_start);
+	j->npieces = hw_cut_pieces(j->next, extent_regions, j, PIECE_REGIONS,
+				   &j->piece_start);
+	/* Each extent is in one piece: the first walk's findings are taken
+	   once, by whichever thread walks it.  */
+	if (j->npieces) {
+		j->pieces_report = !j->walked;
+		j->walked = true;
+	}
+	return j->npieces;
+}
+
+bool je_walk_piece(struct je_state *j, size_t i, hw_chunk_fn *fn,
+		   void *cookie)
+{
+	if (i >= j->npieces)
+		return true;
+	size_t last = i + 1 < j->npieces ? j->piece_start[i + 1] : j->next;
+	struct walker w = { j, j->piece_start[i], last, 0, j->pieces_report,
+			    fn, cookie, false };
+	walk_part(&w);
+	return !w.stopped;
+}
+
+#define MAX_PARTS 16
 
 bool je_walk_parallel(struct je_state *j, unsigned nparts, hw_chunk_fn *fn,
 		      void *const cookies[])

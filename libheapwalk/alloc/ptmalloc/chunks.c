@@ -210,6 +210,8 @@ enum walk_mode {
 			       the links of the free chunks no list holds */
 	GUESS_FAST = 32,    /* the fastbins are not walked: guess their
 			       entries, given as free (pm_fast_guess) */
+	MARK_PIECES = 64,   /* a walk from each heap's start: note where
+			       the walk is at each PM_PIECE_BYTES (pieces.c) */
 };
 
 /* Chunks between two progress checkpoints: rare enough to cost nothing
@@ -402,9 +404,13 @@ static bool deliver(struct pm_state *p, struct pm_heap *h,
 }
 
 /* Walk heap h from chunk `from` (h->start, or a chunk boundary an
-   earlier walk found) to its end or until fn says stop.  */
-static bool walk_heap(struct pm_state *p, struct pm_heap *h, uint64_t from,
-		      hw_chunk_fn *fn, void *cookie, unsigned mode)
+   earlier walk found) to the first chunk at or past `until` (at most its
+   end), or until fn says stop.  Where the walk goes depends on the core
+   alone, so a walk from a boundary an earlier walk passed (a piece's
+   mark) meets the chunks that walk met, in the same order.  */
+static bool walk_heap_range(struct pm_state *p, struct pm_heap *h,
+			    uint64_t from, uint64_t until, hw_chunk_fn *fn,
+			    void *cookie, unsigned mode)
 {
 	bool report = (mode & REPORT_CHAIN) != 0;
 	struct pm_arena *ar = &p->arenas[h->arena];
@@ -414,8 +420,13 @@ static bool walk_heap(struct pm_state *p, struct pm_heap *h, uint64_t from,
 	struct hw_chunk out = { .arena = h->arena };
 	uint64_t prefetched = c;
 	unsigned countdown = PROGRESS_CHUNKS;
-	while (c < end) {
+	uint64_t next_mark = mode & MARK_PIECES ? h->start : UINT64_MAX;
+	if (until > end)
+		until = end;
+	while (c < until) {
 		uint64_t field;
+		if (__builtin_expect(c >= next_mark, 0))
+			next_mark = pm_piece_mark(h, c);
 		if (__builtin_expect(--countdown == 0, 0)) {
 			countdown = PROGRESS_CHUNKS;
 			if (mode & PROGRESS)
@@ -532,6 +543,12 @@ static bool walk_heap(struct pm_state *p, struct pm_heap *h, uint64_t from,
 	return true;
 }
 
+static bool walk_heap(struct pm_state *p, struct pm_heap *h, uint64_t from,
+		      hw_chunk_fn *fn, void *cookie, unsigned mode)
+{
+	return walk_heap_range(p, h, from, h->end, fn, cookie, mode);
+}
+
 static struct hw_chunk mmapped_chunk(const struct pm_state *p,
 				     const struct pm_mmapped *m)
 {
@@ -627,7 +644,8 @@ bool pm_walk_chunks_parallel(struct pm_state *p, unsigned nparts,
 		nparts = PM_MAX_PARTS;
 	if (nparts == 0)
 		nparts = 1;
-	unsigned mode = full_walk_mode(p, how);
+	bool marking = pm_pieces_mark_begin(p);
+	unsigned mode = full_walk_mode(p, how) | (marking ? MARK_PIECES : 0);
 	progress_begin(p);
 	/* Split by bytes: part k takes the units that start in its share.  */
 	hw_split_parts(p->nheaps + p->nmmapped, unit_weight, p, nparts,
@@ -641,7 +659,23 @@ bool pm_walk_chunks_parallel(struct pm_state *p, unsigned nparts,
 	bool ok = true;
 	for (unsigned k = 0; k < nparts; k++)
 		ok &= jobs[k].ok;
+	if (marking)
+		pm_pieces_mark_end(p, ok);
 	return ok;
+}
+
+bool pm_walk_piece(struct pm_state *p, size_t i, hw_chunk_fn *fn,
+		   void *cookie)
+{
+	if (i >= p->pieces.n)
+		return true;
+	const struct pm_piece *pc = &p->pieces.v[i];
+	if (pc->unit < p->nheaps)
+		return walk_heap_range(p, &p->heaps[pc->unit], pc->from,
+				       pc->until, fn, cookie, 0);
+	struct hw_chunk c = mmapped_chunk(p, &p->mmapped[pc->unit -
+							  p->nheaps]);
+	return fn(cookie, &c);
 }
 
 /* The chunks around an address: the one holding it, the one before and

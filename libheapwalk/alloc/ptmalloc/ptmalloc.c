@@ -20,6 +20,7 @@ static void pm_close(void *state)
 	if (!p)
 		return;
 	hw_prefault_stop(&p->prefault);
+	pm_pieces_free(p);
 	for (size_t i = 0; i < p->nheaps; i++)
 		munmap(p->heaps[i].tags, p->heaps[i].tags_len);
 	free(p->heaps);
@@ -131,9 +132,8 @@ static void pm_prepare_all(struct pm_state *p)
    no list (chunks, frag, map: they declare no HW_NEED_LISTS) take the
    bins from the sums of a first walk in threads; the others, and a
    session that did not say what it needs, walk the lists.  */
-static bool pm_chunks(void *state, hw_chunk_fn *fn, void *cookie)
+static void prepare_in_order(struct pm_state *p)
 {
-	struct pm_state *p = state;
 	unsigned needs = p->s->opts.needs;
 	if (p->bins_summed && p->fast_lists_done)
 		pm_find_mmapped(p);
@@ -141,7 +141,36 @@ static bool pm_chunks(void *state, hw_chunk_fn *fn, void *cookie)
 		pm_settle_lists(p);
 	else
 		pm_prepare_all(p);
+}
+
+static bool pm_chunks(void *state, hw_chunk_fn *fn, void *cookie)
+{
+	struct pm_state *p = state;
+	prepare_in_order(p);
 	return pm_walk_chunks(p, fn, cookie);
+}
+
+/* The walk in address order in pieces: the walk in threads that settles
+   the lists marks them; when the lists were walked instead, one walk in
+   threads marks them (and takes the findings a first walk takes).  */
+static size_t pm_pieces(void *state, unsigned nthreads)
+{
+	struct pm_state *p = state;
+	p->pieces.want = true;
+	prepare_in_order(p);
+	if (!p->pieces.marked) {
+		void *cookies[PM_MAX_PARTS] = { NULL };
+		atomic_fetch_add(&p->s->work.walks, 1);
+		pm_walk_chunks_parallel(p, nthreads, pm_take_nothing, cookies,
+					PM_WALK_ALL);
+	}
+	return pm_pieces_build(p);
+}
+
+static bool pm_chunks_piece(void *state, size_t i, hw_chunk_fn *fn,
+			    void *cookie)
+{
+	return pm_walk_piece(state, i, fn, cookie);
 }
 
 static bool pm_chunks_around(void *state, uint64_t addr, hw_chunk_fn *fn,
@@ -260,6 +289,8 @@ const struct hw_allocator_ops hw_ptmalloc_ops = {
 	.chunks_parallel = pm_chunks_parallel,
 	.states_parallel = pm_states_parallel,
 	.chunks_around = pm_chunks_around,
+	.pieces = pm_pieces,
+	.chunks_piece = pm_chunks_piece,
 	.summary = pm_summary,
 	.arenas = pm_arenas,
 	.bins = pm_bins,

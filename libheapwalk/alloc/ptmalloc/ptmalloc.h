@@ -129,6 +129,30 @@ struct pm_heap {
 	uint8_t *tags;        /* 2 bits per 16 bytes: enum pm_tag */
 	size_t tags_len;      /* bytes mapped for tags */
 	struct pm_sums sums;
+	/* pieces.c: for each PM_PIECE_BYTES of the heap, the first chunk a
+	   walk from its start met there (0: none started there).  */
+	uint64_t *marks;
+};
+
+/* The heap bytes of a piece: a walk from a mark to the next one lists
+   some 2,000 small chunks, a few hundred KiB of `chunks` report that a
+   thread holds until its turn to write it.  */
+#define PM_PIECE_BYTES (256u << 10)
+
+/* Note the walk at chunk c (a marking walk met it first in its span);
+   returns where the next span starts.  */
+static inline uint64_t pm_piece_mark(struct pm_heap *h, uint64_t c)
+{
+	uint64_t k = (c - h->start) / PM_PIECE_BYTES;
+	h->marks[k] = c;
+	return h->start + (k + 1) * PM_PIECE_BYTES;
+}
+
+/* A piece of the walk in address order: chunks [from, until) of heap
+   `unit`, or (unit >= nheaps) mmapped chunk unit - nheaps.  */
+struct pm_piece {
+	size_t unit;
+	uint64_t from, until;
 };
 
 enum pm_tag { PM_TAG_NONE, PM_TAG_FAST, PM_TAG_UNSORTED, PM_TAG_BINNED };
@@ -308,6 +332,14 @@ struct pm_state {
 	   tells the front end (hw_progress).  */
 	_Atomic uint64_t progress_done;
 	uint64_t progress_total;
+	/* pieces.c: the walk in address order cut where a walk of every
+	   heap marked it.  */
+	struct {
+		bool want;        /* the next walk of every heap marks */
+		bool marked;      /* one did, to the end */
+		struct pm_piece *v;
+		size_t n;
+	} pieces;
 };
 
 /* detect.c */
@@ -463,6 +495,20 @@ void pm_settle_lists(struct pm_state *p);
    walked), as free blocks to fn(cookie, ...): a walk made before the
    lists gave them as in use.  False if fn stopped.  */
 bool pm_retract_parked(struct pm_state *p, hw_chunk_fn *fn, void *cookie);
+/* pieces.c: before a walk of every heap from its start in threads
+   (pm_walk_chunks_parallel): should it mark the pieces (made ready if
+   so)?  After it, whether it went to the end.  */
+bool pm_pieces_mark_begin(struct pm_state *p);
+void pm_pieces_mark_end(struct pm_state *p, bool complete);
+/* The pieces, in the order pm_walk_chunks gives the chunks, from the
+   marks (p->pieces.marked): how many, 0 when out of memory.  */
+size_t pm_pieces_build(struct pm_state *p);
+void pm_pieces_free(struct pm_state *p);
+/* chunks.c: piece i's chunks to fn, as pm_walk_chunks gives them
+   (findings were taken by the walk that marked); safe to run for
+   several pieces at once.  */
+bool pm_walk_piece(struct pm_state *p, size_t i, hw_chunk_fn *fn,
+		   void *cookie);
 /* classes.c: the bin (or, past the last bin, power of two) of a usable
    size, as a range of request sizes.  */
 uint64_t pm_size_class(void *state, uint64_t usable, uint64_t *min);

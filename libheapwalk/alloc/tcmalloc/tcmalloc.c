@@ -15,6 +15,7 @@ static void tc_close(void *state)
 	if (!tc)
 		return;
 	free(tc->spans);
+	free(tc->piece_start);
 	free(tc->holders);
 	free(tc->caches);
 	tc_prof_free(tc->prof);
@@ -77,6 +78,18 @@ static bool tc_chunks_parallel(void *state, unsigned nparts,
 {
 	(void)restate;        /* every block is given in its final state */
 	return tc_walk_parallel(state, nparts, fn, cookies);
+}
+
+static size_t tc_pieces_op(void *state, unsigned nthreads)
+{
+	(void)nthreads;       /* the spans are known: no walk needed */
+	return tc_pieces(state);
+}
+
+static bool tc_chunks_piece(void *state, size_t i, hw_chunk_fn *fn,
+			    void *cookie)
+{
+	return tc_walk_piece(state, i, fn, cookie);
 }
 
 static bool tc_chunks_around(void *state, uint64_t addr, hw_chunk_fn *fn,
@@ -167,6 +180,8 @@ const struct hw_allocator_ops hw_tcmalloc_ops = {
 	.narenas = tc_narenas,
 	.chunks = tc_chunks,
 	.chunks_parallel = tc_chunks_parallel,
+	.pieces = tc_pieces_op,
+	.chunks_piece = tc_chunks_piece,
 	.chunks_around = tc_chunks_around,
 	.summary = tc_report_summary,
 	.arenas = tc_report_arenas,

@@ -115,6 +115,8 @@ struct tc_state {
 	/* The walk's material, read once at open.  */
 	struct tc_span *spans;    /* by address */
 	size_t nspans;
+	size_t *piece_start;      /* walk.c: the walk in pieces of spans */
+	size_t npieces;
 	/* Every small object's holder (enum tc_holder), two bits each,
 	   the objects of spans[i] from spans[i].slot on.  */
 	uint8_t *holders;
@@ -146,6 +148,11 @@ bool tc_walk(struct tc_state *tc, hw_chunk_fn *fn, void *cookie);
 /* The same blocks, split over nparts threads (cookies[k] in part k's).  */
 bool tc_walk_parallel(struct tc_state *tc, unsigned nparts, hw_chunk_fn *fn,
 		      void *const cookies[]);
+/* The walk in pieces (alloc.h: hw_allocator_ops.pieces): how many, 0
+   when out of memory; piece i's blocks to fn.  */
+size_t tc_pieces(struct tc_state *tc);
+bool tc_walk_piece(const struct tc_state *tc, size_t i, hw_chunk_fn *fn,
+		   void *cookie);
 bool tc_walk_around(struct tc_state *tc, uint64_t addr, hw_chunk_fn *fn,
 		    void *cookie);
 /* prof.c */

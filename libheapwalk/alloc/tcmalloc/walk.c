@@ -6,6 +6,8 @@
  * end, as the page's waste is the object's overhead), so that the blocks
  * of a heap tile it.
  */
+#include <stdlib.h>
+
 #include "tcmalloc.h"
 
 static const uint8_t holder_where[] = {
@@ -72,6 +74,37 @@ static void *walk_part(void *arg)
 		pt->ok = span_blocks(pt->tc, &pt->tc->spans[i], pt->fn,
 				     pt->cookie);
 	return NULL;
+}
+
+/* Objects in a piece: some 2,000 rows of `chunks`, a few hundred KiB
+   of report that a thread holds until its turn to write it.  */
+#define PIECE_OBJECTS 2048
+
+static uint64_t span_objects(const void *tc, size_t i)
+{
+	const struct tc_span *sp = &((const struct tc_state *)tc)->spans[i];
+	return !sp->location && sp->objsize ? sp->bytes / sp->objsize : 1;
+}
+
+size_t tc_pieces(struct tc_state *tc)
+{
+	free(tc->piece_start);
+	tc->npieces = hw_cut_pieces(tc->nspans, span_objects, tc,
+				    PIECE_OBJECTS, &tc->piece_start);
+	return tc->npieces;
+}
+
+bool tc_walk_piece(const struct tc_state *tc, size_t i, hw_chunk_fn *fn,
+		   void *cookie)
+{
+	if (i >= tc->npieces)
+		return true;
+	size_t last = i + 1 < tc->npieces ? tc->piece_start[i + 1]
+					  : tc->nspans;
+	for (size_t k = tc->piece_start[i]; k < last; k++)
+		if (!span_blocks(tc, &tc->spans[k], fn, cookie))
+			return false;
+	return true;
 }
 
 #define TC_MAX_PARTS 16
