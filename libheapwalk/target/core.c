@@ -27,9 +27,11 @@
 #include <unistd.h>
 
 #include "../arch/arch.h"
+#include "../internal.h"
 #include "compressed.h"
 #include "core.h"
 #include "linkmap.h"
+#include "prefault.h"
 #include "unpack.h"
 
 #ifndef NT_FILE
@@ -55,6 +57,7 @@ struct core_priv {
 	size_t npaths;
 	struct backing_file *backing;
 	size_t nbacking;
+	unsigned threads;     /* the session's: to drop the mapping with */
 };
 
 static void core_close(struct hw_target *t)
@@ -73,7 +76,7 @@ static void core_close(struct hw_target *t)
 			free(p->paths[i]);
 		free(p->paths);
 		if (p->map)
-			munmap(p->map, p->size);
+			hw_unmap_parallel(p->map, p->size, p->threads);
 		free(p);
 	}
 	free(t->regions);
@@ -866,6 +869,7 @@ enum hw_status hw_core_open(const char *path, const char *exe,
 	t->unpacked = packed ? size : 0;
 	p->map = map;
 	p->size = (size_t)size;
+	p->threads = hw_threads(s);
 	p->elf = elf_memory((char *)p->map, p->size);
 	enum hw_status st_out = HW_BAD_TARGET;
 	GElf_Ehdr eh;

@@ -1,4 +1,5 @@
-/* prefault.h - fault a mapped core's memory in from a helper thread.
+/* prefault.h - fault a mapped core's memory in from a helper thread,
+ * and drop it in threads when done.
  *
  * Usage: zero the struct, hw_prefault_add the ranges a walk will read,
  * hw_prefault_start, and hw_prefault_stop before the mapping goes away.
@@ -36,5 +37,9 @@ void hw_prefault_start(struct hw_prefault *pf);
 
 /* Stop and join the helper; it notices within a few milliseconds.  */
 void hw_prefault_stop(struct hw_prefault *pf);
+
+/* munmap(map, size), its pages dropped by up to nthreads threads first
+   (a big mapping whose pages a walk faulted in).  */
+void hw_unmap_parallel(void *map, size_t size, unsigned nthreads);
 
 #endif /* HW_TARGET_PREFAULT_H */
