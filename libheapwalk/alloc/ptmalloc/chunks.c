@@ -297,12 +297,20 @@ static void classify(struct pm_state *p, struct pm_heap *h,
 			c->used = false;
 			c->where = HW_WHERE_FASTBIN;
 		}
-		if ((mode & REPORT_LISTS) && c->used && tag == PM_TAG_NONE &&
-		    p->arenas[h->arena].fast_broken && pm_fast_orphan(p, h, c))
-			hw_finding(p->s, c->chunk, "possibly an orphaned fastbin "
-				   "entry: in use by its header, but its "
-				   "safe-linked fd leads to the end of a list "
-				   "of its size, and that fastbin is broken");
+		if (c->used && tag == PM_TAG_NONE && !tcached &&
+		    p->arenas[h->arena].fast_broken && pm_fast_orphan(p, h, c)) {
+			c->used = false;
+			c->where = HW_WHERE_FASTBIN;
+			c->orphan = true;
+			if (mode & REPORT_LISTS)
+				hw_finding(p->s, c->chunk, "orphaned fastbin "
+					   "entry: in use by its header, but "
+					   "its safe-linked fd leads through "
+					   "chunks of its size to the end of a "
+					   "list, and that fastbin's list is "
+					   "broken before it (an fd or the head "
+					   "was overwritten)");
+		}
 		if ((mode & REPORT_LISTS) &&
 		    (tag == PM_TAG_UNSORTED || tag == PM_TAG_BINNED))
 			hw_finding(p->s, c->chunk, "chunk is in a bin but the "
@@ -839,6 +847,65 @@ void pm_walk_list_findings(struct pm_state *p)
 	for (size_t i = 0; i < p->nheaps; i++)
 		walk_heap(p, &p->heaps[i], p->heaps[i].start, pm_take_nothing,
 			  NULL, REPORT_LISTS);
+}
+
+/* The fastbins' orphans, after a walk that gave them in use (their lists
+   were not walked yet, so no fastbin was known to be broken): a walk of
+   the heaps of each arena with a broken fastbin, where classify now
+   tells them.  Only damaged heaps pay for it.  */
+struct orphan_retract {
+	hw_chunk_fn *fn;
+	void *cookie;
+};
+
+static bool retract_orphan(void *cookie, const struct hw_chunk *c)
+{
+	const struct orphan_retract *r = cookie;
+	return !c->orphan || c->where != HW_WHERE_FASTBIN || r->fn(r->cookie, c);
+}
+
+static bool count_orphan(void *cookie, const struct hw_chunk *c)
+{
+	struct pm_state *p = cookie;
+	uint64_t k = c->chunk_size / 16 - 2;
+	if (c->orphan && c->where == HW_WHERE_FASTBIN && k < PM_NFASTBINS &&
+	    c->arena >= 0 && (size_t)c->arena < p->narenas) {
+		struct pm_arena *ar = &p->arenas[c->arena];
+		if (!(ar->fast_orphans_done >> k & 1)) {
+			ar->fast_orphans[k].count++;
+			ar->fast_orphans[k].bytes += c->chunk_size;
+		}
+	}
+	return true;
+}
+
+void pm_count_fast_orphans(struct pm_state *p)
+{
+	if (!p->l.safe_linking)
+		return;
+	for (size_t i = 0; i < p->nheaps; i++) {
+		struct pm_heap *h = &p->heaps[i];
+		const struct pm_arena *ar = &p->arenas[h->arena];
+		if (ar->fast_broken & ~ar->fast_orphans_done)
+			walk_heap(p, h, h->start, count_orphan, p, 0);
+	}
+	for (size_t a = 0; a < p->narenas; a++)
+		p->arenas[a].fast_orphans_done |= p->arenas[a].fast_broken;
+}
+
+bool pm_retract_fast_orphans(struct pm_state *p, hw_chunk_fn *fn,
+			     void *cookie)
+{
+	struct orphan_retract r = { fn, cookie };
+	if (!p->l.safe_linking)
+		return true;
+	for (size_t i = 0; i < p->nheaps; i++) {
+		struct pm_heap *h = &p->heaps[i];
+		if (p->arenas[h->arena].fast_broken &&
+		    !walk_heap(p, h, h->start, retract_orphan, &r, 0))
+			return false;
+	}
+	return true;
 }
 
 /* One parked chunk at `chunk`, free in list `where`; `field` is its

@@ -157,6 +157,34 @@ static bool libc_data_region(const struct hw_target *t, size_t i, int libc)
 	return ours && (r->prot & HW_PROT_W);
 }
 
+bool pm_libc_data_holds(struct pm_state *p, uint64_t value, uint64_t *at)
+{
+	struct hw_target *t = p->t;
+	uint64_t addr, size, w;
+	if (p->have_libc_mod &&
+	    hw_syms_lookup(p->s->syms, &p->libc_mod, "tcache_key", &addr,
+			   &size, NULL) &&
+	    hw_read_u64(t, addr, &w) && w == value) {
+		*at = addr;
+		return true;
+	}
+	for (size_t i = 0; p->libc_file >= 0 && i < t->nregions; i++) {
+		const struct hw_region *r = &t->regions[i];
+		const uint8_t *data;
+		if (!libc_data_region(t, i, p->libc_file))
+			continue;
+		uint64_t len = hw_readable_run(t, r->start, &data);
+		for (uint64_t off = 0; off + 8 <= len; off += 8) {
+			memcpy(&w, data + off, 8);
+			if (w == value) {
+				*at = r->start + off;
+				return true;
+			}
+		}
+	}
+	return false;
+}
+
 static bool readable_rw(struct hw_target *t, uint64_t addr)
 {
 	const struct hw_region *r = hw_region_of(t, addr);
@@ -708,6 +736,7 @@ enum hw_status pm_find_roots(struct pm_state *p)
 	p->libc_base = h.file >= 0 ? t->files[h.file].start : h.mod.low;
 	p->libc_mod = h.mod;
 	p->have_libc_mod = h.have_mod;
+	p->libc_file = h.file;
 	pm_instance_arch(p, h.file >= 0 ? t->files[h.file].path : h.mod.name);
 	if (h.file >= 0 && !h.in_exe)
 		find_version(p, h.file, false);

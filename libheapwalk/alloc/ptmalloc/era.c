@@ -329,6 +329,7 @@ void pm_era_links(struct pm_state *p)
 			best = i;
 	}
 	unsigned total = key_self + nkeys + key_other;
+	uint64_t at;
 	if (key_self > 0 && 2 * key_self > total) {
 		pm_era_observe(p, 29, 33, "tcache key is the tcache");
 		p->tcache_key_mode = PM_KEY_SELF;
@@ -338,6 +339,16 @@ void pm_era_links(struct pm_state *p)
 			       "tcache key is a shared random value");
 		p->tcache_key_mode = PM_KEY_RANDOM;
 		p->tcache_key = keys.value[best];
+	} else if (keys.n == 1 && keys.count[0] == 1 && total == 1 &&
+		   pm_libc_data_holds(p, keys.value[0], &at)) {
+		/* One entry reached (a process that freed little, or lists
+		   broken right at their heads): its second word is the key
+		   when glibc's own tcache_key holds it too.  A random 64-bit
+		   value found in libc's data is no coincidence.  */
+		pm_era_observe(p, 34, PM_NEWEST_MINOR,
+			       "tcache key is a shared random value");
+		p->tcache_key_mode = PM_KEY_RANDOM;
+		p->tcache_key = keys.value[0];
 	}
 }
 

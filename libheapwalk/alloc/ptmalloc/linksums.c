@@ -290,7 +290,8 @@ bool pm_walk_by_sums(struct pm_state *p, unsigned nparts, hw_chunk_fn *fn,
 		   to give as free again.  */
 		pm_walk_fast_lists(p);
 		if (ok && restate)
-			ok = pm_retract_parked(p, restate, cookies[0]);
+			ok = pm_retract_parked(p, restate, cookies[0]) &&
+			     pm_retract_fast_orphans(p, restate, cookies[0]);
 	}
 	/* (A walk fn stopped settles nothing: its caller gives up.)  */
 	if (ok && (!pm_link_sums_settle(p) || !fast_ok)) {

@@ -940,6 +940,7 @@ static void walk_lists(struct pm_state *p, const struct list_filter *f)
 	for (size_t i = 0; i < p->ntcaches; i++)
 		walk_tcache(p, &p->tcaches[i], f);
 	walk_all_arena_lists(p, f);
+	pm_count_fast_orphans(p);
 }
 
 void pm_walk_lists(struct pm_state *p)

@@ -39,6 +39,7 @@ static enum hw_status pm_open(struct hw_session *s, void **state)
 		return hw_error(s, HW_NO_ALLOCATOR, "out of memory");
 	p->s = s;
 	p->t = s->target;
+	p->libc_file = -1;
 	if (s->policy.prefault && hw_threads(s) > 1)
 		pm_prefault_start(p);
 	enum hw_status st = pm_find_roots(p);
@@ -228,7 +229,8 @@ static bool pm_states_parallel(void *state, unsigned nparts,
 					  cookies[0]))
 		return ok;
 	pm_walk_fast_lists(p);
-	return ok && pm_retract_parked(p, restate, cookies[0]);
+	return ok && pm_retract_parked(p, restate, cookies[0]) &&
+	       pm_retract_fast_orphans(p, restate, cookies[0]);
 }
 
 /* main_arena and mp_ (in libc's data), and each thread heap's header:

@@ -198,6 +198,11 @@ struct pm_arena {
 	   the lists its chunks could be on, a later report the others).  */
 	bool fast_done[PM_NFASTBINS];
 	uint16_t fast_broken;             /* bit i: fastbin i's walk broke */
+	/* The entries of broken fastbins that no list reaches
+	   (pm_fast_orphan), counted once (pm_count_fast_orphans): free as
+	   glibc's own mallinfo counted them before the damage.  */
+	struct pm_bin_stat fast_orphans[PM_NFASTBINS];
+	uint16_t fast_orphans_done;       /* bit i: fastbin i's counted */
 	/* For a walk that guesses the fastbin entries: bit i, fastbin i
 	   is not empty; the span of the arena's heaps.  */
 	uint16_t fast_heads;
@@ -270,6 +275,8 @@ struct pm_state {
 	   of a static program), for later symbol look-ups.  */
 	struct hw_module libc_mod;
 	bool have_libc_mod;
+	int libc_file;                    /* its first mapping in t->files,
+					     or -1 */
 	/* libc's ELF machine.  When it is not the core's, this heap is an
 	   emulated guest's (qemu-user): the core's threads and thread
 	   pointers are the emulator's, not the guest's.  */
@@ -344,6 +351,9 @@ struct pm_state {
 
 /* detect.c */
 enum hw_status pm_find_roots(struct pm_state *p);
+/* Does libc's writable data hold `value` (its symbol tcache_key, or a
+   scan of its data and .bss)?  *at is where.  */
+bool pm_libc_data_holds(struct pm_state *p, uint64_t value, uint64_t *at);
 /* Is t->files[i] the first mapping of a libc copy?  */
 bool pm_libc_copy_at(const struct hw_target *t, size_t i);
 /* How many libc copies the target maps (at least 1).  */
@@ -495,6 +505,16 @@ void pm_settle_lists(struct pm_state *p);
    walked), as free blocks to fn(cookie, ...): a walk made before the
    lists gave them as in use.  False if fn stopped.  */
 bool pm_retract_parked(struct pm_state *p, hw_chunk_fn *fn, void *cookie);
+/* After a walk of fastbins: count the orphans of those found broken
+   into their arenas (a walk of the heaps of those arenas; once per
+   bin).  */
+void pm_count_fast_orphans(struct pm_state *p);
+/* The orphans of the broken fastbins (pm_fast_orphan: free, in their
+   fastbin by their fd chain, reached by no list) as free blocks to
+   fn(cookie, ...), after the fast lists were walked: a walk made before
+   that gave them in use.  False if fn stopped.  */
+bool pm_retract_fast_orphans(struct pm_state *p, hw_chunk_fn *fn,
+			     void *cookie);
 /* pieces.c: before a walk of every heap from its start in threads
    (pm_walk_chunks_parallel): should it mark the pieces (made ready if
    so)?  After it, whether it went to the end.  */

@@ -20,8 +20,8 @@ static void compute_mallinfo(const struct pm_state *p, struct mallinfo_sum *m)
 		const struct pm_arena *ar = &p->arenas[i];
 		uint64_t avail = ar->top_size, nblocks = 1, fast = 0, nfast = 0;
 		for (int b = 0; b < PM_NFASTBINS; b++) {
-			nfast += ar->fast[b].count;
-			fast += ar->fast[b].bytes;
+			nfast += ar->fast[b].count + ar->fast_orphans[b].count;
+			fast += ar->fast[b].bytes + ar->fast_orphans[b].bytes;
 		}
 		avail += fast;
 		/* Summed bins were not walked; only a lookup's might be.  */
