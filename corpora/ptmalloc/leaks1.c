@@ -88,7 +88,9 @@ struct node {
 	char pad[32];
 };
 static struct node *g_keep;
-static void *g_big, *g_huge, *g_guard;
+static void *g_big, *g_huge, *g_guard, *g_after;
+static char *g_header;  /* g_after's chunk header: not into the block
+			   before it (make_leaks) */
 static char *g_interior;
 static __thread void *tls_keep;
 static void **g_page;   /* the program's own anonymous page */
@@ -332,6 +334,19 @@ static __attribute__((noinline)) void make_leaks(void)
 	for (int i = 0; i < 3; i++)
 		lose(1000);
 	lose(300000);   /* an mmapped chunk */
+
+	/* glibc: a leak whose last word is the header of the chunk after it,
+	   and a global holding that header's address (mem - 16: the form
+	   glibc's own lists and arenas use), which is no pointer into the
+	   leak.  (jemalloc and tcmalloc, which run this program too, put the
+	   blocks apart: no global then.)  */
+	char *w = xmalloc(1000);
+	note(w, 1000, "definite", "none");
+	g_after = xmalloc(1000);
+	note(g_after, 1000, "reachable", "global");
+	held_by("g_after");
+	if ((char *)g_after - 16 == w + 992)
+		g_header = (char *)g_after - 16;
 
 	/* A leaked parent holding a chain: the chain is indirect.  */
 	struct node *parent = xmalloc(96);

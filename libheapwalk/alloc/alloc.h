@@ -172,6 +172,14 @@ struct hw_allocator_ops {
 	/* Every block's address (hw_chunk.addr) is a multiple of this: the
 	   granule of `leaks`' block map.  */
 	unsigned block_align;
+	/* The bytes of a block's header before its address (ptmalloc's
+	   prev_size and size: 16), 0 for none; a block's usable bytes
+	   rounded up to block_align then end that many bytes past the next
+	   header's start.  A word holding a header's address (glibc's own
+	   lists and arenas point at chunks so) is no pointer into the block
+	   before, whose last bytes the header overlaps: `leaks` takes it for
+	   no pointer at all.  */
+	unsigned header_bytes;
 	/* chunks() gives the blocks in address order (jemalloc's extents,
 	   tcmalloc's spans; not ptmalloc's, arena by arena): `leaks` may
 	   then list a few lost blocks from its map, a walk around each,

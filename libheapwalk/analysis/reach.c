@@ -168,6 +168,7 @@ struct marker {
 	const struct bm_run *hint;    /* the range of the last hit */
 	const struct hw_region *region;  /* of the last word scanned */
 	uint64_t mask;
+	uint64_t header;          /* alloc.h's header_bytes */
 	enum phase phase;
 	uint64_t leader;          /* PH_CLIQUE: the block leading it */
 	uint64_t *stack;
@@ -197,12 +198,25 @@ static void push(struct marker *k, uint64_t addr)
 	k->stack[k->n++] = addr;
 }
 
+/* Is v, inside the block at ref, the address of the header of the chunk
+   after it (whatever that chunk's state)?  ptmalloc's header overlaps a
+   block's last bytes: a chunk of size n has n - 8 usable bytes, which
+   the map rounds up to n, so the next header starts 16 bytes before the
+   end the map gives.  */
+static bool header_of_next(struct marker *k, const struct bm_ref *ref,
+			   uint64_t v)
+{
+	return v == bm_block_end(k->m, ref) - k->header;
+}
+
 /* A word that may point into a block.  */
 static void visit(struct marker *k, uint64_t v)
 {
 	struct bm_ref ref;
 	bool exact;
 	if (!bm_find_near(k->m, &k->hint, v, &ref, &exact))
+		return;
+	if (!exact && k->header && header_of_next(k, &ref, v))
 		return;
 	enum bm_mark mark = bm_mark_of(&ref);
 	if (k->pool) {
@@ -565,6 +579,7 @@ static void mark(struct hw_session *s, struct hw_reach *r,
 	struct marker k = {
 		.r = r, .t = s->target, .m = &r->map,
 		.mask = a ? a->ptr_mask : ~(uint64_t)0, .phase = PH_REACH,
+		.header = s->alloc->header_bytes,
 	};
 	k.reached = r->internal_blocks;
 	r->ptr_mask = k.mask;

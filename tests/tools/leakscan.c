@@ -11,8 +11,11 @@
  * start outside those, and at least one pointer into it.  A block
  * "reachable" from a root must be pointed to somewhere; one held only
  * from a register (holder reg:NAME) by a value in the notes (the
- * threads' registers) and by no word of memory.  Fit for
- * ptmalloc cores, whose own metadata points at free chunks only.
+ * threads' registers) and by no word of memory.  A value 16 bytes
+ * before another block of the truth is that block's chunk header (glibc's
+ * own form), not a pointer into the block before it, whose last bytes
+ * the header overlaps.  Fit for ptmalloc cores, whose own metadata points
+ * at free chunks only.
  * Prints "leakscan: N blocks, M problems"; exit 1 on a problem.
  */
 #define _POSIX_C_SOURCE 200809L
@@ -21,6 +24,15 @@
 
 #include "coreelf.h"
 #include "leaktruth.h"
+
+/* Is v the chunk header of a block of the truth (its address - 16)?  */
+static bool header_of_block(unsigned long long v)
+{
+	for (size_t i = 0; i < nlblocks; i++)
+		if (v + 16 == lblocks[i].addr)
+			return true;
+	return false;
+}
 
 static void die_truth(const char *what)
 {
@@ -80,7 +92,8 @@ int main(int argc, char **argv)
 		memcpy(&v, data + off, 8);
 		for (size_t i = 0; i < nlblocks; i++) {
 			const struct lblock *b = &lblocks[i];
-			if (v < b->addr || v - b->addr >= b->size)
+			if (v < b->addr || v - b->addr >= b->size ||
+			    header_of_block(v))
 				continue;
 			unsigned long long at = vaddr_of(off);
 			bool tolerated = at && (off & 7) == (at & 7) &&

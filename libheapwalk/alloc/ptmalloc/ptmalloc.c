@@ -299,6 +299,7 @@ const struct hw_allocator_ops hw_ptmalloc_ops = {
 	.size_class = pm_size_class,
 	.arena_addr = pm_arena_addr,
 	.block_align = PM_ALIGN,
+	.header_bytes = PM_HDR,
 	.internal = pm_internal,
 	.check = NULL,
 };
