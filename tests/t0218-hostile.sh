@@ -4,6 +4,10 @@
 # `timeout 30` and must finish: exit 0, 1 (check's findings), 3 or 4 (then
 # with exactly one "heapwalk: " line on stderr), no sanitizer report.
 #   huge-memsz     a PT_LOAD claims 1 TiB (ptmalloc bins1, jemalloc basic1)
+#   vast-memsz     a PT_LOAD claims 64 TiB: leaks, why and refs scan what
+#                  the core holds, not what the header claims (they used
+#                  to step through the missing part a page at a time:
+#                  ~100 s)
 #   junk-regs      every register of every thread is junk (and on top of
 #                  huge-memsz)
 #   many-threads   20,000 and 60,000 more NT_PRSTATUS notes: summary says
@@ -101,6 +105,11 @@ core=$bins/core
 craft huge-memsz "$core" "$T/huge.core"
 run "bins1 huge-memsz summary" "$T/huge.core" summary
 run "bins1 huge-memsz check" "$T/huge.core" check
+craft vast-memsz "$core" "$T/vast.core"
+run "bins1 vast-memsz leaks" "$T/vast.core" leaks
+run "bins1 vast-memsz why" "$T/vast.core" why "$(awk '$1 == "alloc" && $5 == "heap" { print $2; exit }' "$bins/truth.txt")"
+run "bins1 vast-memsz refs" "$T/vast.core" refs "$(awk '$1 == "alloc" && $5 == "heap" { print $2; exit }' "$bins/truth.txt")"
+rm -f "$T/vast.core"
 craft junk-regs "$core" "$T/junk.core"
 run "bins1 junk-regs summary" "$T/junk.core" summary
 craft junk-regs "$T/huge.core" "$T/hugejunk.core"

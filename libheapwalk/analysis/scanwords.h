@@ -24,9 +24,9 @@ typedef bool hw_word_fn(void *cookie, uint64_t slot, uint64_t v);
 
 /* fn(cookie, slot, v) for every aligned word of [start, end) the target
    holds whose value masked with mask lies in [lo, hi).  What the target
-   lacks (a core cut short, a page it does not have) is skipped a page at
-   a time and, when unreadable is not NULL, its bytes added to
-   *unreadable.  *hint (NULL at first) is the region of the last scan,
+   lacks (a core cut short, a page it does not have) is skipped in one
+   step (hw_next_readable) and, when unreadable is not NULL, its bytes
+   added to *unreadable.  *hint (NULL at first) is the region of the last scan,
    the caller's to keep between scans of nearby ranges (blocks one after
    another), or NULL.  Returns false when fn stopped the scan.  */
 __attribute__((always_inline))
@@ -45,9 +45,11 @@ static inline bool hw_scan_words(struct hw_target *t,
 		const uint8_t *p;
 		uint64_t run = hw_readable_run_near(t, hint, start, &p);
 		if (run < 8) {
-			uint64_t next = (start | 4095) + 1;
-			if (next > end || next < start)
-				next = end;
+			/* Up to where the target holds bytes again: the
+			   rest of a core's region (a segment's p_memsz may
+			   claim terabytes the file lacks), a page of a live
+			   process's.  */
+			uint64_t next = hw_next_readable(t, start, end);
 			if (unreadable)
 				*unreadable += next - start;
 			start = next;

@@ -10,6 +10,7 @@
  *   huge-memsz     the writable PT_LOAD holding the most file bytes gets
  *                  p_memsz = 0x10000000000 (1 TiB, almost none of it in
  *                  the file); N, if given, picks the N-th PT_LOAD instead
+ *   vast-memsz     the same with p_memsz = 0x400000000000 (64 TiB)
  *   junk-regs      every general register of every NT_PRSTATUS is set to
  *                  a junk address (0x4141414141410000 plus a little)
  *   many-threads   N more NT_PRSTATUS notes (copies of the first with
@@ -285,7 +286,7 @@ static void junk_regs(void)
 
 /* ---- program headers --------------------------------------------------- */
 
-static void huge_memsz(int pick)
+static void huge_memsz(int pick, uint64_t memsz)
 {
 	Elf64_Phdr *ph = phdrs(), *best = NULL;
 	int k = 0;
@@ -299,10 +300,10 @@ static void huge_memsz(int pick)
 	}
 	if (!best)
 		die("corecraft", "no such PT_LOAD");
-	best->p_memsz = 0x10000000000ull;
+	best->p_memsz = memsz;
 	printf("huge-memsz: PT_LOAD at 0x%llx (0x%llx bytes in the file): "
-	       "p_memsz = 0x10000000000\n", (unsigned long long)best->p_vaddr,
-	       (unsigned long long)best->p_filesz);
+	       "p_memsz = 0x%llx\n", (unsigned long long)best->p_vaddr,
+	       (unsigned long long)best->p_filesz, (unsigned long long)memsz);
 }
 
 static void xnum(uint64_t n, int distinct)
@@ -546,7 +547,9 @@ int main(int argc, char **argv)
 	}
 	load(argv[2]);
 	if (!strcmp(mode, "huge-memsz"))
-		huge_memsz(have_n ? (int)n : -1);
+		huge_memsz(have_n ? (int)n : -1, 0x10000000000ull);
+	else if (!strcmp(mode, "vast-memsz"))
+		huge_memsz(have_n ? (int)n : -1, 0x400000000000ull);
 	else if (!strcmp(mode, "junk-regs"))
 		junk_regs();
 	else if (!strcmp(mode, "many-threads") && have_n)
