@@ -28,20 +28,29 @@
 struct old_map {
 	uint64_t start, end, offset;
 	char *path;
+	/* relocate(): the target's mapping of the same file that held the
+	   last offset looked up here (an index into t->files), -1 when none
+	   yet, -2 when the target maps no file of that name.  */
+	long last;
 };
 
+/* A file's stacks are stored one after another, each as long as it is
+   (a stack of 128 frames is rare; a file of short ones must not cost
+   128 each); the sites point into pcs once it stops moving.  */
 struct v2_file {
 	struct hw_profile p;
 	struct hw_prof_site *sites;
+	size_t *first;            /* each site's first pc in pcs */
 	uint64_t *pcs;
-	size_t nsites, cap;
-	struct old_map *maps;
+	size_t nsites, cap, npcs, pcap;
+	struct old_map *maps;     /* sorted by start once read */
 	size_t nmaps, mcap;
 };
 
 static void v2_free(struct v2_file *f)
 {
 	free(f->sites);
+	free(f->first);
 	free(f->pcs);
 	for (size_t i = 0; i < f->nmaps; i++)
 		free(f->maps[i].path);
@@ -127,7 +136,8 @@ static enum hw_status parse_v2(struct hw_session *s, const char *path,
 			char *dup = strdup(p);
 			if (!dup)
 				goto oom;
-			f->maps[f->nmaps++] = (struct old_map){ a, b, off, dup };
+			f->maps[f->nmaps++] = (struct old_map){ a, b, off, dup,
+								-1 };
 			continue;
 		}
 		if (!strncmp(line, "MAPPED_LIBRARIES:", 17)) {
@@ -138,18 +148,26 @@ static enum hw_status parse_v2(struct hw_session *s, const char *path,
 			if (f->nsites == f->cap) {
 				size_t nc = f->cap ? 2 * f->cap : 256;
 				void *q = realloc(f->sites, nc * sizeof *f->sites);
-				void *r = q ? realloc(f->pcs, nc * BT_MAX *
-						      sizeof *f->pcs) : NULL;
 				if (q)
 					f->sites = q;
+				void *r = q ? realloc(f->first, nc *
+						      sizeof *f->first) : NULL;
 				if (!r)
 					goto oom;
-				f->pcs = r;
+				f->first = r;
 				f->cap = nc;
+			}
+			if (f->pcap - f->npcs < BT_MAX) {
+				size_t nc = f->pcap ? 2 * f->pcap : 4096;
+				void *q = realloc(f->pcs, nc * sizeof *f->pcs);
+				if (!q)
+					goto oom;
+				f->pcs = q;
+				f->pcap = nc;
 			}
 			struct hw_prof_site *site = &f->sites[f->nsites];
 			memset(site, 0, sizeof *site);
-			uint64_t *v = f->pcs + f->nsites * BT_MAX;
+			uint64_t *v = f->pcs + f->npcs;
 			unsigned n = 0;
 			for (char *p = line + 1, *end; n < BT_MAX; p = end) {
 				unsigned long long pc = strtoull(p, &end, 16);
@@ -158,7 +176,8 @@ static enum hw_status parse_v2(struct hw_session *s, const char *path,
 				v[n++] = pc;
 			}
 			site->npcs = n;
-			f->nsites++;
+			f->first[f->nsites++] = f->npcs;
+			f->npcs += n;
 			want_counts = true;
 			continue;
 		}
@@ -178,7 +197,7 @@ static enum hw_status parse_v2(struct hw_session *s, const char *path,
 		st = hw_error(s, HW_USAGE, "prof: base '%s' is empty", path);
 	/* The pcs array moved while it grew: point the sites at it now.  */
 	for (size_t i = 0; i < f->nsites; i++)
-		f->sites[i].pcs = f->pcs + i * BT_MAX;
+		f->sites[i].pcs = f->pcs + f->first[i];
 	f->p.period = period;
 	f->p.sites = f->sites;
 	f->p.nsites = f->nsites;
@@ -189,32 +208,60 @@ oom:
 	return hw_error(s, HW_BAD_TARGET, "out of memory");
 }
 
-/* pc in the old snapshot -> the same code in s's target: the module and
-   offset it had there, at the address that module has now.  */
-static uint64_t relocate(const struct v2_file *f, struct hw_target *t,
-			 uint64_t pc)
+static int map_cmp(const void *a, const void *b)
 {
-	for (size_t i = 0; i < f->nmaps; i++) {
-		const struct old_map *m = &f->maps[i];
-		if (pc < m->start || pc >= m->end)
-			continue;
-		uint64_t foff = m->offset + (pc - m->start);
-		const char *base = strrchr(m->path, '/');
-		base = base ? base + 1 : m->path;
-		for (size_t k = 0; k < t->nfiles; k++) {
-			const struct hw_mapped_file *nf = &t->files[k];
-			if (!nf->path || nf->absent)
-				continue;
-			const char *nb = strrchr(nf->path, '/');
-			nb = nb ? nb + 1 : nf->path;
-			if (strcmp(nf->path, m->path) && strcmp(nb, base))
-				continue;
-			if (foff >= nf->offset &&
-			    foff < nf->offset + (nf->end - nf->start))
-				return nf->start + (foff - nf->offset);
-		}
-		return pc;
+	const struct old_map *x = a, *y = b;
+	return x->start < y->start ? -1 : x->start > y->start;
+}
+
+/* Does the target's mapping nf hold offset foff of the file?  */
+static bool holds(const struct hw_mapped_file *nf, uint64_t foff)
+{
+	return foff >= nf->offset && foff - nf->offset < nf->end - nf->start;
+}
+
+/* pc in the old snapshot -> the same code in s's target: the module and
+   offset it had there, at the address that module has now.  The maps
+   are sorted (a binary search per pc); the target's mapping a map's pcs
+   went to is kept with the map, so the file names are compared once per
+   map, not per pc.  */
+static uint64_t relocate(struct v2_file *f, struct hw_target *t, uint64_t pc)
+{
+	size_t lo = 0, hi = f->nmaps;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (f->maps[mid].start <= pc)
+			lo = mid + 1;
+		else
+			hi = mid;
 	}
+	if (lo == 0 || pc >= f->maps[lo - 1].end)
+		return pc;
+	struct old_map *m = &f->maps[lo - 1];
+	uint64_t foff = m->offset + (pc - m->start);
+	if (m->last >= 0 && holds(&t->files[m->last], foff))
+		return t->files[m->last].start + (foff - t->files[m->last].offset);
+	if (m->last == -2)
+		return pc;
+	const char *base = strrchr(m->path, '/');
+	base = base ? base + 1 : m->path;
+	bool named = false;
+	for (size_t k = 0; k < t->nfiles; k++) {
+		const struct hw_mapped_file *nf = &t->files[k];
+		if (!nf->path || nf->absent)
+			continue;
+		const char *nb = strrchr(nf->path, '/');
+		nb = nb ? nb + 1 : nf->path;
+		if (strcmp(nf->path, m->path) && strcmp(nb, base))
+			continue;
+		named = true;
+		if (holds(nf, foff)) {
+			m->last = (long)k;
+			return nf->start + (foff - nf->offset);
+		}
+	}
+	if (!named)
+		m->last = -2;
 	return pc;
 }
 
@@ -248,12 +295,13 @@ enum hw_status prof_base_open(struct hw_session *s, const char *path,
 		f->p.code_low = now->code_low;
 		f->p.code_high = now->code_high;
 		f->p.allocator = now->allocator;
+		/* (Overlapping maps, which no kernel writes, relocate by
+		   whichever the search meets.)  */
+		if (st == HW_OK && f->nmaps)
+			qsort(f->maps, f->nmaps, sizeof *f->maps, map_cmp);
 		if (st == HW_OK)
-			for (size_t i = 0; i < f->nsites; i++)
-				for (unsigned k = 0; k < f->sites[i].npcs; k++)
-					f->pcs[i * BT_MAX + k] = relocate(
-						f, s->target,
-						f->pcs[i * BT_MAX + k]);
+			for (size_t i = 0; i < f->npcs; i++)
+				f->pcs[i] = relocate(f, s->target, f->pcs[i]);
 		if (st == HW_OK && !prof_stacks_build(s, &f->p, &b->st))
 			st = hw_error(s, HW_BAD_TARGET, "out of memory");
 		if (st != HW_OK) {
