@@ -8,6 +8,11 @@
 #                  the core holds, not what the header claims (they used
 #                  to step through the missing part a page at a time:
 #                  ~100 s)
+#   escape-names   NT_FILE names holding terminal escapes (a window title,
+#                  a colour), a backspace and bytes of no valid UTF-8:
+#                  text output (summary, maps, check, leaks, frag) holds
+#                  no control byte but newlines and is valid UTF-8; each
+#                  hostile byte shows as \xNN
 #   junk-regs      every register of every thread is junk (and on top of
 #                  huge-memsz)
 #   many-threads   20,000 and 60,000 more NT_PRSTATUS notes: summary says
@@ -105,6 +110,19 @@ core=$bins/core
 craft huge-memsz "$core" "$T/huge.core"
 run "bins1 huge-memsz summary" "$T/huge.core" summary
 run "bins1 huge-memsz check" "$T/huge.core" check
+craft escape-names "$core" "$T/esc.core"
+for cmd in summary maps check leaks frag; do
+	run "bins1 escape-names $cmd" "$T/esc.core" "$cmd"
+	cat "$T/out" "$T/err" >"$T/esc.text"
+	! LC_ALL=C grep -q '[[:cntrl:]]' <(tr -d '\n' <"$T/esc.text") ||
+		fail "escape-names $cmd: a control byte reaches the terminal: $(LC_ALL=C grep -a -m1 '[[:cntrl:]]' "$T/esc.text" | od -c | head -n 3)"
+	iconv -f UTF-8 -t UTF-8 "$T/esc.text" >/dev/null 2>&1 ||
+		fail "escape-names $cmd: the text is not valid UTF-8"
+done
+run "bins1 escape-names summary" "$T/esc.core" summary
+grep -qF '\x1b]0;pwn\x07\x1b[31m\x08\x0a\xff\x80' "$T/out" ||
+	fail "escape-names: summary does not show the name's bytes escaped: $(grep -m1 'missing' "$T/out")"
+rm -f "$T/esc.core"
 craft vast-memsz "$core" "$T/vast.core"
 run "bins1 vast-memsz leaks" "$T/vast.core" leaks
 run "bins1 vast-memsz why" "$T/vast.core" why "$(awk '$1 == "alloc" && $5 == "heap" { print $2; exit }' "$bins/truth.txt")"

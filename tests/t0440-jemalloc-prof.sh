@@ -60,6 +60,10 @@
 #      with the debug file; the table's live records are the truth's
 #      objects (tests/prof-lib.sh check_recent); 5.2.1 and prof2 (none
 #      kept) say why there are no records;
+#  (m) a core whose mapped files' names hold a newline and terminal
+#      escapes (corecraft escape-names): heap_v2's MAPPED_LIBRARIES
+#      writes the newline as \012, as the kernel does, so every line
+#      there is a mapping;
 #  (g) a core without profiling (jemalloc 5.3.0 basic1; glibc bins1):
 #      `prof` exits 4 with one error line that says so and points to
 #      `leaks` and `sizes`.
@@ -283,6 +287,21 @@ done
 hw "$T/j.out" "$T/j.err" "$d53/core" prof --base "$d53/prof.heap" -o "$T/j.heap"
 expect_rc 2
 say "prof --base: the snapshot against itself (heap_v2 file, core) changed nothing"
+
+# (m) A mapped file's name holding a newline (and terminal escapes) in
+# the core: heap_v2's MAPPED_LIBRARIES writes it as the kernel does
+# (\012), so that no line of it is forged; every line there is a mapping.
+"$(tool corecraft)" escape-names "$d53/core" "$T/k.core" >/dev/null ||
+	fail "corecraft escape-names failed on $d53/core"
+hw "$T/k.heap" "$T/k.err" "$T/k.core" prof --format=heap_v2
+expect_rc 0
+sed -n '/^MAPPED_LIBRARIES:/,$p' "$T/k.heap" | sed 1d >"$T/k.maps"
+[ -s "$T/k.maps" ] || fail "heap_v2 of the escape-names core has no MAPPED_LIBRARIES"
+! grep -aqvE '^[0-9a-f]+-[0-9a-f]+ [-r][-w][-x][ps] ' "$T/k.maps" ||
+	fail "heap_v2: a MAPPED_LIBRARIES line is no mapping: $(grep -a -m1 -vE '^[0-9a-f]+-[0-9a-f]+ ' "$T/k.maps" | od -c | head -n 2)"
+grep -aqF '\012' "$T/k.maps" || fail "heap_v2: no path shows its newline as \\012"
+rm -f "$T/k.core"
+say "prof heap_v2: a newline in a mapped file's name written as \\012"
 
 # (k) diff per allocation site.
 hw "$T/k.out" "$T/k.err" --json "$d2/core" diff "$d53/core"

@@ -41,3 +41,42 @@ const char *hw_human(char *buf, size_t len, uint64_t bytes)
 	snprintf(buf, len, "%.1f %s", v, units[u]);
 	return buf;
 }
+
+/* How many bytes of s (1 to 4) make one valid UTF-8 sequence, its lead
+   byte >= 0x80; 0 when they do not (a stray continuation byte, an
+   overlong form, a surrogate, past U+10FFFF, or cut short: RFC 3629).  */
+static unsigned utf8_seq(const unsigned char *s)
+{
+	unsigned c = s[0], n;
+	unsigned lo = 0x80, hi = 0xbf;  /* the second byte's range */
+	if (c >= 0xc2 && c <= 0xdf)
+		n = 2;
+	else if (c >= 0xe0 && c <= 0xef) {
+		n = 3;
+		lo = c == 0xe0 ? 0xa0 : 0x80;
+		hi = c == 0xed ? 0x9f : 0xbf;
+	} else if (c >= 0xf0 && c <= 0xf4) {
+		n = 4;
+		lo = c == 0xf0 ? 0x90 : 0x80;
+		hi = c == 0xf4 ? 0x8f : 0xbf;
+	} else
+		return 0;
+	if (s[1] < lo || s[1] > hi)
+		return 0;
+	for (unsigned i = 2; i < n; i++)
+		if (s[i] < 0x80 || s[i] > 0xbf)
+			return 0;
+	return n;
+}
+
+unsigned fmt_utf8_len(const char *s, size_t avail)
+{
+	/* utf8_seq reads at most 4 bytes and stops at a byte that does not
+	   continue the sequence (a NUL does not).  */
+	if (avail >= 4)
+		return utf8_seq((const unsigned char *)s);
+	unsigned char tail[4] = { 0 };
+	memcpy(tail, s, avail);
+	unsigned n = utf8_seq(tail);
+	return n <= avail ? n : 0;
+}

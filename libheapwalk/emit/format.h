@@ -23,6 +23,10 @@
 extern const char fmt_dec_pairs[200];
 extern const uint64_t fmt_pow10[20];
 
+/* How many bytes at s (avail of them readable, the first >= 0x80) make
+   one valid UTF-8 sequence (2 to 4), or 0 when they make none.  */
+unsigned fmt_utf8_len(const char *s, size_t avail);
+
 /* Decimal digits of v (1 for 0).  */
 static inline unsigned fmt_dec_len(uint64_t v)
 {

@@ -37,33 +37,6 @@ static void prefix(struct hw_emitter *e, struct em_frame *c, const char *key,
 	em_advance_to(e, p);
 }
 
-/* How many bytes of s (1 to 4) make one valid UTF-8 sequence, its lead
-   byte >= 0x80; 0 when they do not (a stray continuation byte, an
-   overlong form, a surrogate, past U+10FFFF, or cut short: RFC 3629).  */
-static unsigned utf8_len(const unsigned char *s)
-{
-	unsigned c = s[0], n;
-	unsigned lo = 0x80, hi = 0xbf;  /* the second byte's range */
-	if (c >= 0xc2 && c <= 0xdf)
-		n = 2;
-	else if (c >= 0xe0 && c <= 0xef) {
-		n = 3;
-		lo = c == 0xe0 ? 0xa0 : 0x80;
-		hi = c == 0xed ? 0x9f : 0xbf;
-	} else if (c >= 0xf0 && c <= 0xf4) {
-		n = 4;
-		lo = c == 0xf0 ? 0x90 : 0x80;
-		hi = c == 0xf4 ? 0x8f : 0xbf;
-	} else
-		return 0;
-	if (s[1] < lo || s[1] > hi)
-		return 0;
-	for (unsigned i = 2; i < n; i++)
-		if (s[i] < 0x80 || s[i] > 0xbf)
-			return 0;
-	return n;
-}
-
 /* A JSON string.  Strings may come from the core (paths, symbol names,
    glibc's abort message), which holds any bytes: '"', '\\' and control
    characters are escaped, valid UTF-8 is copied, and every byte that
@@ -79,19 +52,9 @@ static void string_body(struct hw_emitter *e, const char *s, size_t len)
 			s++;
 			continue;
 		}
-		/* utf8_len reads at most 4 bytes and stops at a byte that
-		   does not continue the sequence (a NUL does not).  */
-		if (c >= 0x80 && end - s >= 4) {
-			unsigned n = utf8_len((const unsigned char *)s);
+		if (c >= 0x80) {
+			unsigned n = fmt_utf8_len(s, (size_t)(end - s));
 			if (n) {
-				s += n;
-				continue;
-			}
-		} else if (c >= 0x80) {
-			unsigned char tail[4] = { 0 };
-			memcpy(tail, s, (size_t)(end - s));
-			unsigned n = utf8_len(tail);
-			if (n && n <= (size_t)(end - s)) {
 				s += n;
 				continue;
 			}

@@ -20,11 +20,90 @@ static void end_line(struct hw_emitter *e)
 	}
 }
 
-/* s (n bytes) padded to |width| (right-aligned when width > 0).  */
+/* ---- what reaches the terminal ------------------------------------------ */
+
+/* Strings from the core (paths, symbol names, a heap_v2 base's names)
+   hold any bytes.  A terminal acts on control bytes (ESC starts the
+   sequences that set colours, move the cursor, retitle the window), so
+   text shows each control byte, DEL, and every byte that is no part of
+   a valid UTF-8 sequence as \xNN, as a C string would; valid UTF-8 goes
+   out as it is.  `newlines` keeps '\n' (a note's own line breaks).  */
+static bool terminal_safe(const char *s, size_t n, bool newlines)
+{
+	for (size_t i = 0; i < n; i++) {
+		unsigned char c = (unsigned char)s[i];
+		if ((c < 0x20 && !(newlines && c == '\n')) || c >= 0x7f)
+			return false;
+	}
+	return true;
+}
+
+/* The escaped form of s at out (room: 4 bytes per byte of s); returns
+   its length.  */
+static size_t escape_terminal(const char *s, size_t n, char *out,
+			      bool newlines)
+{
+	static const char hex[16] = "0123456789abcdef";
+	size_t o = 0;
+	for (size_t i = 0; i < n;) {
+		unsigned char c = (unsigned char)s[i];
+		unsigned k = c >= 0x80 ? fmt_utf8_len(s + i, n - i) : 0;
+		if (k) {
+			memcpy(out + o, s + i, k);
+			o += k;
+			i += k;
+			continue;
+		}
+		if ((c >= 0x20 && c < 0x7f) || (newlines && c == '\n')) {
+			out[o++] = (char)c;
+		} else {
+			out[o++] = '\\';
+			out[o++] = 'x';
+			out[o++] = hex[c >> 4];
+			out[o++] = hex[c & 15];
+		}
+		i++;
+	}
+	return o;
+}
+
+/* s (n bytes) escaped for a terminal, without padding.  */
+static void put_escaped(struct hw_emitter *e, const char *s, size_t n,
+			bool newlines)
+{
+	char buf[1024];
+	while (n > 0) {
+		size_t take = n < sizeof buf / 4 ? n : sizeof buf / 4;
+		/* A piece ends before a continuation byte, so that no valid
+		   UTF-8 sequence is cut in two and shown as bytes.  */
+		for (unsigned back = 0; take < n && back < 3 &&
+		     ((unsigned char)s[take] & 0xc0) == 0x80; back++)
+			take--;
+		em_put(e, buf, escape_terminal(s, take, buf, newlines));
+		s += take;
+		n -= take;
+	}
+}
+
+/* s (n bytes) padded to |width| (right-aligned when width > 0), escaped
+   for a terminal.  */
 static void put_padded(struct hw_emitter *e, const char *s, size_t n,
 		       int width)
 {
 	size_t w = (size_t)(width < 0 ? -width : width);
+	char buf[4 * 128];
+	if (!terminal_safe(s, n, false)) {
+		if (n > 128) {      /* long: no padding is due */
+			if (width > 0 && w > n)
+				em_put_spaces(e, w - n);
+			put_escaped(e, s, n, false);
+			if (width < 0 && w > n)
+				em_put_spaces(e, w - n);
+			return;
+		}
+		n = escape_terminal(s, n, buf, false);
+		s = buf;
+	}
 	size_t pad = w > n ? w - n : 0;
 	if (width > 0)
 		em_put_spaces(e, pad);
@@ -443,9 +522,15 @@ static char *pad_copy(char *p, const char *s, size_t n, int width)
 static char *string_cell(char *p, const char *s, int width)
 {
 	size_t n = 0, w = (size_t)(width < 0 ? -width : width);
+	/* Any byte a terminal may act on takes the general path, which
+	   escapes it (put_padded).  */
 	if (width > 0) {
-		while (n <= EM_CELL_STR_MAX && s[n])
+		while (n <= EM_CELL_STR_MAX && s[n]) {
+			unsigned char c = (unsigned char)s[n];
+			if (c < 0x20 || c >= 0x7f)
+				return NULL;
 			n++;
+		}
 		if (n > EM_CELL_STR_MAX)
 			return NULL;
 		p = pad(p, w > n ? w - n : 0);
@@ -454,7 +539,8 @@ static char *string_cell(char *p, const char *s, int width)
 		return p + n;
 	}
 	for (; s[n]; n++) {
-		if (n == EM_CELL_STR_MAX)
+		unsigned char c = (unsigned char)s[n];
+		if (n == EM_CELL_STR_MAX || c < 0x20 || c >= 0x7f)
 			return NULL;
 		p[n] = s[n];
 	}
@@ -494,7 +580,8 @@ static void row_line(struct hw_emitter *e, const struct em_table_state *ts,
 				size_t n;
 				const char *s = cell_text(&t->cols[cp->col], x,
 							  buf, &n);
-				if (n <= EM_CELL_STR_MAX) {
+				if (n <= EM_CELL_STR_MAX &&
+				    terminal_safe(s, n, false)) {
 					p = pad_copy(p, s, n, cp->width);
 				} else {
 					em_advance_to(e, p);
@@ -555,7 +642,10 @@ static void row_close(struct hw_emitter *e, const struct em_table_state *ts)
 static void note(struct hw_emitter *e, const char *text, size_t len)
 {
 	end_line(e);
-	em_put(e, text, len);
+	if (terminal_safe(text, len, true))
+		em_put(e, text, len);
+	else
+		put_escaped(e, text, len, true);
 	em_put_char(e, '\n');
 }
 

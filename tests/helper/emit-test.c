@@ -412,7 +412,8 @@ int main(void)
 	      " id  address                 size name   owner        cs\n"
 	      "  1  0x000000000055aa10     100 B heap   arena 0    0x30\n"
 	      "    threads 101,102,-3\n"
-	      " 22  0xffffffffffffffff   3.0 MiB q\"\\\n   thread ?      -\n"
+	      /* (its newline escaped: no value breaks a text line) */
+	      " 22  0xffffffffffffffff   3.0 MiB q\"\\\\x0a thread ?      -\n"
 	      "    sub 0x1000-0x2000\n"
 	      "  3  0x0000000000000000       0 B x                    0\n"
 	      "    threads 10000,10001,10002,10003,10004,10005,10006,10007,"
@@ -448,7 +449,8 @@ int main(void)
 	      "{\"a\":\"0x22\",\"b\":-2,\"c\":0.667}\n");
 	check("limits", limits,
 	      "  k s                                       xt\n"
-	      "  5 " LONG_STR "                                   xctl\x01\n",
+	      /* text shows a control byte escaped, as \xNN */
+	      "  5 " LONG_STR "                                   xctl\\x01\n",
 	      "{\"l\":[{\"" LONG_KEY "\":5,\"s\":\"" LONG_STR "\","
 	      "\"t\":\"ctl\\u0001\"}]}\n");
 	check("hidden", hidden,

@@ -11,6 +11,11 @@
  *                  p_memsz = 0x10000000000 (1 TiB, almost none of it in
  *                  the file); N, if given, picks the N-th PT_LOAD instead
  *   vast-memsz     the same with p_memsz = 0x400000000000 (64 TiB)
+ *   escape-names   every NT_FILE path long enough gets, in place of the
+ *                  first bytes of its file name, a terminal escape (ESC ]
+ *                  0;...BEL: a window title; ESC [31m: red), a backspace,
+ *                  a newline and two bytes of no valid UTF-8 (0xff, a
+ *                  lone 0x80)
  *   junk-regs      every general register of every NT_PRSTATUS is set to
  *                  a junk address (0x4141414141410000 plus a little)
  *   many-threads   N more NT_PRSTATUS notes (copies of the first with
@@ -162,6 +167,45 @@ static void each_note(note_fn *fn, void *cookie)
 		fn((const char *)p + 12, h[2], p + 12 + nsz, h[1], cookie);
 		p += 12 + nsz + dsz;
 	}
+}
+
+/* escape-names: the hostile bytes over the start of each NT_FILE file
+   name that has room for them (the note keeps its size).  */
+static const char hostile_name[] = "\x1b]0;pwn\x07\x1b[31m\b\n\xff\x80";
+
+static void escape_names_note(const char *name, uint32_t type,
+			      const uint8_t *desc, uint32_t descsz,
+			      void *cookie)
+{
+	unsigned *changed = cookie;
+	if (type != 0x46494c45 /* NT_FILE */ || strcmp(name, "CORE") ||
+	    descsz < 16)
+		return;
+	uint64_t count;
+	memcpy(&count, desc, 8);
+	if (count > (descsz - 16) / 24)
+		die("corecraft", "NT_FILE count does not fit its note");
+	char *p = (char *)desc + 16 + 24 * count, *end = (char *)desc + descsz;
+	size_t k = sizeof hostile_name - 1;
+	for (uint64_t i = 0; i < count && p < end; i++) {
+		size_t len = strnlen(p, (size_t)(end - p));
+		char *base = memrchr(p, '/', len);
+		base = base ? base + 1 : p;
+		if ((size_t)(p + len - base) >= k) {
+			memcpy(base, hostile_name, k);
+			(*changed)++;
+		}
+		p += len + 1;
+	}
+}
+
+static void escape_names(void)
+{
+	unsigned changed = 0;
+	each_note(escape_names_note, &changed);
+	if (!changed)
+		die("corecraft", "no NT_FILE name long enough to change");
+	printf("escape-names: %u NT_FILE names changed\n", changed);
 }
 
 /* Point the first PT_NOTE at a rewritten note segment.  */
@@ -550,6 +594,8 @@ int main(int argc, char **argv)
 		huge_memsz(have_n ? (int)n : -1, 0x10000000000ull);
 	else if (!strcmp(mode, "vast-memsz"))
 		huge_memsz(have_n ? (int)n : -1, 0x400000000000ull);
+	else if (!strcmp(mode, "escape-names"))
+		escape_names();
 	else if (!strcmp(mode, "junk-regs"))
 		junk_regs();
 	else if (!strcmp(mode, "many-threads") && have_n)

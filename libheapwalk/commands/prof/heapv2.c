@@ -65,11 +65,21 @@ static void put_map_line(struct hw_emitter *e, const struct map_line *m)
 	if (n < 0 || (size_t)n >= sizeof line)
 		return;
 	if (m->name) {
-		/* The kernel starts the path at column 73.  */
+		/* The kernel starts the path at column 73, and writes a
+		   newline in it as \012 (seq_file's mangle_path): a path
+		   from the core must not start a line of its own.  */
 		size_t at = (size_t)n;
 		while (at < 73)
 			line[at++] = ' ';
-		snprintf(line + at, sizeof line - at, "%s", m->name);
+		for (const char *c = m->name; *c && at + 5 < sizeof line; c++) {
+			if (*c == '\n') {
+				memcpy(line + at, "\\012", 4);
+				at += 4;
+			} else {
+				line[at++] = *c;
+			}
+		}
+		line[at] = '\0';
 	}
 	put(e, line);
 	put(e, "\n");
