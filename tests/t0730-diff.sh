@@ -240,3 +240,14 @@ expect_rc 0
 grep -q '"arena_pairing":"address"' "$T/self.json" ||
 	fail "a core against itself: not paired by address"
 say "threads8, two processes: every arena paired by age (main with main), and said; a core against itself by address"
+
+# Cores of two allocators: refused, the base's allocator named (it was
+# said after the base had been freed: "the base is a  heap").
+if je=$(variant_core jemalloc-5.3.0-amd64 grow1 2>/dev/null) && [ -f "$je/core" ]; then
+	hw "$T/mix.out" "$T/mix.err" "$one/core" diff "$je/core"
+	expect_rc 2
+	one_error_line "$T/mix.err" "diff of a glibc core against a jemalloc core"
+	grep -q "the base is a jemalloc heap, this one ptmalloc" "$T/mix.err" ||
+		fail "diff across allocators: $(cat "$T/mix.err")"
+	say "allocators: $(cat "$T/mix.err")"
+fi

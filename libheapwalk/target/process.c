@@ -411,6 +411,60 @@ bool hw_process_gone(int pid)
 	return n == 0 || (n < 0 && errno == ESRCH);
 }
 
+/* A pid that names no process heapwalk can read, whoever runs it: the
+   kernel's own threads, a zombie, heapwalk itself.  Said plainly, before
+   ptrace's refusal would make it sound like a question of rights.  */
+static bool not_a_heap(int pid, char *err, size_t errlen)
+{
+	if (pid == getpid()) {
+		snprintf(err, errlen, "pid %d is heapwalk itself: it cannot "
+			 "stop itself to read its own heap; run it from "
+			 "another process, or make a core (gcore %d)", pid,
+			 pid);
+		return true;
+	}
+	char path[64], buf[1024];
+	snprintf(path, sizeof path, "/proc/%d/stat", pid);
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return false;
+	ssize_t n = read(fd, buf, sizeof buf - 1);
+	close(fd);
+	if (n <= 0)
+		return false;
+	buf[n] = '\0';
+	/* "pid (comm) state ppid pgrp session tty tpgid flags ...": comm
+	   may hold anything, ')' too; the fields follow the last one.  */
+	char *close_paren = strrchr(buf, ')'), *open_paren = strchr(buf, '(');
+	if (!close_paren || !open_paren || open_paren > close_paren)
+		return false;
+	char state = 0;
+	unsigned long flags = 0;
+	if (sscanf(close_paren + 1, " %c %*d %*d %*d %*d %*d %lu", &state,
+		   &flags) != 2)
+		return false;
+	char comm[64];
+	size_t clen = (size_t)(close_paren - open_paren - 1);
+	snprintf(comm, sizeof comm, "%.*s",
+		 (int)(clen < sizeof comm - 1 ? clen : sizeof comm - 1),
+		 open_paren + 1);
+	for (char *c = comm; *c; c++)
+		if ((unsigned char)*c < 0x20 || (unsigned char)*c >= 0x7f)
+			*c = '?';
+	if (state == 'Z' || state == 'X') {
+		snprintf(err, errlen, "pid %d (%s) is a zombie: it has exited "
+			 "and holds no memory any more (its parent has not "
+			 "reaped it yet)", pid, comm);
+		return true;
+	}
+	if (flags & 0x00200000) {   /* PF_KTHREAD */
+		snprintf(err, errlen, "pid %d (%s) is a kernel thread: it has "
+			 "no user-space memory and no heap", pid, comm);
+		return true;
+	}
+	return false;
+}
+
 enum hw_status hw_process_open(int pid, const struct hw_process_opts *opts,
 			       struct hw_target **out, char *err,
 			       size_t errlen)
@@ -424,6 +478,8 @@ enum hw_status hw_process_open(int pid, const struct hw_process_opts *opts,
 		snprintf(err, errlen, "pid %d: no such process", pid);
 		return HW_BAD_TARGET;
 	}
+	if (not_a_heap(pid, err, errlen))
+		return HW_BAD_TARGET;
 	struct hw_target *t = calloc(1, sizeof *t);
 	struct proc_priv *p = calloc(1, sizeof *p);
 	if (!t || !p) {

@@ -652,10 +652,12 @@ static enum hw_status diff_run(const struct hw_cmd *c)
 				"leaks: give its saved `leaks --json` too");
 	}
 	if (b.allocator[0] && strcmp(b.allocator, s->alloc->name) != 0) {
+		/* (The message first: the name lives in the base.)  */
+		st = hw_error(s, HW_USAGE, "diff: the base is a %s heap, this "
+			      "one %s: not the same program (see --allocator)",
+			      b.allocator, s->alloc->name);
 		diff_base_free(&b);
-		return hw_error(s, HW_USAGE, "diff: the base is a %s heap, this "
-				"one %s: not the same program (see --allocator)",
-				b.allocator, s->alloc->name);
+		return st;
 	}
 	size_t at = 0;
 	base[0] = '\0';
