@@ -1,13 +1,18 @@
 #!/bin/bash
 # Compressed cores are read directly (libheapwalk/target/unpack*.c).
 #  - A ptmalloc core (bins1) and a jemalloc one (jemalloc 5.3 basic1),
-#    compressed by the zstd, xz, gzip and lz4 tools: `summary`, `chunks`
+#    compressed by the zstd, xz, gzip and lz4 tools (lz4's frame format
+#    and its legacy one, lz4 -l): `summary`, `chunks`
 #    and `--json summary` print exactly what they print for the plain
 #    core, except the text summary's target line, which names the
 #    compressed file and says it was unpacked ("(zstd, unpacked 2.7 MiB)").
 #  - Several frames / members / streams one after the other (the core
 #    compressed in two pieces, concatenated) read as the whole core
 #    (its --json summary).
+#  - A .zst, .lz4 or legacy .lz4 that starts with skippable frames
+#    (metadata some tools put first: magic 0x184D2A5?, a length, bytes)
+#    reads as the core it holds; a legacy .lz4 cut in the middle of a
+#    block exits 3 with one line saying it is truncated.
 #  - Without memfd_create (a preloaded stand-in that fails), the core is
 #    unpacked into an unlinked file in $TMPDIR, which is left empty.
 #  - Bad input exits 3 with one line naming the file: a truncated .zst,
@@ -37,8 +42,8 @@ fi
 
 # The command that makes each kind, and the name heapwalk gives it.
 declare -A pack=([zst]="zstd -q -c" [xz]="xz -c -0" [gz]="gzip -c -1"
-	[lz4]="lz4 -q -c")
-declare -A kind=([zst]=zstd [xz]=xz [gz]=gzip [lz4]=lz4)
+	[lz4]="lz4 -q -c" [lz4l]="lz4 -q -l -c")
+declare -A kind=([zst]=zstd [xz]=xz [gz]=gzip [lz4]=lz4 [lz4l]=lz4)
 
 # Options per core: the jemalloc one is read as the jemalloc tests read
 # it, without debug info (half the time under ASan; bins1 keeps it).
@@ -75,7 +80,7 @@ for c in "${cores[@]}"; do
 	# shellcheck disable=SC2086 # the options are words
 	run_all "$plain" "$T/$c/plain" ${opts[$c]}
 	[ -s "$T/$c/plain.chunks" ] || fail "$c: the plain core lists no chunks"
-	for ext in zst xz gz lz4; do
+	for ext in zst xz gz lz4 lz4l; do
 		packed=$T/$c/core.$ext
 		${pack[$ext]} "$plain" >"$packed"
 		# shellcheck disable=SC2086
@@ -92,7 +97,7 @@ plain=$T/bins1/core
 size=$(stat -c %s "$plain")
 head -c $((size / 2)) "$plain" >"$T/first"
 tail -c +$((size / 2 + 1)) "$plain" >"$T/second"
-for ext in zst xz gz lz4; do
+for ext in zst xz gz lz4 lz4l; do
 	multi=$T/multi.$ext
 	{ ${pack[$ext]} "$T/first"; ${pack[$ext]} "$T/second"; } >"$multi"
 	hw "$T/multi-$ext" "$T/err" --json "$multi" summary
@@ -100,6 +105,23 @@ for ext in zst xz gz lz4; do
 	cmp -s "$T/bins1/plain.json" "$T/multi-$ext" ||
 		fail "multi.$ext: summary differs from the plain core's"
 done
+
+# --- skippable frames first ----------------------------------------------
+# Two of them (magic 0x184D2A53 and 0x184D2A5F, lengths 11 and 0).
+skip() { perl -e 'print pack("VV", 0x184D2A53, 11), "hello world", pack("VV", 0x184D2A5F, 0)'; }
+for ext in zst lz4 lz4l; do
+	{ skip; ${pack[$ext]} "$plain"; } >"$T/skip.$ext"
+	hw "$T/skip-$ext" "$T/err" --json "$T/skip.$ext" summary
+	expect_rc 0
+	cmp -s "$T/bins1/plain.json" "$T/skip-$ext" ||
+		fail "skip.$ext: summary differs from the plain core's"
+done
+lz4 -q -l -c "$plain" | head -c $(($(lz4 -q -l -c "$plain" | wc -c) / 2)) >"$T/cut.lz4"
+hw "$T/cut.out" "$T/cut.err" "$T/cut.lz4" summary
+expect_rc 3
+one_error_line "$T/cut.err" "a legacy .lz4 cut short"
+grep -q "truncated" "$T/cut.err" || fail "a legacy .lz4 cut short: $(cat "$T/cut.err")"
+say "skippable frames first (zst, lz4, legacy lz4), legacy lz4 cut short: read / refused"
 
 # --- no memfd_create: an unlinked file in $TMPDIR ------------------------
 if command -v "${CC:-cc}" >/dev/null 2>&1; then
@@ -211,4 +233,4 @@ done
 		[ "$HW_RC" != 3 ] || one_error_line "$T/err" "heapwalk $(basename "$f")"
 	done
 )
-say "$fuzz_n damaged streams: no crash; ${#cores[@]} cores x 4 compressions as plain"
+say "$fuzz_n damaged streams: no crash; ${#cores[@]} cores x 5 compressions as plain"

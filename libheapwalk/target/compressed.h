@@ -23,4 +23,8 @@ struct hw_compression {
    none.  */
 const struct hw_compression *hw_compression_of(const void *head, size_t len);
 
+/* The compression of the file open at fd, looking past the skippable
+   frames zstd and lz4 files may start with; NULL if none.  */
+const struct hw_compression *hw_compression_at(int fd);
+
 #endif /* HW_COMPRESSED_H */

@@ -831,10 +831,7 @@ enum hw_status hw_core_open(const char *path, const char *exe,
 		return fail(err, errlen, HW_BAD_TARGET, "'%s': %s", path,
 			    "not a regular file");
 	}
-	char head[8];
-	const struct hw_compression *packed = NULL;
-	if (pread(fd, head, sizeof head, 0) == (ssize_t)sizeof head)
-		packed = hw_compression_of(head, sizeof head);
+	const struct hw_compression *packed = hw_compression_at(fd);
 	if (packed && !packed->decode) {
 		close(fd);
 		snprintf(err, errlen, "'%s': %s-compressed file; unpack it "

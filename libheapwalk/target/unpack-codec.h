@@ -66,6 +66,7 @@ bool hw_decode_zstd(struct hw_unpack *u, struct hw_unpack_io *io);
 bool hw_decode_xz(struct hw_unpack *u, struct hw_unpack_io *io);
 bool hw_decode_gzip(struct hw_unpack *u, struct hw_unpack_io *io);
 bool hw_decode_lz4(struct hw_unpack *u, struct hw_unpack_io *io);
+bool hw_decode_lz4_legacy(struct hw_unpack *u, struct hw_unpack_io *io);
 
 /* The message of a stream that ends where more was due.  */
 #define HW_UNPACK_TRUNCATED "truncated (the compressed data ends early)"
