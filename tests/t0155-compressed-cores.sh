@@ -18,7 +18,12 @@
 #  - Bad input exits 3 with one line naming the file: a truncated .zst,
 #    a corrupted .gz, a gzip of something that is not an ELF file, a core
 #    followed by more than its ELF headers describe (the decompression
-#    bomb guard); a .bz2 still says to unpack it with `bzip2 -d`.
+#    bomb guard); a .bz2 still says to unpack it with `bzip2 -d`; at
+#    once, before unpacking the rest: "\x7fELF" and 2 MiB of junk, a
+#    core whose class byte says 32-bit, one whose e_phoff points past its
+#    first MiB; a core whose last PT_LOAD claims 96 MiB of random bytes
+#    after it, read with --cache-max 32M: refused once its data passes
+#    what --cache-max lets it keep in memory.
 #  - Robustness: FUZZ_N (default 60) randomly damaged .gz and .zst
 #    versions of bins1 (a few bytes overwritten, or cut short) never
 #    crash, hang or trip a sanitizer, and an exit 3 is one line.
@@ -194,6 +199,48 @@ bad_input "$T/bomb.zst" "bytes its ELF headers describe"
 
 bzip2 -c "$plain" >"$T/core.bz2"
 bad_input "$T/core.bz2" "bzip2 -d"
+
+# Refused from the first MiB: no core header heapwalk reads.
+{ printf '\177ELF\002\001'; "$(tool prng)" 1551 $((2 << 20)); } | zstd -q -c >"$T/junk.zst"
+bad_input "$T/junk.zst" "not a core"
+# patch_core OUT OFFSET PERL-PACK...: the plain core with bytes replaced.
+patch_core() {
+	local out=$1 off=$2
+	shift 2
+	cp "$plain" "$out"
+	perl -e 'open my $f, "+<", $ARGV[0] or die; seek $f, $ARGV[1], 0;
+		print $f pack($ARGV[2], @ARGV[3..$#ARGV]);' "$out" "$off" "$@"
+}
+patch_core "$T/c32" 4 C 1
+zstd -q -c "$T/c32" >"$T/c32.zst"
+bad_input "$T/c32.zst" "32-bit"
+patch_core "$T/far" 32 'Q<' $((8 << 20))        # e_phoff
+zstd -q -c "$T/far" >"$T/far.zst"
+bad_input "$T/far.zst" "program headers are not in its first MiB"
+# Data past --cache-max: the last PT_LOAD made to reach 96 MiB of random
+# bytes appended to the core.
+perl -e '
+	open my $f, "+<", $ARGV[0] or die;
+	local $/; my $c = <$f>;
+	my ($phoff) = unpack("Q<", substr($c, 32, 8));
+	my ($phnum) = unpack("v", substr($c, 56, 2));
+	my $last;
+	for my $i (0 .. $phnum - 1) {
+		$last = $phoff + 56 * $i if unpack("V", substr($c, $phoff + 56 * $i, 4)) == 1;
+	}
+	my ($off) = unpack("Q<", substr($c, $last + 8, 8));
+	my $fs = length($c) - $off + $ARGV[1];
+	seek $f, $last + 32, 0;
+	print $f pack("Q<Q<", $fs, $fs);' "$(cp "$plain" "$T/fat" && echo "$T/fat")" $((96 << 20))
+{ cat "$T/fat"; "$(tool prng)" 1552 $((96 << 20)); } | zstd -q -1 -c >"$T/fat.zst"
+rm -f "$T/fat"
+hw "$T/out" "$T/err" --cache-max 32M "$T/fat.zst" summary
+expect_rc 3
+one_error_line "$T/err" "a core of more data than --cache-max"
+grep -q "what --cache-max lets it take in memory" "$T/err" ||
+	fail "fat.zst with --cache-max 32M: $(cat "$T/err")"
+rm -f "$T/fat.zst"
+say "refused early: junk after \\x7fELF, 32-bit, program headers past the first MiB; more data than --cache-max"
 
 # --- damaged streams never crash ----------------------------------------
 # N/2 variants of each of bins1's .gz and .zst: one to four bytes

@@ -15,9 +15,12 @@
  * short fails with the decoder's reason; one that unpacks to more than
  * the core's own ELF headers say it spans (or, before they are seen, to
  * more than 1 TiB) is refused as a decompression bomb, since zero pages
- * cost nothing to store but still take time to decode; and one whose
- * first bytes are not an ELF header is refused at once rather than
- * unpacked to the end.
+ * cost nothing to store but still take time to decode; one whose first
+ * MiB is no core header heapwalk reads (no ELF, 32-bit, big-endian, not a
+ * core, program headers past that MiB) is refused at once rather than
+ * unpacked to the end; and the data it stores (its pages that are not
+ * zeros: memory, outside heapwalk's own) may not pass --cache-max, so
+ * that no input makes the machine run out of memory.
  */
 #include <elf.h>
 #include <errno.h>
@@ -64,6 +67,8 @@ struct hw_unpack {
 	struct hw_holes holes;       /* the runs of zeros passed */
 	uint64_t limit;              /* the most the core may unpack to */
 	bool limit_from_headers;
+	uint64_t stored, store_max;  /* bytes of data written; the cap */
+	const char *unpack_cmd;      /* "zstd -d" */
 	bool failed;
 	char why[256];               /* the first failure */
 };
@@ -158,10 +163,32 @@ static bool check_head(struct hw_unpack *u, size_t n)
 	if (n < sizeof eh)
 		return true;
 	memcpy(&eh, h, sizeof eh);
-	if (eh.e_ident[EI_CLASS] != ELFCLASS64 ||
-	    eh.e_ident[EI_DATA] != ELFDATA2LSB ||
-	    eh.e_phnum == PN_XNUM || eh.e_phentsize != sizeof(Elf64_Phdr) ||
-	    eh.e_phoff > n || eh.e_phnum > (n - eh.e_phoff) / sizeof(Elf64_Phdr))
+	/* A header the core reader would refuse is refused now, not after
+	   unpacking what it cannot bound.  (A whole file shorter than the
+	   stage is the core reader's to name.)  */
+	bool whole = n == STAGE;
+	const char *no = eh.e_ident[EI_CLASS] != ELFCLASS64
+			 ? "a 32-bit ELF file (heapwalk reads 64-bit cores)"
+			 : eh.e_ident[EI_DATA] != ELFDATA2LSB
+			 ? "a big-endian ELF file (heapwalk reads little-endian "
+			   "cores)"
+			 : eh.e_type != ET_CORE
+			 ? "an ELF file, but not a core (e_type is not ET_CORE)"
+			 : eh.e_phentsize != sizeof(Elf64_Phdr)
+			 ? "an ELF core whose program headers are not 64-bit ones"
+			 : whole && eh.e_phnum != PN_XNUM &&
+			   (eh.e_phoff > n ||
+			    eh.e_phnum > (n - eh.e_phoff) / sizeof(Elf64_Phdr))
+			 ? "an ELF core whose program headers are not in its "
+			   "first MiB (no core writer puts them elsewhere)"
+			 : NULL;
+	if (no) {
+		char why[sizeof u->why];
+		snprintf(why, sizeof why, "what it unpacks to is %s", no);
+		return hw_unpack_fail(u, why);
+	}
+	if (eh.e_phnum == PN_XNUM || eh.e_phoff > n ||
+	    eh.e_phnum > (n - eh.e_phoff) / sizeof(Elf64_Phdr))
 		return true;
 	uint64_t span = eh.e_phoff + eh.e_phnum * sizeof(Elf64_Phdr);
 	for (size_t i = 0; i < eh.e_phnum; i++) {
@@ -210,6 +237,17 @@ static bool store(struct hw_unpack *u, size_t n)
 		bool zero = all_zero(u->stage + b, len);
 		hw_holes_block(&u->holes, u->out_off + b, zero);
 		if (!zero) {
+			if (len > u->store_max - u->stored) {
+				char why[sizeof u->why];
+				snprintf(why, sizeof why, "holds more than "
+					 "%" PRIu64 " MiB of data, what "
+					 "--cache-max lets it take in memory: "
+					 "unpack it into a file first (%s), or "
+					 "give a larger --cache-max",
+					 u->store_max >> 20, u->unpack_cmd);
+				return hw_unpack_fail(u, why);
+			}
+			u->stored += len;
 			if (run == SIZE_MAX)
 				run = b;
 			continue;
@@ -270,6 +308,9 @@ enum hw_status hw_unpack(const struct hw_compression *c, int fd,
 		.in_fd = fd,
 		.out_fd = -1,
 		.limit = MAX_UNPACKED,
+		.store_max = s && s->policy.cache_max ? s->policy.cache_max
+						      : MAX_UNPACKED,
+		.unpack_cmd = c->unpack,
 	};
 	struct stat st;
 	if (fstat(fd, &st) == 0 && st.st_size > 0)
