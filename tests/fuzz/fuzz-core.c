@@ -4,10 +4,12 @@
  * The library opens cores by path, so the input is written to a memfd
  * and opened as /proc/self/fd/N (the library gains nothing for fuzzing).
  * Each input runs `summary` (which needs the headers, program headers,
- * every note, the modules NT_FILE names and the allocator's roots) and
- * `maps` (every region by what holds it), as JSON when the last byte of
- * e_ident (padding no reader looks at) is odd, so that both renderers are
- * exercised, reproducibly, and the JSON is checked for valid UTF-8.
+ * every note, the modules NT_FILE names and the allocator's roots),
+ * `maps` (every region by what holds it), `leaks` (the root scan over
+ * every region the core claims, and the marking) and `map` (the SVG), as
+ * JSON when the last byte of e_ident (padding no reader looks at) is
+ * odd, so that both renderers are exercised, reproducibly, and the JSON
+ * is checked by the tests' strict parser.
  *
  * Seeds are slim cores (tests/tools/coreslim.c) of about a megabyte,
  * while what this harness is about -- the ELF header, the program
@@ -93,7 +95,7 @@ size_t LLVMFuzzerCustomMutator(uint8_t *data, size_t size, size_t max_size,
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	static const char *const cmds[] = { "summary", "maps" };
+	static const char *const cmds[] = { "summary", "maps", "leaks", "map" };
 	fuzz_set_core(data, size);
 	fuzz_run(cmds, sizeof cmds / sizeof cmds[0], size > 15 && data[15] & 1);
 	return 0;

@@ -22,7 +22,7 @@
 #include <unistd.h>
 
 #include "../../libheapwalk/heapwalk.h"
-/* The tests' own UTF-8 check (jutf8), independent of the library's.  */
+/* The tests' own strict JSON reader, independent of the library's.  */
 #include "../tools/strictjson.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -91,18 +91,32 @@ static bool fuzz_write(void *cookie, const char *data, size_t len)
 }
 
 /* A finding of the harness's own: stop like a sanitizer would, so that
-   libFuzzer saves the input.  */
-static void fuzz_check_utf8(const struct fuzz_sink *s, const char *cmd)
+   libFuzzer saves the input.  The JSON a command writes must be valid
+   by the tests' strict parser (tests/tools/strictjson.h: RFC 8259 and
+   UTF-8): one document, or JSON Lines (one per line), whatever the core
+   holds.  */
+static void fuzz_check_json(const struct fuzz_sink *s, const char *cmd)
 {
-	const unsigned char *p = (const unsigned char *)s->buf;
-	for (size_t i = 0; i < s->len;) {
-		size_t n = jutf8(p + i, p + s->len);
-		if (!n) {
-			fprintf(stderr, "fuzz harness: %s --json wrote invalid "
-				"UTF-8 at output byte %zu\n", cmd, i);
-			abort();
+	if (!s->buf)           /* (nothing written) */
+		return;
+	const char *p = s->buf, *end = s->buf + s->len;
+	while (p < end) {
+		const char *nl = memchr(p, '\n', (size_t)(end - p));
+		const char *stop = nl ? nl : end;
+		if (stop > p) {
+			const char *err = NULL;
+			size_t at = 0;
+			struct jv *v = jparse(p, (size_t)(stop - p), &err, &at);
+			if (!v) {
+				fprintf(stderr, "fuzz harness: %s --json wrote "
+					"invalid JSON at output byte %zu: %s\n",
+					cmd, (size_t)(p - s->buf) + at,
+					err ? err : "?");
+				abort();
+			}
+			jfree(v);
 		}
-		i += n;
+		p = nl ? nl + 1 : end;
 	}
 }
 
@@ -122,7 +136,7 @@ static void fuzz_run_one(hw_session *s, const char *cmd, bool json)
 				 .json = json };
 	hw_session_run(s, argc, argv, &out);
 	if (json)
-		fuzz_check_utf8(&sink, cmd);
+		fuzz_check_json(&sink, cmd);
 	free(sink.buf);
 }
 

@@ -6,8 +6,10 @@
  * escapes JSON defines (\u surrogates only in pairs), numbers follow the
  * grammar, and nothing but white space follows the value.  Parsed into
  * a tree whose strings are decoded to UTF-8 (NUL-free: a \u0000 is
- * refused, the tools compare C strings).  Everything is malloc'd and
- * never freed: the tools are short-lived.
+ * refused, the tools compare C strings).  Everything is malloc'd; the
+ * tools are short-lived and never free it, the fuzz harnesses, which
+ * parse every report, free a tree with jfree() (a tree of a failed parse
+ * is not freed: the harness stops then).
  */
 #ifndef TOOLS_STRICTJSON_H
 #define TOOLS_STRICTJSON_H
@@ -366,6 +368,22 @@ static inline struct jv *jparse(const char *p, size_t len, const char **err,
 	*err = j.err;
 	*err_at = j.err_at;
 	return v;
+}
+
+/* Free a tree jparse() returned.  */
+static inline void jfree(struct jv *v)
+{
+	if (!v)
+		return;
+	for (size_t i = 0; i < v->n; i++) {
+		jfree(v->v[i]);
+		if (v->k)
+			free(v->k[i]);
+	}
+	free(v->v);
+	free(v->k);
+	free(v->s);
+	free(v);
 }
 
 /* Member `key` of an object, or NULL.  */
