@@ -57,7 +57,7 @@ struct hw_memory_region {
 
 struct hw_memory_span {
 	uint64_t start;          /* the target's address of data[0] */
-	const void *data;
+	const void *data;        /* NULL: a hole, see hw_memory.spans */
 	uint64_t len;
 };
 
@@ -119,6 +119,10 @@ struct hw_memory {
 	   gdb opened from the core file itself, once it checked the file is
 	   the one gdb reads): a region that one span covers from its start
 	   to its end is read in place, by any thread, never through read().
+	   A span whose data is NULL is a hole: the target holds no bytes
+	   there (a core's segment without contents: the zeros a PT_LOAD's
+	   p_memsz claims past its p_filesz), and a region it covers is
+	   never read at all, as a core read directly has no bytes there.
 	   Sorted by start.  Each stays valid until the session is closed
 	   (not copied at open).  NULL: none.  */
 	const struct hw_memory_span *spans;

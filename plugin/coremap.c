@@ -210,6 +210,26 @@ fail:
 	return false;
 }
 
+bool core_map_add_holes(struct core_map *cm, struct gdb_view *v)
+{
+	if (!v->ncore_holes)
+		return true;
+	struct hw_memory_span *s = realloc(cm->spans, (cm->nspans +
+						       v->ncore_holes) *
+						      sizeof *s);
+	if (!s)
+		return false;
+	cm->spans = s;
+	for (size_t i = 0; i < v->ncore_holes; i++)
+		cm->spans[cm->nspans++] = (struct hw_memory_span){
+			.start = v->core_holes[i].lo, .data = NULL,
+			.len = v->core_holes[i].hi - v->core_holes[i].lo };
+	qsort(cm->spans, cm->nspans, sizeof *cm->spans, by_start);
+	v->mem.spans = cm->spans;
+	v->mem.nspans = cm->nspans;
+	return true;
+}
+
 bool core_map_whole(const struct core_map *cm, const struct gdb_view *v)
 {
 	if (!cm->nspans)

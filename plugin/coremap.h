@@ -41,8 +41,15 @@ bool core_map_open(struct core_map *cm, struct gdb_view *v,
 				size_t len),
 		   void *cookie);
 
-/* Is every writable segment of v read in place?  Then the heap walks
-   read nothing through gdb, and may run in threads (reader.c).  */
+/* Add v's core holes (gdb_view_holes: writable segments without
+   contents) to the spans as holes (data NULL: never read), whether or
+   not the core could be mapped, and set v->mem.spans again.  False when
+   out of memory (the holes are then read through gdb, as zeros).  */
+bool core_map_add_holes(struct core_map *cm, struct gdb_view *v);
+
+/* Is every writable segment of v read in place (or a hole)?  Then the
+   heap walks read nothing through gdb, and may run in threads
+   (reader.c).  */
 bool core_map_whole(const struct core_map *cm, const struct gdb_view *v);
 
 /* Unmap; after the session that used the spans is closed.  */

@@ -294,6 +294,20 @@ static void add_core_segment(struct gdb_view *v, uint64_t lo, uint64_t hi,
 	v->core_segs[v->ncore_segs++] = (struct core_segment){ lo, hi, at };
 }
 
+static void add_core_hole(struct gdb_view *v, uint64_t lo, uint64_t hi)
+{
+	if (v->ncore_holes == v->cap_core_holes) {
+		size_t cap = v->cap_core_holes ? 2 * v->cap_core_holes : 64;
+		struct core_segment *c = cap <= MAX_REGIONS
+			? realloc(v->core_holes, cap * sizeof *c) : NULL;
+		if (!c)
+			return;
+		v->core_holes = c;
+		v->cap_core_holes = cap;
+	}
+	v->core_holes[v->ncore_holes++] = (struct core_segment){ lo, hi, 0 };
+}
+
 /* maintenance info sections: the executable's name; a core's name and
    its segments (loadN), writable unless READONLY.  */
 static void read_sections(struct gdb_view *v, char *text)
@@ -329,6 +343,8 @@ static void read_sections(struct gdb_view *v, char *text)
 			  (strstr(p, " CODE") ? HW_MEM_X : 0);
 		if (strstr(p, " HAS_CONTENTS") && hi > lo)
 			add_core_segment(v, lo, hi, off);
+		else if (!strstr(p, " READONLY") && hi > lo)
+			add_core_hole(v, lo, hi);
 	}
 }
 
@@ -709,6 +725,20 @@ void gdb_view_seal(struct gdb_view *v)
 	}
 }
 
+static int hole_cmp(const void *a, const void *b)
+{
+	const struct core_segment *x = a, *y = b;
+	return x->lo < y->lo ? -1 : x->lo > y->lo;
+}
+
+size_t gdb_view_holes(struct gdb_view *v)
+{
+	if (v->ncore_holes)
+		qsort(v->core_holes, v->ncore_holes, sizeof *v->core_holes,
+		      hole_cmp);
+	return v->ncore_holes;
+}
+
 void gdb_view_free(struct gdb_view *v)
 {
 	for (size_t i = 0; i < v->nowned; i++)
@@ -720,5 +750,6 @@ void gdb_view_free(struct gdb_view *v)
 	free(v->lib_addrs);
 	free(v->reg_notes);
 	free(v->core_segs);
+	free(v->core_holes);
 	memset(v, 0, sizeof *v);
 }

@@ -70,6 +70,14 @@ struct gdb_view {
 	size_t nreg_notes, cap_reg_notes;
 	struct core_segment *core_segs;      /* a core's loadN with contents */
 	size_t ncore_segs, cap_core_segs;
+	/* A core's writable loadN without contents (at unused): memory the
+	   core does not hold -- the zeros a PT_LOAD's p_memsz claims past
+	   its p_filesz, a mapping the kernel did not dump.  gdb reads them
+	   as zeros; the CLI has no bytes there, nor should the plugin
+	   (gdb_view_holes), or a header claiming a terabyte has the plugin
+	   read a terabyte of zeros through gdb.  */
+	struct core_segment *core_holes;
+	size_t ncore_holes, cap_core_holes;
 	unsigned ptr_size;
 	char limit[256];                     /* mem.limit, when set */
 	bool oom;
@@ -84,6 +92,9 @@ bool gdb_view_read(struct gdb_view *v, int dir, char *why, size_t whylen);
 void gdb_view_seal(struct gdb_view *v);
 
 void gdb_view_free(struct gdb_view *v);
+
+/* v's core holes, sorted by address; returns how many.  */
+size_t gdb_view_holes(struct gdb_view *v);
 
 /* One more region, zeroed; NULL (v->oom) when out of memory.  */
 struct hw_memory_region *gdb_view_new_region(struct gdb_view *v);

@@ -218,15 +218,41 @@ static void answer_reset(struct request *rq, struct echo_file *ans)
 /* gdb's target_read for the library: how many bytes from addr on could
    be read.  gdb answers all or nothing, so a failed read is narrowed down
    to the readable pages before the first hole.  */
+/* How much of [addr, addr + len) lies before the first core hole at or
+   after addr (gdb_view_holes): 0 when addr is in one.  */
+static size_t before_hole(const struct gdb_view *v, uint64_t addr, size_t len)
+{
+	size_t lo = 0, hi = v->ncore_holes;
+	while (lo < hi) {     /* the first hole ending after addr */
+		size_t mid = lo + (hi - lo) / 2;
+		if (v->core_holes[mid].hi <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo == v->ncore_holes)
+		return len;
+	const struct core_segment *h = &v->core_holes[lo];
+	if (h->lo <= addr)
+		return 0;
+	return h->lo - addr < len ? (size_t)(h->lo - addr) : len;
+}
+
 static size_t gdb_read(void *cookie, uint64_t addr, void *buf, size_t len)
 {
-	struct guarded_reader *g = cookie;
+	struct request *rq = cookie;
+	struct guarded_reader *g = &rq->reader;
 	if (!pthread_equal(pthread_self(), g->owner)) {
 		__atomic_fetch_add(&g->refused, 1, __ATOMIC_RELAXED);
 		return 0;
 	}
 	if (len > (1u << 30))
 		len = 1u << 30;
+	/* What the core does not hold is not read, whatever gdb would
+	   make of it.  */
+	len = before_hole(&rq->view, addr, len);
+	if (!len)
+		return 0;
 	if (guarded_read(g, addr, buf, (int)len))
 		return len;
 	const uint64_t page = 4096;
@@ -300,8 +326,11 @@ static void dump_view(const struct gdb_view *v, const struct core_map *cm)
 		for (size_t i = 0; m->siginfo && i < m->siginfo_len; i++)
 			fprintf(f, " %02x", m->siginfo[i]);
 		fprintf(f, "%s\n", m->siginfo ? "" : " none");
+		size_t mapped = 0;   /* (the holes are spans too) */
+		for (size_t i = 0; i < cm->nspans; i++)
+			mapped += cm->spans[i].data != NULL;
 		fprintf(f, "core mapped: %zu of %zu segments in place, %zu "
-			"checked against gdb\n", cm->nspans, v->ncore_segs,
+			"checked against gdb\n", mapped, v->ncore_segs,
 			cm->checked);
 	}
 	fclose(f);
@@ -471,8 +500,11 @@ static bool test_hole(struct request *rq)
 		return false;
 	size_t big = 0;
 	for (size_t i = 1; i < cm->nspans; i++)
-		if (cm->spans[i].len > cm->spans[big].len)
+		if (cm->spans[i].data &&
+		    (!cm->spans[big].data || cm->spans[i].len > cm->spans[big].len))
 			big = i;
+	if (!cm->spans[big].data)
+		return false;
 	memmove(&cm->spans[big], &cm->spans[big + 1],
 		(cm->nspans - big - 1) * sizeof *cm->spans);
 	rq->view.mem.nspans = --cm->nspans;
@@ -553,9 +585,13 @@ static enum hw_status run_request(struct request *rq,
 	if (!getenv("HEAPWALK_GDB_NO_COREMAP"))   /* tests compare both */
 		(void)core_map_open(&rq->cmap, &rq->view, read_all,
 				    &rq->reader);
+	size_t holes = gdb_view_holes(&rq->view);
+	if (holes && core_map_add_holes(&rq->cmap, &rq->view))
+		debug_note("core: %zu writable segments without contents "
+			   "(not read)\n", holes);
 	dump_view(&rq->view, &rq->cmap);
 	rq->view.mem.read = gdb_read;
-	rq->view.mem.cookie = &rq->reader;
+	rq->view.mem.cookie = rq;
 	if (rq->view.debugdir)
 		add_gdb_debug_dirs(&po, (char *)rq->view.debugdir);
 

@@ -87,3 +87,22 @@ same_as_cli "$T/gone.1" "$T/cli.2" "heap bins, core file replaced"
 sed "s|$T/core |$dir/core |" "$T/gone.2" >"$T/gone.2.named"
 same_as_cli "$T/gone.2.named" "$T/cli.1" "heap summary, core file replaced"
 say "core file replaced after gdb opened it: not mapped, gdb's reads give the same reports"
+
+# A segment whose p_memsz claims 1 TiB past what the file holds
+# (corecraft huge-memsz): gdb shows it as a writable section without
+# contents, which it would read as a terabyte of zeros; the plugin gives
+# it to the library as a hole (never read), as the tool has no bytes
+# there: summary and leaks come back at once, equal to the tool's.
+"$(tool corecraft)" huge-memsz "$dir/core" "$T/huge.core" >/dev/null ||
+	fail "corecraft huge-memsz failed"
+export HEAPWALK_GDB_DEBUG=$T/debug.huge
+GDB_HEAP_FIRST=1
+gdb_heap "$T/huge" gdb "$dir/prog" "$T/huge.core" -- summary leaks
+grep -q "^core: [1-9][0-9]* writable segments without contents (not read)" "$T/debug.huge" ||
+	fail "huge-memsz: the plugin read the segment without contents: $(grep -m1 '^core' "$T/debug.huge")"
+hw "$T/huge.cli" "$T/huge.cli.err" "$T/huge.core" leaks
+grep -E '^(definitely|indirectly|possibly) lost|^still reachable' "$T/huge.2" >"$T/huge.2.k"
+grep -E '^(definitely|indirectly|possibly) lost|^still reachable' "$T/huge.cli" >"$T/huge.cli.k"
+same_as_cli "$T/huge.2.k" "$T/huge.cli.k" "heap leaks on a core claiming 1 TiB"
+rm -f "$T/huge.core"
+say "a segment claiming 1 TiB it does not hold: a hole, not read; leaks as the tool's"

@@ -88,12 +88,11 @@ static int cmp_region(const void *a, const void *b)
 	return x->start < y->start ? -1 : x->start > y->start;
 }
 
-/* The bytes of [start, end) that the front end holds in place (its
-   spans: hw_memory in heapwalk.h), or NULL: the region is then read
-   through the cache.  A span must cover the whole region; a caller built
-   before spans existed has none (sz).  */
-static const uint8_t *span_of(const struct hw_memory *m, uint64_t start,
-			      uint64_t end)
+/* The span of the front end's (hw_memory in heapwalk.h) that covers
+   [start, end) whole, or NULL: the region is then read through the
+   cache.  A caller built before spans existed has none (sz).  */
+static const struct hw_memory_span *span_of(const struct hw_memory *m,
+					    uint64_t start, uint64_t end)
 {
 	if (m->sz < offsetof(struct hw_memory, nspans) + sizeof m->nspans ||
 	    !m->spans)
@@ -112,9 +111,7 @@ static const uint8_t *span_of(const struct hw_memory *m, uint64_t start,
 	if (!lo)
 		return NULL;
 	const struct hw_memory_span *sp = &m->spans[lo - 1];
-	if (!sp->data || end - sp->start > sp->len)
-		return NULL;
-	return (const uint8_t *)sp->data + (start - sp->start);
+	return end - sp->start > sp->len ? NULL : sp;
 }
 
 static bool add_regions(struct hw_target *t, struct ext_priv *p,
@@ -158,8 +155,17 @@ static bool add_regions(struct hw_target *t, struct ext_priv *p,
 		r->avail = r->end - r->start;
 		if (!(r->prot & HW_PROT_R))
 			continue;
-		r->data = span_of(m, r->start, r->end);
-		if (!r->data && !hw_cache_add_region(t->cache, r))
+		const struct hw_memory_span *sp = span_of(m, r->start, r->end);
+		if (sp && !sp->data) {
+			r->avail = 0;     /* a hole: no bytes, never read */
+			continue;
+		}
+		if (sp) {
+			r->data = (const uint8_t *)sp->data +
+				  (r->start - sp->start);
+			continue;
+		}
+		if (!hw_cache_add_region(t->cache, r))
 			return false;
 	}
 	return true;

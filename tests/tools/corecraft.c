@@ -189,8 +189,10 @@ static void escape_names_note(const char *name, uint32_t type,
 	size_t k = sizeof hostile_name - 1;
 	for (uint64_t i = 0; i < count && p < end; i++) {
 		size_t len = strnlen(p, (size_t)(end - p));
-		char *base = memrchr(p, '/', len);
-		base = base ? base + 1 : p;
+		char *base = p;
+		for (size_t k = 0; k < len; k++)
+			if (p[k] == '/')
+				base = p + k + 1;
 		if ((size_t)(p + len - base) >= k) {
 			memcpy(base, hostile_name, k);
 			(*changed)++;
