@@ -293,6 +293,15 @@ static int hw_find_elf(Dwfl_Module *mod, void **userdata,
 			*file_name = NULL;
 		}
 	}
+	/* A name left primed is opened by libdwfl itself, with a plain
+	   open(): a FIFO there (a core's link_map or NT_FILE names any
+	   path) would block it for good.  Only a regular file is left.  */
+	struct stat st;
+	if (fd < 0 && *elfp == NULL && *file_name != NULL &&
+	    (stat(*file_name, &st) != 0 || !S_ISREG(st.st_mode))) {
+		free(*file_name);
+		*file_name = NULL;
+	}
 	return fd;
 }
 
