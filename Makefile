@@ -11,7 +11,9 @@
 #                   gdb's heap on the first (scripts/bench/gdb-heap.sh), then a
 #                   live process of that size (scripts/bench/live-big.sh)
 #   make bench-live 1000 attach/analyse/detach cycles of --pid on a busy
-#                   16-thread program (scripts/bench/live-cycles.sh; minutes)
+#                   16-thread program (scripts/bench/live-cycles.sh; minutes),
+#                   then 2000 --pid runs signalled at random moments, every
+#                   CPU busy beside (scripts/bench/live-signals.sh)
 #   make clean-bench  remove the benchmark's cores (several GiB)
 #   make fuzz       the libFuzzer harnesses (tests/fuzz/), FUZZ_TIME seconds
 #                   each (default 600); corpora kept in build/fuzz/corpus-NAME,
@@ -375,9 +377,13 @@ bench: deps
 	@scripts/bench/live-big.sh $(BUILD) || [ $$? = 77 ]
 
 # Not part of `bench`: it runs for minutes (77: this heapwalk has no --pid).
+# live-signals.sh: the soak of heapwalk signalled at random moments of
+# --pid runs (2000 of them, every CPU busy beside).
 bench-live: deps
 	@$(MAKE) --no-print-directory $(BUILD)/heapwalk
 	@scripts/bench/live-cycles.sh $(BUILD) || [ $$? = 77 ]
+	@echo
+	@scripts/bench/live-signals.sh $(BUILD) || [ $$? = 77 ]
 
 clean:
 	rm -rf $(BUILD)
