@@ -587,6 +587,14 @@ static enum hw_status no_files_error(struct hw_session *s,
 				t->exe ? "through the executable " :
 				"(gdb has no executable: load it with `file "
 				"PROG`)", t->exe ? t->exe : "");
+	if (t->is_process)
+		return hw_error(s, HW_NO_ALLOCATOR,
+				"%s: its memory map names no files (a process "
+				"caught in the middle of an exec, or one that "
+				"is exiting: try again) and the dynamic "
+				"linker's link_map could not be read%s%s",
+				t->path ? t->path : "the process",
+				why ? ": " : "", why ? why : "");
 	return hw_error(s, HW_NO_ALLOCATOR,
 			"'%s': the core names no mapped files (no NT_FILE: a "
 			"qemu-user core?) and the dynamic linker's link_map "
