@@ -190,9 +190,9 @@ static void escape_names_note(const char *name, uint32_t type,
 	for (uint64_t i = 0; i < count && p < end; i++) {
 		size_t len = strnlen(p, (size_t)(end - p));
 		char *base = p;
-		for (size_t k = 0; k < len; k++)
-			if (p[k] == '/')
-				base = p + k + 1;
+		for (size_t c = 0; c < len; c++)
+			if (p[c] == '/')
+				base = p + c + 1;
 		if ((size_t)(p + len - base) >= k) {
 			memcpy(base, hostile_name, k);
 			(*changed)++;
