@@ -488,26 +488,25 @@ static void test_stall(struct request *rq)
 				   1);
 }
 
-/* A test's hook (tests/t0601): with HEAPWALK_GDB_TEST_HOLE set, the
-   largest segment of a core mapped in place is left to gdb's reads, yet
-   the walk runs in threads: they need gdb, are refused, and the request
-   must run again on gdb's thread and answer as the tool does.  */
+/* A test's hook (tests/t0601): with HEAPWALK_GDB_TEST_HOLE set, every
+   segment of a core mapped in place is left to gdb's reads (the holes
+   stay holes), yet the walk runs in threads: whatever a thread other
+   than gdb's reads is refused (each thread's first heap is fixed: the
+   walk's second part surely reads one), and the request must run again
+   on gdb's thread and answer as the tool does.  */
 static bool test_hole(struct request *rq)
 {
 	struct core_map *cm = &rq->cmap;
 	if (rq->one_thread || !getenv("HEAPWALK_GDB_TEST_HOLE") ||
 	    !cm->nspans)
 		return false;
-	size_t big = 0;
-	for (size_t i = 1; i < cm->nspans; i++)
-		if (cm->spans[i].data &&
-		    (!cm->spans[big].data || cm->spans[i].len > cm->spans[big].len))
-			big = i;
-	if (!cm->spans[big].data)
-		return false;
-	memmove(&cm->spans[big], &cm->spans[big + 1],
-		(cm->nspans - big - 1) * sizeof *cm->spans);
-	rq->view.mem.nspans = --cm->nspans;
+	size_t n = 0;
+	for (size_t i = 0; i < cm->nspans; i++)
+		if (!cm->spans[i].data)
+			cm->spans[n++] = cm->spans[i];
+	cm->nspans = n;
+	rq->view.mem.spans = n ? cm->spans : NULL;
+	rq->view.mem.nspans = n;
 	return true;
 }
 

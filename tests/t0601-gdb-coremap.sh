@@ -8,8 +8,9 @@
 #    with the segments copied through gdb (HEAPWALK_GDB_NO_COREMAP), and
 #    the tool's;
 #  - a walk thread that needs a segment only gdb can read (the test hook
-#    HEAPWALK_GDB_TEST_HOLE leaves the largest one to gdb) is refused
-#    gdb, and the request runs again on gdb's thread: same report;
+#    HEAPWALK_GDB_TEST_HOLE leaves every one to gdb; the walk's second
+#    thread always starts on a heap of its own) is refused gdb, and the
+#    request runs again on gdb's thread: same report;
 #  - the core file replaced after gdb opened it (renamed away, junk put
 #    at its path) is not mapped: gdb's reads serve, same report.
 # shellcheck source=tests/gdb-lib.sh

@@ -580,11 +580,14 @@ static uint64_t unit_bytes(const struct pm_state *p, size_t u)
 			     : p->mmapped[u - p->nheaps].size;
 }
 
-/* The units of a walk in threads, taken one at a time by whichever
-   thread is free, the largest first: a heap is up to 64 MiB, too coarse
-   to split the walk evenly in advance (on the bench core two threads
-   took 857 and 738 MiB: the first one ran 15% longer); taken as they
-   come, the threads end at most one small unit apart.  */
+/* The units of a walk in threads, the largest first: part k starts with
+   the k-th largest (so that which thread walks what does not depend on
+   when each starts: the gdb plugin's test of reads refused off gdb's
+   thread relies on it), and then each unit goes to whichever thread is
+   free.  A heap is up to 64 MiB, too coarse to split the walk evenly in
+   advance (on the bench core two threads took 857 and 738 MiB: the first
+   one ran 15% longer); taken as they come, the threads end at most one
+   small unit apart.  */
 struct unit_queue {
 	size_t *order;            /* units by weight, largest first; NULL:
 				     in their order */
@@ -612,12 +615,13 @@ static int heavier_first(const void *a, const void *b)
 				      : (x->unit > y->unit) - (x->unit < y->unit);
 }
 
-static void queue_init(struct unit_queue *q, const struct pm_state *p)
+static void queue_init(struct unit_queue *q, const struct pm_state *p,
+		       unsigned nparts)
 {
 	q->n = p->nheaps + p->nmmapped;
 	q->order = malloc((q->n ? q->n : 1) * sizeof *q->order);
 	struct weighed *w = malloc((q->n ? q->n : 1) * sizeof *w);
-	atomic_init(&q->next, 0);
+	atomic_init(&q->next, nparts);   /* [0, nparts): each part's first */
 	atomic_init(&q->stop, false);
 	if (!q->order || !w) {
 		free(q->order);
@@ -633,13 +637,18 @@ static void queue_init(struct unit_queue *q, const struct pm_state *p)
 	free(w);
 }
 
-/* The next unit to walk, or false when none is left.  */
-static bool queue_take(struct unit_queue *q, size_t *u)
+/* The next unit for part `part` to walk (its own first one, then the
+   next free), or false when none is left.  */
+static bool queue_take(struct unit_queue *q, unsigned part, bool *started,
+		       size_t *u)
 {
 	if (atomic_load_explicit(&q->stop, memory_order_relaxed))
 		return false;
-	size_t i = atomic_fetch_add_explicit(&q->next, 1,
-					     memory_order_relaxed);
+	size_t i = part;
+	if (*started)
+		i = atomic_fetch_add_explicit(&q->next, 1,
+					      memory_order_relaxed);
+	*started = true;
 	if (i >= q->n)
 		return false;
 	*u = q->order ? q->order[i] : i;
@@ -649,6 +658,7 @@ static bool queue_take(struct unit_queue *q, size_t *u)
 struct part_job {
 	struct pm_state *p;
 	struct unit_queue *q;
+	unsigned part;
 	hw_chunk_fn *fn;
 	void *cookie;
 	unsigned mode;
@@ -659,8 +669,9 @@ static void *walk_part(void *arg)
 {
 	struct part_job *j = arg;
 	size_t u;
+	bool started = false;
 	j->ok = true;
-	while (j->ok && queue_take(j->q, &u)) {
+	while (j->ok && queue_take(j->q, j->part, &started, &u)) {
 		struct pm_state *p = j->p;
 		if (u < p->nheaps) {
 			j->ok = walk_heap(p, &p->heaps[u], p->heaps[u].start,
@@ -719,9 +730,9 @@ bool pm_walk_chunks_parallel(struct pm_state *p, unsigned nparts,
 	bool marking = pm_pieces_mark_begin(p);
 	unsigned mode = full_walk_mode(p, how) | (marking ? MARK_PIECES : 0);
 	progress_begin(p);
-	queue_init(&q, p);
+	queue_init(&q, p, nparts);
 	for (unsigned k = 0; k < nparts; k++)
-		jobs[k] = (struct part_job){ .p = p, .q = &q, .fn = fn,
+		jobs[k] = (struct part_job){ .p = p, .q = &q, .part = k, .fn = fn,
 					     .cookie = cookies[k],
 					     .mode = k ? mode : mode | PROGRESS };
 	hw_run_parts(jobs, sizeof *jobs, nparts, walk_part);
