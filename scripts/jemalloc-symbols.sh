@@ -97,7 +97,7 @@ command -v readelf >/dev/null 2>&1 || cannot "readelf is missing (install binuti
 
 # build_id FILE: the hex build-id of FILE's NT_GNU_BUILD_ID note.
 build_id() {
-	{ LC_ALL=C readelf -n "$1" 2>/dev/null || true; } | awk '/Build ID:/ { print $3; exit }'
+	{ LC_ALL=C readelf -n "$1" 2>/dev/null || true; } | awk '/Build ID:/ && id == "" { id = $3 } END { if (id != "") print id }'
 }
 
 # elf_machine FILE: the e_machine line of readelf -h, e.g. "AArch64".
@@ -257,8 +257,10 @@ for s in $suites; do
 		continue
 	fi
 	reachable=1
+	# (awk reads it all: with pipefail, a reader that stops early
+	# makes apt-cache die of SIGPIPE, and the script with it.)
 	v=$(aptcache show "libjemalloc2:$arch" 2>/dev/null |
-		awk '/^Version:/ { print $2; exit }')
+		awk '/^Version:/ && v == "" { v = $2 } END { print v }')
 	if [ -z "$v" ]; then
 		tried+=("$s (no libjemalloc2)")
 		continue
@@ -274,11 +276,11 @@ for s in $suites; do
 		apt_log_tail
 		cannot "apt-get download libjemalloc2:$arch=$v ($s) failed"
 	fi
-	d=$(find "$APT_WORK/debs" -name 'libjemalloc2_*.deb' | head -n1)
+	d=$(find "$APT_WORK/debs" -name 'libjemalloc2_*.deb' -print -quit)
 	[ -n "$d" ] || die "apt-get download left no libjemalloc2 deb"
 	mkdir -p "$APT_WORK/deb"
 	dpkg-deb -x "$d" "$APT_WORK/deb" || die "dpkg-deb -x $(basename "$d") failed"
-	f=$(find "$APT_WORK/deb" -name 'libjemalloc.so.2*' -type f | head -n1)
+	f=$(find "$APT_WORK/deb" -name 'libjemalloc.so.2*' -type f -print -quit)
 	if [ -n "$f" ] && [ "$(build_id "$f")" = "$bid" ]; then
 		suite=$s
 		deb=$d
@@ -314,7 +316,7 @@ if ! (cd "$work/src" && aptc source --download-only "$src_pkg=$src_ver"); then
 	apt_log_tail 4
 	cannot "apt-get source $src_pkg=$src_ver ($suite) failed: the mirror does not serve it"
 fi
-dsc=$(find "$work/src" -maxdepth 1 -name '*.dsc' | head -n1)
+dsc=$(find "$work/src" -maxdepth 1 -name '*.dsc' -print -quit)
 [ -n "$dsc" ] || die "apt-get source left no .dsc"
 # Debian's buildds unpack into a directory named after the upstream
 # version; -ffile-prefix-map makes the path itself irrelevant.

@@ -106,7 +106,8 @@ static void fuzz_check_json(const struct fuzz_sink *s, const char *cmd)
 		if (stop > p) {
 			const char *err = NULL;
 			size_t at = 0;
-			struct jv *v = jparse(p, (size_t)(stop - p), &err, &at);
+			struct jv *v = jparse_any(p, (size_t)(stop - p), &err,
+						  &at);
 			if (!v) {
 				fprintf(stderr, "fuzz harness: %s --json wrote "
 					"invalid JSON at output byte %zu: %s\n",

@@ -37,6 +37,7 @@ struct jparser {
 	size_t err_at;
 	const unsigned char *start;
 	int depth;
+	bool nul_ok;        /* jparse_any: \u0000 is JSON too */
 };
 
 static inline bool jbad(struct jparser *j, const char *why)
@@ -185,7 +186,7 @@ static inline char *jstr(struct jparser *j)
 			cp = 0x10000 + ((cp - 0xd800) << 10) + ((unsigned)lo - 0xdc00);
 			j->p += 6;
 		}
-		if (cp == 0) {
+		if (cp == 0 && !j->nul_ok) {
 			jbad(j, "\\u0000 (the tools compare C strings)");
 			return NULL;
 		}
@@ -351,12 +352,12 @@ static inline struct jv *jvalue(struct jparser *j)
 
 /* One JSON text in [p, p + len): the value, or NULL with *err and
    *err_at (a byte offset) set.  */
-static inline struct jv *jparse(const char *p, size_t len, const char **err,
-			 size_t *err_at)
+static inline struct jv *jparse_opt(const char *p, size_t len, const char **err,
+			     size_t *err_at, bool nul_ok)
 {
 	struct jparser j = { (const unsigned char *)p,
 			     (const unsigned char *)p + len, NULL, 0,
-			     (const unsigned char *)p, 0 };
+			     (const unsigned char *)p, 0, nul_ok };
 	struct jv *v = jvalue(&j);
 	if (v) {
 		jws(&j);
@@ -368,6 +369,20 @@ static inline struct jv *jparse(const char *p, size_t len, const char **err,
 	*err = j.err;
 	*err_at = j.err_at;
 	return v;
+}
+
+static inline struct jv *jparse(const char *p, size_t len, const char **err,
+			 size_t *err_at)
+{
+	return jparse_opt(p, len, err, err_at, false);
+}
+
+/* jparse, but a \u0000 in a string is taken (as JSON allows: a binary
+   format carried in a string), for a check of syntax alone.  */
+static inline struct jv *jparse_any(const char *p, size_t len,
+				    const char **err, size_t *err_at)
+{
+	return jparse_opt(p, len, err, err_at, true);
 }
 
 /* Free a tree jparse() returned.  */
