@@ -277,35 +277,21 @@ static void read_reg_note(struct gdb_view *v, char *p)
 	v->reg_notes[v->nreg_notes++] = (struct reg_note){ tid, at };
 }
 
-/* A core's segment whose bytes gdb reads from the core file, at file
-   offset `at` (coremap.c maps them).  Not worth failing for.  */
-static void add_core_segment(struct gdb_view *v, uint64_t lo, uint64_t hi,
-			     uint64_t at)
+/* Append {lo, hi, at} to a list of a core's segments (*v, *n of *cap).
+   Not worth failing for: without memory the segment is left out.  */
+static void add_segment(struct core_segment **v, size_t *n, size_t *cap,
+			uint64_t lo, uint64_t hi, uint64_t at)
 {
-	if (v->ncore_segs == v->cap_core_segs) {
-		size_t cap = v->cap_core_segs ? 2 * v->cap_core_segs : 256;
-		struct core_segment *c = cap <= MAX_REGIONS
-			? realloc(v->core_segs, cap * sizeof *c) : NULL;
+	if (*n == *cap) {
+		size_t ncap = *cap ? 2 * *cap : 64;
+		struct core_segment *c = ncap <= MAX_REGIONS
+			? realloc(*v, ncap * sizeof *c) : NULL;
 		if (!c)
 			return;
-		v->core_segs = c;
-		v->cap_core_segs = cap;
+		*v = c;
+		*cap = ncap;
 	}
-	v->core_segs[v->ncore_segs++] = (struct core_segment){ lo, hi, at };
-}
-
-static void add_core_hole(struct gdb_view *v, uint64_t lo, uint64_t hi)
-{
-	if (v->ncore_holes == v->cap_core_holes) {
-		size_t cap = v->cap_core_holes ? 2 * v->cap_core_holes : 64;
-		struct core_segment *c = cap <= MAX_REGIONS
-			? realloc(v->core_holes, cap * sizeof *c) : NULL;
-		if (!c)
-			return;
-		v->core_holes = c;
-		v->cap_core_holes = cap;
-	}
-	v->core_holes[v->ncore_holes++] = (struct core_segment){ lo, hi, 0 };
+	(*v)[(*n)++] = (struct core_segment){ lo, hi, at };
 }
 
 /* maintenance info sections: the executable's name; a core's name and
@@ -341,10 +327,14 @@ static void read_sections(struct gdb_view *v, char *text)
 		r->end = hi;
 		r->prot = HW_MEM_R | (strstr(p, " READONLY") ? 0 : HW_MEM_W) |
 			  (strstr(p, " CODE") ? HW_MEM_X : 0);
+		/* With contents: gdb reads them from the core file at
+		   `off` (coremap.c maps them); writable without: a hole.  */
 		if (strstr(p, " HAS_CONTENTS") && hi > lo)
-			add_core_segment(v, lo, hi, off);
+			add_segment(&v->core_segs, &v->ncore_segs,
+				    &v->cap_core_segs, lo, hi, off);
 		else if (!strstr(p, " READONLY") && hi > lo)
-			add_core_hole(v, lo, hi);
+			add_segment(&v->core_holes, &v->ncore_holes,
+				    &v->cap_core_holes, lo, hi, 0);
 	}
 }
 

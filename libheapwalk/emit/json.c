@@ -330,68 +330,13 @@ static bool members(struct hw_emitter *e, const struct em_table_state *ts,
 	return !first;
 }
 
-/* A JSON Lines row: the loop `chunks --json` spends its time in.  Every
-   member is written with its leading comma, the first one's then
-   overwritten by the '{'.  A row with a value that needs more than a
-   copy and a number (a string to scan, a key too long for its lead) is
-   given up and written by members() instead: nothing was flushed since
-   the one reservation, so the bytes written so far are just dropped.  */
-static void line_row(struct hw_emitter *e, const struct em_table_state *ts,
-		     const struct em_val *v)
-{
-	char *start = em_reserve(e, ts->row_max), *p = start;
-	for (unsigned k = 0; k < ts->ncells; k++) {
-		const struct em_cell_plan *cp = &ts->cells[k];
-		const struct em_val *x = &v[cp->col];
-		if (x->kind == EM_K_ABSENT || x->only == EM_TEXT_ONLY)
-			continue;
-		if (cp->general)
-			goto general;
-		memcpy(p, cp->lead, EM_LEAD_MAX);
-		p += cp->leadlen;
-		switch (x->kind) {
-		case EM_K_U64:
-			p = fmt_dec(p, x->u);
-			break;
-		case EM_K_I64:
-			p = fmt_i64(p, x->i);
-			break;
-		case EM_K_ADDR:
-			memcpy(p, "\"0x", 3);
-			p = fmt_hex(p + 3, x->u, 0);
-			*p++ = '"';
-			break;
-		case EM_K_STR:
-			if (!x->nids)
-				goto general;
-			*p = '"';
-			memcpy(p + 1, x->s, EM_WORD_ROOM);
-			p += 1 + x->nids;
-			*p++ = '"';
-			break;
-		default:
-			goto general;
-		}
-	}
-	if (p == start)
-		*p++ = '{';
-	else
-		*start = '{';
-	memcpy(p, "}\n", 2);
-	em_advance_to(e, p + 2);
-	return;
-general:
-	em_advance_to(e, start);
-	em_put_char(e, '{');
-	members(e, ts, v);
-	EM_PUT_LIT(e, "}\n");
-}
-
 static void row(struct hw_emitter *e, const struct em_table_state *ts,
 		const char *key, const struct em_val *v)
 {
 	if (ts->t->flags & EM_TB_LINES) {
-		line_row(e, ts, v);
+		em_put_char(e, '{');
+		members(e, ts, v);
+		EM_PUT_LIT(e, "}\n");
 		return;
 	}
 	prefix(e, container(e, e->depth), key, key ? strlen(key) : 0);

@@ -224,8 +224,6 @@ struct pieces_run {
 struct piece_worker {
 	struct pieces_run *r;
 	struct hw_emitter *fork;
-	pthread_t tid;
-	bool started;
 	bool caller;          /* the caller's thread: tells the progress */
 };
 
@@ -280,13 +278,9 @@ static void rows_by_pieces(struct hw_session *s, struct hw_emitter *e,
 		ws[k].fork = forks[k].fork;
 		ws[k].caller = k == 0;
 	}
-	for (unsigned k = 1; k < n; k++)
-		ws[k].started = pthread_create(&ws[k].tid, NULL, piece_worker,
-					       &ws[k]) == 0;
-	piece_worker(&ws[0]);
-	for (unsigned k = 1; k < n; k++)
-		if (ws[k].started)
-			pthread_join(ws[k].tid, NULL);
+	/* (A worker whose thread could not be made runs after the caller's
+	   has drained every piece: it finds none left.)  */
+	hw_run_parts(ws, sizeof *ws, n, piece_worker);
 	pthread_cond_destroy(&r.turn);
 	pthread_mutex_destroy(&r.lock);
 }
