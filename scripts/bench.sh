@@ -154,7 +154,7 @@ fi
 # ---- measurements ----
 core_bytes=$(stat -c %s "$core")
 core_alloc_bytes=$(($(stat -c %b "$core") * $(stat -c %B "$core")))
-field() { sed -n "s/^$1=//p" "$info" | head -n 1; }
+field() { sed -n "s/^$1=//p" "$info" | sed -n 1,1p; }
 allocs=$(field allocs)
 live=$(field live)
 freed=$(field freed)
@@ -194,7 +194,7 @@ rows=()
 row() {  # row LABEL
     local st=
     if ((m_status != 0)); then
-        st="  FAILED (exit $m_status: $(head -c 200 "$out/probe.err" | head -n 1))"
+        st="  FAILED (exit $m_status: $(head -c 200 "$out/probe.err" | sed -n 1,1p))"
         failed=1
     fi
     rows+=("$(printf '%-42s %9s %14s %17s%s' "$1" "$m_wall" "$(mib "$m_rss")" "$(mib "$m_anon")" "$st")")
@@ -318,11 +318,11 @@ if json=$("$hw" --json "$core" summary 2>/dev/null) && [[ $json == *'"mallinfo"'
     mismatch=()
     for kv in $mi_line; do
         k=${kv%%=*} v=${kv#*=}
-        got=$(grep -o "\"$k\":[0-9]*" <<<"$mi_json" | head -n 1 | cut -d: -f2 || true)
+        got=$(grep -o "\"$k\":[0-9]*" <<<"$mi_json" | sed -n 1,1p | cut -d: -f2 || true)
         [[ $got == "$v" ]] || mismatch+=("$k: program $v, heapwalk ${got:-missing}")
     done
-    used_n=$(grep -o '"used":{"count":[0-9]*' <<<"$json" | head -n 1 | grep -o '[0-9]*$' || true)
-    free_n=$(grep -o '"free":{"count":[0-9]*' <<<"$json" | head -n 1 | grep -o '[0-9]*$' || true)
+    used_n=$(grep -o '"used":{"count":[0-9]*' <<<"$json" | sed -n 1,1p | grep -o '[0-9]*$' || true)
+    free_n=$(grep -o '"free":{"count":[0-9]*' <<<"$json" | sed -n 1,1p | grep -o '[0-9]*$' || true)
     if [[ -n $used_n && -n $free_n ]]; then
         printf 'heapwalk chunks walked  %d (%d used, %d free)\n' $((used_n + free_n)) "$used_n" "$free_n"
     fi

@@ -19,7 +19,7 @@ run() {
 	fi
 	printf '\n$ heapwalk %s%s\n' "$*" "${lines:+ | head -n $lines}"
 	if [ -n "$lines" ]; then
-		"$hw" "$@" | head -n "$lines"
+		"$hw" "$@" | head -n "$lines" # SIGPIPE on purpose: heapwalk ends quietly
 	else
 		"$hw" "$@"
 	fi

@@ -173,7 +173,7 @@ fi
 bid=$(build_id "$so")
 [ -n "$bid" ] || die "$so has no build-id note"
 # The full version string, e.g. 5.3.0-0-g54eaed1d8b56b1aa528be3bdd1877e59c56fa90c.
-jever=$(LC_ALL=C grep -aoE '[0-9]+\.[0-9]+\.[0-9]+-[0-9]+-g[0-9a-f]{40}' "$so" | head -n1 || true)
+jever=$(LC_ALL=C grep -aoE '[0-9]+\.[0-9]+\.[0-9]+-[0-9]+-g[0-9a-f]{40}' "$so" | sed -n 1,1p || true)
 [ -n "$jever" ] || die "$so has no jemalloc version string (is it libjemalloc?)"
 upver=${jever%%-*}
 

@@ -54,5 +54,5 @@ if diff -r "$before" "$after" >"$tmp/heapwalk-compare.diff"; then
 	exit 0
 fi
 echo "report-compare: reports differ from ${sha:0:12}'s (all of it: $tmp/heapwalk-compare.diff)" >&2
-grep -E '^(diff|Only in)' "$tmp/heapwalk-compare.diff" | head -n 20 >&2
+grep -E '^(diff|Only in)' "$tmp/heapwalk-compare.diff" | sed -n 1,20p >&2
 exit 1

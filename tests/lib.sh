@@ -50,6 +50,17 @@ say() {
 	echo "$TEST_NAME: $*" >&2
 }
 
+# has [GREP-OPTIONS] PATTERN: some line of stdin matches.  Unlike `grep -q`
+# it reads stdin to its end: grep -q leaves at the first match, and the
+# writer's next write then dies of SIGPIPE, which under pipefail fails the
+# whole pipeline -- now and then, as the scheduler decides.  (grep -c, as
+# its output is no /dev/null, counts every line.)
+has() {
+	local n
+	n=$(grep -c "$@") || true
+	[ "${n:-0}" -gt 0 ]
+}
+
 # child_pid PARENT NAME: the pid of PARENT's child whose command name is
 # NAME, read from /proc (a fresh machine has no procps); empty if none.
 child_pid() {
@@ -172,7 +183,7 @@ expect_rc() {
 one_error_line() {
 	local err=$1 what=$2 n
 	n=$(wc -l <"$err")
-	if [ "$n" != 1 ] || ! head -n1 "$err" | grep -q '^heapwalk: '; then
+	if [ "$n" != 1 ] || ! head -n1 "$err" | has '^heapwalk: '; then
 		echo "--- stderr of $what:"
 		head -n 10 "$err"
 		fail "$what: expected exactly one stderr line starting 'heapwalk: ', got $n"

@@ -117,7 +117,7 @@ check_stat_allocated() {
 	[ -n "$want" ] || fail "$what: the truth has no stat allocated"
 	hw "$T/stat.json" "$T/stat.err" --json "$@" summary
 	expect_rc 0
-	got=$(grep -o '"allocated":[0-9]*' "$T/stat.json" | head -n 1 | cut -d: -f2)
+	got=$(grep -o '"allocated":[0-9]*' "$T/stat.json" | sed -n 1,1p | cut -d: -f2)
 	[ "$got" = "$want" ] ||
 		fail "$what: summary's allocated is $got, jemalloc's stats.allocated $want"
 	prog=$(grep -o '"program_allocated":[0-9]*' "$T/stat.json" | cut -d: -f2)

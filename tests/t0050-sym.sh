@@ -114,7 +114,7 @@ cc -g -O0 -pthread -Wl,--build-id -o "$T/prog" "$T/prog.c" \
 	ulimit -c unlimited
 	"$T/prog" || true
 ) >/dev/null 2>&1
-CORE=$(find "$T/run" -maxdepth 1 -name 'core*' -type f | head -n 1)
+CORE=$(find "$T/run" -maxdepth 1 -name 'core*' -type f | sed -n 1,1p)
 [ -n "$CORE" ] || skip "no core dumped (ulimit or core_pattern)"
 
 # --- gdb's answers ---------------------------------------------------------

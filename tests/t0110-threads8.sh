@@ -21,5 +21,5 @@ for mode in debug nodebug; do
 done
 hw "$T/arenas.txt" "$T/arenas.err" "$dir/core" arenas
 expect_rc 0
-wide=$(awk 'length > 100' "$T/arenas.txt" | head -n 3)
+wide=$(awk 'length > 100' "$T/arenas.txt" | sed -n 1,3p)
 [ -z "$wide" ] || fail "arenas text wider than 100 columns: $wide"

@@ -54,7 +54,7 @@ check_case() {
 			hw "$T/$c.out" "$T/$c.err" --json "$dir/core" chunk "$q"
 			expect_rc 0
 			out=$(cat "$T/$c.out")
-			hit=$(grep -o '"chunk":{[^}]*}' <<<"$out" | head -n 1)
+			hit=$(grep -o '"chunk":{[^}]*}' <<<"$out" | sed -n 1,1p)
 			[ "$(field "$hit" addr)" = "$addr" ] ||
 				fail "$c: chunk $q: found $(field "$hit" addr), truth $addr ($where)"
 			check_row "$c" "$q" chunk "$hit"

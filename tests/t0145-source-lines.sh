@@ -139,12 +139,12 @@ pattern=$(cat /proc/sys/kernel/core_pattern 2>/dev/null || echo "?")
 	ulimit -c unlimited
 	"$PROG" "$T/truth" || true
 ) >/dev/null 2>&1
-CORE=$(find "$T/run" -maxdepth 1 -name 'core*' -type f | head -n 1)
+CORE=$(find "$T/run" -maxdepth 1 -name 'core*' -type f | sed -n 1,1p)
 if [ -z "$CORE" ] && command -v gdb >/dev/null 2>&1; then
 	# A piped core_pattern: gdb's gcore at the abort instead.
 	gdb -nx -batch -iex 'set debuginfod enabled off' -ex run \
 		-ex "gcore $T/run/core" --args "$PROG" "$T/truth" >/dev/null 2>&1 || true
-	CORE=$(find "$T/run" -maxdepth 1 -name 'core' -type f | head -n 1)
+	CORE=$(find "$T/run" -maxdepth 1 -name 'core' -type f | sed -n 1,1p)
 fi
 [ -n "$CORE" ] || skip "no core dumped (core_pattern '$pattern', no gdb)"
 [ -s "$T/truth" ] || fail "the program recorded nothing"
@@ -234,7 +234,7 @@ aarch64-linux-gnu-gcc -O2 -g -Wall -Wextra -Werror -o "$A/prog" \
 	ulimit -c unlimited
 	qemu-aarch64 -L "$S" "$A/prog" "$T/atruth" || true
 ) >/dev/null 2>&1
-ACORE=$(find "$A" -maxdepth 1 -name 'qemu_prog_*.core' -type f | head -n 1)
+ACORE=$(find "$A" -maxdepth 1 -name 'qemu_prog_*.core' -type f | sed -n 1,1p)
 [ -n "$ACORE" ] || fail "qemu-aarch64 wrote no core"
 [ -s "$T/atruth" ] || fail "the aarch64 program recorded nothing"
 mkdir -p "$S$A"

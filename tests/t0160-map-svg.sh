@@ -110,7 +110,7 @@ check_common() {
 	[ -s "$T/$name.png" ] || fail "$name: rsvg-convert made an empty PNG"
 	w=$(sed -n 's/^<svg [^>]* width="\([0-9]*\)".*/\1/p' "$svg")
 	h=$(sed -n 's/^<svg [^>]* height="\([0-9]*\)".*/\1/p' "$svg")
-	file "$T/$name.png" | grep -q "PNG image data, $w x $h," ||
+	file "$T/$name.png" | has "PNG image data, $w x $h," ||
 		fail "$name: the PNG is not the picture's ${w}x$h: $(file "$T/$name.png")"
 	rects "$svg" >"$T/$name.rects"
 	tiles "$T/$name.rects" || fail "$name: rectangles do not tile the strips"

@@ -102,7 +102,7 @@ ratio_ok() {
 
 # threads_said: the thread count of the last summary.
 threads_said() {
-	sed -n 's/^threads: *\([0-9]*\).*/\1/p' "$T/out" | head -n 1
+	sed -n 's/^threads: *\([0-9]*\).*/\1/p' "$T/out" | sed -n 1,1p
 }
 
 # ---- ptmalloc: bins1 ------------------------------------------------------
@@ -115,7 +115,7 @@ for cmd in summary maps check leaks frag; do
 	run "bins1 escape-names $cmd" "$T/esc.core" "$cmd"
 	cat "$T/out" "$T/err" >"$T/esc.text"
 	! LC_ALL=C grep -q '[[:cntrl:]]' <(tr -d '\n' <"$T/esc.text") ||
-		fail "escape-names $cmd: a control byte reaches the terminal: $(LC_ALL=C grep -a -m1 '[[:cntrl:]]' "$T/esc.text" | od -c | head -n 3)"
+		fail "escape-names $cmd: a control byte reaches the terminal: $(LC_ALL=C grep -a -m1 '[[:cntrl:]]' "$T/esc.text" | od -c | sed -n 1,3p)"
 	iconv -f UTF-8 -t UTF-8 "$T/esc.text" >/dev/null 2>&1 ||
 		fail "escape-names $cmd: the text is not valid UTF-8"
 done

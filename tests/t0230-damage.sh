@@ -325,14 +325,14 @@ case_e() {
 	done
 	hw "$T/$name.out" "$T/$name.err" --json "$core" check
 	expect_rc 1
-	say "$name: first finding: $(findings "$T/$name.out" | head -n1)"
+	say "$name: first finding: $(findings "$T/$name.out" | sed -n 1,1p)"
 }
 
 # The heap's start: the PT_LOAD holding the truth's lowest heap chunk.
 heap_start() {
 	local lo va fsz
 	lo=$(awk '$1 == "alloc" && $6 == "0" && $5 != "mmapped" &&
-		$5 != "merged" { print $2 }' "$truth" | sort | head -n1)
+		$5 != "merged" { print $2 }' "$truth" | sort | sed -n 1,1p)
 	"$coreloads" "$T/orig.core" >"$T/loads"
 	while read -r va _ _ fsz _ _; do
 		if ((va <= lo && lo < va + fsz)); then echo $((va)); fi

@@ -39,9 +39,9 @@ same() {
 		[ -s "$ref" ] || fail "$name: chunks ($form) printed nothing"
 		for n in 2 3; do
 			cmp -s "$ref" "$T/$name.$form.$n" ||
-				fail "$name: chunks ($form) with $n threads differs from one thread: $(diff "$ref" "$T/$name.$form.$n" | head -n 6)"
+				fail "$name: chunks ($form) with $n threads differs from one thread: $(diff "$ref" "$T/$name.$form.$n" | sed -n 1,6p)"
 			cmp -s "$ref.msg" "$T/$name.$form.$n.msg" ||
-				fail "$name: chunks ($form) with $n threads says other things on stderr: $(diff "$ref.msg" "$T/$name.$form.$n.msg" | head -n 6)"
+				fail "$name: chunks ($form) with $n threads says other things on stderr: $(diff "$ref.msg" "$T/$name.$form.$n.msg" | sed -n 1,6p)"
 		done
 		say "$name: chunks ($form): $(wc -l <"$ref") lines, the same with 1, 2 and 3 threads"
 	done

@@ -77,7 +77,7 @@ run() {
 # where_of CASE ADDR: the "where" heapwalk gives the block at ADDR.
 where_of() {
 	grep "\"addr\":\"0x0*${2#0x}\"" "$T/$1.chunks" |
-		sed -n 's/.*"where":"\([a-z_]*\)".*/\1/p' | head -n 1
+		sed -n 's/.*"where":"\([a-z_]*\)".*/\1/p' | sed -n 1,1p
 }
 
 cp "$T/orig.core" "$T/j1.core"
@@ -97,4 +97,4 @@ grep -q "^$r2 .*cached twice" "$T/j2.findings" ||
 	fail "j2: no double-free finding at $r2: $(head -n 3 "$T/j2.findings")"
 [ "$(where_of j2 "$r2")" = tcache ] ||
 	fail "j2: $r2 is not reported in the tcache: $(where_of j2 "$r2")"
-say "j2: $(grep "^$r2 " "$T/j2.findings" | head -n 1)"
+say "j2: $(grep "^$r2 " "$T/j2.findings" | sed -n 1,1p)"

@@ -72,7 +72,7 @@ for variant in host-static host-static-pie; do
 		mp=$(roots_str "$c/sym.summary" mp_)
 		for mode in nodebug stripped bare; do
 			cmp -s "$c/sym.chunks" "$c/$mode.chunks" || {
-				diff "$c/sym.chunks" "$c/$mode.chunks" | head -n 10 >&2
+				diff "$c/sym.chunks" "$c/$mode.chunks" | sed -n 1,10p >&2
 				fail "$variant $case_name: chunks differ with symbols and $mode"
 			}
 			[ "$(roots_str "$c/$mode.summary" main_arena)" = "$ma" ] &&

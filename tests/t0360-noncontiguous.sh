@@ -17,7 +17,7 @@ hw "$T/check.txt" "$T/check.err" "$dir/core" check
 expect_rc 0
 hw "$T/arenas.txt" "$T/arenas.err" "$dir/core" arenas
 expect_rc 0
-say "host: $(grep -c . "$T/chunks.jsonl") chunks agree with the truth; $(grep -o 'non-contiguous[^"]*' "$T/summary.err" "$T/check.txt" | head -n 1)"
+say "host: $(grep -c . "$T/chunks.jsonl") chunks agree with the truth; $(grep -o 'non-contiguous[^"]*' "$T/summary.err" "$T/check.txt" | sed -n 1,1p)"
 # A piece that cannot be followed (a free chunk's size smashed) is not
 # silently dropped: the totals say partial and a finding names the place.
 victim=$(awk '$1 == "alloc" && $5 == "unsorted" { n++; if (n == 5) print $2 }' "$dir/truth.txt")
@@ -33,5 +33,5 @@ hw "$T/smashed.check" "$T/smashed.check.err" "$T/smashed.core" check
 expect_rc 1
 grep -q 'non-contiguous' "$T/smashed.check" ||
 	fail "check does not say which piece is missing: $(head -c 400 "$T/smashed.check")"
-say "smashed piece: $(grep -o 'non-contiguous[^"]*' "$T/smashed.check" | head -n 1)"
+say "smashed piece: $(grep -o 'non-contiguous[^"]*' "$T/smashed.check" | sed -n 1,1p)"
 variant_check glibc-2.31-amd64 2.31 x86_64 noncontig1

@@ -71,9 +71,9 @@ case $rc in
 esac
 so=$(readlink -f "$sysroot/usr/lib/x86_64-linux-gnu/libjemalloc.so.2")
 [ -f "$so" ] || fail "no libjemalloc.so.2 in $sysroot"
-bid=$(LC_ALL=C readelf -n "$so" | awk '/Build ID:/ { print $3; exit }')
+bid=$(LC_ALL=C readelf -n "$so" | awk '/Build ID:/ && !n++ { print $3 }')
 [ ${#bid} = 40 ] || fail "shipped $so has no 20-byte build-id ('$bid')"
-if LC_ALL=C readelf -S -W "$so" | grep -q ' \.symtab '; then
+if LC_ALL=C readelf -S -W "$so" | has ' \.symtab '; then
 	fail "shipped $so is not stripped: this test would prove nothing"
 fi
 want=$debugdir/.build-id/${bid:0:2}/${bid:2}.debug
@@ -95,7 +95,7 @@ say "jemalloc-symbols.sh took $((SECONDS - start)) s (the first run builds, late
 [ "$(cat "$T/out")" = "$want" ] || fail "printed '$(cat "$T/out")', expected $want"
 [ -f "$want" ] || fail "no $want"
 
-got=$(LC_ALL=C readelf -n "$want" | awk '/Build ID:/ { print $3; exit }')
+got=$(LC_ALL=C readelf -n "$want" | awk '/Build ID:/ && !n++ { print $3 }')
 [ "$got" = "$bid" ] || fail "debug file's build-id $got, shipped $bid"
 
 # Symbols the walk needs, and DWARF with the arena type.
@@ -112,7 +112,7 @@ grep -qE 'DW_AT_name +:( \([^)]*\):)? arena_t$' "$T/info" ||
 if command -v eu-addr2line >/dev/null 2>&1; then
 	addr=$(awk '$8 == "je_arena_new" { print $2; exit }' "$T/syms")
 	[ -n "$addr" ] || fail "no je_arena_new in $want's .symtab"
-	fn=$(eu-addr2line --debuginfo-path="$debugdir" -f -e "$so" "0x$addr" | head -n1)
+	fn=$(eu-addr2line --debuginfo-path="$debugdir" -f -e "$so" "0x$addr" | sed -n 1,1p)
 	[ "$fn" = je_arena_new ] || fail "eu-addr2line with --debuginfo-path: '$fn' at 0x$addr, expected je_arena_new"
 fi
 
@@ -150,7 +150,7 @@ for case in basic1 threads8; do
 		expect_rc 0
 		[ "$cmd" = summary ] && continue
 		cmp -s "$T/nodbg.$cmd" "$T/dbg.$cmd" ||
-			fail "$case: '$cmd' differs with and without --debug-dir: $(diff "$T/nodbg.$cmd" "$T/dbg.$cmd" | head -n 4)"
+			fail "$case: '$cmd' differs with and without --debug-dir: $(diff "$T/nodbg.$cmd" "$T/dbg.$cmd" | sed -n 1,4p)"
 	done
 	for root in arenas rtree size_classes bin_infos; do
 		grep -q "\"${root}_from\" *: *\"symbol " "$T/dbg.summary" ||

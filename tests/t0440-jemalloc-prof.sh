@@ -182,11 +182,11 @@ for v in jemalloc-5.3.0-amd64 jemalloc-5.2.1-amd64; do
 	expect_rc 0
 	check_sites "$dir" "$T/c.out" "$v prof1 --collapsed" 6
 	grep -qE '(^|;)main;(.*;)?prof_outer;prof_middle;prof_inner [0-9]+$' "$T/c.out" ||
-		fail "$v prof1: no stack main;...;prof_outer;prof_middle;prof_inner: $(grep prof_inner "$T/c.out" | head -n 2)"
+		fail "$v prof1: no stack main;...;prof_outer;prof_middle;prof_inner: $(grep prof_inner "$T/c.out" | sed -n 1,2p)"
 	grep -qE ';prof_inline_host;prof_site_inline [0-9]+$' "$T/c.out" ||
-		fail "$v prof1: the inlined site is not a frame of its own under prof_inline_host: $(grep prof_site_inline "$T/c.out" | head -n 2)"
+		fail "$v prof1: the inlined site is not a frame of its own under prof_inline_host: $(grep prof_site_inline "$T/c.out" | sed -n 1,2p)"
 	grep -qE ';prof_worker;prof_site_thread [0-9]+$' "$T/c.out" ||
-		fail "$v prof1: no stack ...;prof_worker;prof_site_thread: $(grep prof_site_thread "$T/c.out" | head -n 2)"
+		fail "$v prof1: no stack ...;prof_worker;prof_site_thread: $(grep prof_site_thread "$T/c.out" | sed -n 1,2p)"
 	hw "$T/co.out" "$T/co.err" "$core" prof --collapsed --objects
 	expect_rc 0
 	check_sites "$dir" "$T/co.out" "$v prof1 --collapsed --objects" 5
@@ -282,7 +282,7 @@ for base in "$d53/prof.heap" "$d53/core"; do
 	grep -qE '^change: +0 B$' "$T/j.out" ||
 		fail "prof --base $base: the change is not 0: $(grep -m 1 change "$T/j.out")"
 	[ "$(sed -n '/ flat /,$p' "$T/j.out" | wc -l)" -le 1 ] ||
-		fail "prof --base $base: rows listed where nothing changed: $(sed -n '/ flat /,$p' "$T/j.out" | head -n 3)"
+		fail "prof --base $base: rows listed where nothing changed: $(sed -n '/ flat /,$p' "$T/j.out" | sed -n 1,3p)"
 done
 hw "$T/j.out" "$T/j.err" "$d53/core" prof --base "$d53/prof.heap" -o "$T/j.heap"
 expect_rc 2
@@ -298,7 +298,7 @@ expect_rc 0
 sed -n '/^MAPPED_LIBRARIES:/,$p' "$T/k.heap" | sed 1d >"$T/k.maps"
 [ -s "$T/k.maps" ] || fail "heap_v2 of the escape-names core has no MAPPED_LIBRARIES"
 ! grep -aqvE '^[0-9a-f]+-[0-9a-f]+ [-r][-w][-x][ps] ' "$T/k.maps" ||
-	fail "heap_v2: a MAPPED_LIBRARIES line is no mapping: $(grep -a -m1 -vE '^[0-9a-f]+-[0-9a-f]+ ' "$T/k.maps" | od -c | head -n 2)"
+	fail "heap_v2: a MAPPED_LIBRARIES line is no mapping: $(grep -a -m1 -vE '^[0-9a-f]+-[0-9a-f]+ ' "$T/k.maps" | od -c | sed -n 1,2p)"
 grep -aqF '\012' "$T/k.maps" || fail "heap_v2: no path shows its newline as \\012"
 rm -f "$T/k.core"
 say "prof heap_v2: a newline in a mapped file's name written as \\012"
@@ -307,7 +307,7 @@ say "prof heap_v2: a newline in a mapped file's name written as \\012"
 hw "$T/k.out" "$T/k.err" --json "$d2/core" diff "$d53/core"
 expect_rc 0
 while read -r name objs bytes; do
-	row=$(grep -o "{[^{}]*\"stack\":\"[^\"]*;$name\"}" "$T/k.out" | head -n 1)
+	row=$(grep -o "{[^{}]*\"stack\":\"[^\"]*;$name\"}" "$T/k.out" | sed -n 1,1p)
 	[ -n "$row" ] || fail "diff: no site row for $name: $(head -c 300 "$T/k.out")"
 	case $row in
 	*"\"objects_before\":$objs,"*"\"objects_after\":0,"*"\"bytes_before\":$bytes,"*"\"bytes_after\":0,"*) ;;

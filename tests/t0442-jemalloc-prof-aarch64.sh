@@ -59,7 +59,7 @@ lib=$sysroot/usr/lib/aarch64-linux-gnu/libjemalloc.so.2
 grep -qx 'variant jemalloc-5.3.0-arm64-prof' "$sysroot/.sysroot" ||
 	fail "$dir/sysroot is not the prof-enabled sysroot"
 # As Debian ships it: no symbol table, no debug info (only .dynsym).
-if LC_ALL=C readelf -SW "$lib" | grep -qE '\.symtab|\.debug_info'; then
+if LC_ALL=C readelf -SW "$lib" | has -E '\.symtab|\.debug_info'; then
 	fail "$lib is not stripped"
 fi
 build_s=$(sed -n 's/^build_seconds //p' "$sysroot/.sysroot")
@@ -96,11 +96,11 @@ hw "$T/c.out" "$T/c.err" "${opt[@]}" "$core" prof --collapsed
 expect_rc 0
 check_sites "$dir" "$T/c.out" "arm64 prof1 --collapsed" 6
 grep -qE '(^|;)main;(.*;)?prof_outer;prof_middle;prof_inner [0-9]+$' "$T/c.out" ||
-	fail "arm64 prof1: no stack main;...;prof_outer;prof_middle;prof_inner: $(grep prof_inner "$T/c.out" | head -n 2)"
+	fail "arm64 prof1: no stack main;...;prof_outer;prof_middle;prof_inner: $(grep prof_inner "$T/c.out" | sed -n 1,2p)"
 grep -qE ';prof_inline_host;prof_site_inline [0-9]+$' "$T/c.out" ||
-	fail "arm64 prof1: the inlined site is not a frame of its own under prof_inline_host: $(grep prof_site_inline "$T/c.out" | head -n 2)"
+	fail "arm64 prof1: the inlined site is not a frame of its own under prof_inline_host: $(grep prof_site_inline "$T/c.out" | sed -n 1,2p)"
 grep -qE ';prof_worker;prof_site_thread [0-9]+$' "$T/c.out" ||
-	fail "arm64 prof1: no stack ...;prof_worker;prof_site_thread: $(grep prof_site_thread "$T/c.out" | head -n 2)"
+	fail "arm64 prof1: no stack ...;prof_worker;prof_site_thread: $(grep prof_site_thread "$T/c.out" | sed -n 1,2p)"
 hw "$T/co.out" "$T/co.err" "${opt[@]}" "$core" prof --collapsed --objects
 expect_rc 0
 check_sites "$dir" "$T/co.out" "arm64 prof1 --collapsed --objects" 5

@@ -172,17 +172,17 @@ for v in jemalloc-5.3.0-amd64 jemalloc-5.2.1-amd64; do
 
 	# (d) the sites' functions, symbolized, with their source; inline.
 	prog_map=$(awk '$1 == "mapping" && $NF ~ /\/prog$/ { print $2; exit }' "$T/$v.flat")
-	[ -n "$prog_map" ] || fail "$v: no mapping of the program: $(grep '^mapping' "$T/$v.flat" | head -n 3)"
+	[ -n "$prog_map" ] || fail "$v: no mapping of the program: $(grep '^mapping' "$T/$v.flat" | sed -n 1,3p)"
 	while read -r name; do
 		grep -qE "^function $name .*/prof1\.c$" "$T/$v.flat" ||
-			fail "$v: no Function $name with file prof1.c: $(grep '^function' "$T/$v.flat" | head -n 5)"
+			fail "$v: no Function $name with file prof1.c: $(grep '^function' "$T/$v.flat" | sed -n 1,5p)"
 		awk -v n="$name" -v m="$prog_map" '$1 == "location" && $3 == m {
 			for (i = 4; i <= NF; i++) if ($i ~ "^" n "@.*prof1\\.c:[1-9][0-9]*$") found = 1
 		} END { exit !found }' "$T/$v.flat" ||
 			fail "$v: no location in the program names $name with a source line"
 	done < <(awk '$1 == "site" { print $2 }' "$dir/truth.txt")
 	grep -qE '^location [0-9]+ [0-9]+ prof_site_inline@[^ ]*:[0-9]+ prof_inline_host@' "$T/$v.flat" ||
-		fail "$v: no location with the inlined prof_site_inline first and prof_inline_host next: $(grep prof_site_inline "$T/$v.flat" | head -n 2)"
+		fail "$v: no location with the inlined prof_site_inline first and prof_inline_host next: $(grep prof_site_inline "$T/$v.flat" | sed -n 1,2p)"
 
 	# (e) locations inside their mappings; mapping 1 the program.
 	awk '$1 == "mapping" { lo[$2] = $3; hi[$2] = $4 }

@@ -16,7 +16,7 @@ addr=$(sed -n 's/^damage 0x//p' "$dir/truth.txt")
 hw "$T/check" "$T/check.err" --no-debuginfo "$dir/core" check
 expect_rc 1
 grep -qE "^0x0*$addr: tcmalloc: a thread cache's list of class [0-9]+ \(48 bytes\) links to 0x4141414141414140" "$T/check" ||
-	fail "check does not name the damaged object 0x$addr: $(grep '^0x' "$T/check" | head -3)"
+	fail "check does not name the damaged object 0x$addr: $(grep '^0x' "$T/check" | sed -n 1,3p)"
 grep -q "says its list of class" "$T/check" ||
 	fail "check does not say the thread cache's count is off"
 for cmd in chunks summary bins arenas sizes frag leaks maps map; do
@@ -29,7 +29,7 @@ done
 grep -v '^alloc .* freed ' "$dir/truth.txt" >"$T/truth.used"
 "$(tool tctruthcmp)" "$T/truth.used" "$T/chunks" "$T/summary" "$T/bins" \
 	>"$T/cmp" || true
-if grep -v -e 'bins: class' -e 'mismatches$' -e '\.\.\. and' "$T/cmp" | grep -q .; then
+if grep -v -e 'bins: class' -e 'mismatches$' -e '\.\.\. and' "$T/cmp" | has .; then
 	cat "$T/cmp" >&2
 	fail "after the damage, heapwalk disagrees with the truth's blocks in use or figures"
 fi

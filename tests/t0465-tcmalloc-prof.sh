@@ -45,7 +45,7 @@ dir=$(variant_core tcmalloc-full-amd64 prof1)
 own=$dir/prof.heap
 [ -s "$own" ] || fail "prof1 left no profile of tcmalloc's own"
 period=$(sed -n 's/^sample_parameter //p' "$dir/truth.txt")
-head -n1 "$own" | grep -q "@ heap_v2/$period\$" ||
+head -n1 "$own" | has "@ heap_v2/$period\$" ||
 	fail "tcmalloc's own profile is not sampled every $period bytes: $(head -n1 "$own")"
 
 # awk: hex() of "0x..." as a number (48-bit addresses are exact).
@@ -91,7 +91,7 @@ for mode in debug nodebug; do
 	sed '/^MAPPED_LIBRARIES:/,$d' "$own" >"$o.own.head"
 	sed '/^MAPPED_LIBRARIES:/,$d' "$o.heap" >"$o.head"
 	cmp -s "$o.own.head" "$o.head" ||
-		{ diff "$o.own.head" "$o.head" | head -20; fail "$mode: prof -o differs from tcmalloc's own GetHeapSample"; }
+		{ diff "$o.own.head" "$o.head" | sed -n 1,20p; fail "$mode: prof -o differs from tcmalloc's own GetHeapSample"; }
 	sed '1,/^MAPPED_LIBRARIES:/d' "$own" | awk '$2 ~ /x/ && $6 != "" { print $1, $3, $6 }' >"$o.own.maps"
 	sed '1,/^MAPPED_LIBRARIES:/d' "$o.heap" | awk '{ print $1, $3, $6 }' >"$o.maps"
 	[ -s "$o.own.maps" ] || fail "tcmalloc's own profile lists no executable mapping"
@@ -168,7 +168,7 @@ for opt in "" --no-debuginfo; do
 	expect_rc 0
 	sed '/^MAPPED_LIBRARIES:/,$d' "$T/hp.heap" >"$T/hp.ours"
 	cmp -s "$T/hp.own" "$T/hp.ours" ||
-		{ diff "$T/hp.own" "$T/hp.ours" | head; fail "prof -o ${opt:-(with debug info)} differs from the heap profiler's own GetHeapProfile"; }
+		{ diff "$T/hp.own" "$T/hp.ours" | sed -n 1,10p; fail "prof -o ${opt:-(with debug info)} differs from the heap profiler's own GetHeapProfile"; }
 done
 hw "$T/hp.json" "$T/hp.json.err" --json "$hdir/core" prof
 expect_rc 0

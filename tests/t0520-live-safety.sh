@@ -100,7 +100,7 @@ for json in "" --json; do
 		fi
 		[ ! -s "$T/pipe.err" ] ||
 			fail "heapwalk --pid $json chunks | head -n1 wrote to stderr: $(head -n3 "$T/pipe.err")"
-		live_untraced big "heapwalk --pid $pid $json chunks | head -n1"
+		live_untraced big "heapwalk --pid $pid $json chunks | head -n1" # SIGPIPE on purpose
 	done
 done
 live_check big

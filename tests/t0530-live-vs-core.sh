@@ -59,7 +59,7 @@ grep -q '"live":{"pid":'"$pid"',"stopped_ms":[0-9.]*,"snapshot_bytes":[1-9][0-9]
 grep -q '"mmapped_chunks":140,' "$T/summary.json" ||
 	fail "expected 140 mmapped chunks: $(grep -o '"mmapped_chunks":[0-9]*' "$T/summary.json")"
 grep -q '"arenas":5,' "$T/summary.json" || fail "expected 5 arenas"
-hw --pid "$pid" summary | grep -q "^live: *pid $pid, stopped" || fail "no live: line"
+hw --pid "$pid" summary | has "^live: *pid $pid, stopped" || fail "no live: line"
 
 if command -v gcore >/dev/null 2>&1; then
 	gcore -o "$T/core" "$pid" >/dev/null 2>&1 || fail "gcore failed"
@@ -71,7 +71,7 @@ if command -v gcore >/dev/null 2>&1; then
 		# shellcheck disable=SC2086
 		hw --json "$core" $c >"$T/core.json" || [ $? = 1 ]
 		cmp -s "$T/live.json" "$T/core.json" ||
-			fail "$c: --pid differs from the core: $(diff "$T/live.json" "$T/core.json" | head -n 4)"
+			fail "$c: --pid differs from the core: $(diff "$T/live.json" "$T/core.json" | sed -n 1,4p)"
 		# shellcheck disable=SC2086
 		hw --json --no-stop --pid "$pid" $c >"$T/nostop.json" || [ $? = 1 ]
 		cmp -s "$T/nostop.json" "$T/core.json" ||
@@ -84,7 +84,7 @@ else
 fi
 
 # A closed output pipe: quiet exit 0, process let go.
-hw --pid "$pid" chunks | head -n 1 >/dev/null
+hw --pid "$pid" chunks | head -n 1 >/dev/null # SIGPIPE on purpose
 released "closed pipe"
 
 # SIGINT, SIGTERM, SIGHUP at random moments of runs on the process.

@@ -68,7 +68,7 @@ say "jemalloc 5.3 basic1: heap's chunks, summary, sizes, bins, arenas agree with
 
 # An address as a gdb expression, -o FILE, a bad command.
 dir=$(corpus_core bins1)
-addr=$(sed -n 's/.*"addr":"\(0x[0-9a-f]*\)".*"state":"free".*/\1/p' "$T/bins1.12" | head -n 1)
+addr=$(sed -n 's/.*"addr":"\(0x[0-9a-f]*\)".*"state":"free".*/\1/p' "$T/bins1.12" | sed -n 1,1p)
 [ -n "$addr" ] || fail "no free chunk in bins1's chunks"
 o=$T/expr
 gdb_heap "$o" gdb "$dir/prog" "$dir/core" -- "chunk $addr+8" "chunk --json $addr" \

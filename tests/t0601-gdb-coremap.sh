@@ -34,7 +34,7 @@ drop_times() {
 # inplace DEBUG WHAT: the plugin's notes say every segment was mapped.
 inplace() {
 	grep -q "^core mapped: \([1-9][0-9]*\) of \1 segments in place" "$1" ||
-		fail "$2: not every segment mapped in place: $(grep '^core mapped' "$1" | head -n 1)"
+		fail "$2: not every segment mapped in place: $(grep '^core mapped' "$1" | sed -n 1,1p)"
 }
 
 # Mapped in place, in threads.
@@ -43,7 +43,7 @@ gdb_heap "$T/in" gdb "$dir/prog" "$dir/core" -- "${cmds[@]}"
 drop_times "$T/in" ${#cmds[@]}
 inplace "$T/debug.in" "threads8"
 grep -q "^served in .* threads 0, 0 reads refused" "$T/debug.in" ||
-	fail "threads8: not walked in threads, or reads refused: $(grep '^served' "$T/debug.in" | head -n 3)"
+	fail "threads8: not walked in threads, or reads refused: $(grep '^served' "$T/debug.in" | sed -n 1,3p)"
 
 # Copied through gdb, one thread.
 export HEAPWALK_GDB_DEBUG=$T/debug.copy
@@ -71,7 +71,7 @@ say "threads8: ${#cmds[@]} reports with the core mapped in place (in threads) eq
 export HEAPWALK_GDB_DEBUG=$T/debug.hole
 HEAPWALK_GDB_TEST_HOLE=1 gdb_heap "$T/hole" gdb "$dir/prog" "$dir/core" -- bins leaks
 grep -q "^served in .* (ran again), [1-9][0-9]* reads refused" "$T/debug.hole" ||
-	fail "HEAPWALK_GDB_TEST_HOLE: no refused read, or no second run: $(grep '^served' "$T/debug.hole" | head -n 2)"
+	fail "HEAPWALK_GDB_TEST_HOLE: no refused read, or no second run: $(grep '^served' "$T/debug.hole" | sed -n 1,2p)"
 same_as_cli "$T/hole.1" "$T/cli.2" "heap bins after refused reads"
 same_as_cli "$T/hole.2" "$T/in.5" "heap leaks after refused reads"
 say "reads refused to walk threads: the request ran again on gdb's thread, same bins and leaks"
@@ -83,7 +83,7 @@ GDB_HEAP_FIRST=1
 gdb_heap "$T/gone" gdb "$dir/prog" "$T/core" \
 	-ex "shell mv $T/core $T/core.old && printf 'not a core' > $T/core" -- bins summary
 grep -q "^core mapped: 0 of " "$T/debug.gone" ||
-	fail "a replaced core file was mapped: $(grep '^core mapped' "$T/debug.gone" | head -n 1)"
+	fail "a replaced core file was mapped: $(grep '^core mapped' "$T/debug.gone" | sed -n 1,1p)"
 same_as_cli "$T/gone.1" "$T/cli.2" "heap bins, core file replaced"
 sed "s|$T/core |$dir/core |" "$T/gone.2" >"$T/gone.2.named"
 same_as_cli "$T/gone.2.named" "$T/cli.1" "heap summary, core file replaced"

@@ -63,7 +63,7 @@ wait "$GS_PID" 2>/dev/null || true
 grep -q '^heapwalk: interrupted after [0-9.]* s (Ctrl-C, or gdb lost the target): no report$' "$T/gdb.log" ||
 	fail "heap chunks did not say it was interrupted: $(sed -n '/^@@CHUNKS/,/^@@STATUS/p' "$T/gdb.log" | grep -v '^ *0x' | head -c 400)"
 status=$(sed -n 's/^@@STATUS *//p' "$T/gdb.log")
-[ "$status" = 130 ] || { grep -v "^ *0x" "$T/gdb.log" | head -n 20 >&2; fail "\$_heapwalk_status after Ctrl-C is '$status', want 130"; }
+[ "$status" = 130 ] || { grep -v "^ *0x" "$T/gdb.log" | sed -n 1,20p >&2; fail "\$_heapwalk_status after Ctrl-C is '$status', want 130"; }
 split_reports "$T/after" "$T/gdb.log" 2 "gdb after Ctrl-C"
 for i in 1 2; do
 	[ "$(cat "$T/after.$i.rc")" = 0 ] || fail "heap command $i after Ctrl-C: status $(cat "$T/after.$i.rc"): $(head -c 300 "$T/after.$i")"
@@ -72,7 +72,7 @@ done
 	fail "heap bins after Ctrl-C disagree with the chunks or the truth"
 n=$(sed -n '/^@@THREADS$/,$p' "$T/gdb.log" | grep -cE '^\*? +[0-9]+ +Thread ')
 [ "$n" = 10 ] || fail "info threads after Ctrl-C lists $n threads, want 10"
-sed -n '/^@@BT$/,$p' "$T/gdb.log" | grep -q '^#0 .*read' ||
+sed -n '/^@@BT$/,$p' "$T/gdb.log" | has '^#0 .*read' ||
 	fail "bt after Ctrl-C: $(sed -n '/^@@BT$/,$p' "$T/gdb.log" | head -c 300)"
 live_untraced "$c" "gdb after Ctrl-C"
 live_finish "$c"

@@ -60,7 +60,7 @@ for c in bins1 threads8; do
 	{ wait "$QEMU_PID"; } 2>/dev/null || true
 	QEMU_PID=
 	exec 7>&-
-	core=$(find "$run" -maxdepth 1 -name 'qemu_prog_*.core' | head -n 1)
+	core=$(find "$run" -maxdepth 1 -name 'qemu_prog_*.core' | sed -n 1,1p)
 	[ -n "$core" ] || fail "$c: qemu wrote no core after gdb detached ($(cat "$run/out"))"
 	i=4
 	for cmd in "${text[@]}"; do

@@ -48,7 +48,7 @@ for layout in pie nopie static; do
 		[ "$(cat "$o.$i.rc")" = 0 ] ||
 			fail "$layout: heap command $i: status $(cat "$o.$i.rc"): $(head -c 400 "$o.$i")"
 		! grep -q -- '--exe\|--sysroot' "$o.$i" ||
-			fail "$layout: heap command $i asks for a CLI option: $(grep -- '--exe\|--sysroot' "$o.$i" | head -n 2)"
+			fail "$layout: heap command $i asks for a CLI option: $(grep -- '--exe\|--sysroot' "$o.$i" | sed -n 1,2p)"
 	done
 	"$truthcmp" "$run/truth.txt" "$o.2" "$o.3" ||
 		fail "$layout over qemu's gdbstub: heap chunks/summary disagree with the truth"
@@ -71,7 +71,7 @@ for layout in pie nopie static; do
 		exec qemu-aarch64 -L "$sysroot" ./prog "$crun/truth.txt" \
 			>"$crun/out" 2>&1 </dev/null
 	) ) 2>/dev/null || true
-	core=$(find "$crun" -maxdepth 1 -name 'qemu_prog_*.core' | head -n 1)
+	core=$(find "$crun" -maxdepth 1 -name 'qemu_prog_*.core' | sed -n 1,1p)
 	[ -n "$core" ] || fail "$layout: qemu wrote no core of ./prog ($(cat "$crun/out"))"
 	mkdir -p "$T/elsewhere"
 	(cd "$T/elsewhere" && "$HEAPWALK" --sysroot "$sysroot" "$core") \

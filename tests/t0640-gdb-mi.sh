@@ -19,7 +19,7 @@ miconsole=$(tool miconsole)
 
 dir=$(corpus_core bins1)
 o=$T/mi
-addr=$(sed -n 's/^alloc \(0x[0-9a-f]*\) .*/\1/p' "$dir/truth.txt" | head -n 1)
+addr=$(sed -n 's/^alloc \(0x[0-9a-f]*\) .*/\1/p' "$dir/truth.txt" | sed -n 1,1p)
 [ -n "$addr" ] || addr=0x0
 # The commands, each as a CLI line (odd) or through -interpreter-exec.
 cmds=("chunks --json" "--json" "bins --json" "" bins "chunk $addr")

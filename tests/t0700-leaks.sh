@@ -62,7 +62,7 @@ check_variant() {
 	hw "$out/reg.json" "$out/reg.err" "${opt[@]}" --json "$out/core" refs "$raddr"
 	expect_rc 0
 	grep -o '{"kind":"[^}]*}' "$out/reg.json" | grep '"kind":"register"' |
-		grep -v '"thread":1,' | grep -q "\"register\":\"$rholder\"" ||
+		grep -v '"thread":1,' | has "\"register\":\"$rholder\"" ||
 		fail "$variant: refs $raddr does not name register $rholder of the parked thread: $(cat "$out/reg.json")"
 	hw "$out/regwhy.json" "$out/regwhy.err" "${opt[@]}" --json "$out/core" why "$raddr"
 	expect_rc 0

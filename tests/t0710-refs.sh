@@ -42,17 +42,17 @@ ref_objects() {
 holder_matches() {
 	local objs=$1 how=$2 holder=$3
 	case $holder in
-	main) grep '"kind":"stack"' "$objs" | grep '"thread":1,' | grep -q '"function":"main"' ;;
-	thread_main) grep '"kind":"stack"' "$objs" | grep -v '"thread":1,' | grep -q '"function":"thread_main"' ;;
+	main) grep '"kind":"stack"' "$objs" | grep '"thread":1,' | has '"function":"main"' ;;
+	thread_main) grep '"kind":"stack"' "$objs" | grep -v '"thread":1,' | has '"function":"thread_main"' ;;
 	tls_keep)
 		if [ -n "$no_tp" ]; then
 			# qemu-user cores have no thread pointers: the TLS
 			# cannot be told from the memory around it.
 			grep -q '"kind":"\(stack\|memory\|data\)"' "$objs"
 		elif [ "$how" = tls ]; then
-			grep '"kind":"tls"' "$objs" | grep -q '"thread":1,'
+			grep '"kind":"tls"' "$objs" | has '"thread":1,'
 		else
-			grep '"kind":"tls"' "$objs" | grep -vq '"thread":1,'
+			grep '"kind":"tls"' "$objs" | has -v '"thread":1,'
 		fi
 		;;
 	memory:*) grep -q "\"at\":\"${holder#memory:}\"" "$objs" ;;
@@ -62,9 +62,9 @@ holder_matches() {
 		;;
 	0x*)
 		grep '"kind":"block"' "$objs" | grep "\"block\":\"${holder%+*}\"" |
-			grep -q "\"offset\":${holder#*+},"
+			has "\"offset\":${holder#*+},"
 		;;
-	*) grep '"kind":"data"' "$objs" | grep -q "\"symbol\":\"$holder\"" ;;
+	*) grep '"kind":"data"' "$objs" | has "\"symbol\":\"$holder\"" ;;
 	esac
 }
 
@@ -120,9 +120,9 @@ check_variant() {
 				fail "$variant: why $addr says a $kind block is lost"
 			ref_objects "$out/why.json" >"$out/why.objs" || true
 			[ -s "$out/why.objs" ] || fail "$variant: why $addr gives no chain"
-			tail -n1 "$out/why.objs" | grep -q "\"to\":\"$addr\"" ||
+			tail -n1 "$out/why.objs" | has "\"to\":\"$addr\"" ||
 				fail "$variant: why $addr: the chain does not end at the block"
-			head -n1 "$out/why.objs" | grep -q '"kind":"block"' &&
+			head -n1 "$out/why.objs" | has '"kind":"block"' &&
 				fail "$variant: why $addr: the chain does not start at a root"
 			if [ "$kind" = possible ]; then
 				grep -q '"interior":true' "$out/why.json" ||

@@ -129,7 +129,7 @@ check_variant() {
 	77) say "$variant: skipped (no core)" && return 0 ;;
 	*) exit "$rc" ;;
 	esac
-	base=$(find "$dir/base" -maxdepth 1 -type f -name 'core*' | head -n1)
+	base=$(find "$dir/base" -maxdepth 1 -type f -name 'core*' | sed -n 1,1p)
 	if [ -z "$base" ] || ! grep -qx 'base-core yes' "$dir/truth.txt"; then
 		say "$variant: skipped: no base core in $dir/base (core_pattern '$(cat /proc/sys/kernel/core_pattern)' puts the forked child's core elsewhere)"
 		return 0

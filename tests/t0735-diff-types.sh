@@ -25,7 +25,7 @@ need_heapwalk
 need_cmd g++
 
 dir=$(corpus_core cxxgrow1)
-base=$(find "$dir/base" -maxdepth 1 -type f -name 'core*' | head -n1)
+base=$(find "$dir/base" -maxdepth 1 -type f -name 'core*' | sed -n 1,1p)
 if [ -z "$base" ] || ! grep -qx 'base-core yes' "$dir/truth.txt"; then
 	skip "no base core in $dir/base (core_pattern '$(cat /proc/sys/kernel/core_pattern)' puts the forked child's core elsewhere)"
 fi
@@ -136,7 +136,7 @@ grep -qE "^new leaks: +$n definite chunks" "$T/diff.txt" ||
 
 # A C program: no classes.
 gdir=$(corpus_core grow1)
-gbase=$(find "$gdir/base" -maxdepth 1 -type f -name 'core*' | head -n1)
+gbase=$(find "$gdir/base" -maxdepth 1 -type f -name 'core*' | sed -n 1,1p)
 if [ -n "$gbase" ]; then
 	mkdir -p "$T/grow1"
 	corpus_copy "$gdir" "$T/grow1"

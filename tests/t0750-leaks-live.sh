@@ -31,7 +31,7 @@ mapscheck=$(tool mapscheck)
 
 # The truth's block with HOW (the first one), as "addr holder".
 truth_block() {
-	sed -n "s/^block \\(0x[0-9a-f]*\\) [0-9]* [a-z]* $2 \\([^ ]*\\)\$/\\1 \\2/p" "$1" | head -n1
+	sed -n "s/^block \\(0x[0-9a-f]*\\) [0-9]* [a-z]* $2 \\([^ ]*\\)\$/\\1 \\2/p" "$1" | sed -n 1,1p
 }
 
 # check_refs NAME TRUTH HOW FILTER...: refs and why of the block the
@@ -60,7 +60,7 @@ check_refs() {
 	live_untraced "$name" "heapwalk --pid why $addr"
 	grep -q '"lost":false' "$o.why" || fail "$name: why $addr says a reachable block is lost"
 	grep -o '{"kind":"[^}]*}' "$o.why" >"$o.why.objs" || true
-	tail -n1 "$o.why.objs" | grep -q "\"to\":\"$addr\"" ||
+	tail -n1 "$o.why.objs" | has "\"to\":\"$addr\"" ||
 		fail "$name: why $addr: the chain does not end at the block: $(cat "$o.why")"
 	head -n1 "$o.why.objs" >"$o.why.first"
 	for f in "$@"; do

@@ -48,7 +48,7 @@ for cmd in bins ""; do
 	t=$(HEAPWALK_GDB_DEBUG=$dbg best gdb -nx -batch -iex 'set pagination off' \
 		-x "$script" -ex "heap $cmd" "$prog" "$core")
 	# The plugin's own time, best of the runs (its debug notes).
-	own=$(sed -n 's/^served in \([0-9.]*\) s.*/\1/p' "$dbg" | sort -n | head -n 1)
+	own=$(sed -n 's/^served in \([0-9.]*\) s.*/\1/p' "$dbg" | sort -n | sed -n 1,1p)
 	how=$(grep -m 1 '^core mapped' "$dbg" | sed 's/^core mapped: //')
 	cli=$(best "$build/heapwalk" "$core" ${cmd:-summary})
 	printf '  %-26s %6s s   (plugin %s s = %sx the tool: %s s; gdb beyond loading: %sx)\n' \

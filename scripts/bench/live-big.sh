@@ -91,7 +91,7 @@ for ((i = 0; i < 6000; i++)); do # 10 minutes at most to build the heap
 done
 grep -qx ready "$work/bigheap.out" || die "bigheap did not get ready in 10 minutes"
 t1=$(date +%s.%N)
-field() { sed -n "s/^$1=//p" "$work/bigheap.out" | head -n 1; }
+field() { sed -n "s/^$1=//p" "$work/bigheap.out" | sed -n 1,1p; }
 allocs=$(field allocs)
 live=$(field live)
 heap_bytes=$(field heap_bytes)
@@ -103,7 +103,7 @@ if [[ $rc == 3 ]] && grep -q 'not supported' "$work/probe.err"; then
 	echo "live-big: $hw has no --pid: $(head -n1 "$work/probe.err"); nothing measured" >&2
 	exit 77
 fi
-snap=$(grep -o '"snapshot_bytes" *: *[0-9]*' "$work/probe.json" | head -n1 | sed 's/.*: *//' || true)
+snap=$(grep -o '"snapshot_bytes" *: *[0-9]*' "$work/probe.json" | sed -n 1,1p | sed 's/.*: *//' || true)
 size=${snap:-$heap_bytes}
 
 # ---- measurements ------------------------------------------------------
@@ -125,7 +125,7 @@ measure() {
 		((r > m_rss)) && m_rss=$r
 		((s != 0)) && m_status=$s
 		if [[ $outfile != /dev/null ]]; then
-			ms=$(grep -o '"stopped_ms" *: *[0-9.eE+-]*' "$outfile" | head -n1 | sed 's/.*: *//' || true)
+			ms=$(grep -o '"stopped_ms" *: *[0-9.eE+-]*' "$outfile" | sed -n 1,1p | sed 's/.*: *//' || true)
 			m_ms+=("${ms:-?}")
 		fi
 	done
@@ -136,7 +136,7 @@ rows=()
 row() { # row LABEL [EXTRA]
 	local st=
 	if ((m_status != 0)); then
-		st="  FAILED (exit $m_status: $(head -n 1 "$work/probe.err" | head -c 200))"
+		st="  FAILED (exit $m_status: $(head -n 1 "$work/probe.err" | cut -c 1-200))"
 		failed=1
 	fi
 	rows+=("$(printf '%-44s %9s %13s  %s%s' "$1" "$m_wall" \
@@ -251,7 +251,7 @@ if [[ -n $mi_line && $allocator == ptmalloc ]] && grep -q '"mallinfo"' "$work/su
 	mismatch=()
 	for kv in $mi_line; do
 		k=${kv%%=*} v=${kv#*=}
-		got=$(grep -o "\"$k\":[0-9]*" <<<"$mi_json" | head -n 1 | cut -d: -f2 || true)
+		got=$(grep -o "\"$k\":[0-9]*" <<<"$mi_json" | sed -n 1,1p | cut -d: -f2 || true)
 		[[ $got == "$v" ]] || mismatch+=("$k: program $v, heapwalk ${got:-missing}")
 	done
 	if ((${#mismatch[@]} == 0)); then

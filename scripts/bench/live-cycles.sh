@@ -221,7 +221,7 @@ run_allocator() {
 		# Then heapwalk.
 		if [[ $rc == 0 ]]; then
 			ok=$((ok + 1))
-			ms=$(grep -o '"stopped_ms" *: *[0-9.eE+-]*' "$work/hw.out" | head -n1 | sed 's/.*: *//' || true)
+			ms=$(grep -o '"stopped_ms" *: *[0-9.eE+-]*' "$work/hw.out" | sed -n 1,1p | sed 's/.*: *//' || true)
 			if [[ $mode == stop ]]; then
 				stop_wall+=("$wall")
 				[[ -z $ms ]] || stop_ms+=("$ms")

@@ -59,7 +59,7 @@ fi
 [ -f "$1/.sysroot" ] || die "$1 is not a sysroot made by sysroot.sh (no .sysroot)"
 base=$(cd "$1" && pwd)
 bstamp=$base/.sysroot
-field() { sed -n "s/^$1 //p" "$bstamp" | head -n1; }
+field() { sed -n "s/^$1 //p" "$bstamp" | sed -n 1,1p; }
 bvariant=$(field variant)
 suite=$(field suite)
 arch=$(field arch)
@@ -160,7 +160,7 @@ if ! (cd "$work/src" && aptc source --download-only "$src_pkg=$src_ver"); then
 	apt_log_tail 4
 	cannot "apt-get source $src_pkg=$src_ver ($suite) failed: the mirror does not serve it"
 fi
-dsc=$(find "$work/src" -maxdepth 1 -name '*.dsc' | head -n1)
+dsc=$(find "$work/src" -maxdepth 1 -name '*.dsc' | sed -n 1,1p)
 [ -n "$dsc" ] || die "apt-get source left no .dsc"
 tree=$work/build/$src_pkg-$upver
 mkdir -p "$work/build"
@@ -258,7 +258,7 @@ rm -f "$libdir/libjemalloc.so.2" "$libdir/libjemalloc.a" "$libdir/libjemalloc_pi
 "$strip" --remove-section=.comment --remove-section=.note --strip-unneeded \
 	-o "$libdir/libjemalloc.so.2" "$lib" || die "$strip of the built library failed"
 chmod 644 "$libdir/libjemalloc.so.2"
-bid=$({ LC_ALL=C readelf -n "$libdir/libjemalloc.so.2" 2>/dev/null || true; } | awk '/Build ID:/ { print $3; exit }')
+bid=$({ LC_ALL=C readelf -n "$libdir/libjemalloc.so.2" 2>/dev/null || true; } | awk '/Build ID:/ && !n++ { print $3 }')
 [ -n "$bid" ] || die "the built library has no build-id"
 mkdir -p "$new/.debug/.build-id/${bid:0:2}"
 cp "$lib" "$new/.debug/libjemalloc.so.2"

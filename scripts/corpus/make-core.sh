@@ -323,7 +323,7 @@ if $arm64; then
 	# SIGABRT, or SIGSEGV for a case that crashes so on purpose (segv1).
 	[ $rc -eq 134 ] || [ $rc -eq 139 ] ||
 		die "$case_name under qemu-aarch64 exited with status $rc, not SIGABRT or SIGSEGV (see $log)"
-	found=$(find "$run" -maxdepth 1 -type f -name 'qemu_prog_*.core' | head -n1)
+	found=$(find "$run" -maxdepth 1 -type f -name 'qemu_prog_*.core' | sed -n 1,1p)
 	[ -n "$found" ] || die "qemu-aarch64 wrote no qemu_prog_*.core (see $log)"
 	how="qemu-aarch64${qemu_pagesize:+ -p $qemu_pagesize} (qemu-user core)"
 	if $hostcore; then

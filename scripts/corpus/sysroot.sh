@@ -173,7 +173,7 @@ done
 
 libc_ver='' je_ver='' tc_ver=''
 for p in "${pkgs[@]}"; do
-	deb=$(find "$work/debs" -name "${p}_*.deb" | head -n1)
+	deb=$(find "$work/debs" -name "${p}_*.deb" | sed -n 1,1p)
 	[ -n "$deb" ] || die "apt-get download left no $p deb"
 	v=$(dpkg-deb -f "$deb" Version)
 	if [ "$p" = libc6 ]; then libc_ver=$v; fi

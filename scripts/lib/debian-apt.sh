@@ -59,7 +59,7 @@ debian_mirror_deb822_() {
 		}
 	}
 	END { if (!found) flush() }
-	' "$@" 2>/dev/null | head -n1
+	' "$@" 2>/dev/null | sed -n 1,1p
 }
 
 # Same for one-line style: deb [options] URI SUITE COMPONENTS...
@@ -70,7 +70,7 @@ debian_mirror_oneline_() {
 		if ($i ~ /^\[/) { while (i <= NF && $i !~ /\]$/) i++; i++ }
 		uri = $i; s = $(i + 1)
 		if (uri != "" && s !~ /[-\/]/) { print uri; exit }
-	}' "$@" 2>/dev/null | head -n1
+	}' "$@" 2>/dev/null | sed -n 1,1p
 }
 
 debian_mirror() {
