@@ -476,8 +476,11 @@ static enum hw_status open_process(struct hw_session *s)
 		.exe = s->exe,   /* a copy of the running file, unstripped */
 	};
 	char err[256] = "";
-	/* Without libdwfl's view the walkers fall back on heuristics.  */
-	s->syms = hw_syms_open_pid(s->opts.pid, &so, err, sizeof err);
+	/* Without libdwfl's view the walkers fall back on heuristics.  (A
+	   thread's /proc/N when the main thread has ended: libdwfl reads
+	   its maps.)  */
+	int proc_pid = s->target->live->proc_pid;
+	s->syms = hw_syms_open_pid(proc_pid, &so, err, sizeof err);
 	if (hw_cache_over_budget(s->target->cache)) {
 		hw_partial(s, 0, "the process's writable memory is more than "
 			   "the cache may hold (%llu MiB): pages past it are "
@@ -487,7 +490,7 @@ static enum hw_status open_process(struct hw_session *s)
 	st = find_allocator(s);
 	/* A process killed meanwhile has no memory left to read: say that,
 	   not that its allocator is unknown.  */
-	if (st != HW_OK && st != HW_USAGE && hw_process_gone(s->opts.pid))
+	if (st != HW_OK && st != HW_USAGE && hw_process_gone(proc_pid))
 		return hw_error(s, HW_BAD_TARGET, "pid %d exited during the "
 				"analysis", s->opts.pid);
 	return st;

@@ -152,12 +152,14 @@ hw_live() {
 }
 
 live_untraced() {
-	local name=$1 what=$2 pid=${LIVE_PID[$1]} st tr f n=0 p tid
+	local name=$1 what=$2 pid=${LIVE_PID[$1]} st tr f n=0 p tid all
 	kill -0 "$pid" 2>/dev/null || fail "$name is gone after $what"
 	for f in /proc/"$pid"/task/*/status; do
-		st=$(sed -n 's/^State:[[:space:]]*//p' "$f" 2>/dev/null) || continue
+		# One read of the file: a thread may end between two.
+		all=$(cat "$f" 2>/dev/null) || continue
+		st=$(sed -n 's/^State:[[:space:]]*//p' <<<"$all")
 		[ -n "$st" ] || continue # the thread ended meanwhile
-		tr=$(sed -n 's/^TracerPid:[[:space:]]*//p' "$f")
+		tr=$(sed -n 's/^TracerPid:[[:space:]]*//p' <<<"$all")
 		tid=${f%/status}
 		tid=${tid##*/}
 		case $st in

@@ -18,6 +18,7 @@
  */
 #include <elf.h>
 #include <errno.h>
+#include <dirent.h>
 #include <fcntl.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -56,7 +57,7 @@ static size_t proc_read(struct hw_target *t, uint64_t addr, void *buf,
 	if (!p->no_vm_readv) {
 		struct iovec local = { buf, len };
 		struct iovec remote = { (void *)(uintptr_t)addr, len };
-		ssize_t n = process_vm_readv(p->live.pid, &local, 1, &remote,
+		ssize_t n = process_vm_readv(p->live.proc_pid, &local, 1, &remote,
 					     1, 0);
 		if (n >= 0)
 			return (size_t)n;
@@ -193,7 +194,7 @@ static bool read_maps(struct hw_target *t, struct proc_priv *p, char *err,
 		      size_t errlen)
 {
 	char path[64];
-	snprintf(path, sizeof path, "/proc/%d/maps", p->live.pid);
+	snprintf(path, sizeof path, "/proc/%d/maps", p->live.proc_pid);
 	size_t len = 0;
 	char *text = (char *)slurp(path, &len);
 	if (!text) {
@@ -265,7 +266,7 @@ static bool check_exe(struct hw_target *t, struct proc_priv *p, char *err,
 		      size_t errlen)
 {
 	char path[64], buf[4096];
-	snprintf(path, sizeof path, "/proc/%d/exe", p->live.pid);
+	snprintf(path, sizeof path, "/proc/%d/exe", p->live.proc_pid);
 	ssize_t n = readlink(path, buf, sizeof buf - 1);
 	if (n > 0) {
 		buf[n] = '\0';
@@ -329,7 +330,7 @@ static void prepare_snapshot(struct hw_target *t, struct proc_priv *p,
 			     uint64_t budget)
 {
 	char path[64], line[512];
-	snprintf(path, sizeof path, "/proc/%d/maps", p->live.pid);
+	snprintf(path, sizeof path, "/proc/%d/maps", p->live.proc_pid);
 	FILE *f = p->pagemap_fd >= 0 ? fopen(path, "re") : NULL;
 	uint64_t ent[512];
 	while (f && budget && fgets(line, sizeof line, f)) {
@@ -411,11 +412,77 @@ bool hw_process_gone(int pid)
 	return n == 0 || (n < 0 && errno == ESRCH);
 }
 
+/* The state letter and flags of /proc/PID[/task/TID]/stat, and its
+   command name (made printable) when comm is not NULL; 0 when it cannot
+   be read (gone).  */
+static char stat_state(int pid, int tid, unsigned long *flags, char *comm,
+		       size_t commlen)
+{
+	char path[64], buf[1024];
+	if (tid)
+		snprintf(path, sizeof path, "/proc/%d/task/%d/stat", pid, tid);
+	else
+		snprintf(path, sizeof path, "/proc/%d/stat", pid);
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	ssize_t n = read(fd, buf, sizeof buf - 1);
+	close(fd);
+	if (n <= 0)
+		return 0;
+	buf[n] = '\0';
+	/* "pid (comm) state ppid pgrp session tty tpgid flags ...": comm
+	   may hold anything, ')' too; the fields follow the last one.  */
+	char *close_paren = strrchr(buf, ')'), *open_paren = strchr(buf, '(');
+	if (!close_paren || !open_paren || open_paren > close_paren)
+		return 0;
+	char state = 0;
+	if (sscanf(close_paren + 1, " %c %*d %*d %*d %*d %*d %lu", &state,
+		   flags) != 2)
+		return 0;
+	if (comm) {
+		size_t clen = (size_t)(close_paren - open_paren - 1);
+		snprintf(comm, commlen, "%.*s",
+			 (int)(clen < commlen - 1 ? clen : commlen - 1),
+			 open_paren + 1);
+		for (char *c = comm; *c; c++)
+			if ((unsigned char)*c < 0x20 ||
+			    (unsigned char)*c >= 0x7f)
+				*c = '?';
+	}
+	return state;
+}
+
+/* A thread of pid that has not ended, or 0.  */
+static int running_thread(int pid)
+{
+	char path[64];
+	snprintf(path, sizeof path, "/proc/%d/task", pid);
+	DIR *d = opendir(path);
+	if (!d)
+		return 0;
+	int found = 0;
+	struct dirent *de;
+	/* (Bounded: a process has as many threads as the kernel lets it.)  */
+	while (!found && (de = readdir(d))) {
+		int tid = atoi(de->d_name);
+		unsigned long flags;
+		char st = tid > 0 ? stat_state(pid, tid, &flags, NULL, 0) : 0;
+		if (st && st != 'Z' && st != 'X')
+			found = tid;
+	}
+	closedir(d);
+	return found;
+}
+
 /* A pid that names no process heapwalk can read, whoever runs it: the
    kernel's own threads, a zombie, heapwalk itself.  Said plainly, before
-   ptrace's refusal would make it sound like a question of rights.  */
-static bool not_a_heap(int pid, char *err, size_t errlen)
+   ptrace's refusal would make it sound like a question of rights.
+   Otherwise *proc_pid is whose /proc entries show its memory: pid, or,
+   when its main thread has ended and others run on, one of those.  */
+static bool not_a_heap(int pid, int *proc_pid, char *err, size_t errlen)
 {
+	*proc_pid = pid;
 	if (pid == getpid()) {
 		snprintf(err, errlen, "pid %d is heapwalk itself: it cannot "
 			 "stop itself to read its own heap; run it from "
@@ -423,41 +490,23 @@ static bool not_a_heap(int pid, char *err, size_t errlen)
 			 pid);
 		return true;
 	}
-	char path[64], buf[1024];
-	snprintf(path, sizeof path, "/proc/%d/stat", pid);
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return false;
-	ssize_t n = read(fd, buf, sizeof buf - 1);
-	close(fd);
-	if (n <= 0)
-		return false;
-	buf[n] = '\0';
-	/* "pid (comm) state ppid pgrp session tty tpgid flags ...": comm
-	   may hold anything, ')' too; the fields follow the last one.  */
-	char *close_paren = strrchr(buf, ')'), *open_paren = strchr(buf, '(');
-	if (!close_paren || !open_paren || open_paren > close_paren)
-		return false;
-	char state = 0;
-	unsigned long flags = 0;
-	if (sscanf(close_paren + 1, " %c %*d %*d %*d %*d %*d %lu", &state,
-		   &flags) != 2)
-		return false;
 	char comm[64];
-	size_t clen = (size_t)(close_paren - open_paren - 1);
-	snprintf(comm, sizeof comm, "%.*s",
-		 (int)(clen < sizeof comm - 1 ? clen : sizeof comm - 1),
-		 open_paren + 1);
-	for (char *c = comm; *c; c++)
-		if ((unsigned char)*c < 0x20 || (unsigned char)*c >= 0x7f)
-			*c = '?';
+	unsigned long flags = 0;
+	char state = stat_state(pid, 0, &flags, comm, sizeof comm);
 	if (state == 'Z' || state == 'X') {
+		/* The main thread's pthread_exit leaves it a zombie while
+		   the others run: their memory is the process's.  */
+		int tid = running_thread(pid);
+		if (tid) {
+			*proc_pid = tid;
+			return false;
+		}
 		snprintf(err, errlen, "pid %d (%s) is a zombie: it has exited "
 			 "and holds no memory any more (its parent has not "
 			 "reaped it yet)", pid, comm);
 		return true;
 	}
-	if (flags & 0x00200000) {   /* PF_KTHREAD */
+	if (state && (flags & 0x00200000)) {   /* PF_KTHREAD */
 		snprintf(err, errlen, "pid %d (%s) is a kernel thread: it has "
 			 "no user-space memory and no heap", pid, comm);
 		return true;
@@ -478,7 +527,8 @@ enum hw_status hw_process_open(int pid, const struct hw_process_opts *opts,
 		snprintf(err, errlen, "pid %d: no such process", pid);
 		return HW_BAD_TARGET;
 	}
-	if (not_a_heap(pid, err, errlen))
+	int proc_pid;
+	if (not_a_heap(pid, &proc_pid, err, errlen))
 		return HW_BAD_TARGET;
 	struct hw_target *t = calloc(1, sizeof *t);
 	struct proc_priv *p = calloc(1, sizeof *p);
@@ -492,6 +542,7 @@ enum hw_status hw_process_open(int pid, const struct hw_process_opts *opts,
 	t->priv = p;
 	p->mem_fd = p->pagemap_fd = -1;
 	p->live.pid = pid;
+	p->live.proc_pid = proc_pid;
 	p->live.no_stop = opts->no_stop;
 	p->cancel = opts->cancel;
 	t->live = &p->live;
@@ -501,7 +552,7 @@ enum hw_status hw_process_open(int pid, const struct hw_process_opts *opts,
 	t->files_from = "maps";
 	enum hw_status st = HW_BAD_TARGET;
 	char path[64];
-	snprintf(path, sizeof path, "/proc/%d/auxv", pid);
+	snprintf(path, sizeof path, "/proc/%d/auxv", proc_pid);
 	p->auxv = slurp(path, &t->auxv_len);
 	t->auxv = p->auxv;
 	p->page = (uint64_t)sysconf(_SC_PAGESIZE);
@@ -515,9 +566,9 @@ enum hw_status hw_process_open(int pid, const struct hw_process_opts *opts,
 	}
 	if (!check_exe(t, p, err, errlen))
 		goto fail;
-	snprintf(path, sizeof path, "/proc/%d/mem", pid);
+	snprintf(path, sizeof path, "/proc/%d/mem", proc_pid);
 	p->mem_fd = open(path, O_RDONLY | O_CLOEXEC);
-	snprintf(path, sizeof path, "/proc/%d/pagemap", pid);
+	snprintf(path, sizeof path, "/proc/%d/pagemap", proc_pid);
 	p->pagemap_fd = open(path, O_RDONLY | O_CLOEXEC);
 	struct hw_ptrace_opts po = {
 		.no_stop = opts->no_stop,

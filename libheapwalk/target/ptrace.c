@@ -97,6 +97,15 @@ static bool have_cap_sys_ptrace(void)
 	return strtoull(v, NULL, 16) >> 19 & 1;   /* CAP_SYS_PTRACE */
 }
 
+/* Has thread tid of pid ended (a zombie or dead, or gone)?  */
+static bool task_ended(int pid, int tid)
+{
+	char v[32];
+	if (!status_field(pid, tid, "State", v, sizeof v))
+		return true;
+	return v[0] == 'Z' || v[0] == 'X';
+}
+
 /* Why PTRACE_SEIZE said EPERM, and what to do about it.  */
 static void explain_eperm(int pid, char *err, size_t len)
 {
@@ -213,6 +222,12 @@ static int seize_new(struct tracer *tr, bool interrupt)
 			int e = errno;
 			if (e == ESRCH)
 				continue;       /* exited meanwhile */
+			/* A thread that has exited but is not reaped yet
+			   refuses with EPERM: the threads of a process being
+			   killed, a leader that ended with pthread_exit.
+			   Nothing to stop there; not a question of rights.  */
+			if (e == EPERM && task_ended(pid, tid))
+				continue;
 			closedir(d);
 			if (e == EPERM)
 				explain_eperm(pid, tr->err, tr->errlen);

@@ -99,6 +99,10 @@ struct hw_target_ops {
 /* A live process's view: how it was taken.  */
 struct hw_live {
 	int pid;
+	int proc_pid;            /* whose /proc/N entries (maps, mem, auxv,
+				    exe) to read: pid, or a thread still
+				    running when the main thread has ended
+				    (pthread_exit): a zombie's show nothing */
 	bool no_stop;            /* read while it ran: the view may be torn */
 	double stopped_ms;       /* how long its threads were stopped */
 	uint64_t snapshot_bytes; /* bytes copied while they were */

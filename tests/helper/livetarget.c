@@ -13,6 +13,11 @@
  *       "ready", then threads are created and joined without end (each
  *       mallocs and frees a little): the task list changes while a tracer
  *       attaches.  Exits at end of file on stdin.
+ *   livetarget main-exit THREADS PER_THREAD
+ *       the heap of "many"; then the main thread ends (pthread_exit) and
+ *       a thread of its own, once /proc shows the main thread a zombie,
+ *       says "ready" and answers as "many" does.  The process lives on
+ *       while its /proc/PID entries (maps, mem, auxv, exe) show nothing.
  *   livetarget exit-after MS [THREADS PER_THREAD]
  *       mallocs a little (or builds the heap of "many"), says "ready" and
  *       exits MS milliseconds later.
@@ -130,9 +135,9 @@ static void build_many(unsigned threads, size_t per_thread)
 	pthread_barrier_wait(&built);
 }
 
-static int many(unsigned threads, size_t per_thread)
+/* "ready", then each line on stdin answered (see "many").  */
+static int serve(void)
 {
-	build_many(threads, per_thread);
 	live_write("ready\n");
 	while (line()) {
 		const char *v, *text;
@@ -156,6 +161,61 @@ static int many(unsigned threads, size_t per_thread)
 		}
 	}
 	return 0;
+}
+
+static int many(unsigned threads, size_t per_thread)
+{
+	build_many(threads, per_thread);
+	return serve();
+}
+
+/* main-exit's server: waits for the state the test is about (a state
+   polled, not a time), then serves; the process ends with it.  */
+static void *serve_after_main(void *arg)
+{
+	static const struct timespec ms = { 0, 1000000 };
+	(void)arg;
+	for (;;) {
+		const char *text = live_read("/proc/self/status");
+		const char *v = text ? live_field(text, "State") : NULL;
+		if (v && v[0] == 'Z')
+			break;
+		nanosleep(&ms, NULL);
+	}
+	exit(serve());
+	return NULL;
+}
+
+/* "live N": the blocks the workers hold (the test's lower bound).  */
+static void say_live_blocks(void)
+{
+	uint64_t n = 0;
+	char num[24];
+	int k = (int)sizeof num - 1;
+	for (unsigned t = 0; t < nworkers; t++)
+		for (size_t i = 0; i < W[t].n; i++)
+			n += W[t].p[i] != NULL;
+	num[k] = '\0';
+	do {
+		num[--k] = (char)('0' + n % 10);
+		n /= 10;
+	} while (n);
+	live_write("live ");
+	live_write(num + k);
+	live_write("\n");
+}
+
+static int main_exit(unsigned threads, size_t per_thread)
+{
+	pthread_t server;
+	build_many(threads, per_thread);
+	/* The workers, the server and the main thread (a zombie, still
+	   listed under /proc/self/task).  */
+	live_threads = (int)threads + 2;
+	say_live_blocks();
+	if (pthread_create(&server, NULL, serve_after_main, NULL))
+		die("pthread_create failed");
+	pthread_exit(NULL);
 }
 
 static void *churner(void *arg)
@@ -209,13 +269,17 @@ int main(int argc, char **argv)
 	if (argc == 4 && !strcmp(argv[1], "many"))
 		return many((unsigned)strtoul(argv[2], NULL, 10),
 			    strtoull(argv[3], NULL, 10));
+	if (argc == 4 && !strcmp(argv[1], "main-exit"))
+		return main_exit((unsigned)strtoul(argv[2], NULL, 10),
+				 strtoull(argv[3], NULL, 10));
 	if (argc == 2 && !strcmp(argv[1], "churn"))
 		return churn();
 	if ((argc == 3 || argc == 5) && !strcmp(argv[1], "exit-after"))
 		return exit_after(strtol(argv[2], NULL, 10),
 				  argc == 5 ? (unsigned)strtoul(argv[3], NULL, 10) : 0,
 				  argc == 5 ? strtoull(argv[4], NULL, 10) : 0);
-	die("usage: livetarget many THREADS PER_THREAD | churn | "
+	die("usage: livetarget many THREADS PER_THREAD | main-exit THREADS "
+	    "PER_THREAD | churn | "
 	    "exit-after MS [THREADS PER_THREAD]");
 	return 2;
 }
