@@ -89,21 +89,28 @@ void hw_syms_close(struct hw_syms *s);
 struct hw_module {
 	const char *name;       /* as reported (usually the mapped path) */
 	const char *file;       /* main ELF file found on disk, or NULL */
-	const char *debug_file; /* separate debug file, or NULL */
+	const char *debug_file; /* separate debug file, or NULL (known
+				   once hw_syms_module_dwarf looked) */
 	uint64_t low, high;     /* address range in the target */
 	uint64_t bias;          /* load bias */
 	const uint8_t *build_id;
 	int build_id_len;       /* 0 when unknown */
-	bool has_dwarf;         /* DWARF found (main or separate file) */
+	bool has_dwarf;         /* DWARF found (main or separate file):
+				   set by hw_syms_module_dwarf */
 	void *handle;           /* the Dwfl_Module, for the calls below */
 };
 
 /* Modules are numbered 0..n-1 in address order.  hw_syms_module (and
    hw_syms_find_module, for the module it returns) makes libdwfl find the
-   module's file and its separate debug info: that may take a while (libc's
-   compressed DWARF: ~45 ms) and may ask debuginfod.  */
+   module's file (and, for its symbols, the separate debug file's symbol
+   table: that may ask debuginfod), not its DWARF.  */
 size_t hw_syms_nmodules(const struct hw_syms *s);
 bool hw_syms_module(const struct hw_syms *s, size_t i, struct hw_module *m);
+
+/* Load m's DWARF (main or separate file), setting has_dwarf and
+   debug_file: slow (libc's compressed DWARF: ~45 ms); whether it has
+   any.  The type and source-line lookups do this themselves.  */
+bool hw_syms_module_dwarf(struct hw_module *m);
 
 /* The first module whose file name's last component starts with `prefix`
    (e.g. "libc.so", "libc-2.", "libjemalloc.so").  Reported names are

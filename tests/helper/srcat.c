@@ -89,6 +89,7 @@ static int bench(struct hw_syms *s, const char *prefix, long want,
 		fprintf(stderr, "srcat: no module %s\n", prefix);
 		return 1;
 	}
+	hw_syms_module_dwarf(&m);
 	Dwfl_Module *mod = m.handle;
 	int nsym = dwfl_module_getsymtab(mod);
 	uint64_t *start = calloc(nsym > 0 ? (size_t)nsym : 1, sizeof *start);

@@ -71,8 +71,9 @@ static double now_ms(void)
 	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
 }
 
-static void print_module(const struct hw_module *m)
+static void print_module(struct hw_module *m)
 {
+	hw_syms_module_dwarf(m);
 	printf("module %s low=0x%" PRIx64 " high=0x%" PRIx64
 	       " bias=0x%" PRIx64 " file=%s debug=%s build_id=",
 	       m->name ? m->name : "?", m->low, m->high, m->bias,
