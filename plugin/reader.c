@@ -46,6 +46,7 @@
 #include <gdb/jit-reader.h>
 
 #include "coremap.h"
+#include "ctrlc.h"
 #include "echo.h"
 #include "gdbtext.h"
 #include "guard.h"
@@ -186,6 +187,7 @@ struct request {
 /* Everything but the answer: before a request runs again.  */
 static void request_reset(struct request *rq)
 {
+	(void)ctrlc_unwatch();
 	if (rq->session)
 		hw_session_close(rq->session);
 	rq->session = NULL;
@@ -488,6 +490,29 @@ static void test_stall(struct request *rq)
 				   1);
 }
 
+/* A test's hook (tests/t0616): with HEAPWALK_GDB_TEST_STALL_IN_PLACE
+   set in gdb's environment, the next request walked in place waits,
+   once the plugin's SIGINT handler stands (ctrlc.h) and the file
+   "stalled" in the plugin's directory says so, until a SIGINT comes (at
+   most 5 minutes); the walk then starts with Ctrl-C already seen.  Once:
+   the variable is taken out of gdb's environment.  */
+static void test_stall_in_place(struct request *rq, bool in_place,
+				const volatile sig_atomic_t *ctrl_c)
+{
+	if (!in_place || !getenv("HEAPWALK_GDB_TEST_STALL_IN_PLACE"))
+		return;
+	unsetenv("HEAPWALK_GDB_TEST_STALL_IN_PLACE");
+	int fd = openat(rq->p->dir, "stalled",
+			O_WRONLY | O_CREAT | O_CLOEXEC, 0600);
+	if (fd >= 0)
+		close(fd);
+	static const struct timespec ms = { 0, 1000000 };
+	double end = now() + 300;
+	while (!*ctrl_c && now() < end)
+		nanosleep(&ms, NULL);
+	unlinkat(rq->p->dir, "stalled", 0);
+}
+
 /* A test's hook (tests/t0601): with HEAPWALK_GDB_TEST_HOLE set, every
    segment of a core mapped in place is left to gdb's reads (the holes
    stay holes), yet the walk runs in threads: whatever a thread other
@@ -609,6 +634,10 @@ static enum hw_status run_request(struct request *rq,
 	oo.threads = !rq->one_thread && (test_hole(rq) || whole) ? 0 : 1;
 	rq->threads = oo.threads;
 	oo.needs = hw_command_needs(argv[0]);
+	/* A walk in place reads nothing through gdb: Ctrl-C is caught
+	   here, or it would be seen only when the report is done.  */
+	oo.cancel = ctrlc_watch(!whole);
+	test_stall_in_place(rq, whole, oo.cancel);
 	enum hw_status st = hw_session_open(&oo, &rq->session);
 	if (st != HW_OK) {
 		say(ans, "heapwalk: %s\n", hw_session_errmsg(rq->session));
@@ -656,6 +685,8 @@ static void serve(struct plugin *p, struct gdb_unwind_callbacks *cb)
 	bool json = false;
 	rq.reader.owner = pthread_self();
 	int st = (int)run_request(&rq, &ans, &json);
+	if (ctrlc_unwatch())
+		rq.reader.interrupted = true;
 	if (rq.reader.refused && !rq.reader.interrupted) {
 		/* A walk thread needed memory only gdb can read (outside
 		   the core's mapped segments): its report may lack it.
@@ -664,6 +695,8 @@ static void serve(struct plugin *p, struct gdb_unwind_callbacks *cb)
 		request_reset(&rq);
 		rq.one_thread = true;
 		st = (int)run_request(&rq, &ans, &json);
+		if (ctrlc_unwatch())
+			rq.reader.interrupted = true;
 	}
 	double took = now() - t0;
 	debug_note("served in %.3f s, threads %u%s, %lu reads refused off "
