@@ -29,16 +29,17 @@ const volatile sig_atomic_t *ctrlc_watch(bool pass_on)
 {
 	seen = 0;
 	pass_to_gdb = pass_on;
-	if (!watching) {
+	/* gdb ignoring SIGINT (not a terminal's) stays so.  */
+	if (!watching && sigaction(SIGINT, NULL, &gdbs) == 0 &&
+	    (gdbs.sa_flags & SA_SIGINFO || gdbs.sa_handler != SIG_IGN)) {
+		/* gdb's flags and mask, so that its system calls are
+		   interrupted or restarted as it set them to be.  */
 		struct sigaction sa;
 		memset(&sa, 0, sizeof sa);
 		sa.sa_sigaction = on_sigint;
-		sa.sa_flags = SA_SIGINFO | SA_RESTART;
-		sigemptyset(&sa.sa_mask);
-		/* gdb ignoring SIGINT (not a terminal's) stays so.  */
-		if (sigaction(SIGINT, NULL, &gdbs) == 0 &&
-		    gdbs.sa_handler != SIG_IGN &&
-		    sigaction(SIGINT, &sa, NULL) == 0)
+		sa.sa_flags = (gdbs.sa_flags | SA_SIGINFO) & ~SA_RESETHAND;
+		sa.sa_mask = gdbs.sa_mask;
+		if (sigaction(SIGINT, &sa, NULL) == 0)
 			watching = true;
 	}
 	return &seen;
