@@ -20,17 +20,11 @@ bool pm_add_heap(struct pm_state *p, uint64_t start, uint64_t end,
 		return true;
 	if (p->nheaps == p->heaps_cap) {
 		size_t cap = p->heaps_cap ? 2 * p->heaps_cap : 16;
-		/* Each heap on cache lines of its own (pm_heap): two walk
-		   threads write their heaps' sums at every chunk.  */
-		struct pm_heap *n = aligned_alloc(PM_HEAP_ALIGN,
-						  cap * sizeof *n);
+		struct pm_heap *n = realloc(p->heaps, cap * sizeof *n);
 		if (!n) {
 			hw_oom(p->s);
 			return false;
 		}
-		if (p->nheaps)
-			memcpy(n, p->heaps, p->nheaps * sizeof *n);
-		free(p->heaps);
 		p->heaps = n;
 		p->heaps_cap = cap;
 	}

@@ -120,13 +120,9 @@ struct pm_sums {
 	uint64_t guessed[PM_NFASTBINS];
 };
 
-/* A heap: a contiguous run of chunks.  Aligned to a cache line (and so
-   its size a multiple of one): walk threads write their heaps' sums at
-   every chunk and read their bounds and tags, and two heaps sharing a
-   line would have it bounce between the cores.  */
-#define PM_HEAP_ALIGN 64
+/* A heap: a contiguous run of chunks.  */
 struct pm_heap {
-	_Alignas(PM_HEAP_ALIGN) uint64_t start;       /* first chunk */
+	uint64_t start;       /* first chunk */
 	uint64_t end;         /* end of the chunk area */
 	uint64_t info;        /* heap_info address (thread heaps) or 0 */
 	int32_t arena;
