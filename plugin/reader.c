@@ -672,6 +672,15 @@ static enum hw_status run_request(struct request *rq,
 	return st;
 }
 
+/* run_request, and whether a Ctrl-C came while it ran (ctrlc.h).  */
+static int run_watched(struct request *rq, struct echo_file *ans, bool *json)
+{
+	int st = (int)run_request(rq, ans, json);
+	if (ctrlc_unwatch())
+		rq->reader.interrupted = true;
+	return st;
+}
+
 /* Serve the request now waiting: the answer becomes out.gdb.  */
 static void serve(struct plugin *p, struct gdb_unwind_callbacks *cb)
 {
@@ -684,9 +693,7 @@ static void serve(struct plugin *p, struct gdb_unwind_callbacks *cb)
 	double t0 = now();
 	bool json = false;
 	rq.reader.owner = pthread_self();
-	int st = (int)run_request(&rq, &ans, &json);
-	if (ctrlc_unwatch())
-		rq.reader.interrupted = true;
+	int st = run_watched(&rq, &ans, &json);
 	if (rq.reader.refused && !rq.reader.interrupted) {
 		/* A walk thread needed memory only gdb can read (outside
 		   the core's mapped segments): its report may lack it.
@@ -694,9 +701,7 @@ static void serve(struct plugin *p, struct gdb_unwind_callbacks *cb)
 		answer_reset(&rq, &ans);
 		request_reset(&rq);
 		rq.one_thread = true;
-		st = (int)run_request(&rq, &ans, &json);
-		if (ctrlc_unwatch())
-			rq.reader.interrupted = true;
+		st = run_watched(&rq, &ans, &json);
 	}
 	double took = now() - t0;
 	debug_note("served in %.3f s, threads %u%s, %lu reads refused off "

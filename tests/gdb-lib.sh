@@ -26,6 +26,18 @@
 #   same_as_cli GOT WANT WHAT the plugin's report GOT equals the tool's WANT
 #                             (but for the time a slow command prints)
 #   port_listening PORT       something listens on TCP PORT (/proc)
+#   gdb_ctrl_c MARK HOOK GDBARGS...
+#                             gdb (the plugin loaded, the test hook HOOK=1
+#                             in its environment, ARGS) runs `heap chunks`
+#                             (its status after "@@STATUS "), then `heap
+#                             bins --json` and `heap chunks --json`
+#                             (gdb_heap's reports 1 and 2, into
+#                             $T/after.N), then CTRL_C_AFTER's options;
+#                             all it prints to $T/gdb.log.  Once the
+#                             plugin's directory holds the file MARK, gdb
+#                             gets SIGINT.  Fails unless gdb exits 0, heap
+#                             chunks says it was interrupted with status
+#                             130, and the two reports after it have 0.
 #   qemu_stub_start DIR SYSROOT RUN ARGS...
 #                             DIR/prog live under qemu-aarch64 -g, once it
 #                             listens (QEMU_PORT, QEMU_PID; stdin a FIFO
@@ -103,6 +115,47 @@ split_reports() {
 			tail -n 20 "$text" >&2
 			fail "$what: heap command $c never finished"
 		}
+	done
+}
+
+CTRL_C_AFTER=()
+gdb_ctrl_c() {
+	local mark=$1 hook=$2 gdbpid rc=0 seen= status i
+	shift 2
+	# The plugin's private directory is made under TMPDIR: watch it.
+	mkdir -p "$T/tmp"
+	env TMPDIR="$T/tmp" "$hook=1" timeout -k 5 300 gdb -nx -batch \
+		-iex 'set pagination off' -x "$GDB_SCRIPT" "$@" \
+		-ex 'echo @@CHUNKS\n' -ex 'heap chunks' \
+		-ex 'echo @@STATUS ' -ex 'output $_heapwalk_status' -ex 'echo \n' \
+		-ex 'echo @@HW 1\n' -ex 'heap bins --json' -ex 'echo @@RC 1\n' \
+		-ex 'output $_heapwalk_status' -ex 'echo \n' \
+		-ex 'echo @@HW 2\n' -ex 'heap chunks --json' -ex 'echo @@RC 2\n' \
+		-ex 'output $_heapwalk_status' -ex 'echo \n' \
+		"${CTRL_C_AFTER[@]}" >"$T/gdb.log" 2>&1 </dev/null &
+	gdbpid=$!
+	# As long as gdb lives (5 minutes at most).
+	for ((i = 0; i < 6000; i++)); do
+		if compgen -G "$T/tmp/heapwalk-*/$mark" >/dev/null; then
+			seen=1
+			break
+		fi
+		kill -0 "$gdbpid" 2>/dev/null || break
+		sleep 0.05
+	done
+	[ -n "$seen" ] || fail "$hook: the plugin never made $mark in heap chunks: $(tail -n 5 "$T/gdb.log")"
+	# To gdb itself (env execs timeout): timeout would pass the signal
+	# on, then kill gdb 5 s on.
+	kill -INT "$(child_pid "$gdbpid" gdb)" 2>/dev/null || fail "no gdb under timeout ($gdbpid)"
+	wait "$gdbpid" || rc=$?
+	[ $rc = 0 ] || fail "gdb exited with status $rc after Ctrl-C: $(tail -n 5 "$T/gdb.log")"
+	grep -q '^heapwalk: interrupted after [0-9.]* s (Ctrl-C, or gdb lost the target): no report$' "$T/gdb.log" ||
+		fail "heap chunks did not say it was interrupted: $(sed -n '/^@@CHUNKS/,/^@@STATUS/p' "$T/gdb.log" | grep -v '^ *0x' | head -c 400)"
+	status=$(sed -n 's/^@@STATUS *//p' "$T/gdb.log")
+	[ "$status" = 130 ] || { grep -v "^ *0x" "$T/gdb.log" | sed -n 1,20p >&2; fail "\$_heapwalk_status after Ctrl-C is '$status', want 130"; }
+	split_reports "$T/after" "$T/gdb.log" 2 "gdb after Ctrl-C"
+	for i in 1 2; do
+		[ "$(cat "$T/after.$i.rc")" = 0 ] || fail "heap command $i after Ctrl-C: status $(cat "$T/after.$i.rc"): $(head -c 300 "$T/after.$i")"
 	done
 }
 

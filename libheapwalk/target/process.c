@@ -16,9 +16,9 @@
  * With no_stop nothing is frozen: every read sees the process as it is at
  * that moment, and the walk must (and does) survive what it sees.
  */
+#include <dirent.h>
 #include <elf.h>
 #include <errno.h>
-#include <dirent.h>
 #include <fcntl.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -453,6 +453,13 @@ static char stat_state(int pid, int tid, unsigned long *flags, char *comm,
 	return state;
 }
 
+bool hw_task_ended(int pid, int tid)
+{
+	unsigned long flags;
+	char st = stat_state(pid, tid, &flags, NULL, 0);
+	return !st || st == 'Z' || st == 'X';
+}
+
 /* A thread of pid that has not ended, or 0.  */
 static int running_thread(int pid)
 {
@@ -466,9 +473,7 @@ static int running_thread(int pid)
 	/* (Bounded: a process has as many threads as the kernel lets it.)  */
 	while (!found && (de = readdir(d))) {
 		int tid = atoi(de->d_name);
-		unsigned long flags;
-		char st = tid > 0 ? stat_state(pid, tid, &flags, NULL, 0) : 0;
-		if (st && st != 'Z' && st != 'X')
+		if (tid > 0 && !hw_task_ended(pid, tid))
 			found = tid;
 	}
 	closedir(d);

@@ -30,4 +30,7 @@ enum hw_status hw_process_open(int pid, const struct hw_process_opts *opts,
    reaped)?  A zombie still answers kill(pid, 0), but its maps are empty.  */
 bool hw_process_gone(int pid);
 
+/* Has thread tid of process pid ended: a zombie or dead, or gone?  */
+bool hw_task_ended(int pid, int tid);
+
 #endif /* HW_TARGET_PROCESS_H */

@@ -24,6 +24,7 @@
 #include <unistd.h>
 
 #include "../arch/arch.h"
+#include "process.h"
 #include "ptrace.h"
 
 #ifndef NT_PRSTATUS
@@ -95,15 +96,6 @@ static bool have_cap_sys_ptrace(void)
 	if (!status_field(getpid(), 0, "CapEff", v, sizeof v))
 		return geteuid() == 0;
 	return strtoull(v, NULL, 16) >> 19 & 1;   /* CAP_SYS_PTRACE */
-}
-
-/* Has thread tid of pid ended (a zombie or dead, or gone)?  */
-static bool task_ended(int pid, int tid)
-{
-	char v[32];
-	if (!status_field(pid, tid, "State", v, sizeof v))
-		return true;
-	return v[0] == 'Z' || v[0] == 'X';
 }
 
 /* Why PTRACE_SEIZE said EPERM, and what to do about it.  */
@@ -226,7 +218,7 @@ static int seize_new(struct tracer *tr, bool interrupt)
 			   refuses with EPERM: the threads of a process being
 			   killed, a leader that ended with pthread_exit.
 			   Nothing to stop there; not a question of rights.  */
-			if (e == EPERM && task_ended(pid, tid))
+			if (e == EPERM && hw_task_ended(pid, tid))
 				continue;
 			closedir(d);
 			if (e == EPERM)

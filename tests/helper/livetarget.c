@@ -190,19 +190,15 @@ static void *serve_after_main(void *arg)
 static void say_live_blocks(void)
 {
 	uint64_t n = 0;
-	char num[24];
-	int k = (int)sizeof num - 1;
 	for (unsigned t = 0; t < nworkers; t++)
 		for (size_t i = 0; i < W[t].n; i++)
 			n += W[t].p[i] != NULL;
-	num[k] = '\0';
-	do {
-		num[--k] = (char)('0' + n % 10);
-		n /= 10;
-	} while (n);
-	live_write("live ");
-	live_write(num + k);
-	live_write("\n");
+	/* (live_why is free: nothing has been checked yet.)  */
+	live_why_len = 0;
+	live_add("live ");
+	live_add_num(n, 10);
+	live_add("\n");
+	live_write(live_why);
 }
 
 static int main_exit(unsigned threads, size_t per_thread)
