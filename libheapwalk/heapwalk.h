@@ -321,6 +321,8 @@ struct hw_work {
 				    checked by sums of their links */
 	uint64_t sums_failed;    /* ... times those sums disagreed, and the
 				    lists were walked after all */
+	uint64_t dwarf_modules;  /* modules whose DWARF was read (struct
+				    layouts, source lines) */
 };
 void hw_session_work(const hw_session *s, struct hw_work *out);
 

@@ -175,6 +175,15 @@ void hw_note(struct hw_session *s, uint64_t addr, const char *fmt, ...)
    (never a heap finding).  Thread-safe.  */
 void hw_oom(struct hw_session *s);
 
+/* The findings so far, and dropping every one made since: a walker
+   that opens twice keeps only the second open's.  */
+struct hw_findings_mark {
+	size_t n;
+	uint64_t total, partial_places;
+};
+struct hw_findings_mark hw_findings_mark(const struct hw_session *s);
+void hw_findings_drop(struct hw_session *s, struct hw_findings_mark m);
+
 /* Threads a walk may use, the caller's included (>= 1).  */
 unsigned hw_threads(const struct hw_session *s);
 

@@ -174,21 +174,16 @@ static char *dup_or_null(const char *s)
 
 /* ---- findings of the instances not (yet) chosen ------------------------ */
 
-struct findings_mark {
-	size_t n;
-	uint64_t total, partial_places;
-};
-
-static struct findings_mark findings_mark(const struct hw_session *s)
+struct hw_findings_mark hw_findings_mark(const struct hw_session *s)
 {
-	return (struct findings_mark){ s->nfindings, s->findings_total,
+	return (struct hw_findings_mark){ s->nfindings, s->findings_total,
 				       s->partial.places };
 }
 
 /* Move what was found since m into st (NULL: drop it), leaving the
    session's findings as they were at m: every instance is opened, but
    only the walked one's findings are reported.  */
-static void findings_stash(struct hw_session *s, struct findings_mark m,
+static void findings_stash(struct hw_session *s, struct hw_findings_mark m,
 			   struct hw_findings_stash *st)
 {
 	pthread_mutex_lock(&s->findings_lock);
@@ -206,6 +201,11 @@ static void findings_stash(struct hw_session *s, struct findings_mark m,
 	s->findings_total = m.total;
 	s->partial.places = m.partial_places;
 	pthread_mutex_unlock(&s->findings_lock);
+}
+
+void hw_findings_drop(struct hw_session *s, struct hw_findings_mark m)
+{
+	findings_stash(s, m, NULL);
 }
 
 /* Give the walked instance its findings back.  */
@@ -296,7 +296,7 @@ static void open_instance(struct hw_session *s,
 			  const struct hw_allocator_ops *ops, size_t k,
 			  struct open_failure *f)
 {
-	struct findings_mark m = findings_mark(s);
+	struct hw_findings_mark m = hw_findings_mark(s);
 	void *state = NULL;
 	s->opening = k;
 	s->alloc_present = false;
@@ -345,6 +345,21 @@ static size_t default_instance(const struct hw_session *s)
 static void select_instance(struct hw_session *s, size_t i)
 {
 	struct hw_instance *in = &s->instances[i];
+	if (in->ops->settle) {
+		struct hw_findings_mark m = hw_findings_mark(s);
+		struct hw_findings_stash fresh = { 0 };
+		bool anew = in->ops->settle(s, &in->state);
+		/* Settling without opening anew finds nothing worth telling
+		   (a failed second open's findings are void).  */
+		findings_stash(s, m, anew ? &fresh : NULL);
+		if (anew) {
+			free(in->stash.items);
+			in->stash = fresh;
+			struct hw_instance_info info = { .module = "" };
+			in->ops->describe(in->state, &info);
+			in->held = info.held;
+		}
+	}
 	s->selected = i;
 	s->alloc = in->ops;
 	s->alloc_state = in->state;
@@ -622,6 +637,7 @@ void hw_session_work(const hw_session *s, struct hw_work *out)
 	out->guessed = atomic_load(&s->work.guessed);
 	out->summed = atomic_load(&s->work.summed);
 	out->sums_failed = atomic_load(&s->work.sums_failed);
+	out->dwarf_modules = hw_syms_dwarf_modules(s->syms);
 }
 
 const char *hw_session_errmsg(const hw_session *s)

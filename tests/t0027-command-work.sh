@@ -41,7 +41,7 @@ addr=$(awk '$1 == "alloc" && $5 == "heap" { print $2; exit }' "$truth")
 work() {
 	hw "$T/out" "$T/err" --stats "$core" "$@"
 	expect_rc 0 4
-	sed -n 's/.*; walks \([0-9]*\), around \([0-9]*\), list entries \([0-9]*\), guessed \([0-9]*\), summed \([0-9]*\), sums failed \([0-9]*\)$/\1 \2 \3 \4 \5 \6/p' "$T/err"
+	sed -n 's/.*; walks \([0-9]*\), around \([0-9]*\), list entries \([0-9]*\), guessed \([0-9]*\), summed \([0-9]*\), sums failed \([0-9]*\); .*$/\1 \2 \3 \4 \5 \6/p' "$T/err"
 }
 
 # expect CMD... = WALKS AROUND LIST GUESSED SUMMED: '-' matches any.

@@ -6,7 +6,9 @@
 # through --sysroot at the path the core names): a 2.36 layout would read
 # heap_info, malloc_par and every tcache and fastbin link wrongly.  heapwalk
 # must still match the programs' truth exactly, report the version string
-# (2.36), and say that the data shows glibc 2.30-2.31 and disagrees.
+# (2.36), and say that the data shows glibc 2.30-2.31 and disagrees.  With
+# the 2.31 libc's DWARF at hand, its layouts win: the open that began with
+# 2.36's built-in ones is done again with them.
 # shellcheck source=tests/variant-lib.sh
 . "$(dirname "$0")/variant-lib.sh"
 need_heapwalk
@@ -44,5 +46,20 @@ for case in bins1 threads8; do
 	expect_rc 0
 	grep -q "NOT the version string's" "$out.text" ||
 		fail "$case: text summary does not flag the disagreement: $(cat "$out.text")"
-	say "$case: libc says 2.36, the data says 2.30-2.31; $(grep -c . "$out.chunks") chunks agree with the truth"
+	# With libc's debug info (the 2.31 libc6-dbg: the build-id is
+	# unchanged), its DWARF gives the layouts.  The open starts with
+	# 2.36's built-in ones (DWARF is read only for the instance walked)
+	# and is done again with DWARF's when they differ, as here.
+	dbg=(--debug-dir "$(readlink -f "$dir/sysroot")/usr/lib/debug" --sysroot "$fake")
+	hw "$out.dchunks" "$out.dchunks.err" --json "${dbg[@]}" "$dir/core" chunks
+	expect_rc 0
+	hw "$out.dsummary" "$out.dsummary.err" --json --stats "${dbg[@]}" "$dir/core" summary
+	expect_rc 0
+	"$truthcmp" "$dir/truth.txt" "$out.dchunks" "$out.dsummary" ||
+		fail "$case: with a libc that claims 2.36 and 2.31's DWARF, heapwalk disagrees with the truth"
+	grep -q '"layout":"DWARF"' "$out.dsummary" ||
+		fail "$case: the layouts are not DWARF's: $(grep -o '"layout":"[^"]*"' "$out.dsummary")"
+	has '; DWARF of 1 modules$' "$out.dsummary.err" ||
+		fail "$case: libc's DWARF was not read: $(tail -n 1 "$out.dsummary.err")"
+	say "$case: libc says 2.36, the data says 2.30-2.31; $(grep -c . "$out.chunks") chunks agree with the truth, with libc's DWARF too"
 done

@@ -15,8 +15,9 @@
 # heapwalk's chunks, summary, bins and arenas (tests/tools/tctruthcmp),
 # with --no-debuginfo.  With
 # glibc's debug info (libc6-dbg) the summary still walks tcmalloc and
-# lists the idle glibc malloc as a second instance, and `check` finds
-# nothing.
+# lists the idle glibc malloc as a second instance without reading libc's
+# DWARF (--stats; read when glibc is walked, --allocator ptmalloc), and
+# `check` finds nothing.
 # shellcheck source=tests/variant-lib.sh
 . "$(dirname "$0")/variant-lib.sh"
 need_heapwalk
@@ -66,6 +67,21 @@ for variant in tcmalloc-minimal-amd64 tcmalloc-full-amd64 tcmalloc-2.10-arm64 \
 			fail "$variant $case: with glibc's debug info, tcmalloc is not walked"
 		grep -q '"allocator":"ptmalloc"' "$out.sum2" ||
 			fail "$variant $case: the idle glibc malloc is not listed as an instance"
+		# The idle glibc is listed, not walked: its layouts stay the
+		# version's built-in ones, and libc's DWARF (inflating it would
+		# be most of the open) is not read.  Walked, it is.
+		hw "$out.sum3" "$out.sum3.err" --stats "${opt[@]}" "${dbg[@]}" "$dir/core" summary
+		expect_rc 0
+		has '; DWARF of 0 modules$' "$out.sum3.err" ||
+			fail "$variant $case: summary of tcmalloc read DWARF: $(tail -n 1 "$out.sum3.err")"
+		hw "$out.pm" "$out.pm.err" --stats --allocator ptmalloc "${opt[@]}" "${dbg[@]}" "$dir/core" summary
+		expect_rc 0
+		if has 'struct layouts: *DWARF' "$out.pm"; then
+			has '; DWARF of 1 modules$' "$out.pm.err" ||
+				fail "$variant $case: glibc walked with DWARF layouts, but: $(tail -n 1 "$out.pm.err")"
+		elif [ ${#dbg[@]} -gt 0 ]; then
+			fail "$variant $case: glibc walked without the sysroot's libc DWARF: $(grep layouts "$out.pm")"
+		fi
 		hw "$out.check" "$out.check.err" "${opt[@]}" "${dbg[@]}" "$dir/core" check
 		expect_rc 0
 		grep -q ' 0 problems found' "$out.check" ||

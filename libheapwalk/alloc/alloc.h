@@ -103,6 +103,12 @@ struct hw_allocator_ops {
 	/* Fill info for an opened instance.  Must not be NULL.  */
 	void (*describe)(void *state, struct hw_instance_info *info);
 	void (*close)(void *state);
+	/* The instance is the one to walk: make final what open left
+	   provisional because most instances are never walked (ptmalloc
+	   reads libc's DWARF layouts only now).  Returns true when *state
+	   was replaced by a state opened anew (the findings since are its
+	   own; the old state's are void).  NULL: nothing is left.  */
+	bool (*settle)(struct hw_session *s, void **state);
 	const char *(*version)(void *state);
 	size_t (*narenas)(void *state);
 	/* Every block, in address order within each heap; returns false if

@@ -383,13 +383,15 @@ static void print_stats(const hw_session *s, const struct timespec *start,
 	hw_session_work(s, &w);
 	fprintf(stderr, "heapwalk: stats: open %.3f s, command %.3f s, "
 		"peak RSS %.1f MiB; walks %llu, around %llu, list entries "
-		"%llu, guessed %llu, summed %llu, sums failed %llu\n",
+		"%llu, guessed %llu, summed %llu, sums failed %llu; DWARF "
+		"of %llu modules\n",
 		seconds_between(start, opened), seconds_between(opened, &now),
 		(double)ru.ru_maxrss / 1024,
 		(unsigned long long)w.walks, (unsigned long long)w.around,
 		(unsigned long long)w.list_entries,
 		(unsigned long long)w.guessed, (unsigned long long)w.summed,
-		(unsigned long long)w.sums_failed);
+		(unsigned long long)w.sums_failed,
+		(unsigned long long)w.dwarf_modules);
 }
 
 int main(int argc, char **argv)

@@ -616,11 +616,30 @@ void hw_syms_close(struct hw_syms *s)
 	hw_strpool_free(s->strings);
 	hw_srccache_free(s);
 	free(s->mods);
+	free(s->dwarf_was_read);
 	free(s->debuginfo_path);
 	free(s->sysroot);
 	free(s->exe);
 	free(s->proc_exe);
 	free(s);
+}
+
+void hw_syms_dwarf_read(struct hw_syms *s, Dwfl_Module *mod)
+{
+	if (!s->dwarf_was_read && s->nmods &&
+	    !(s->dwarf_was_read = calloc(s->nmods, sizeof *s->dwarf_was_read)))
+		return;
+	for (size_t i = 0; i < s->nmods; i++)
+		if (s->mods[i] == mod) {
+			s->ndwarf_read += !s->dwarf_was_read[i];
+			s->dwarf_was_read[i] = true;
+			return;
+		}
+}
+
+size_t hw_syms_dwarf_modules(const struct hw_syms *s)
+{
+	return s != NULL ? s->ndwarf_read : 0;
 }
 
 size_t hw_syms_nmodules(const struct hw_syms *s)

@@ -213,6 +213,8 @@ size_t hw_syms_source_at(struct hw_syms *s, uint64_t pc, bool return_address,
 	};
 
 	Dwarf_Addr bias = 0;
+	if (dwfl_module_getdwarf(mod, &bias) != NULL)
+		hw_syms_dwarf_read(s, mod);
 	Dwarf_Die *cudie = dwfl_module_addrdie(mod, addr, &bias);
 	struct chain c;
 	c.n = 0;

@@ -43,7 +43,15 @@ struct hw_syms {
 	   srccache.c), and the module last asked about.  */
 	struct hw_srcmod **srcmods;
 	size_t srcmod_last;
+	/* Modules whose DWARF a look-up read (libdwfl reads all of it at
+	   once: inflating libc's takes tens of ms), [nmods], made on first
+	   use; how many.  */
+	bool *dwarf_was_read;
+	size_t ndwarf_read;
 };
+
+/* mod's DWARF was read: count it once (hw_syms_dwarf_modules).  */
+void hw_syms_dwarf_read(struct hw_syms *s, Dwfl_Module *mod);
 
 /* strpool.c: s's copy of the len bytes at text (made on first use),
    valid until hw_syms_close; NULL when out of memory.  */

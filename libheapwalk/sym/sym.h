@@ -105,6 +105,10 @@ struct hw_module {
    module's file (and, for its symbols, the separate debug file's symbol
    table: that may ask debuginfod), not its DWARF.  */
 size_t hw_syms_nmodules(const struct hw_syms *s);
+/* How many modules' DWARF was read for look-ups so far (struct layouts,
+   source lines): what `--stats` shows, and tests check that a command
+   reads none it does not need.  */
+size_t hw_syms_dwarf_modules(const struct hw_syms *s);
 bool hw_syms_module(const struct hw_syms *s, size_t i, struct hw_module *m);
 
 /* Load m's DWARF (main or separate file), setting has_dwarf and
@@ -196,7 +200,7 @@ bool hw_syms_lookup_suffix(const struct hw_syms *s, const struct hw_module *m,
    offsets[i] is set to -1 for a member that is not there.  Returns false
    when the type is not found (no DWARF, or no such type).  A member name
    may be dotted ("mutex.__data") is not supported; plain names only.  */
-bool hw_syms_struct_layout(const struct hw_syms *s, const struct hw_module *m,
+bool hw_syms_struct_layout(struct hw_syms *s, const struct hw_module *m,
 			   uint64_t near_addr, const char *tag,
 			   const char *const *members, size_t nmembers,
 			   int64_t *offsets, uint64_t *sizeof_out);

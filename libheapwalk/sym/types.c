@@ -284,7 +284,7 @@ static bool scan_units(Dwarf *dw, bool want_var, Dwarf_Addr var_addr,
 	return have_first;
 }
 
-bool hw_syms_struct_layout(const struct hw_syms *s, const struct hw_module *m,
+bool hw_syms_struct_layout(struct hw_syms *s, const struct hw_module *m,
 			   uint64_t near_addr, const char *tag,
 			   const char *const *members, size_t nmembers,
 			   int64_t *offsets, uint64_t *sizeof_out)
@@ -299,6 +299,7 @@ bool hw_syms_struct_layout(const struct hw_syms *s, const struct hw_module *m,
 	Dwarf *dw = dwfl_module_getdwarf(mod, &bias);
 	if (dw == NULL)
 		return false;
+	hw_syms_dwarf_read(s, mod);
 
 	struct budget b = { .dies = HW_SYM_MAX_DIES,
 			    .units = HW_SYM_MAX_UNITS };

@@ -350,7 +350,7 @@ static uint64_t scan_mp(struct pm_state *p, int libc)
 }
 
 /* Replace built-in offsets by DWARF ones where the debug info has them.  */
-static void layout_from_dwarf(struct pm_state *p, const struct hw_module *m)
+void pm_layout_from_dwarf(struct pm_state *p, const struct hw_module *m)
 {
 	struct pm_layout *l = &p->l;
 	static const char *const ms[] = {
@@ -682,7 +682,12 @@ static enum hw_status find_main_arena(struct pm_state *p,
 		p->how_arena = h->in_exe ? "symbol main_arena in the "
 					   "executable (static glibc)"
 					 : "symbol main_arena";
-		layout_from_dwarf(p, &h->mod);
+		/* A known version's built-in layout will do until the
+		   instance is walked (ptmalloc.c's pm_settle).  */
+		if (p->l.ver_major && !p->dwarf_now)
+			p->dwarf_later = true;
+		else
+			pm_layout_from_dwarf(p, &h->mod);
 		if (strcmp(p->l.source, "DWARF") != 0 && !p->l.ver_major)
 			era_of_arena(p, p->main_arena);
 		return HW_OK;

@@ -9,6 +9,7 @@
  * are linear passes over the heaps that allocate nothing.
  */
 #include <stdlib.h>
+#include <string.h>
 #include <sys/mman.h>
 
 #include "../../sym/sym.h"
@@ -32,13 +33,16 @@ static void pm_close(void *state)
 	free(p);
 }
 
-static enum hw_status pm_open(struct hw_session *s, void **state)
+static enum hw_status open_state(struct hw_session *s, bool dwarf_now,
+				 bool *deferred, void **state)
 {
 	struct pm_state *p = calloc(1, sizeof *p);
 	if (!p)
 		return hw_error(s, HW_NO_ALLOCATOR, "out of memory");
 	p->s = s;
 	p->t = s->target;
+	p->opening = s->opening;
+	p->dwarf_now = dwarf_now;
 	p->libc_file = -1;
 	if (s->policy.prefault && hw_threads(s) > 1)
 		pm_prefault_start(p);
@@ -46,6 +50,7 @@ static enum hw_status pm_open(struct hw_session *s, void **state)
 	if (st == HW_OK)
 		st = pm_find_heaps(p);
 	if (st != HW_OK) {
+		*deferred = p->dwarf_later;
 		pm_close(p);
 		return st;
 	}
@@ -58,11 +63,71 @@ static enum hw_status pm_open(struct hw_session *s, void **state)
 	pm_find_thread_arenas(p);
 	pm_era_links(p);
 	if (!pm_era_conclude(p)) {
+		*deferred = p->dwarf_later;
 		pm_close(p);
 		return HW_NO_ALLOCATOR;
 	}
 	*state = p;
 	return HW_OK;
+}
+
+/* A heap that the built-in layout cannot read may be a patched glibc's
+   that DWARF describes: then the open is done again with DWARF's (what
+   the first one found is void).  */
+static enum hw_status pm_open(struct hw_session *s, void **state)
+{
+	struct hw_findings_mark m = hw_findings_mark(s);
+	bool deferred = false;
+	enum hw_status st = open_state(s, false, &deferred, state);
+	if (st == HW_OK || !deferred)
+		return st;
+	hw_findings_drop(s, m);
+	return open_state(s, true, &deferred, state);
+}
+
+/* Do a and b give every member the same offset?  (Both are copies of
+   one layout, so their padding is alike too.)  */
+static bool same_offsets(const struct pm_layout *a, struct pm_layout b)
+{
+	b.source = a->source;
+	return memcmp(a, &b, sizeof b) == 0;
+}
+
+/* The walked instance: libc's DWARF, if any, has the last word on the
+   layouts.  Where it gives the built-in offsets (every glibc build seen
+   so far), the open stands and only says where its layouts come from;
+   where it does not (a patched glibc), everything read with the
+   built-in ones is void, and the instance is opened again with DWARF's
+   from the start.  */
+static bool pm_settle(struct hw_session *s, void **state)
+{
+	struct pm_state *p = *state;
+	if (!p->dwarf_later)
+		return false;
+	p->dwarf_later = false;
+	struct pm_layout built = p->l;
+	pm_layout_from_dwarf(p, &p->libc_mod);
+	if (same_offsets(&built, p->l))
+		return false;
+	size_t keep = s->opening;
+	void *fresh = NULL;
+	s->opening = p->opening;
+	bool deferred;
+	enum hw_status st = open_state(s, true, &deferred, &fresh);
+	s->opening = keep;
+	if (st != HW_OK) {
+		/* No heap with DWARF's layouts: the walk stays with what was
+		   read, and its layout says why (the failed open's findings
+		   are dropped).  */
+		p->l = built;
+		p->l.source = "built-in (libc's DWARF gives other layouts, "
+			      "and with them no heap was found)";
+		s->err[0] = '\0';
+		return false;
+	}
+	pm_close(p);
+	*state = fresh;
+	return true;
 }
 
 void pm_instance_arch(struct pm_state *p, const char *libc_path)
@@ -285,6 +350,7 @@ const struct hw_allocator_ops hw_ptmalloc_ops = {
 	.count = pm_count_libcs,
 	.describe = pm_describe,
 	.close = pm_close,
+	.settle = pm_settle,
 	.version = pm_version,
 	.narenas = pm_narenas,
 	.chunks = pm_chunks,

@@ -263,6 +263,11 @@ struct pm_state {
 	struct hw_session *s;
 	struct hw_target *t;
 	struct pm_layout l;
+	/* The built-in layout of a known version was taken at open, and
+	   libc's DWARF (inflating it is most of an open) is read only if
+	   this instance is walked (pm_settle).  dwarf_now: read at open.  */
+	bool dwarf_later, dwarf_now;
+	size_t opening;                   /* the session's, at open */
 	char version[32];
 	const char *how_version;          /* where version came from */
 	struct pm_era era;
@@ -350,6 +355,8 @@ struct pm_state {
 };
 
 /* detect.c */
+/* Offsets from libc's DWARF over those in p->l, where it has them.  */
+void pm_layout_from_dwarf(struct pm_state *p, const struct hw_module *m);
 enum hw_status pm_find_roots(struct pm_state *p);
 /* Does libc's writable data hold `value` (its symbol tcache_key, or a
    scan of its data and .bss)?  *at is where.  */

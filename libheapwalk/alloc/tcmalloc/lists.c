@@ -24,10 +24,16 @@
 #define CENTRAL_USED_SLOTS 0x480
 #define CACHE_SIZE 0x1000
 
+struct phase;
+
+/* One part of a pass over lists, run in a thread of its own.  */
 struct collect {
 	struct tc_state *tc;
+	const struct phase *ph;
 	const struct tc_span *last;   /* the span the last lookup found */
-	bool oom;
+	size_t next, end;             /* its units: [next, end) ... */
+	unsigned part, nparts;        /* ... or every nparts-th group */
+	uint64_t objects[TC_MAX_CLASSES];  /* what its lists gave, by class */
 };
 
 /* Is addr the start of one of span sp's objects?  */
@@ -59,6 +65,9 @@ struct cursor {
 	uint64_t prev;                /* the last taken, or the list's home */
 	uint64_t n, max;
 	const struct tc_span *span;   /* a span's own list: that span */
+	uint64_t home;                /* where the list's head is */
+	uint64_t len;                 /* the length its home gives */
+	size_t owner;                 /* a thread cache's list: its index */
 	unsigned cls;
 	enum tc_holder h;
 	const char *what;
@@ -72,7 +81,36 @@ static void cursor_start(struct collect *c, struct cursor *k, uint64_t head,
 	if (max > c->tc->class_slots[cls])
 		max = c->tc->class_slots[cls];
 	*k = (struct cursor){ .at = head, .prev = where, .max = max,
-			      .cls = cls, .h = h, .what = what };
+			      .home = where, .len = max, .cls = cls, .h = h,
+			      .what = what };
+}
+
+/* Give object slot to holder h; false when a list has it already.  A
+   span's own list holds only that span's objects, and the parts of the
+   pass over spans' lists are cut where a byte of the holder map begins
+   (run_phase), so no other thread writes its bytes.  Any other list may
+   hold any object of its class, one another thread's list holds too:
+   shared claims are atomic.  */
+static bool claim(struct tc_state *tc, uint64_t slot, enum tc_holder h,
+		  bool shared)
+{
+	uint8_t *b = &tc->holders[slot >> 2];
+	unsigned shift = (unsigned)(slot & 3) * 2;
+	uint8_t old = shared ? __atomic_load_n(b, __ATOMIC_RELAXED) : *b;
+	if (!shared) {
+		if ((old >> shift) & 3)
+			return false;
+		*b = (uint8_t)(old | h << shift);
+		return true;
+	}
+	do {
+		if ((old >> shift) & 3)
+			return false;
+	} while (!__atomic_compare_exchange_n(b, &old,
+					      (uint8_t)(old | h << shift),
+					      true, __ATOMIC_RELAXED,
+					      __ATOMIC_RELAXED));
+	return true;
 }
 
 /* Take the object at k->at and read its link; false when the list has
@@ -101,13 +139,9 @@ static bool cursor_step(struct collect *c, struct cursor *k)
 		return false;
 	}
 	uint64_t slot = sp->slot + (k->at - sp->addr) / sp->objsize;
-	uint8_t *b = &tc->holders[slot >> 2];
-	unsigned shift = (unsigned)(slot & 3) * 2;
-	if ((*b >> shift) & 3)
+	if (!claim(tc, slot, k->h, !k->span))
 		hw_finding(tc->s, k->at, "tcmalloc: the object is on two free "
 			   "lists (freed twice?)");
-	else
-		*b = (uint8_t)(*b | k->h << shift);
 	k->n++;
 	k->prev = k->at;
 	const uint8_t *p = hw_peek(tc->t, k->at, 8);
@@ -125,25 +159,13 @@ static bool cursor_step(struct collect *c, struct cursor *k)
 	return k->at != 0;
 }
 
-/* Follow one list to its end; how many objects it gave.  */
-static uint64_t follow(struct collect *c, uint64_t head, unsigned cls,
-		       uint64_t max, enum tc_holder h, const char *what,
-		       uint64_t where)
-{
-	struct cursor k;
-	cursor_start(c, &k, head, cls, max, h, what, where);
-	while (cursor_step(c, &k))
-		;
-	return k.n;
-}
-
 /* A span's list ended: its count against the span's own.  */
 static void span_list_done(struct collect *c, const struct cursor *k)
 {
 	struct tc_state *tc = c->tc;
 	const struct tc_span *sp = k->span;
 	uint64_t slots = sp->bytes / sp->objsize;
-	tc->central_objects[sp->cls] += k->n;
+	c->objects[sp->cls] += k->n;
 	/* Fewer on the list than the span says are free: the others are
 	   past a broken link, and read as in use (a partial walk).  */
 	if (k->n + sp->refcount < slots)
@@ -164,27 +186,56 @@ static void span_list_done(struct collect *c, const struct cursor *k)
 
 /* Lists walked side by side: each step of one is a cache miss, and the
    misses of this many lists overlap.  */
-#define SPAN_LISTS_AT_ONCE 16
+#define LISTS_AT_ONCE 16
+/* Threads a pass over lists uses at most, and the lists that make a
+   second one worth starting.  */
+#define MAX_PARTS 16
+#define LISTS_PER_PART 256
 
-/* Every in-use span's own list, SPAN_LISTS_AT_ONCE at a time.  */
-static void span_lists(struct collect *c)
+/* A pass over lists of one kind.  Its lists are numbered (units): unit
+   u's list is started by start (false: there is none), and done is told
+   where it ended.  A part of the pass takes a run of units, or, where
+   groups are given, the groups of group_units units whose number is
+   its own modulo the parts (a thread cache's lists stay in one part).  */
+struct phase {
+	size_t nunits;
+	size_t group_units;           /* 0: runs of units */
+	bool (*start)(struct collect *c, size_t u, struct cursor *k);
+	void (*done)(struct collect *c, const struct cursor *k);
+	void *src;
+};
+
+/* The part's next list in *k; false when it has none left.  */
+static bool next_list(struct collect *c, struct cursor *k)
 {
-	struct tc_state *tc = c->tc;
-	struct cursor ring[SPAN_LISTS_AT_ONCE];
-	size_t live = 0, next = 0;
+	const struct phase *ph = c->ph;
+	while (c->next < c->end) {
+		size_t u = c->next++;
+		if (ph->group_units &&
+		    u / ph->group_units % c->nparts != c->part)
+			continue;
+		if (ph->start(c, u, k))
+			return true;
+	}
+	return false;
+}
+
+/* Every list of the part to its end, LISTS_AT_ONCE at a time: the ring
+   steps each in turn, so that one list's miss is under way while the
+   others are stepped.  */
+static void *follow_part(void *arg)
+{
+	struct collect *c = arg;
+	struct cursor ring[LISTS_AT_ONCE];
+	size_t live = 0;
+	bool more = true;
 	for (;;) {
-		/* Fill the ring with the next spans that have a list.  */
-		while (live < SPAN_LISTS_AT_ONCE && next < tc->nspans) {
-			const struct tc_span *sp = &tc->spans[next++];
-			uint64_t head;
-			if (!sp->objsize ||
-			    !hw_read_u64(tc->t, sp->desc + 0x20, &head))
-				continue;
+		while (more && live < LISTS_AT_ONCE) {
 			struct cursor *k = &ring[live];
-			cursor_start(c, k, head, sp->cls, sp->bytes / sp->objsize,
-				     TC_IN_SPAN, "a span's free list", sp->desc);
-			k->span = sp;
-			const uint8_t *p = head ? hw_peek(tc->t, head, 8) : NULL;
+			if (!(more = next_list(c, k)))
+				break;
+			const uint8_t *p = k->at ? hw_peek(c->tc->t, k->at, 8)
+						 : NULL;
 			if (p)
 				__builtin_prefetch(p);
 			live++;
@@ -196,17 +247,112 @@ static void span_lists(struct collect *c)
 				i++;
 				continue;
 			}
-			span_list_done(c, &ring[i]);
+			c->ph->done(c, &ring[i]);
 			ring[i] = ring[--live];
 		}
 	}
+	return NULL;
+}
+
+static uint64_t span_weight(const void *tc, size_t i)
+{
+	const struct tc_span *sp = &((const struct tc_state *)tc)->spans[i];
+	return sp->objsize ? sp->bytes / sp->objsize : 0;
+}
+
+/* Run a pass in parts, one thread each, and add what their lists gave
+   to objects[] by class.  The spans' own lists (the pass without
+   groups) are cut by their objects, each cut moved on to a span whose
+   first object begins a byte of the holder map.  */
+static void run_phase(struct tc_state *tc, const struct phase *ph,
+		      uint64_t objects[])
+{
+	struct collect parts[MAX_PARTS];
+	unsigned n = hw_threads(tc->s);
+	if (n > MAX_PARTS)
+		n = MAX_PARTS;
+	if (n > ph->nunits / LISTS_PER_PART)
+		n = (unsigned)(ph->nunits / LISTS_PER_PART);
+	if (n == 0)
+		n = 1;
+	size_t bounds[MAX_PARTS + 1];
+	if (ph->group_units) {
+		for (unsigned k = 0; k <= n; k++)
+			bounds[k] = k < n ? 0 : ph->nunits;
+	} else {
+		hw_split_parts(ph->nunits, span_weight, tc, n, bounds);
+		for (unsigned k = 1; k < n; k++) {
+			size_t b = bounds[k] > bounds[k - 1] ? bounds[k]
+							     : bounds[k - 1];
+			while (b < tc->nspans && tc->spans[b].slot % 4)
+				b++;
+			bounds[k] = b;
+		}
+	}
+	for (unsigned k = 0; k < n; k++)
+		parts[k] = (struct collect){
+			.tc = tc, .ph = ph, .part = k, .nparts = n,
+			.next = bounds[k],
+			.end = ph->group_units ? ph->nunits : bounds[k + 1],
+		};
+	hw_run_parts(parts, sizeof *parts, n, follow_part);
+	for (unsigned k = 0; k < n; k++)
+		for (unsigned cls = 0; cls < TC_MAX_CLASSES; cls++)
+			objects[cls] += parts[k].objects[cls];
+}
+
+/* Every in-use span's own list.  */
+static bool start_span_list(struct collect *c, size_t u, struct cursor *k)
+{
+	struct tc_state *tc = c->tc;
+	const struct tc_span *sp = &tc->spans[u];
+	uint64_t head;
+	if (!sp->objsize || !hw_read_u64(tc->t, sp->desc + 0x20, &head))
+		return false;
+	cursor_start(c, k, head, sp->cls, sp->bytes / sp->objsize,
+		     TC_IN_SPAN, "a span's free list", sp->desc);
+	k->span = sp;
+	return true;
+}
+
+static void span_lists(struct tc_state *tc)
+{
+	struct phase ph = { .nunits = tc->nspans, .start = start_span_list,
+			    .done = span_list_done };
+	run_phase(tc, &ph, tc->central_objects);
+}
+
+/* The central lists' transfer slots in use (unit: class * 64 + slot),
+   where the count can be believed (central_lists says why not).  */
+#define TRANSFER_SLOTS 64
+
+static bool start_transfer_slot(struct collect *c, size_t u,
+				struct cursor *k)
+{
+	struct tc_state *tc = c->tc;
+	const uint32_t *used = c->ph->src;
+	unsigned cls = (unsigned)(u / TRANSFER_SLOTS);
+	uint32_t slot = (uint32_t)(u % TRANSFER_SLOTS);
+	uint64_t at = tc->central + (uint64_t)cls * 0x4c0 + CENTRAL_SLOTS +
+		      16 * (uint64_t)slot;
+	uint64_t head;
+	if (slot >= used[cls] || !hw_read_u64(tc->t, at, &head))
+		return false;
+	cursor_start(c, k, head, cls, tc->class_move[cls], TC_IN_TRANSFER,
+		     "a transfer slot", at);
+	return true;
+}
+
+static void transfer_done(struct collect *c, const struct cursor *k)
+{
+	c->objects[k->cls] += k->n;
 }
 
 /* The transfer slots, and MallocExtension's central and transfer bytes
    (tcmalloc.cc's ExtractStats).  */
-static void central_lists(struct collect *c)
+static void central_lists(struct tc_state *tc)
 {
-	struct tc_state *tc = c->tc;
+	uint32_t used_slots[TC_MAX_CLASSES] = { 0 };
 	for (unsigned cls = 1; cls < tc->nclasses; cls++) {
 		uint64_t e = tc->central + (uint64_t)cls * 0x4c0;
 		uint64_t counter, nspans;
@@ -226,6 +372,7 @@ static void central_lists(struct collect *c)
 			continue;
 		}
 		tc->transfer_bytes += size * used * tc->class_move[cls];
+		used_slots[cls] = used;
 		/* counter_: the free objects on the class's spans' lists.  */
 		if (counter != tc->central_objects[cls])
 			hw_finding(tc->s, e, "tcmalloc: central list of class %u "
@@ -233,16 +380,12 @@ static void central_lists(struct collect *c)
 				   "lists hold %llu", cls,
 				   (unsigned long long)counter,
 				   (unsigned long long)tc->central_objects[cls]);
-		for (uint32_t k = 0; k < used; k++) {
-			uint64_t head;
-			if (!hw_read_u64(tc->t, e + CENTRAL_SLOTS + 16 * k, &head))
-				break;
-			tc->transfer_objects[cls] +=
-				follow(c, head, cls, tc->class_move[cls],
-				       TC_IN_TRANSFER, "a transfer slot",
-				       e + CENTRAL_SLOTS + 16 * k);
-		}
 	}
+	struct phase ph = { .nunits = (size_t)tc->nclasses * TRANSFER_SLOTS,
+			    .group_units = TRANSFER_SLOTS,
+			    .start = start_transfer_slot,
+			    .done = transfer_done, .src = used_slots };
+	run_phase(tc, &ph, tc->transfer_objects);
 }
 
 /* Most struct pthread a thread pointer lies past: glibc's aarch64 TCB is
@@ -266,12 +409,49 @@ static int thread_of(const struct hw_target *t, uint64_t self)
 	return tid;
 }
 
-static void thread_lists(struct collect *c)
+/* Every thread cache's list of every class (unit: cache * classes +
+   class).  */
+static bool start_cache_list(struct collect *c, size_t u, struct cursor *k)
 {
 	struct tc_state *tc = c->tc;
+	size_t i = u / tc->nclasses;
+	unsigned cls = (unsigned)(u % tc->nclasses);
+	uint64_t home = tc->caches[i].addr + 32 * (uint64_t)cls;
+	uint64_t fl[2];
+	if (!cls || !hw_read(tc->t, home, fl, sizeof fl))
+		return false;
+	cursor_start(c, k, fl[0], cls, (uint32_t)fl[1], TC_IN_THREAD,
+		     "a thread cache's list", home);
+	/* What the cache says, before cursor_start cut it to the class's
+	   objects.  */
+	k->len = (uint32_t)fl[1];
+	k->owner = i;
+	return true;
+}
+
+/* A thread cache's list ended.  Its cache is this part's alone (the
+   pass groups a cache's lists).  */
+static void cache_list_done(struct collect *c, const struct cursor *k)
+{
+	struct tc_state *tc = c->tc;
+	/* The rest are past a broken link: free objects that read as in
+	   use.  */
+	if (k->n < k->len)
+		hw_partial(tc->s, k->home, "tcmalloc: the thread cache at "
+			   "0x%llx says its list of class %u holds %llu "
+			   "objects; %llu were found: the others read as in use",
+			   (unsigned long long)tc->caches[k->owner].addr, k->cls,
+			   (unsigned long long)k->len, (unsigned long long)k->n);
+	tc->caches[k->owner].objects += k->n;
+	c->objects[k->cls] += k->n;
+}
+
+/* The thread caches, from ThreadCache::thread_heaps_ on.  */
+static bool read_caches(struct tc_state *tc)
+{
 	uint64_t at;
 	if (!tc->thread_heaps || !hw_read_u64(tc->t, tc->thread_heaps, &at))
-		return;
+		return true;
 	size_t cap = 0;
 	while (at) {
 		if (tc->ncaches == TC_MAX_THREAD_CACHES) {
@@ -284,10 +464,8 @@ static void thread_lists(struct collect *c)
 			size_t n = cap ? 2 * cap : 16;
 			struct tc_thread_cache *v =
 				realloc(tc->caches, n * sizeof *v);
-			if (!v) {
-				c->oom = true;
-				break;
-			}
+			if (!v)
+				return false;
 			tc->caches = v;
 			cap = n;
 		}
@@ -301,32 +479,23 @@ static void thread_lists(struct collect *c)
 			hw_read_u64(tc->t, at + (uint64_t)tc->lay.cache_tid,
 				    &tcache->tid_word);
 		tcache->tid = thread_of(tc->t, tcache->tid_word);
-		for (unsigned cls = 1; cls < tc->nclasses; cls++) {
-			uint64_t fl[2];
-			if (!hw_read(tc->t, at + 32 * (uint64_t)cls, fl, sizeof fl))
-				break;
-			uint32_t len = (uint32_t)fl[1];
-			uint64_t n = follow(c, fl[0], cls, len, TC_IN_THREAD,
-					    "a thread cache's list",
-					    at + 32 * (uint64_t)cls);
-			/* The rest are past a broken link: free objects that
-			   read as in use.  */
-			if (n < len)
-				hw_partial(tc->s, at + 32 * (uint64_t)cls,
-					   "tcmalloc: the thread cache at 0x%llx "
-					   "says its list of class %u holds %u "
-					   "objects; %llu were found: the others "
-					   "read as in use",
-					   (unsigned long long)at, cls, len,
-					   (unsigned long long)n);
-			tcache->objects += n;
-			tc->thread_objects[cls] += n;
-		}
 		tc->thread_bytes += tcache->size;
 		tc->ncaches++;
 		if (!hw_read_u64(tc->t, at + tc->lay.cache_next, &at))
 			break;
 	}
+	return true;
+}
+
+static bool thread_lists(struct tc_state *tc)
+{
+	if (!read_caches(tc))
+		return false;
+	struct phase ph = { .nunits = tc->ncaches * tc->nclasses,
+			    .group_units = tc->nclasses,
+			    .start = start_cache_list, .done = cache_list_done };
+	run_phase(tc, &ph, tc->thread_objects);
+	return true;
 }
 
 /* How far on either side of a thread pointer 2.16's TLS pointer to the
@@ -443,17 +612,16 @@ static bool number_slots(struct tc_state *tc)
 
 enum hw_status tc_read_lists(struct tc_state *tc)
 {
-	struct collect c = { .tc = tc };
 	if (!number_slots(tc))
 		return hw_error(tc->s, HW_BAD_TARGET, "out of memory");
-	span_lists(&c);
-	central_lists(&c);
-	thread_lists(&c);
-	if (tc->lay.cache_tid < 0 && tc->ncaches && !c.oom)
+	/* In this order: an object two lists hold is the first one's.  */
+	span_lists(tc);
+	central_lists(tc);
+	if (!thread_lists(tc))
+		return hw_error(tc->s, HW_BAD_TARGET, "out of memory");
+	if (tc->lay.cache_tid < 0 && tc->ncaches)
 		tls_owners(tc);
 	else if (tc->ncaches)
 		tc->how_owners = "each cache's tid_ (its thread's pthread_self())";
-	if (c.oom)
-		return hw_error(tc->s, HW_BAD_TARGET, "out of memory");
 	return HW_OK;
 }

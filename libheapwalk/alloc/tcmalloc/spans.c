@@ -177,10 +177,66 @@ enum hw_status tc_read_spans(struct tc_state *tc)
 	return HW_OK;
 }
 
-/* The span holding addr (binary search), or NULL.  */
+/* Buckets of the span index per span, at most: a sparse address space
+   gets coarser buckets, not more of them.  */
+#define BUCKETS_PER_SPAN 4
+
+/* The span index: the address range of the spans cut into 2^shift-byte
+   buckets, each giving the first span that ends past its start.  The
+   spans touching bucket b are then spans[first[b]] to spans[first[b+1]]
+   (the next bucket's first span may start in b), a handful where the
+   heap is dense, so that finding an object's span, once per object on
+   a free list, costs a look-up instead of a binary search over all the
+   spans (a cache miss per step in a large heap).  */
+bool tc_index_spans(struct tc_state *tc)
+{
+	free(tc->bucket_first);
+	tc->bucket_first = NULL;
+	tc->nbuckets = 0;
+	if (!tc->nspans)
+		return true;
+	const struct tc_span *last = &tc->spans[tc->nspans - 1];
+	uint64_t base = tc->spans[0].addr;
+	uint64_t span = last->addr + last->bytes - base;
+	uint64_t max = (uint64_t)tc->nspans * BUCKETS_PER_SPAN;
+	unsigned shift = TC_PAGE_SHIFT;
+	while (shift < 63 && (span >> shift) >= max)
+		shift++;
+	size_t n = (size_t)(span >> shift) + 1;
+	uint32_t *first = malloc((n + 1) * sizeof *first);
+	if (!first)
+		return false;
+	size_t i = 0;
+	for (size_t b = 0; b <= n; b++) {
+		uint64_t start = base + ((uint64_t)b << shift);
+		while (i < tc->nspans &&
+		       tc->spans[i].addr + tc->spans[i].bytes <= start)
+			i++;
+		first[b] = (uint32_t)i;
+	}
+	tc->bucket_first = first;
+	tc->nbuckets = n;
+	tc->bucket_shift = shift;
+	tc->bucket_base = base;
+	return true;
+}
+
+/* The span holding addr, or NULL: a binary search among the spans of
+   its bucket (all of them before the index is built).  */
 const struct tc_span *tc_span_of(const struct tc_state *tc, uint64_t addr)
 {
 	size_t lo = 0, hi = tc->nspans;
+	if (tc->bucket_first) {
+		if (addr < tc->bucket_base)
+			return NULL;
+		uint64_t b = (addr - tc->bucket_base) >> tc->bucket_shift;
+		if (b >= tc->nbuckets)
+			return NULL;
+		lo = tc->bucket_first[b];
+		hi = (size_t)tc->bucket_first[b + 1] + 1;
+		if (hi > tc->nspans)
+			hi = tc->nspans;
+	}
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
 		const struct tc_span *sp = &tc->spans[mid];

@@ -15,6 +15,7 @@ static void tc_close(void *state)
 	if (!tc)
 		return;
 	free(tc->spans);
+	free(tc->bucket_first);
 	free(tc->piece_start);
 	free(tc->holders);
 	free(tc->caches);
@@ -34,6 +35,8 @@ static enum hw_status tc_open(struct hw_session *s, void **state)
 		st = tc_find_roots(tc);
 	if (st == HW_OK)
 		st = tc_read_spans(tc);
+	if (st == HW_OK && !tc_index_spans(tc))
+		st = hw_error(s, HW_NO_ALLOCATOR, "out of memory");
 	if (st == HW_OK)
 		st = tc_read_lists(tc);
 	if (st != HW_OK) {

@@ -115,6 +115,12 @@ struct tc_state {
 	/* The walk's material, read once at open.  */
 	struct tc_span *spans;    /* by address */
 	size_t nspans;
+	/* spans.c's index: bucket b (2^bucket_shift bytes from
+	   bucket_base on) first meets spans[bucket_first[b]].  */
+	uint32_t *bucket_first;   /* nbuckets + 1 entries */
+	size_t nbuckets;
+	unsigned bucket_shift;
+	uint64_t bucket_base;
 	size_t *piece_start;      /* walk.c: the walk in pieces of spans */
 	size_t npieces;
 	/* Every small object's holder (enum tc_holder), two bits each,
@@ -134,6 +140,7 @@ enum hw_status tc_find_module(struct tc_state *tc);
 enum hw_status tc_find_roots(struct tc_state *tc);
 /* spans.c */
 enum hw_status tc_read_spans(struct tc_state *tc);
+bool tc_index_spans(struct tc_state *tc);
 const struct tc_span *tc_span_of(const struct tc_state *tc, uint64_t addr);
 /* lists.c */
 enum hw_status tc_read_lists(struct tc_state *tc);
