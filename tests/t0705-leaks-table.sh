@@ -2,8 +2,9 @@
 # leaks where one block holds 700,000 pointers (corpora/ptmalloc/
 # leakstable1.c): marking pushes more blocks than its stacks hold (2^19
 # entries a thread), leaves them marked and finds them again by sweeping
-# the block map: in threads, each over a part of the map, or in one
-# thread with --threads 1.
+# the block map: in threads, each over a part of the map (the table
+# itself scanned in slices that any thread takes, what they mark left to
+# the sweep), or in one thread with --threads 1.
 #  - `leaks --reachable --json` agrees with the program's truth
 #    (leakcmp: the sampled table entries and their second blocks
 #    reachable, the 64 lost blocks definite, what they hold indirect,

@@ -22,7 +22,9 @@
  * session's walk threads: marks are set with atomic ORs (a block is
  * pushed by the one thread whose OR set its reachable bit), each thread
  * drains its own stack, and a thread that runs dry takes work that busy
- * ones hand to a shared pool.  Phases 2 and 3 are ordered (a clique's
+ * ones hand to a shared pool.  A block of over a MiB goes to the pool in
+ * slices, and what its slices mark is left to the sweep (address order,
+ * all threads).  Phases 2 and 3 are ordered (a clique's
  * leader is the lowest block) and usually small: one thread.
  */
 #include <pthread.h>
@@ -178,6 +180,8 @@ struct marker {
 	uint64_t possible;        /* marked possible in phase 1, still so */
 	uint64_t unreadable;      /* bytes to scan the target lacks */
 	struct mark_pool *pool;   /* phase 1 in threads: marks are atomic */
+	bool defer;               /* pool: leave what is marked to the sweep */
+	uint64_t job_lo, job_hi;  /* pool: a slice of a big block to scan */
 	bool collect;             /* roots only push (threads drain later) */
 };
 
@@ -224,8 +228,12 @@ static void visit(struct marker *k, uint64_t v)
 		   bm_settle_marks() makes marks of them afterwards.  */
 		if (exact) {
 			if (!(__atomic_fetch_or(ref.mk, (uint8_t)BM_REACHABLE,
-						__ATOMIC_RELAXED) & BM_REACHABLE))
-				push(k, ref.addr);
+						__ATOMIC_RELAXED) & BM_REACHABLE)) {
+				if (k->defer)
+					k->overflow = true;
+				else
+					push(k, ref.addr);
+			}
 		} else if (!(__atomic_load_n(ref.mk, __ATOMIC_RELAXED) &
 			     BM_REACHABLE))
 			__atomic_fetch_or(ref.mk, (uint8_t)BM_POSSIBLE,
@@ -282,6 +290,19 @@ static void scan(struct marker *k, uint64_t start, uint64_t end)
 		      visit_word, k, &k->unreadable);
 }
 
+/* A block larger than this is scanned in slices of SLICE bytes, which
+   any marking thread may take.  */
+#define BIG_BLOCK ((uint64_t)1 << 20)
+#define SLICE ((uint64_t)256 << 10)
+
+static bool hand_out(struct mark_pool *p, uint64_t lo, uint64_t hi);
+
+/* A big block of pointers (the bench program's tables hold millions)
+   would keep one marking thread busy while the others wait, and mark
+   more blocks than a stack holds, to be scanned in pointer order, a
+   cache miss each.  So in threads its slices go to the pool for any
+   thread to scan, and the blocks they mark are left to the sweep that
+   follows, which takes them in address order in every thread.  */
 static void scan_block(struct marker *k, const struct bm_ref *ref)
 {
 	if (k->pool)
@@ -289,6 +310,9 @@ static void scan_block(struct marker *k, const struct bm_ref *ref)
 	else
 		bm_set_done(ref);
 	uint64_t end = bm_block_end(k->m, ref);
+	if (k->pool && end - ref->addr > BIG_BLOCK &&
+	    hand_out(k->pool, ref->addr, end))
+		return;
 	scan(k, ref->addr, end);
 }
 
@@ -336,15 +360,51 @@ static void sweep(struct marker *k, enum bm_mark want)
 
 /* ---- phase 1 in threads -------------------------------------------------- */
 
+struct slice {
+	uint64_t lo, hi;
+};
+
 struct mark_pool {
 	pthread_mutex_t lock;
 	pthread_cond_t more;
 	uint64_t *v;              /* blocks handed over, to be scanned */
 	size_t n, cap;
+	struct slice *slices;     /* big blocks' slices, to be scanned */
+	size_t nslices, slices_cap;
+	bool slicing;             /* phase 1's pool (the sweep's has none) */
 	unsigned threads, idle;
 	int hungry;               /* atomic: a thread waits for work */
 	bool finished;
 };
+
+/* Put [lo, hi) in the pool in slices; false when it cannot (then the
+   caller scans it all).  */
+static bool hand_out(struct mark_pool *p, uint64_t lo, uint64_t hi)
+{
+	if (!p->slicing)
+		return false;
+	size_t add = (size_t)((hi - lo + SLICE - 1) / SLICE);
+	pthread_mutex_lock(&p->lock);
+	if (p->nslices + add > p->slices_cap) {
+		size_t cap = p->slices_cap ? 2 * p->slices_cap : 64;
+		while (cap < p->nslices + add)
+			cap *= 2;
+		struct slice *v = realloc(p->slices, cap * sizeof *v);
+		if (!v) {
+			pthread_mutex_unlock(&p->lock);
+			return false;
+		}
+		p->slices = v;
+		p->slices_cap = cap;
+	}
+	for (uint64_t at = lo; at < hi; at += SLICE)
+		p->slices[p->nslices++] = (struct slice){
+			at, hi - at > SLICE ? at + SLICE : hi };
+	__atomic_store_n(&p->hungry, p->idle > 0, __ATOMIC_RELAXED);
+	pthread_cond_broadcast(&p->more);
+	pthread_mutex_unlock(&p->lock);
+	return true;
+}
 
 /* Hand the older half of k's stack to the pool (it has the most work
    under it); k keeps it all when the pool cannot grow.  */
@@ -378,10 +438,10 @@ static void share(struct marker *k, struct mark_pool *p)
 static bool take(struct marker *k, struct mark_pool *p)
 {
 	pthread_mutex_lock(&p->lock);
-	if (!p->n) {
+	if (!p->n && !p->nslices) {
 		p->idle++;
 		__atomic_store_n(&p->hungry, 1, __ATOMIC_RELAXED);
-		while (!p->n && !p->finished) {
+		while (!p->n && !p->nslices && !p->finished) {
 			if (p->idle == p->threads) {
 				p->finished = true;
 				pthread_cond_broadcast(&p->more);
@@ -395,10 +455,16 @@ static bool take(struct marker *k, struct mark_pool *p)
 		}
 		p->idle--;
 	}
-	size_t n = p->n < SHARE_BATCH ? p->n : SHARE_BATCH;
-	for (size_t i = 0; i < n; i++)
-		push(k, p->v[--p->n]);   /* a full stack: a sweep finds it */
-	if (!p->n)
+	if (p->nslices) {
+		struct slice sl = p->slices[--p->nslices];
+		k->job_lo = sl.lo;
+		k->job_hi = sl.hi;
+	} else {
+		size_t n = p->n < SHARE_BATCH ? p->n : SHARE_BATCH;
+		for (size_t i = 0; i < n; i++)
+			push(k, p->v[--p->n]);   /* a full stack: a sweep finds it */
+	}
+	if (!p->n && !p->nslices)
 		__atomic_store_n(&p->hungry, p->idle > 0, __ATOMIC_RELAXED);
 	pthread_mutex_unlock(&p->lock);
 	return true;
@@ -409,13 +475,24 @@ static void *mark_worker(void *arg)
 	struct marker *k = arg;
 	struct mark_pool *p = k->pool;
 	do {
-		while (k->n) {
-			struct bm_ref ref;
-			if (pop_ref(k, &ref))
-				scan_block(k, &ref);
-			if (k->n >= 2 * SHARE_BATCH &&
-			    __atomic_load_n(&p->hungry, __ATOMIC_RELAXED))
-				share(k, p);
+		for (;;) {
+			while (k->n) {
+				struct bm_ref ref;
+				if (pop_ref(k, &ref))
+					scan_block(k, &ref);
+				if (k->n >= 2 * SHARE_BATCH &&
+				    __atomic_load_n(&p->hungry,
+						    __ATOMIC_RELAXED))
+					share(k, p);
+			}
+			if (!k->job_hi)
+				break;
+			/* A slice: what it marks is the sweep's.  */
+			uint64_t lo = k->job_lo, hi = k->job_hi;
+			k->job_lo = k->job_hi = 0;
+			k->defer = true;
+			scan(k, lo, hi);
+			k->defer = false;
 		}
 	} while (take(k, p));
 	return NULL;
@@ -425,7 +502,7 @@ static void *mark_worker(void *arg)
    in nthreads threads, k's own included.  Marks not settled yet.  */
 static void mark_parallel(struct marker *k, unsigned nthreads)
 {
-	struct mark_pool p = { .threads = nthreads };
+	struct mark_pool p = { .threads = nthreads, .slicing = true };
 	struct marker ks[MARK_MAX_THREADS];
 	pthread_t tids[MARK_MAX_THREADS];
 	bool started[MARK_MAX_THREADS] = { false };
@@ -475,6 +552,7 @@ static void mark_parallel(struct marker *k, unsigned nthreads)
 		free(ks[i].stack);
 	}
 	free(p.v);
+	free(p.slices);
 	pthread_cond_destroy(&p.more);
 	pthread_mutex_destroy(&p.lock);
 }
