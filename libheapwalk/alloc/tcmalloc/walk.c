@@ -109,14 +109,10 @@ bool tc_walk_piece(const struct tc_state *tc, size_t i, hw_chunk_fn *fn,
 
 #define TC_MAX_PARTS 16
 
-static uint64_t span_weight(const void *tc, size_t i)
-{
-	return ((const struct tc_state *)tc)->spans[i].bytes;
-}
-
 /* The walk reads nothing of the target (the spans and the holder map
-   were read at open), so its parts are independent: the spans are split
-   by bytes, one part per thread.  */
+   were read at open), so its parts are independent, and each block
+   costs its consumer about the same: the spans are split by blocks (a
+   free span of any size is one), one part per thread.  */
 bool tc_walk_parallel(struct tc_state *tc, unsigned nparts, hw_chunk_fn *fn,
 		      void *const cookies[])
 {
@@ -126,7 +122,7 @@ bool tc_walk_parallel(struct tc_state *tc, unsigned nparts, hw_chunk_fn *fn,
 	if (nparts == 0)
 		nparts = 1;
 	size_t bounds[TC_MAX_PARTS + 1];
-	hw_split_parts(tc->nspans, span_weight, tc, nparts, bounds);
+	hw_split_parts(tc->nspans, span_objects, tc, nparts, bounds);
 	for (unsigned k = 0; k < nparts; k++)
 		parts[k] = (struct part){ .tc = tc, .first = bounds[k],
 					  .last = bounds[k + 1], .fn = fn,
