@@ -505,7 +505,7 @@ static enum hw_status open_process(struct hw_session *s)
 	st = find_allocator(s);
 	/* A process killed meanwhile has no memory left to read: say that,
 	   not that its allocator is unknown.  */
-	if (st != HW_OK && st != HW_USAGE && hw_process_gone(proc_pid))
+	if (st != HW_OK && st != HW_USAGE && hw_process_gone(s->opts.pid))
 		return hw_error(s, HW_BAD_TARGET, "pid %d exited during the "
 				"analysis", s->opts.pid);
 	return st;

@@ -61,7 +61,10 @@ static size_t proc_read(struct hw_target *t, uint64_t addr, void *buf,
 					     1, 0);
 		if (n >= 0)
 			return (size_t)n;
-		if (errno != ENOSYS && errno != EPERM)
+		/* ESRCH: the thread read through (proc_pid) has ended, but
+		   /proc/PID/mem, opened before, reads the memory for as long
+		   as any thread of the process lives.  */
+		if (errno != ENOSYS && errno != EPERM && errno != ESRCH)
 			return 0;
 		p->no_vm_readv = true;
 	}
@@ -398,20 +401,6 @@ static bool maps_only(struct hw_target *t, void *arg, char *err,
 	return read_maps(t, arg, err, errlen);
 }
 
-bool hw_process_gone(int pid)
-{
-	if (kill(pid, 0) != 0 && errno == ESRCH)
-		return true;
-	char path[64], c;
-	snprintf(path, sizeof path, "/proc/%d/maps", pid);
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return errno == ENOENT || errno == ESRCH;
-	ssize_t n = read(fd, &c, 1);
-	close(fd);
-	return n == 0 || (n < 0 && errno == ESRCH);
-}
-
 /* The state letter and flags of /proc/PID[/task/TID]/stat, and its
    command name (made printable) when comm is not NULL; 0 when it cannot
    be read (gone).  */
@@ -478,6 +467,13 @@ static int running_thread(int pid)
 	}
 	closedir(d);
 	return found;
+}
+
+bool hw_process_gone(int pid)
+{
+	if (kill(pid, 0) != 0 && errno == ESRCH)
+		return true;
+	return running_thread(pid) == 0;
 }
 
 /* A pid that names no process heapwalk can read, whoever runs it: the
