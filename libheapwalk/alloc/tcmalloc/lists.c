@@ -9,8 +9,10 @@
  *
  * What each list holds goes into the holder map, two bits per object
  * (no list of objects to sort).  The links are the program's memory,
- * one cache miss each in a large core: the spans' own lists, most of
- * them, are followed several at a time so that the misses overlap.
+ * one cache miss each in a large core: lists are followed several at a
+ * time so that the misses overlap, and in threads (run_phase), a kind
+ * of list after another so that an object two lists hold is the first
+ * kind's: the spans' own, the transfer slots, the thread caches.
  */
 #include <stdio.h>
 #include <stdlib.h>
