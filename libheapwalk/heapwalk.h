@@ -321,10 +321,13 @@ struct hw_work {
 				    checked by sums of their links */
 	uint64_t sums_failed;    /* ... times those sums disagreed, and the
 				    lists were walked after all */
-	uint64_t dwarf_modules;  /* modules whose DWARF was read (struct
-				    layouts, source lines) */
 };
 void hw_session_work(const hw_session *s, struct hw_work *out);
+/* How many modules' DWARF the session read so far (struct layouts,
+   source lines): inflating a big debug file is most of an open, and a
+   command should read none it does not need.  (Not in struct hw_work:
+   its size is part of the ABI.)  */
+uint64_t hw_session_dwarf_modules(const hw_session *s);
 
 /* The command table, for help texts and front ends: the i-th command's
    name and one-line description, or NULL past the end.  */

@@ -637,7 +637,11 @@ void hw_session_work(const hw_session *s, struct hw_work *out)
 	out->guessed = atomic_load(&s->work.guessed);
 	out->summed = atomic_load(&s->work.summed);
 	out->sums_failed = atomic_load(&s->work.sums_failed);
-	out->dwarf_modules = hw_syms_dwarf_modules(s->syms);
+}
+
+uint64_t hw_session_dwarf_modules(const hw_session *s)
+{
+	return s ? hw_syms_dwarf_modules(s->syms) : 0;
 }
 
 const char *hw_session_errmsg(const hw_session *s)

@@ -391,7 +391,7 @@ static void print_stats(const hw_session *s, const struct timespec *start,
 		(unsigned long long)w.list_entries,
 		(unsigned long long)w.guessed, (unsigned long long)w.summed,
 		(unsigned long long)w.sums_failed,
-		(unsigned long long)w.dwarf_modules);
+		(unsigned long long)hw_session_dwarf_modules(s));
 }
 
 int main(int argc, char **argv)
