@@ -44,7 +44,11 @@ static enum hw_status open_state(struct hw_session *s, bool dwarf_now,
 	p->opening = s->opening;
 	p->dwarf_now = dwarf_now;
 	p->libc_file = -1;
-	if (s->policy.prefault && hw_threads(s) > 1)
+	/* Faulting the heaps in takes the other core.  When jemalloc or
+	   tcmalloc opened first, this glibc is most likely the idle one
+	   beside it: its heaps are faulted in once it is the one walked
+	   (pm_settle).  */
+	if (s->policy.prefault && hw_threads(s) > 1 && !s->ninstances)
 		pm_prefault_start(p);
 	enum hw_status st = pm_find_roots(p);
 	if (st == HW_OK)
@@ -102,6 +106,9 @@ static bool same_offsets(const struct pm_layout *a, struct pm_layout b)
 static bool pm_settle(struct hw_session *s, void **state)
 {
 	struct pm_state *p = *state;
+	if (s->policy.prefault && hw_threads(s) > 1 && !p->prefault.started &&
+	    !p->prefault.nranges)
+		pm_prefault_start(p);
 	if (!p->dwarf_later)
 		return false;
 	p->dwarf_later = false;
