@@ -181,7 +181,6 @@ struct marker {
 	uint64_t unreadable;      /* bytes to scan the target lacks */
 	struct mark_pool *pool;   /* phase 1 in threads: marks are atomic */
 	bool defer;               /* pool: leave what is marked to the sweep */
-	uint64_t job_lo, job_hi;  /* pool: a slice of a big block to scan */
 	bool collect;             /* roots only push (threads drain later) */
 };
 
@@ -432,10 +431,10 @@ static void share(struct marker *k, struct mark_pool *p)
 	pthread_mutex_unlock(&p->lock);
 }
 
-/* Take up to a batch from the pool into k's stack, waiting while other
-   threads may still hand some over; false when every thread is idle
-   and the pool empty: phase 1 is over.  */
-static bool take(struct marker *k, struct mark_pool *p)
+/* Take a slice into *job, or else up to a batch of blocks into k's
+   stack, waiting while other threads may still hand some over; false
+   when every thread is idle and the pool empty: phase 1 is over.  */
+static bool take(struct marker *k, struct mark_pool *p, struct slice *job)
 {
 	pthread_mutex_lock(&p->lock);
 	if (!p->n && !p->nslices) {
@@ -456,9 +455,7 @@ static bool take(struct marker *k, struct mark_pool *p)
 		p->idle--;
 	}
 	if (p->nslices) {
-		struct slice sl = p->slices[--p->nslices];
-		k->job_lo = sl.lo;
-		k->job_hi = sl.hi;
+		*job = p->slices[--p->nslices];
 	} else {
 		size_t n = p->n < SHARE_BATCH ? p->n : SHARE_BATCH;
 		for (size_t i = 0; i < n; i++)
@@ -474,27 +471,24 @@ static void *mark_worker(void *arg)
 {
 	struct marker *k = arg;
 	struct mark_pool *p = k->pool;
+	struct slice job = { 0, 0 };
 	do {
-		for (;;) {
-			while (k->n) {
-				struct bm_ref ref;
-				if (pop_ref(k, &ref))
-					scan_block(k, &ref);
-				if (k->n >= 2 * SHARE_BATCH &&
-				    __atomic_load_n(&p->hungry,
-						    __ATOMIC_RELAXED))
-					share(k, p);
-			}
-			if (!k->job_hi)
-				break;
+		if (job.hi) {
 			/* A slice: what it marks is the sweep's.  */
-			uint64_t lo = k->job_lo, hi = k->job_hi;
-			k->job_lo = k->job_hi = 0;
 			k->defer = true;
-			scan(k, lo, hi);
+			scan(k, job.lo, job.hi);
 			k->defer = false;
+			job.lo = job.hi = 0;
 		}
-	} while (take(k, p));
+		while (k->n) {
+			struct bm_ref ref;
+			if (pop_ref(k, &ref))
+				scan_block(k, &ref);
+			if (k->n >= 2 * SHARE_BATCH &&
+			    __atomic_load_n(&p->hungry, __ATOMIC_RELAXED))
+				share(k, p);
+		}
+	} while (take(k, p, &job));
 	return NULL;
 }
 

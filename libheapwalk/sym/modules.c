@@ -624,17 +624,28 @@ void hw_syms_close(struct hw_syms *s)
 	free(s);
 }
 
+size_t hw_syms_mod_index(struct hw_syms *s, Dwfl_Module *mod)
+{
+	size_t i = s->mod_last;
+	if (i < s->nmods && s->mods[i] == mod)
+		return i;
+	for (i = 0; i < s->nmods && s->mods[i] != mod; i++)
+		;
+	if (i < s->nmods)
+		s->mod_last = i;
+	return i;
+}
+
 void hw_syms_dwarf_read(struct hw_syms *s, Dwfl_Module *mod)
 {
 	if (!s->dwarf_was_read && s->nmods &&
 	    !(s->dwarf_was_read = calloc(s->nmods, sizeof *s->dwarf_was_read)))
 		return;
-	for (size_t i = 0; i < s->nmods; i++)
-		if (s->mods[i] == mod) {
-			s->ndwarf_read += !s->dwarf_was_read[i];
-			s->dwarf_was_read[i] = true;
-			return;
-		}
+	size_t i = hw_syms_mod_index(s, mod);
+	if (i < s->nmods && !s->dwarf_was_read[i]) {
+		s->dwarf_was_read[i] = true;
+		s->ndwarf_read++;
+	}
 }
 
 size_t hw_syms_dwarf_modules(const struct hw_syms *s)

@@ -73,14 +73,9 @@ static struct hw_srcmod *srcmod(struct hw_syms *s, Dwfl_Module *mod)
 		if (s->srcmods == NULL)
 			return NULL;
 	}
-	size_t i = s->srcmod_last;
-	if (i >= s->nmods || s->mods[i] != mod) {
-		for (i = 0; i < s->nmods && s->mods[i] != mod; i++)
-			;
-		if (i == s->nmods)
-			return NULL;
-		s->srcmod_last = i;
-	}
+	size_t i = hw_syms_mod_index(s, mod);
+	if (i == s->nmods)
+		return NULL;
 	if (s->srcmods[i] == NULL)
 		s->srcmods[i] = calloc(1, sizeof *s->srcmods[i]);
 	return s->srcmods[i];

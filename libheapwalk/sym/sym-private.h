@@ -40,15 +40,19 @@ struct hw_syms {
 	/* Names made here for callers (source.c), kept until close.  */
 	struct hw_strpool *strings;
 	/* source.c's indexes, per module ([nmods], made on first use;
-	   srccache.c), and the module last asked about.  */
+	   srccache.c).  */
 	struct hw_srcmod **srcmods;
-	size_t srcmod_last;
+	size_t mod_last;    /* hw_syms_mod_index's last answer */
 	/* Modules whose DWARF a look-up read (libdwfl reads all of it at
 	   once: inflating libc's takes tens of ms), [nmods], made on first
 	   use; how many.  */
 	bool *dwarf_was_read;
 	size_t ndwarf_read;
 };
+
+/* mod's index in s->mods (nmods when it is not there); asked once per
+   look-up, so the last answer is tried first.  */
+size_t hw_syms_mod_index(struct hw_syms *s, Dwfl_Module *mod);
 
 /* mod's DWARF was read: count it once (hw_syms_dwarf_modules).  */
 void hw_syms_dwarf_read(struct hw_syms *s, Dwfl_Module *mod);

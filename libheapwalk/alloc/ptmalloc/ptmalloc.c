@@ -106,8 +106,8 @@ static bool same_offsets(const struct pm_layout *a, struct pm_layout b)
 static bool pm_settle(struct hw_session *s, void **state)
 {
 	struct pm_state *p = *state;
-	if (s->policy.prefault && hw_threads(s) > 1 && !p->prefault.started &&
-	    !p->prefault.nranges)
+	/* (Not started at open when another allocator opened first.)  */
+	if (s->policy.prefault && hw_threads(s) > 1 && !p->prefault.nranges)
 		pm_prefault_start(p);
 	if (!p->dwarf_later)
 		return false;

@@ -28,7 +28,6 @@
 #define SIZEMAP_CLASS_TO_PAGES 0xc80
 #define SIZEMAP_MOVE 0x87c
 #define SIZEMAP_CLASS_ARRAY_LEN 2169
-#define CENTRAL_STRIDE 0x4c0
 #define CENTRAL_CLASS 0x08
 #define CENTRAL_EMPTY 0x10
 #define CENTRAL_NONEMPTY 0x40
@@ -271,7 +270,7 @@ static bool span_of_class(struct tc_state *tc, uint64_t span, unsigned cls)
 static bool central_at(struct tc_state *tc, uint64_t addr)
 {
 	for (unsigned i = 0; i < tc->nclasses; i++) {
-		uint64_t e = addr + (uint64_t)i * CENTRAL_STRIDE, cls;
+		uint64_t e = addr + (uint64_t)i * TC_CENTRAL_STRIDE, cls;
 		uint32_t slots[3];
 		if (!read_u64(tc, e + CENTRAL_CLASS, &cls) || cls != i ||
 		    !hw_read(tc->t, e + 0x480, slots, sizeof slots) ||
@@ -294,7 +293,7 @@ static bool find_central(struct tc_state *tc)
 	}
 	for (size_t i = 0; i < tc->ndata; i++)
 		for (uint64_t a = tc->data[i].start;
-		     a + (uint64_t)tc->nclasses * CENTRAL_STRIDE <= tc->data[i].end;
+		     a + (uint64_t)tc->nclasses * TC_CENTRAL_STRIDE <= tc->data[i].end;
 		     a += 8) {
 			uint64_t v[2];
 			/* Entry 0: class 0, its empty list linked to itself.  */

@@ -25,6 +25,7 @@
 #define CENTRAL_SLOTS 0x80
 #define CENTRAL_USED_SLOTS 0x480
 #define CACHE_SIZE 0x1000
+#define TRANSFER_SLOTS 64         /* kMaxNumTransferEntries */
 
 struct phase;
 
@@ -98,13 +99,13 @@ static bool claim(struct tc_state *tc, uint64_t slot, enum tc_holder h,
 {
 	uint8_t *b = &tc->holders[slot >> 2];
 	unsigned shift = (unsigned)(slot & 3) * 2;
-	uint8_t old = shared ? __atomic_load_n(b, __ATOMIC_RELAXED) : *b;
 	if (!shared) {
-		if ((old >> shift) & 3)
+		if ((*b >> shift) & 3)
 			return false;
-		*b = (uint8_t)(old | h << shift);
+		*b = (uint8_t)(*b | h << shift);
 		return true;
 	}
+	uint8_t old = __atomic_load_n(b, __ATOMIC_RELAXED);
 	do {
 		if ((old >> shift) & 3)
 			return false;
@@ -256,12 +257,6 @@ static void *follow_part(void *arg)
 	return NULL;
 }
 
-static uint64_t span_weight(const void *tc, size_t i)
-{
-	const struct tc_span *sp = &((const struct tc_state *)tc)->spans[i];
-	return sp->objsize ? sp->bytes / sp->objsize : 0;
-}
-
 /* Run a pass in parts, one thread each, and add what their lists gave
    to objects[] by class.  The spans' own lists (the pass without
    groups) are cut by their objects, each cut moved on to a span whose
@@ -277,12 +272,11 @@ static void run_phase(struct tc_state *tc, const struct phase *ph,
 		n = (unsigned)(ph->nunits / LISTS_PER_PART);
 	if (n == 0)
 		n = 1;
-	size_t bounds[MAX_PARTS + 1];
-	if (ph->group_units) {
-		for (unsigned k = 0; k <= n; k++)
-			bounds[k] = k < n ? 0 : ph->nunits;
-	} else {
-		hw_split_parts(ph->nunits, span_weight, tc, n, bounds);
+	/* Groups: every part looks at every unit, and takes its own.  */
+	size_t bounds[MAX_PARTS + 1] = { 0 };
+	bounds[n] = ph->nunits;
+	if (!ph->group_units) {
+		hw_split_parts(ph->nunits, tc_span_blocks, tc, n, bounds);
 		for (unsigned k = 1; k < n; k++) {
 			size_t b = bounds[k] > bounds[k - 1] ? bounds[k]
 							     : bounds[k - 1];
@@ -326,7 +320,6 @@ static void span_lists(struct tc_state *tc)
 
 /* The central lists' transfer slots in use (unit: class * 64 + slot),
    where the count can be believed (central_lists says why not).  */
-#define TRANSFER_SLOTS 64
 
 static bool start_transfer_slot(struct collect *c, size_t u,
 				struct cursor *k)
@@ -335,7 +328,7 @@ static bool start_transfer_slot(struct collect *c, size_t u,
 	const uint32_t *used = c->ph->src;
 	unsigned cls = (unsigned)(u / TRANSFER_SLOTS);
 	uint32_t slot = (uint32_t)(u % TRANSFER_SLOTS);
-	uint64_t at = tc->central + (uint64_t)cls * 0x4c0 + CENTRAL_SLOTS +
+	uint64_t at = tc->central + (uint64_t)cls * TC_CENTRAL_STRIDE + CENTRAL_SLOTS +
 		      16 * (uint64_t)slot;
 	uint64_t head;
 	if (slot >= used[cls] || !hw_read_u64(tc->t, at, &head))
@@ -356,7 +349,7 @@ static void central_lists(struct tc_state *tc)
 {
 	uint32_t used_slots[TC_MAX_CLASSES] = { 0 };
 	for (unsigned cls = 1; cls < tc->nclasses; cls++) {
-		uint64_t e = tc->central + (uint64_t)cls * 0x4c0;
+		uint64_t e = tc->central + (uint64_t)cls * TC_CENTRAL_STRIDE;
 		uint64_t counter, nspans;
 		uint32_t used;
 		uint64_t size = tc->class_size[cls];
@@ -367,10 +360,10 @@ static void central_lists(struct tc_state *tc)
 		uint64_t waste = ((uint64_t)tc->class_pages[cls] << TC_PAGE_SHIFT)
 				 % size;
 		tc->central_bytes += size * counter + nspans * waste;
-		if (used > 64) {
+		if (used > TRANSFER_SLOTS) {
 			hw_finding(tc->s, e, "tcmalloc: central list of class %u "
-				   "says %u transfer slots are used (at most 64)",
-				   cls, used);
+				   "says %u transfer slots are used (at most %d)",
+				   cls, used, TRANSFER_SLOTS);
 			continue;
 		}
 		tc->transfer_bytes += size * used * tc->class_move[cls];

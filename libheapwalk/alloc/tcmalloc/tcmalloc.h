@@ -37,6 +37,9 @@
 #define TC_MAX_PAGES 128          /* kMaxPages = 1 << (20 - 13) */
 #define TC_MAX_RANGES 16
 #define TC_MAX_THREAD_CACHES 4096
+/* One central free list (CentralFreeListPadded) per class, in an array:
+   every 2.6-2.16 build's size.  */
+#define TC_CENTRAL_STRIDE 0x4c0
 
 /* The layouts that differ between versions (tcmalloc.md of the
    research; offsets in bytes).  */
@@ -158,6 +161,9 @@ bool tc_walk_parallel(struct tc_state *tc, unsigned nparts, hw_chunk_fn *fn,
 /* The walk in pieces (alloc.h: hw_allocator_ops.pieces): how many, 0
    when out of memory; piece i's blocks to fn.  */
 size_t tc_pieces(struct tc_state *tc);
+/* The blocks span i gives a walk (its objects, or one): what the walk's
+   parts and pieces, and the passes over the free lists, are cut by.  */
+uint64_t tc_span_blocks(const void *tc, size_t i);
 bool tc_walk_piece(const struct tc_state *tc, size_t i, hw_chunk_fn *fn,
 		   void *cookie);
 bool tc_walk_around(struct tc_state *tc, uint64_t addr, hw_chunk_fn *fn,

@@ -80,7 +80,7 @@ static void *walk_part(void *arg)
    of report that a thread holds until its turn to write it.  */
 #define PIECE_OBJECTS 2048
 
-static uint64_t span_objects(const void *tc, size_t i)
+uint64_t tc_span_blocks(const void *tc, size_t i)
 {
 	const struct tc_span *sp = &((const struct tc_state *)tc)->spans[i];
 	return !sp->location && sp->objsize ? sp->bytes / sp->objsize : 1;
@@ -89,7 +89,7 @@ static uint64_t span_objects(const void *tc, size_t i)
 size_t tc_pieces(struct tc_state *tc)
 {
 	free(tc->piece_start);
-	tc->npieces = hw_cut_pieces(tc->nspans, span_objects, tc,
+	tc->npieces = hw_cut_pieces(tc->nspans, tc_span_blocks, tc,
 				    PIECE_OBJECTS, &tc->piece_start);
 	return tc->npieces;
 }
@@ -122,7 +122,7 @@ bool tc_walk_parallel(struct tc_state *tc, unsigned nparts, hw_chunk_fn *fn,
 	if (nparts == 0)
 		nparts = 1;
 	size_t bounds[TC_MAX_PARTS + 1];
-	hw_split_parts(tc->nspans, span_objects, tc, nparts, bounds);
+	hw_split_parts(tc->nspans, tc_span_blocks, tc, nparts, bounds);
 	for (unsigned k = 0; k < nparts; k++)
 		parts[k] = (struct part){ .tc = tc, .first = bounds[k],
 					  .last = bounds[k + 1], .fn = fn,
