@@ -178,6 +178,13 @@ struct hw_open_opts {
 	void (*progress)(void *cookie, const char *phase, uint64_t done,
 			 uint64_t total);
 	void *progress_cookie;
+	/* The most a compressed core may unpack to, zeros included (they
+	   cost no memory, but time to decode): past it the core is refused
+	   as a decompression bomb.  0 = 512 times the compressed file's
+	   size, at least 2 GiB (and never more than its ELF headers
+	   describe).  Added in 0.4: older callers' smaller struct (sz)
+	   leaves it 0.  */
+	uint64_t unpack_max;
 };
 #define HW_OPEN_OPTS_INIT { .sz = sizeof(struct hw_open_opts) }
 

@@ -18,7 +18,9 @@
 #  - Bad input exits 3 with one line naming the file: a truncated .zst,
 #    a corrupted .gz, a gzip of something that is not an ELF file, a core
 #    followed by more than its ELF headers describe (the decompression
-#    bomb guard); a .bz2 still says to unpack it with `bzip2 -d`; at
+#    bomb guard); a zero bomb whose headers claim 64 GiB, refused once
+#    it passes the 2 GiB a small file may unpack to, or --unpack-max
+#    (512M); a .bz2 still says to unpack it with `bzip2 -d`; at
 #    once, before unpacking the rest: "\x7fELF" and 2 MiB of junk, a
 #    core whose class byte says 32-bit, one whose e_phoff points past its
 #    first MiB; a core whose last PT_LOAD claims 96 MiB of random bytes
@@ -194,16 +196,6 @@ bad_input "$T/damaged.gz" "gzip: "
 "$(tool prng)" 155 1048576 | gzip -c -1 >"$T/random.gz"
 bad_input "$T/random.gz" "not an ELF file"
 
-# A core followed by 64 MiB of zeros: more than its headers describe.
-{ cat "$plain"; head -c $((64 << 20)) /dev/zero; } | zstd -q -c >"$T/bomb.zst"
-bad_input "$T/bomb.zst" "bytes its ELF headers describe"
-
-bzip2 -c "$plain" >"$T/core.bz2"
-bad_input "$T/core.bz2" "bzip2 -d"
-
-# Refused from the first MiB: no core header heapwalk reads.
-{ printf '\177ELF\002\001'; "$(tool prng)" 1551 $((2 << 20)); } | zstd -q -c >"$T/junk.zst"
-bad_input "$T/junk.zst" "not a core"
 # patch_core OUT OFFSET PERL-PACK...: the plain core with bytes replaced.
 patch_core() {
 	local out=$1 off=$2
@@ -212,6 +204,31 @@ patch_core() {
 	perl -e 'open my $f, "+<", $ARGV[0] or die; seek $f, $ARGV[1], 0;
 		print $f pack($ARGV[2], @ARGV[3..$#ARGV]);' "$out" "$off" "$@"
 }
+# A core followed by 64 MiB of zeros: more than its headers describe.
+{ cat "$plain"; head -c $((64 << 20)) /dev/zero; } | zstd -q -c >"$T/bomb.zst"
+bad_input "$T/bomb.zst" "bytes its ELF headers describe"
+
+# A zero bomb whose headers claim it all: the core's e_shoff moved to
+# 64 GiB, then 3 GiB of zeros (12 frames of 256 MiB, 8 KB each): the
+# stream is refused once it passes 2 GiB (a file this small may unpack
+# to no more), or what --unpack-max says.
+patch_core "$T/vast" 40 'Q<' $((64 << 30))      # e_shoff
+head -c $((256 << 20)) /dev/zero | zstd -q -c >"$T/zeros.zst"
+{ zstd -q -c "$T/vast"; for _ in 1 2 3 4 5 6 7 8 9 10 11 12; do cat "$T/zeros.zst"; done; } >"$T/zerobomb.zst"
+bad_input "$T/zerobomb.zst" "2048 MiB, the most a file of"
+hw "$T/out" "$T/err" --unpack-max 512M "$T/zerobomb.zst" summary
+expect_rc 3
+one_error_line "$T/err" "zerobomb --unpack-max"
+grep -qF "more than --unpack-max (512 MiB)" "$T/err" || fail "zerobomb --unpack-max 512M: $(cat "$T/err")"
+hw "$T/out" "$T/err" --unpack-max 0 "$T/zerobomb.zst" summary
+expect_rc 2
+
+bzip2 -c "$plain" >"$T/core.bz2"
+bad_input "$T/core.bz2" "bzip2 -d"
+
+# Refused from the first MiB: no core header heapwalk reads.
+{ printf '\177ELF\002\001'; "$(tool prng)" 1551 $((2 << 20)); } | zstd -q -c >"$T/junk.zst"
+bad_input "$T/junk.zst" "not a core"
 patch_core "$T/c32" 4 C 1
 zstd -q -c "$T/c32" >"$T/c32.zst"
 bad_input "$T/c32.zst" "32-bit"

@@ -61,6 +61,9 @@ static void usage(FILE *f)
 	      "  --threads N       worker threads (default: one per CPU)\n"
 	      "  --cache-max SIZE  memory for a live process's copy (e.g. 4G;\n"
 	      "                    default: half of this machine's memory)\n"
+	      "  --unpack-max SIZE the most a compressed core may unpack to,\n"
+	      "                    zeros included (default: 512 times its size,\n"
+	      "                    at least 2G)\n"
 	      "  --color=WHEN      auto (default: on a terminal, unless NO_COLOR\n"
 	      "                    is set) | always | never\n"
 	      "  -q, --quiet       no progress on stderr (shown on a terminal for\n"
@@ -296,7 +299,7 @@ static int global_option(int argc, char **argv, int *i,
 	uint64_t num;
 	static const char *const with_value[] = {
 		"--pid", "--exe", "--sysroot", "--debug-dir", "--allocator",
-		"--threads", "--cache-max",
+		"--threads", "--cache-max", "--unpack-max",
 	};
 	for (size_t k = 0; k < sizeof with_value / sizeof *with_value; k++) {
 		size_t n = strlen(with_value[k]);
@@ -331,6 +334,11 @@ static int global_option(int argc, char **argv, int *i,
 			if (!parse_size(v, &o->cache_max) || !o->cache_max)
 				return fail(HW_USAGE, "--cache-max: '%s' is not "
 					    "a size (e.g. 512M, 4G)", v);
+			break;
+		case 7:
+			if (!parse_size(v, &o->unpack_max) || !o->unpack_max)
+				return fail(HW_USAGE, "--unpack-max: '%s' is "
+					    "not a size (e.g. 64G, 2T)", v);
 			break;
 		}
 		return 0;

@@ -13,9 +13,11 @@
  *
  * The compressed file is untrusted.  A stream that is corrupt or cut
  * short fails with the decoder's reason; one that unpacks to more than
- * the core's own ELF headers say it spans (or, before they are seen, to
- * more than 1 TiB) is refused as a decompression bomb, since zero pages
- * cost nothing to store but still take time to decode; one whose first
+ * the core's own ELF headers say it spans, or to more than a bound set
+ * by its own size (512 times it, at least 2 GiB: --unpack-max), is
+ * refused as a decompression bomb, since zero pages cost nothing to store
+ * but still take time to decode (zstd turns 33 KB into a GiB of zeros,
+ * which take 0.2 s: a 13 MB file would take minutes); one whose first
  * MiB is no core header heapwalk reads (no ELF, 32-bit, big-endian, not a
  * core, program headers past that MiB) is refused at once rather than
  * unpacked to the end; and the data it stores (its pages that are not
@@ -47,7 +49,13 @@
    core of zeros compresses a thousandfold).  */
 #define PROGRESS_IN (16u << 20)
 #define PROGRESS_OUT (256u << 20)
-#define MAX_UNPACKED (1ull << 40) /* before the ELF headers are seen */
+/* The default bound on what a file unpacks to: cores of data compress
+   3 to 20 times, and a kernel core's holes (pages never present) only
+   make up large parts of it where a process touched a little of a large
+   mapping; zeros decode at 0.25 (gzip) to 5 GB/s (zstd).  */
+#define UNPACK_RATIO 512
+#define UNPACK_FLOOR (2ull << 30)
+#define MAX_UNPACKED (1ull << 40) /* no header field is believed past it */
 /* What a core may hold past the end its headers give (section header
    string tables and the like, which no header places): room enough for
    any writer's, and nothing next to a bomb.  */
@@ -67,6 +75,7 @@ struct hw_unpack {
 	struct hw_holes holes;       /* the runs of zeros passed */
 	uint64_t limit;              /* the most the core may unpack to */
 	bool limit_from_headers;
+	bool limit_given;            /* --unpack-max set the bound */
 	uint64_t stored, store_max;  /* bytes of data written; the cap */
 	const char *unpack_cmd;      /* "zstd -d" */
 	bool failed;
@@ -226,9 +235,19 @@ static bool store(struct hw_unpack *u, size_t n)
 				 "%" PRIu64 " bytes its ELF headers describe "
 				 "(corrupt, or a decompression bomb)",
 				 (uint64_t)(u->limit - HEADER_SLACK));
+		else if (u->limit_given)
+			snprintf(why, sizeof why, "unpacks to more than "
+				 "--unpack-max (%" PRIu64 " MiB)",
+				 u->limit >> 20);
 		else
 			snprintf(why, sizeof why, "unpacks to more than "
-				 "1 TiB (a decompression bomb?)");
+				 "%" PRIu64 " MiB, the most a file of %" PRIu64
+				 " MiB may unpack to unless --unpack-max says "
+				 "more (a decompression bomb, or a core of "
+				 "mostly untouched memory: unpack it into a "
+				 "file first, %s)",
+				 u->limit >> 20, (u->in_size + (1u << 20) - 1) >> 20,
+				 u->unpack_cmd);
 		return hw_unpack_fail(u, why);
 	}
 	size_t run = SIZE_MAX;   /* where the pending run of data starts */
@@ -315,6 +334,14 @@ enum hw_status hw_unpack(const struct hw_compression *c, int fd,
 	struct stat st;
 	if (fstat(fd, &st) == 0 && st.st_size > 0)
 		u.in_size = (uint64_t)st.st_size;
+	if (s && s->opts.unpack_max) {
+		u.limit = s->opts.unpack_max;
+		u.limit_given = true;
+	} else if (u.in_size < MAX_UNPACKED / UNPACK_RATIO) {
+		u.limit = u.in_size * UNPACK_RATIO;
+		if (u.limit < UNPACK_FLOOR)
+			u.limit = UNPACK_FLOOR;
+	}
 	const char *base = strrchr(path, '/');
 	snprintf(u.phase, sizeof u.phase, "unpacking %s", base ? base + 1 : path);
 	u.in_buf = malloc(IN_CHUNK);

@@ -37,6 +37,7 @@ _heapwalk_fallback_help='options:
   --json            machine-readable output
   --threads N       worker threads
   --cache-max SIZE  memory for a live process'\''s copy
+  --unpack-max SIZE the most a compressed core may unpack to
   --color=WHEN      auto | always | never
   -q, --quiet       no progress on stderr
   --stats           after the command, what it took (stderr)
