@@ -157,6 +157,12 @@ static hw_session *fuzz_open(const char *path)
 	   costs ten times the walk: the heuristics are what is fuzzed.  */
 	o.no_debuginfo = true;
 	o.threads = 1; /* reproducible: one input, one path */
+	/* A compressed input keeps its data in a memfd, which libFuzzer's
+	   RSS limit does not see: bounded here instead, and its zeros to a
+	   quarter of the 2 GiB a small file may unpack to, so that a zero
+	   bomb costs a fuzz run no more than a second.  */
+	o.cache_max = 256u << 20;
+	o.unpack_max = 512u << 20;
 	/* No command promised to need the lists themselves: ptmalloc then
 	   proves them by sums where it can (linksums.c), and walks them
 	   only for the commands that show them (bins, check) or where the
