@@ -1,13 +1,13 @@
 #!/bin/bash
 # The libFuzzer harnesses (tests/fuzz/fuzz-*.c: fuzz-core, fuzz-ptmalloc,
-# fuzz-jemalloc, fuzz-jeprof, fuzz-tcmalloc, fuzz-tcheapprof, fuzz-heapv2) still build and run: each
+# fuzz-jemalloc, fuzz-jeprof, fuzz-tcmalloc, fuzz-tcheapprof, fuzz-heapv2,
+# fuzz-diffjson) still build and run: each
 # replays its kept findings (tests/fuzz/regress/NAME/) and its seeds, then
 # fuzzes for SMOKE_TIME seconds through tests/fuzz/run.sh, in a fresh
-# corpus.  SMOKE_TIME defaults to 25 s shared among the harnesses (5 s
-# each for five, never under 3): their set-up (copying the cores,
-# replaying the kept findings and the seeds: 2 s each idle, up to 7 s on
-# a loaded machine) takes about as long again, and all five stay within
-# a minute.  Any crash, sanitizer
+# corpus.  SMOKE_TIME defaults to 25 s shared among the harnesses
+# (never under 3 s each): their set-up (copying the cores, replaying the
+# kept findings and the seeds: 2 s each idle, up to 7 s on a loaded
+# machine) takes about as long again.  Any crash, sanitizer
 # report, leak, input slower than 10 s or invalid JSON fails the test
 # (the input is kept in FUZZ/artifacts-NAME/).  Skips when clang has no
 # libFuzzer or the harnesses are not built (`make fuzzers`; make check

@@ -41,7 +41,7 @@ static void fuzz_die(const char *what, const char *arg)
 static int fuzz_fd = -1;
 static char fuzz_path[64];
 
-static void fuzz_memfd(void)
+static inline void fuzz_memfd(void)
 {
 	fuzz_fd = memfd_create("heapwalk-fuzz-core", MFD_CLOEXEC);
 	if (fuzz_fd < 0)
@@ -49,7 +49,7 @@ static void fuzz_memfd(void)
 	snprintf(fuzz_path, sizeof fuzz_path, "/proc/self/fd/%d", fuzz_fd);
 }
 
-static void fuzz_pwrite(const void *buf, size_t len, uint64_t off)
+static inline void fuzz_pwrite(const void *buf, size_t len, uint64_t off)
 {
 	const char *p = buf;
 	while (len > 0) {

@@ -30,6 +30,11 @@
 #                  the non-zero pages of the anonymous memory
 #   fuzz-tcheapprof the same from tcmalloc-full-amd64 heapprof1 (the heap
 #                  profiler's table in the anonymous memory)
+#   fuzz-diffjson  FUZZDIR/fuzz-diffjson.core: cxxgrow1's core, the
+#                  session `diff FILE...` runs on; seeds: what heapwalk
+#                  saves from cxxgrow1's base core (sizes --json, sizes
+#                  --by=type --json, leaks --json, and the three in one
+#                  input cut by NULs); inputs up to 64 KiB
 #   fuzz-heapv2    FUZZDIR/fuzz-heapv2.core: prof1's core, the session
 #                  `prof --base INPUT` runs on; seeds: the profile prof1
 #                  dumped itself (its prof.heap) and variants of it (sample
@@ -39,7 +44,7 @@
 # core's own addresses (ranges, the truth's chunks) as 8-byte words.
 #
 # First every file of tests/fuzz/regress/NAME/ (xz-compressed or not) is
-# replayed: fuzz-core's are cores, fuzz-heapv2's base files (inputs as
+# replayed: fuzz-core's are cores, fuzz-heapv2's and fuzz-diffjson's base files (inputs as
 # they are); the patch harnesses' are whole patched
 # cores (*.core[.xz]), replayed as that harness's core with no patches
 # (HW_FUZZ_SAVE=FILE makes the harness save the core it patched).  Then
@@ -329,6 +334,17 @@ fuzz-heapv2)
 	sed -n 's|^[0-9a-f]*-[0-9a-f]* .* \(/.*\)$|\1|p' "$heap" | sort -u |
 		while read -r f; do printf '"%s"\n' "${f##*/}"; done >>"$dict"
 	;;
+fuzz-diffjson)
+	max_len=65536
+	dir=$CORPUS/cxxgrow1
+	core_of cxxgrow1 "$dir"
+	copy_core "$dir" "$fdir/$name.core"
+	[ -f "$dir/base/core" ] || { echo "$me: no base core in $dir/base" >&2; exit 1; }
+	copy_core "$dir/base" "$fdir/$name.base"
+	# heapwalk's own saved files of the base core, as a fleet keeps them
+	HW_FUZZ_WRITE_SEEDS=$seeds HW_FUZZ_BASE=$fdir/$name.base "$bin" >&2
+	rm -f "$fdir/$name.base"
+	;;
 *)
 	echo "$me: no set-up for $name" >&2
 	exit 2
@@ -348,12 +364,13 @@ if [ -d "$regress" ] && [ -n "$(ls -A "$regress")" ]; then
 		esac
 	done
 	# replaying a patched core: a range for the harness to accept, unused
-	if [ "$name" != fuzz-core ] && [ "$name" != fuzz-heapv2 ]; then
-		echo "0x0 0x1 (no patches)" >"$fdir/$name.ranges.whole"
-	fi
+	case $name in
+	fuzz-core | fuzz-heapv2 | fuzz-diffjson) ;;
+	*) echo "0x0 0x1 (no patches)" >"$fdir/$name.ranges.whole" ;;
+	esac
 	# base files: all in one run, the core being read once (libFuzzer
 	# names each file as it runs it: the log says which one failed)
-	if [ "$name" = fuzz-heapv2 ]; then
+	if [ "$name" = fuzz-heapv2 ] || [ "$name" = fuzz-diffjson ]; then
 		rc=0
 		"$bin" -timeout=10 "$rdir"/* >"$rdir.log" 2>&1 || rc=$?
 		if [ $rc != 0 ]; then
