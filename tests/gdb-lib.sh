@@ -146,7 +146,8 @@ gdb_ctrl_c() {
 	[ -n "$seen" ] || fail "$hook: the plugin never made $mark in heap chunks: $(tail -n 5 "$T/gdb.log")"
 	# To gdb itself (env execs timeout): timeout would pass the signal
 	# on, then kill gdb 5 s on.
-	kill -INT "$(child_pid "$gdbpid" gdb)" 2>/dev/null || fail "no gdb under timeout ($gdbpid)"
+	# (A pid just read from /proc, of a process that is running.)
+	kill -INT "$(child_pid "$gdbpid" gdb)" 2>/dev/null || fail "no gdb under timeout ($gdbpid)" # pid just read
 	wait "$gdbpid" || rc=$?
 	[ $rc = 0 ] || fail "gdb exited with status $rc after Ctrl-C: $(tail -n 5 "$T/gdb.log")"
 	grep -q '^heapwalk: interrupted after [0-9.]* s (Ctrl-C, or gdb lost the target): no report$' "$T/gdb.log" ||
@@ -201,6 +202,7 @@ qemu_stub_start() {
 				"$dir/prog" "$@" <"$run/in.$port" >"$run/out" 2>&1
 		) &
 		QEMU_PID=$!
+		QEMU_BIRTH=$(proc_birth "$QEMU_PID")
 		exec 7>"$run/in.$port"
 		for _ in $(seq 3000); do
 			port_listening "$port" && break
@@ -209,7 +211,7 @@ qemu_stub_start() {
 		done
 		kill -0 "$QEMU_PID" 2>/dev/null && port_listening "$port" && break
 		exec 7>&-
-		{ kill -KILL "$QEMU_PID" && wait "$QEMU_PID"; } 2>/dev/null || true
+		{ kill_same KILL "$QEMU_PID" "$QEMU_BIRTH" && wait "$QEMU_PID"; } 2>/dev/null || true
 		QEMU_PID=
 	done
 	[ -n "$QEMU_PID" ] || fail "qemu-aarch64 -g would not start: $(cat "$run/out")"
@@ -217,10 +219,11 @@ qemu_stub_start() {
 	QEMU_PORT=$port
 }
 
-# Kill the qemu of qemu_stub_start, if it still runs.
+# Kill the qemu of qemu_stub_start, if it still runs (gdb's kill may
+# have ended it: then its pid may be another process's by now).
 qemu_stub_stop() {
 	if [ -n "${QEMU_PID:-}" ]; then
-		kill -KILL "$QEMU_PID" 2>/dev/null || true
+		kill_same KILL "$QEMU_PID" "${QEMU_BIRTH:-}" || true
 		{ wait "$QEMU_PID"; } 2>/dev/null || true
 	fi
 	QEMU_PID=

@@ -78,6 +78,28 @@ child_pid() {
 	done
 }
 
+# proc_birth PID: when process PID started (clock ticks since boot: field
+# 22 of /proc/PID/stat), empty when there is none.  A pid names the
+# process a test started only while it runs: bash reaps a background job
+# as soon as it ends, and with pid_max 32768 (Debian's default) a busy
+# machine -- two `make check` side by side -- gives the same pid to
+# another process within a minute or two.  A signal to a noted pid that
+# ended long ago killed an unrelated test's live target once.
+proc_birth() {
+	local stat fields
+	stat=$(cat "/proc/$1/stat" 2>/dev/null) || return 0
+	read -r -a fields <<<"${stat##*) }"  # from field 3 on
+	echo "${fields[19]}"
+}
+
+# kill_same SIGNAL PID BIRTH: send SIGNAL to PID if it is still the
+# process that started at BIRTH (proc_birth, noted when it was started);
+# false when it is not (gone, or the pid is another's now).
+kill_same() {
+	[ -n "$3" ] && [ "$(proc_birth "$2")" = "$3" ] &&
+		kill -s "$1" "$2" 2>/dev/null
+}
+
 need_heapwalk() {
 	[ -x "$HEAPWALK" ] || skip "no heapwalk binary at $HEAPWALK"
 }

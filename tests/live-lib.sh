@@ -39,7 +39,7 @@ here_live_=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 . "$here_live_/lib.sh"
 
 LIVE_STANDIN=${LIVE_STANDIN:-}
-declare -A LIVE_PID=() LIVE_FD=() LIVE_SENT_USR1=() LIVE_CORE=()
+declare -A LIVE_PID=() LIVE_BIRTH=() LIVE_FD=() LIVE_SENT_USR1=() LIVE_CORE=()
 
 # Whatever happens, no live program outlives the test (closing its pipe
 # ends it; SIGKILL also ends one left stopped).
@@ -49,7 +49,9 @@ live_cleanup() {
 		if [ -n "${LIVE_FD[$n]:-}" ]; then
 			eval "exec ${LIVE_FD[$n]}>&-" 2>/dev/null || true
 		fi
-		kill -KILL "${LIVE_PID[$n]}" 2>/dev/null || true
+		# (Only while the pid is still that program's: lib.sh's
+		# kill_same.)
+		kill_same KILL "${LIVE_PID[$n]}" "${LIVE_BIRTH[$n]:-}" || true
 		{ wait "${LIVE_PID[$n]}"; } 2>/dev/null || true
 	done
 }
@@ -101,6 +103,7 @@ live_start() {
 		exec "$@" <"$T/live.$name.in" >"$T/live.$name.out" 2>"$T/live.$name.err"
 	) &
 	LIVE_PID[$name]=$!
+	LIVE_BIRTH[$name]=$(proc_birth "$!")
 	exec {fd}>"$T/live.$name.in"
 	LIVE_FD[$name]=$fd
 	LIVE_SENT_USR1[$name]=0
@@ -123,7 +126,7 @@ shd_pending() {
 
 live_usr1() {
 	local name=$1 pid=${LIVE_PID[$1]} i p
-	kill -USR1 "$pid"
+	kill_same USR1 "$pid" "${LIVE_BIRTH[$name]}" || fail "$name has ended"
 	for ((i = 0; i < 1000; i++)); do
 		p=$(shd_pending "$pid")
 		if [ -n "$p" ] && (((0x$p >> 9) & 1)); then
@@ -213,7 +216,7 @@ live_finish() {
 	done
 	wait "$pid" || rc=$?
 	eval "exec ${LIVE_FD[$name]}>&-"
-	unset "LIVE_PID[$name]" "LIVE_FD[$name]"
+	unset "LIVE_PID[$name]" "LIVE_BIRTH[$name]" "LIVE_FD[$name]"
 	[ "$line" = OK ] || fail "$name's self-check after heapwalk: $line"
 	[ $rc = 0 ] || fail "$name exited $rc after its self-check"
 }
@@ -249,10 +252,10 @@ need_live() {
 			skip "this heapwalk does not support --pid yet ($out)"
 		fi
 	fi
-	kill -KILL "$pid" 2>/dev/null || true
+	kill_same KILL "$pid" "${LIVE_BIRTH[probe]}" || true
 	wait "$pid" 2>/dev/null || true
 	eval "exec ${LIVE_FD[probe]}>&-"
-	unset "LIVE_PID[probe]" "LIVE_FD[probe]"
+	unset "LIVE_PID[probe]" "LIVE_BIRTH[probe]" "LIVE_FD[probe]"
 }
 
 # check_live_summary JSON TEXT PID [NO_STOP]: summary's "live" object

@@ -58,6 +58,7 @@ for ((r = 0; r < runs; r++)); do
 		sub=$!
 		until [ -s "$T/hw.pid" ]; do sleep 0.001; done
 		hp=$(cat "$T/hw.pid")
+		hb=$(proc_birth "$hp")   # (none: heapwalk is done already)
 		sleep "$(printf '0.%03d' "$delay")"
 		# Was the target stopped just then (a state t thread)?
 		when=running
@@ -65,13 +66,13 @@ for ((r = 0; r < runs; r++)); do
 			when=stopped
 			during=$((during + 1))
 		fi
-		kill -s "$sig" "$hp" 2>/dev/null || true
+		kill_same "$sig" "$hp" "$hb" || true
 		for ((i = 0; i < 1200; i++)); do
 			kill -0 "$sub" 2>/dev/null || break
 			sleep 0.1
 		done
 		if kill -0 "$sub" 2>/dev/null; then
-			kill -KILL "$hp" 2>/dev/null || true
+			kill_same KILL "$hp" "$hb" || true
 			wait "$sub" 2>/dev/null || true
 			fail "heapwalk --pid $pid ${cmd[*]} still runs 2 minutes after SIG$sig (at $delay ms)"
 		fi
@@ -141,6 +142,7 @@ run_reaped() {
 		sleep 0.01
 	done
 	tp=$(cat "$T/exit.pid")
+	tb=$(proc_birth "$tp")
 }
 # First killed (SIGKILL: it ends even while stopped) 0-60 ms into a run
 # on a heap of 600000 chunks: the heap was there before heapwalk started,
@@ -156,7 +158,7 @@ for ((k = 0; k < 6; k++)); do
 	timeout -k 5 60 "$HEAPWALK" --pid "$tp" summary >"$T/exit.hw" 2>"$T/exit.err" &
 	hp=$!
 	sleep "$(printf '0.%03d' "$delay")"
-	kill -KILL "$tp" 2>/dev/null || true
+	kill_same KILL "$tp" "$tb" || true
 	rc=0
 	wait "$hp" || rc=$?
 	HW_RC=$rc HW_ERR=$T/exit.err HW_ARGS="--pid $tp summary (killed at $delay ms)"
@@ -224,6 +226,12 @@ tr=$(sed -n 's/^TracerPid:[[:space:]]*//p' "/proc/$hpid/status")
 exec {tfd}>&-
 wait "$tracer_pid" || true
 live_untraced held "the other tracer let go"
+# Ended now, while its pid is surely its own (it would end by itself
+# after 120 s, and the cleanup's kill would then find the pid free).
+kill_same KILL "$hpid" "${LIVE_BIRTH[held]}" || true
+wait "$hpid" 2>/dev/null || true
+eval "exec ${LIVE_FD[held]}>&-"
+unset "LIVE_PID[held]" "LIVE_FD[held]"
 say "c) a traced process: $(cat "$T/hw.held.err")"
 
 # A program under qemu-user.

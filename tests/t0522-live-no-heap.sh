@@ -35,6 +35,7 @@ say "self: $(cat "$T/self.err")"
 # shows it a zombie (a state, not a time).
 sh -c 'true & exec sleep 600' &
 parent=$!
+parent_birth=$(proc_birth "$parent")
 zombie=
 for _ in $(seq 1 6000); do
 	for c in /proc/[0-9]*/stat; do
@@ -44,9 +45,9 @@ for _ in $(seq 1 6000); do
 	[ -n "$zombie" ] && break
 	sleep 0.01
 done
-[ -n "$zombie" ] || { kill "$parent"; fail "no zombie child of $parent appeared"; }
+[ -n "$zombie" ] || { kill_same TERM "$parent" "$parent_birth"; fail "no zombie child of $parent appeared"; }
 refused zombie "is a zombie" "$zombie"
-kill "$parent"
+kill_same TERM "$parent" "$parent_birth" || true
 wait "$parent" 2>/dev/null || true
 
 # A kernel thread: PF_KTHREAD (0x00200000) in the flags field of its stat.

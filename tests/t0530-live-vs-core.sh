@@ -22,10 +22,11 @@ gcc -std=c11 -D_GNU_SOURCE -O1 -pthread -o "$T/live-mix" "$TOP/tests/helper/live
 mkfifo "$T/in"
 "$T/live-mix" <"$T/in" >"$T/out" &
 pid=$!
+birth=$(proc_birth "$pid")
 exec 3>"$T/in"
 cleanup() {
 	exec 3>&- 2>/dev/null || true
-	kill "$pid" 2>/dev/null || true
+	kill_same TERM "$pid" "$birth" || true
 	rm -rf "$T"
 }
 trap cleanup EXIT
@@ -36,7 +37,7 @@ for _ in $(seq 3000); do
 	sleep 0.1
 done
 grep -q ready "$T/out" || fail "live-mix did not start"
-kill -USR1 "$pid"
+kill_same USR1 "$pid" "$birth" || fail "live-mix has ended"
 
 # The process is running, untraced, and no thread of it is stopped.
 released() {
@@ -94,8 +95,9 @@ say "signal delays from seed $seed"
 for sig in INT TERM HUP INT TERM HUP; do
 	"$HEAPWALK" --pid "$pid" chunks >/dev/null 2>&1 &
 	h=$!
+	hb=$(proc_birth "$h")
 	sleep "0.0$((RANDOM % 10))"
-	kill -"$sig" "$h" 2>/dev/null || true
+	kill_same "$sig" "$h" "$hb" || true
 	wait "$h" || true
 	released "SIG$sig"
 done

@@ -56,7 +56,7 @@ for c in bins1 threads8; do
 		fail "$c: the summary's target: $(grep '^target:' "$o.3")"
 	# gdb detached: the program is parked in read() again.  SIGABRT
 	# makes qemu write the guest's core.
-	kill -ABRT "$QEMU_PID" 2>/dev/null || fail "$c: qemu-aarch64 is gone after gdb"
+	kill_same ABRT "$QEMU_PID" "$QEMU_BIRTH" || fail "$c: qemu-aarch64 is gone after gdb"
 	{ wait "$QEMU_PID"; } 2>/dev/null || true
 	QEMU_PID=
 	exec 7>&-
