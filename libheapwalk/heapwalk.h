@@ -182,8 +182,8 @@ struct hw_open_opts {
 	   cost no memory, but time to decode): past it the core is refused
 	   as a decompression bomb.  0 = 512 times the compressed file's
 	   size, at least 2 GiB (and never more than its ELF headers
-	   describe).  Added in 0.4: older callers' smaller struct (sz)
-	   leaves it 0.  */
+	   describe).  Appended last: a caller built before it passes a
+	   smaller sz, which leaves it 0.  */
 	uint64_t unpack_max;
 };
 #define HW_OPEN_OPTS_INIT { .sz = sizeof(struct hw_open_opts) }

@@ -17,7 +17,7 @@
  * by its own size (512 times it, at least 2 GiB: --unpack-max), is
  * refused as a decompression bomb, since zero pages cost nothing to store
  * but still take time to decode (zstd turns 33 KB into a GiB of zeros,
- * which take 0.2 s: a 13 MB file would take minutes); one whose first
+ * which take 0.2 s: a 13 MB file, over a minute); one whose first
  * MiB is no core header heapwalk reads (no ELF, 32-bit, big-endian, not a
  * core, program headers past that MiB) is refused at once rather than
  * unpacked to the end; and the data it stores (its pages that are not

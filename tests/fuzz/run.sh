@@ -44,8 +44,8 @@
 # core's own addresses (ranges, the truth's chunks) as 8-byte words.
 #
 # First every file of tests/fuzz/regress/NAME/ (xz-compressed or not) is
-# replayed: fuzz-core's are cores, fuzz-heapv2's and fuzz-diffjson's base files (inputs as
-# they are); the patch harnesses' are whole patched
+# replayed: fuzz-core's are cores, fuzz-heapv2's and fuzz-diffjson's
+# base files (inputs as they are); the patch harnesses' are whole patched
 # cores (*.core[.xz]), replayed as that harness's core with no patches
 # (HW_FUZZ_SAVE=FILE makes the harness save the core it patched).  Then
 # libFuzzer runs with -timeout=10: a crash, a sanitizer report, a leak,
