@@ -1,24 +1,40 @@
 /* chunks.c - the chunks command: every block, one row each, in walk
- * order (JSON Lines in JSON: a stream, not one document).
+ * order (JSON Lines in JSON: a stream, not one document), or those a
+ * filter keeps: a state, places (`where`), an arena, a size range.
  */
+#include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
+#include "../alloc/alloc.h"
 #include "../emit/emit.h"
 #include "../report/blockrow.h"
 #include "../report/pipe.h"
 #include "command.h"
 
-struct chunks_walk {
-	int filter;     /* 0 all, 1 used, 2 free */
+/* What a row must be to be shown: read by every rendering thread.  */
+struct chunks_filter {
+	int state;              /* 0 any, 1 used, 2 free */
+	uint32_t places;        /* bit w: HW_WHERE w; 0: any place */
+	int64_t arena;          /* -1: any */
+	uint64_t min_size, max_size;
 };
+_Static_assert(HW_WHERE_COUNT <= 32, "a place is a bit of a uint32_t");
+
+static bool keep(const struct chunks_filter *f, const struct hw_chunk *ch)
+{
+	return !((f->state == 1 && !ch->used) || (f->state == 2 && ch->used) ||
+		 (f->places && !(f->places >> ch->where & 1)) ||
+		 (f->arena >= 0 && ch->arena != f->arena) ||
+		 ch->size < f->min_size || ch->size > f->max_size);
+}
 
 /* One row; runs in several threads at once (hw_walk_rows_piped).  */
 static bool print_chunk(void *cookie, struct hw_emitter *e,
 			const struct hw_chunk *ch)
 {
-	const struct chunks_walk *w = cookie;
-	if ((w->filter == 1 && !ch->used) || (w->filter == 2 && ch->used))
+	if (!keep(cookie, ch))
 		return true;
 	struct em_val v[HW_NBLOCK_COLS];
 	hw_block_vals(v, ch);
@@ -26,22 +42,135 @@ static bool print_chunk(void *cookie, struct hw_emitter *e,
 	return !em_failed(e);
 }
 
+/* The value of option `name` at argv[*i] ("--name V" or "--name=V"):
+   NULL when argv[*i] is not that option; "" when it lacks its value.  */
+static const char *option_value(int argc, char *const argv[], int *i,
+				const char *name)
+{
+	size_t n = strlen(name);
+	const char *a = argv[*i];
+	if (strncmp(a, name, n) != 0)
+		return NULL;
+	if (a[n] == '=')
+		return a + n + 1;
+	if (a[n] != '\0')
+		return NULL;
+	return *i + 1 < argc ? argv[++*i] : "";
+}
+
+/* A size as chunks prints it (decimal), or in hex with 0x, with an
+   optional K, M or G (powers of 1024).  */
+static bool parse_size(const char *v, uint64_t *out)
+{
+	char *end;
+	if (!*v || *v == '-' || *v == '+')
+		return false;
+	errno = 0;
+	unsigned long long n = strtoull(v, &end, 0);
+	if (end == v || errno)
+		return false;
+	unsigned shift = *end == 'K' || *end == 'k' ? 10
+		       : *end == 'M' || *end == 'm' ? 20
+		       : *end == 'G' || *end == 'g' ? 30 : 0;
+	if (shift)
+		end++;
+	if (*end || (shift && n > UINT64_MAX >> shift))
+		return false;
+	*out = (uint64_t)n << shift;
+	return true;
+}
+
+/* "--where tcache,fastbin": the places named, as `where` prints them.  */
+static enum hw_status parse_places(struct hw_session *s, const char *v,
+				   uint32_t *places)
+{
+	char name[HW_WHERE_NAME_ROOM + 1];
+	while (*v) {
+		size_t n = strcspn(v, ",");
+		unsigned w = HW_WHERE_COUNT;
+		if (n && n < sizeof name) {
+			memcpy(name, v, n);
+			name[n] = '\0';
+			for (w = 0; w < HW_WHERE_COUNT; w++)
+				if (!strcmp(hw_where_name((enum hw_where)w), name))
+					break;
+		}
+		if (w == HW_WHERE_COUNT) {
+			char all[512];
+			size_t len = 0;
+			for (unsigned k = 0; k < HW_WHERE_COUNT; k++)
+				len += (size_t)snprintf(all + len, sizeof all - len,
+					"%s%s", k ? ", " : "",
+					hw_where_name((enum hw_where)k));
+			return hw_error(s, HW_USAGE, "chunks --where: '%.*s' is "
+					"no place a block can be in (%s)",
+					(int)n, v, all);
+		}
+		*places |= 1u << w;
+		v += n + (v[n] == ',');
+	}
+	if (!*places)
+		return hw_error(s, HW_USAGE, "chunks --where: which places? "
+				"(e.g. --where tcache,fastbin)");
+	return HW_OK;
+}
+
+static enum hw_status parse(struct hw_session *s, int argc,
+			    char *const argv[], struct chunks_filter *f)
+{
+	*f = (struct chunks_filter){ .arena = -1, .max_size = UINT64_MAX };
+	bool min_given = false, max_given = false;
+	for (int i = 1; i < argc; i++) {
+		const char *a = argv[i], *v;
+		int state = !strcmp(a, "--used") ? 1 : !strcmp(a, "--free") ? 2 : 0;
+		if (state) {
+			if (f->state && f->state != state)
+				return hw_error(s, HW_USAGE, "chunks: --used and "
+						"--free exclude each other (give "
+						"neither for every chunk)");
+			f->state = state;
+		} else if ((v = option_value(argc, argv, &i, "--where"))) {
+			enum hw_status st = parse_places(s, v, &f->places);
+			if (st != HW_OK)
+				return st;
+		} else if ((v = option_value(argc, argv, &i, "--arena"))) {
+			uint64_t n;
+			if (!parse_size(v, &n) || n > INT32_MAX)
+				return hw_error(s, HW_USAGE, "chunks --arena: '%s' "
+						"is not an arena's number (the "
+						"arena column)", v);
+			f->arena = (int64_t)n;
+		} else if ((v = option_value(argc, argv, &i, "--min-size"))) {
+			if (!parse_size(v, &f->min_size))
+				return hw_error(s, HW_USAGE, "chunks --min-size: "
+						"'%s' is not a size (e.g. 1024, "
+						"0x400, 4K)", v);
+			min_given = true;
+		} else if ((v = option_value(argc, argv, &i, "--max-size"))) {
+			if (!parse_size(v, &f->max_size))
+				return hw_error(s, HW_USAGE, "chunks --max-size: "
+						"'%s' is not a size (e.g. 1024, "
+						"0x400, 4K)", v);
+			max_given = true;
+		} else {
+			return hw_error(s, HW_USAGE, "chunks: unknown argument "
+					"'%s' (%s)", a, hw_cmd_chunks.args);
+		}
+	}
+	if (min_given && max_given && f->min_size > f->max_size)
+		return hw_error(s, HW_USAGE, "chunks: --min-size %llu is more "
+				"than --max-size %llu: no block is both",
+				(unsigned long long)f->min_size,
+				(unsigned long long)f->max_size);
+	return HW_OK;
+}
+
 static enum hw_status chunks_run(const struct hw_cmd *c)
 {
-	struct chunks_walk w = { 0 };
-	for (int i = 1; i < c->argc; i++) {
-		int f = !strcmp(c->argv[i], "--used") ? 1
-			: !strcmp(c->argv[i], "--free") ? 2 : 0;
-		if (!f)
-			return hw_error(c->s, HW_USAGE, "chunks: unknown "
-					"argument '%s' (--used or --free)",
-					c->argv[i]);
-		if (w.filter && w.filter != f)
-			return hw_error(c->s, HW_USAGE, "chunks: --used and "
-					"--free exclude each other (give "
-					"neither for every chunk)");
-		w.filter = f;
-	}
+	struct chunks_filter f;
+	enum hw_status st = parse(c->s, c->argc, c->argv, &f);
+	if (st != HW_OK)
+		return st;
 	/* The last two headers name what holds the block: ptmalloc's
 	   chunk, jemalloc's extent (a slab of regions, or a large one),
 	   tcmalloc's span.  */
@@ -57,7 +186,7 @@ static enum hw_status chunks_run(const struct hw_cmd *c)
 	const struct em_table table = { .cols = cols, .ncols = HW_NBLOCK_COLS,
 					.flags = EM_TB_LINES };
 	em_table_begin(c->e, &table);
-	hw_walk_rows_piped(c->s, c->e, print_chunk, &w);
+	hw_walk_rows_piped(c->s, c->e, print_chunk, &f);
 	em_table_end(c->e);
 	/* JSON Lines has no place for a trailer; summary --json says it.  */
 	if (!em_failed(c->e) && c->s->partial.places)
@@ -70,10 +199,21 @@ static enum hw_status chunks_run(const struct hw_cmd *c)
 static const struct hw_command_opt chunks_opts[] = {
 	{ "--used", "only the chunks in use" },
 	{ "--free", "only the free chunks" },
+	{ "--where W[,W...]", "only the blocks in these places, as the where "
+			      "column names them (e.g. tcache,fastbin)" },
+	{ "--arena N", "only arena N's blocks (the arena column)" },
+	{ "--min-size SIZE", "only blocks of at least SIZE usable bytes "
+			     "(1024, 0x400, 4K)" },
+	{ "--max-size SIZE", "only blocks of at most SIZE usable bytes" },
 	{ NULL, NULL } };
 
 const struct hw_command hw_cmd_chunks = {
-	.name = "chunks", .run = chunks_run, .args = "[--used|--free]",
-	.summary = "every chunk", .opts = chunks_opts,
-	.example = "core chunks --free --json", .needs = HW_NEED_CHUNKS,
+	.name = "chunks", .run = chunks_run,
+	.args = "[--used|--free] [--where W] [--arena N] [--min-size SIZE] "
+		"[--max-size SIZE]",
+	.summary = "every chunk, or those of a state, place, arena or size",
+	.opts = chunks_opts,
+	.example = "core chunks --free --where tcache,fastbin --max-size 64 "
+		   "--json",
+	.needs = HW_NEED_CHUNKS,
 };

@@ -202,6 +202,11 @@ _heapwalk_values() {
 		mapfile -t COMPREPLY < <(compgen -d -- "$cur")
 		;;
 	A) _heapwalk_match "$cur" auto ptmalloc jemalloc ;;
+	W)                                        # chunks --where: the places
+		_heapwalk_match "$cur" heap mmapped tcache fastbin unsorted \
+			smallbin largebin top unbinned slab large slab-free dirty \
+			muzzy retained span central transfer pageheap returned
+		;;
 	WHEN) _heapwalk_match "$cur" auto always never ;;
 	KIND) _heapwalk_match "$cur" tcache fast unsorted small large ;;
 	*'|'*)                                    # the choices a|b|c

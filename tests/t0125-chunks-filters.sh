@@ -1,0 +1,106 @@
+#!/bin/bash
+# `chunks` narrowed by its filters (--used/--free, --where, --arena,
+# --min-size, --max-size), against the programs' own truth (bins1: every
+# kind of free list in one arena; threads8: nine arenas): for each
+# filter, every block the truth puts there is listed (its address, its
+# usable size), and every row listed meets the filter.  The combination
+# of all of them too.  Bad filters are one usage line, exit 2: a place
+# no block can be in, a size that is none, --min-size past --max-size,
+# --used with --free.
+# shellcheck source=tests/lib.sh
+. "$(dirname "$0")/lib.sh"
+need_heapwalk
+
+# rows FILE: the chunks --json rows of FILE as "addr size state where
+# arena" lines.
+rows() {
+	sed -n 's/^{"addr":"\(0x[0-9a-f]*\)","size":\([0-9]*\),"state":"\([a-z]*\)","where":"\([a-z-]*\)","arena":\([0-9]*\),.*/\1 \2 \3 \4 \5/p' "$1"
+}
+
+# check CORE TRUTH NAME TRUTH-CONDITION ROW-CONDITION FILTER...: chunks
+# FILTER lists each truth block meeting TRUTH-CONDITION (on $2 usable,
+# $3 where, $4 arena: truth_blocks' fields shifted by one), and each row
+# meets ROW-CONDITION (on $2 size, $3 state, $4 where, $5 arena).
+check() {
+	local core=$1 truth=$2 name=$3 tcond=$4 rcond=$5 missing bad n
+	shift 5
+	hw "$T/out" "$T/err" --json "$core" chunks "$@"
+	expect_rc 0
+	rows "$T/out" >"$T/rows"
+	awk '$1 == "alloc" && $5 != "merged" { print $2, $4, $5, $6 }' "$truth" |
+		awk "$tcond { print \$1 }" | sort >"$T/want"
+	awk '{ print $1 }' "$T/rows" | sort >"$T/got"
+	missing=$(comm -23 "$T/want" "$T/got" | sed -n 1,3p)
+	[ -z "$missing" ] ||
+		fail "$name: chunks $* does not list the truth's $missing"
+	bad=$(awk "!($rcond)" "$T/rows" | sed -n 1,3p)
+	[ -z "$bad" ] || fail "$name: chunks $* lists rows it should not: $bad"
+	n=$(wc -l <"$T/rows")
+	[ "$n" -gt 0 ] || fail "$name: chunks $* lists nothing"
+	say "$name: chunks $*: $n rows, the truth's $(wc -l <"$T/want") among them"
+}
+
+dir=$(corpus_core bins1)
+core=$dir/core truth=$dir/truth.txt
+check "$core" "$truth" bins1 '$3 == "tcache"' '$4 == "tcache" && $3 == "free"' \
+	--where tcache
+check "$core" "$truth" bins1 '$3 == "tcache" || $3 == "fastbin"' \
+	'$4 == "tcache" || $4 == "fastbin"' --where tcache,fastbin
+check "$core" "$truth" bins1 '$3 == "smallbin" || $3 == "largebin" || $3 == "unsorted"' \
+	'($4 == "smallbin" || $4 == "largebin" || $4 == "unsorted") && $3 == "free"' \
+	--free --where=smallbin,largebin,unsorted
+check "$core" "$truth" bins1 '$3 == "heap" || $3 == "mmapped"' '$3 == "used"' --used
+check "$core" "$truth" bins1 '$2 >= 100 && $2 <= 4008' '$2 >= 100 && $2 <= 4008' \
+	--min-size 100 --max-size 0xfa8
+check "$core" "$truth" bins1 '$2 >= 1048576' '$2 >= 1048576' --min-size=1M
+check "$core" "$truth" bins1 '$3 == "tcache" && $2 <= 40' \
+	'$3 == "free" && $4 == "tcache" && $2 <= 40 && $5 == 0' \
+	--free --where tcache --max-size 40 --arena 0
+
+# threads8: the truth names each block's arena by its own numbering (the
+# thread that made it); heapwalk numbers arenas as glibc lists them.  So
+# each truth arena is given the number heapwalk shows for its blocks
+# (one number for all of them, or the test fails), and --arena N must list
+# every block of the truth arena numbered N.  (A chunk mmapped on its own
+# belongs to no arena's heap: heapwalk shows arena 0, the truth the
+# thread that made it.)
+dir=$(corpus_core threads8)
+core=$dir/core truth=$dir/truth.txt
+hw "$T/all" "$T/err" --json "$core" chunks
+expect_rc 0
+rows "$T/all" >"$T/all.rows"
+awk 'NR == FNR { arena[$1] = $5; next }
+	$1 == "alloc" && $5 != "merged" && $5 != "mmapped" && ($2 in arena) {
+		n = arena[$2]
+		if (($6 in num) && num[$6] != n) { print "split", $6; exit }
+		num[$6] = n
+	}
+	END { for (t in num) print t, num[t] }' "$T/all.rows" "$truth" >"$T/arenas"
+! grep -q '^split' "$T/arenas" ||
+	fail "threads8: the blocks of one truth arena are in several of heapwalk's: $(grep '^split' "$T/arenas")"
+[ "$(wc -l <"$T/arenas")" = 9 ] || fail "threads8: expected 9 arenas, the truth maps to $(wc -l <"$T/arenas")"
+for t in 0 3 8; do
+	a=$(awk -v t="$t" '$1 == t { print $2 }' "$T/arenas")
+	check "$core" "$truth" threads8 "\$4 == $t && \$3 != \"mmapped\"" "\$5 == $a" --arena "$a"
+done
+a=$(awk '$1 == 5 { print $2 }' "$T/arenas")
+check "$core" "$truth" threads8 '$4 == 5 && $3 == "fastbin"' \
+	"\$5 == $a && \$4 == \"fastbin\" && \$3 == \"free\"" --arena="$a" --where fastbin --free
+
+# Bad filters: one line, exit 2.
+bad_filter() {
+	local words=$1
+	shift
+	hw "$T/out" "$T/err" "$core" chunks "$@"
+	expect_rc 2
+	one_error_line "$T/err" "chunks $*"
+	has -F "$words" <"$T/err" || fail "chunks $*: the error does not say '$words': $(cat "$T/err")"
+}
+bad_filter "no place a block can be in" --where tcache,nowhere
+bad_filter "not a size" --min-size 12Q
+bad_filter "not a size" --max-size -5
+bad_filter "is more than --max-size" --min-size 100 --max-size 50
+bad_filter "not an arena's number" --arena x
+bad_filter "exclude each other" --used --free
+bad_filter "unknown argument" --wher tcache
+say "bad filters: one usage line each, exit 2"
