@@ -4,9 +4,17 @@
  * JSON: one line per block (JSON Lines, streamable), with its C++ class
  * where its vtable pointer names one (analysis/vtype.h).  Text: the
  * totals per kind, then "loss records", the blocks grouped by kind, size
- * and class, the largest first, each with the first block's address and
- * bytes: enough to recognise what leaked without listing every block.
+ * and class, the largest first, numbered as Valgrind numbers them ("3 of
+ * 12"), each with the first block's address and bytes: enough to
+ * recognise what leaked without listing every block; a screenful of them
+ * unless --top says otherwise.
+ *
+ * Selections, as chap's and Valgrind's users make them: --kind (which
+ * kinds are listed), --min-size (blocks of at least that size), both for
+ * the blocks (JSON) and the records; --min-bytes and --top for the
+ * records.  The totals always count every block.
  */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,6 +34,18 @@ static const char *const kind_names[] = {
 	[BM_UNREACHED] = "definite", [BM_REACHABLE] = "reachable",
 	[BM_POSSIBLE] = "possible", [BM_INDIRECT] = "indirect",
 };
+#define NKINDS (sizeof kind_names / sizeof kind_names[0])
+
+/* Loss records shown in text without --top: a screenful.  */
+#define DEFAULT_TOP 20
+
+/* What is listed: kinds (bit k: enum bm_mark k), sizes, records.  */
+struct leaks_select {
+	unsigned kinds;
+	uint64_t min_size;      /* a block's usable bytes */
+	uint64_t min_bytes;     /* a record's bytes */
+	uint64_t top;           /* records shown; 0: all */
+};
 
 /* One loss record: the blocks of one kind, one size and one class.  */
 struct record {
@@ -41,7 +61,8 @@ struct leaks_walk {
 	struct hw_session *s;
 	const struct hw_reach *r;
 	struct hw_emitter *e;
-	bool reachable;         /* list reachable blocks too */
+	struct leaks_select sel;
+	bool reachable;         /* reachable blocks are listed */
 	struct record *recs;    /* open addressing on (size, kind, type) */
 	size_t cap, n;
 	bool oom;
@@ -119,7 +140,7 @@ static bool leak_one(void *cookie, const struct hw_chunk *c)
 	}
 	w->count[mark]++;
 	w->bytes[mark] += c->size;
-	if (mark == BM_REACHABLE && !w->reachable)
+	if (!(w->sel.kinds >> mark & 1) || c->size < w->sel.min_size)
 		return true;
 	const char *type = hw_vtype_of(w->s, c->addr, c->size);
 	const struct hw_prof_site *site = prof_sites_of(&w->sites, c);
@@ -253,6 +274,7 @@ static const struct em_field F_BYTES = {
 static const struct em_field F_TAIL = { .join = "" };
 
 static const struct em_field RECORD_COLS[] = {
+	{ .label = "record", .width = 11 },
 	{ .label = "bytes", .width = 12 },
 	{ .label = "blocks", .width = 8 },
 	{ .label = "size", .width = 10 },
@@ -266,11 +288,11 @@ static const struct em_field RECORD_COLS[] = {
    records have none), the site column only when the allocator sampled
    some block (jemalloc's prof:true).  */
 static const struct em_table RECORDS = {
-	.cols = RECORD_COLS, .ncols = 6, .only = EM_TEXT_ONLY };
-static const struct em_table TYPED_RECORDS = {
 	.cols = RECORD_COLS, .ncols = 7, .only = EM_TEXT_ONLY };
-static const struct em_table SITED_RECORDS = {
+static const struct em_table TYPED_RECORDS = {
 	.cols = RECORD_COLS, .ncols = 8, .only = EM_TEXT_ONLY };
+static const struct em_table SITED_RECORDS = {
+	.cols = RECORD_COLS, .ncols = 9, .only = EM_TEXT_ONLY };
 
 /* Up to 16 bytes of the block as hw_first_bytes_text() shows them.  */
 static void first_bytes(struct hw_target *t, uint64_t addr, uint64_t size,
@@ -305,22 +327,29 @@ static void emit_records(struct hw_session *s, struct leaks_walk *w)
 			w->recs[n++] = w->recs[i];
 	if (n)
 		qsort(w->recs, n, sizeof *w->recs, record_cmp);
-	if (!n)
+	/* The most bytes first: those --min-bytes keeps are the first m.  */
+	size_t m = 0;
+	while (m < n && w->recs[m].size * w->recs[m].count >= w->sel.min_bytes)
+		m++;
+	size_t shown = w->sel.top && w->sel.top < m ? (size_t)w->sel.top : m;
+	if (!shown)
 		return;
 	bool typed = false;
-	for (size_t i = 0; i < n && !typed; i++)
+	for (size_t i = 0; i < shown && !typed; i++)
 		typed = w->recs[i].type != NULL;
 	em_note(w->e, "");
 	em_table_begin(w->e, w->any_site ? &SITED_RECORDS :
 			     typed ? &TYPED_RECORDS : &RECORDS);
-	for (size_t i = 0; i < n && !em_failed(w->e); i++) {
+	for (size_t i = 0; i < shown && !em_failed(w->e); i++) {
 		const struct record *rec = &w->recs[i];
-		char bytes[96];
+		char bytes[96], number[48];
 		first_bytes(s->target, rec->first, rec->size, bytes, sizeof bytes);
+		snprintf(number, sizeof number, "%zu of %zu", i + 1, m);
 		/* NULL (out of memory) leaves the cell empty.  */
 		const char *site = rec->site ?
 			prof_sites_name(&w->sites, rec->site) : NULL;
 		const struct em_val v[] = {
+			ev_str(number),
 			ev_u64(rec->size * rec->count), ev_u64(rec->count),
 			ev_u64(rec->size), ev_str(kind_names[rec->kind]),
 			ev_addr(rec->first), ev_str(bytes),
@@ -330,6 +359,104 @@ static void emit_records(struct hw_session *s, struct leaks_walk *w)
 		em_row(w->e, v);
 	}
 	em_table_end(w->e);
+	if (shown < m) {
+		uint64_t blocks = 0, bytes = 0;
+		char h[32];
+		for (size_t i = shown; i < m; i++) {
+			blocks += w->recs[i].count;
+			bytes += w->recs[i].size * w->recs[i].count;
+		}
+		em_notef(w->e, "(%zu more loss records, %s in %llu blocks: "
+			 "leaks --top 0 lists them all)", m - shown,
+			 hw_human(h, sizeof h, bytes),
+			 (unsigned long long)blocks);
+	}
+}
+
+/* "definite,indirect": the kinds named, as the kind column spells them.  */
+static bool parse_kinds(const char *v, unsigned *kinds)
+{
+	while (*v) {
+		size_t n = strcspn(v, ","), k = 0;
+		while (k < NKINDS && (strlen(kind_names[k]) != n ||
+				      strncmp(kind_names[k], v, n) != 0))
+			k++;
+		if (k == NKINDS)
+			return false;
+		*kinds |= 1u << k;
+		v += n + (v[n] == ',');
+	}
+	return *kinds != 0;
+}
+
+/* A count or size: decimal, hex with 0x, or with K, M, G.  */
+static bool parse_number(const char *v, uint64_t *out)
+{
+	char *end;
+	if (!*v || *v == '-' || *v == '+')
+		return false;
+	errno = 0;
+	unsigned long long n = strtoull(v, &end, 0);
+	if (end == v || errno)
+		return false;
+	unsigned shift = *end == 'K' || *end == 'k' ? 10
+		       : *end == 'M' || *end == 'm' ? 20
+		       : *end == 'G' || *end == 'g' ? 30 : 0;
+	if (shift)
+		end++;
+	if (*end || (shift && n > UINT64_MAX >> shift))
+		return false;
+	*out = (uint64_t)n << shift;
+	return true;
+}
+
+static enum hw_status parse(struct hw_session *s, int argc,
+			    char *const argv[], struct leaks_select *sel)
+{
+	*sel = (struct leaks_select){ .top = DEFAULT_TOP };
+	bool reachable = false;
+	for (int i = 1; i < argc; i++) {
+		const char *a = argv[i], *v = NULL;
+		static const char *const with_value[] = {
+			"--kind", "--min-size", "--min-bytes", "--top" };
+		size_t k = 0;
+		for (; k < 4; k++) {
+			size_t n = strlen(with_value[k]);
+			if (strncmp(a, with_value[k], n) != 0 ||
+			    (a[n] != '=' && a[n] != '\0'))
+				continue;
+			v = a[n] == '=' ? a + n + 1
+			    : i + 1 < argc ? argv[++i] : "";
+			break;
+		}
+		bool ok = true;
+		switch (k) {
+		case 0: ok = parse_kinds(v, &sel->kinds); break;
+		case 1: ok = parse_number(v, &sel->min_size); break;
+		case 2: ok = parse_number(v, &sel->min_bytes); break;
+		case 3: ok = parse_number(v, &sel->top); break;
+		default:
+			if (strcmp(a, "--reachable") != 0)
+				return hw_error(s, HW_USAGE, "leaks: unknown "
+						"argument '%s' (%s)", a,
+						hw_cmd_leaks.args);
+			reachable = true;
+		}
+		if (!ok)
+			return hw_error(s, HW_USAGE, "leaks %s: '%s' is not %s",
+					with_value[k], v,
+					k == 0 ? "a kind (definite, indirect, "
+						 "possible, reachable; several "
+						 "separated by commas)"
+					: k == 3 ? "a number of records (0: all)"
+					: "a size (e.g. 4096, 0x1000, 4K)");
+	}
+	if (!sel->kinds)
+		sel->kinds = 1u << BM_UNREACHED | 1u << BM_INDIRECT |
+			     1u << BM_POSSIBLE;
+	if (reachable)
+		sel->kinds |= 1u << BM_REACHABLE;
+	return HW_OK;
 }
 
 static enum hw_status leaks_run(const struct hw_cmd *c)
@@ -339,13 +466,10 @@ static enum hw_status leaks_run(const struct hw_cmd *c)
 	int argc = c->argc;
 	char *const *argv = c->argv;
 	struct leaks_walk w = { .s = s, .e = e };
-	for (int i = 1; i < argc; i++) {
-		if (strcmp(argv[i], "--reachable") != 0)
-			return hw_error(s, HW_USAGE, "leaks: unknown argument "
-					"'%s' (--reachable lists the blocks "
-					"still reachable too)", argv[i]);
-		w.reachable = true;
-	}
+	enum hw_status st = parse(s, argc, argv, &w.sel);
+	if (st != HW_OK)
+		return st;
+	w.reachable = w.sel.kinds >> BM_REACHABLE & 1;
 	w.r = hw_reach_get(s);
 	if (!w.r)
 		return HW_BAD_TARGET;
@@ -400,10 +524,19 @@ static enum hw_status leaks_run(const struct hw_cmd *c)
 
 static const struct hw_command_opt leaks_opts[] = {
 	{ "--reachable", "list the still reachable blocks too" },
+	{ "--kind K[,K...]", "list only these kinds: definite, indirect, "
+			     "possible, reachable" },
+	{ "--min-size SIZE", "list only blocks of at least SIZE usable bytes "
+			     "(4096, 0x1000, 4K)" },
+	{ "--min-bytes SIZE", "text: only loss records of at least SIZE "
+			      "bytes in all" },
+	{ "--top N", "text: the N largest loss records (default 20; 0: all)" },
 	{ NULL, NULL } };
 
 const struct hw_command hw_cmd_leaks = {
-	.name = "leaks", .run = leaks_run, .args = "[--reachable]",
+	.name = "leaks", .run = leaks_run,
+	.args = "[--reachable] [--kind K] [--min-size SIZE] [--min-bytes SIZE] "
+		"[--top N]",
 	.summary = "blocks in use that nothing reachable points to",
 	.opts = leaks_opts, .example = "--pid 1234 leaks",
 	.needs = HW_NEED_WALK,

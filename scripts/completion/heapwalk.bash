@@ -202,6 +202,7 @@ _heapwalk_values() {
 		mapfile -t COMPREPLY < <(compgen -d -- "$cur")
 		;;
 	A) _heapwalk_match "$cur" auto ptmalloc jemalloc ;;
+	K) _heapwalk_match "$cur" definite indirect possible reachable ;;
 	W)                                        # chunks --where: the places
 		_heapwalk_match "$cur" heap mmapped tcache fastbin unsorted \
 			smallbin largebin top unbinned slab large slab-free dirty \
