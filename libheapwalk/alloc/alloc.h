@@ -220,6 +220,12 @@ struct hw_allocator_ops {
 	/* Run the allocator's own consistency checks (findings go to the
 	   session); the chunk walk has run before this.  May be NULL.  */
 	void (*check)(void *state);
+	/* The fields the allocator keeps in or for block c (as a walk gave
+	   it), as `chunk ADDR` shows them: a section of records on e
+	   (ptmalloc: the header and its bits, a free chunk's links decoded
+	   and checked).  May be NULL.  */
+	void (*anatomy)(void *state, const struct hw_chunk *c,
+			struct hw_emitter *e);
 };
 
 extern const struct hw_allocator_ops hw_ptmalloc_ops;

@@ -1,12 +1,19 @@
 /* chunk.c - the chunk command (chunk ADDR): the block holding an
- * address, where in it the address is, and its neighbours in the heap.
+ * address, where in it the address is, its neighbours in the heap, the
+ * fields the allocator keeps for it (hw_allocator_ops.anatomy: ptmalloc's
+ * header and links, decoded and checked), and with --bytes its first
+ * bytes.
  */
+#include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "../emit/emit.h"
 #include "../report/args.h"
 #include "../report/blockrow.h"
+#include "../report/loss.h"
+#include "../target/target.h"
 #include "command.h"
 
 struct lookup {
@@ -73,10 +80,89 @@ static void lookup_row(struct hw_emitter *e, const char *key,
 	lookup_row_as(e, key, key, ch, have, only);
 }
 
+/* --bytes: the block's first bytes, 16 a line as hexdump -C shows them;
+   JSON has them as one hex string (as leaks' "head").  */
+#define MAX_DUMP 4096
+static const struct em_field F_BYTES = { .key = "bytes", .only = EM_JSON_ONLY };
+static const struct em_field DUMP_COLS[] = {
+	{ .label = "", .form = EM_T_HEX0, .digits = 16 },
+	{ .label = "", .join = "  " },
+};
+static const struct em_table DUMP = {
+	.title = "bytes:", .cols = DUMP_COLS, .ncols = 2,
+	.flags = EM_TB_NO_HEADER, .only = EM_TEXT_ONLY };
+
+static void dump_bytes(struct hw_session *s, struct hw_emitter *e,
+		       const struct hw_chunk *ch, uint64_t want)
+{
+	size_t n = (size_t)(want < ch->size ? want : ch->size);
+	uint8_t *b = malloc(n ? n : 1);
+	char *hex = malloc(2 * n + 1);
+	bool have = b && hex && hw_read(s->target, ch->addr, b, n);
+	if (!have) {
+		em_kv(e, &F_BYTES, ev_null());
+		em_notef(e, "bytes: %s", b && hex ? "(not in the target)"
+						  : "(out of memory)");
+		free(b);
+		free(hex);
+		return;
+	}
+	for (size_t i = 0; i < n; i++)
+		snprintf(hex + 2 * i, 3, "%02x", b[i]);
+	em_kv(e, &F_BYTES, ev_str(hex));
+	em_table_begin(e, &DUMP);
+	for (size_t at = 0; at < n && !em_failed(e); at += 16) {
+		char text[96];
+		hw_first_bytes_text(b + at, n - at < 16 ? n - at : 16, text,
+				    sizeof text);
+		const struct em_val v[] = { ev_addr(ch->addr + at),
+					    ev_str(text) };
+		em_row(e, v);
+	}
+	em_table_end(e);
+	free(b);
+	free(hex);
+}
+
+/* chunk ADDR [--bytes N]: the address, and how many bytes to show.  */
+static enum hw_status parse(struct hw_session *s, int argc,
+			    char *const argv[], uint64_t *addr,
+			    uint64_t *nbytes)
+{
+	char *rest[2] = { argv[0], NULL };
+	int nrest = 1;
+	*nbytes = 0;
+	for (int i = 1; i < argc; i++) {
+		const char *a = argv[i], *v = NULL;
+		if (!strncmp(a, "--bytes=", 8))
+			v = a + 8;
+		else if (!strcmp(a, "--bytes"))
+			v = i + 1 < argc ? argv[++i] : "";
+		if (v) {
+			char *end;
+			errno = 0;
+			unsigned long long n = strtoull(v, &end, 0);
+			if (!*v || *v == '-' || *end || errno || !n ||
+			    n > MAX_DUMP)
+				return hw_error(s, HW_USAGE, "chunk --bytes: "
+						"'%s' is not a count from 1 to "
+						"%d", v, MAX_DUMP);
+			*nbytes = n;
+		} else if (nrest < 2) {
+			rest[nrest++] = argv[i];
+		} else {
+			return hw_error(s, HW_USAGE, "chunk: unexpected "
+					"argument '%s' (ADDR [--bytes N])", a);
+		}
+	}
+	return hw_args_address(s, nrest, rest, addr);
+}
+
 static enum hw_status chunk_run(const struct hw_cmd *c)
 {
 	struct lookup l = { 0 };
-	enum hw_status st = hw_args_address(c->s, c->argc, c->argv, &l.addr);
+	uint64_t nbytes;
+	enum hw_status st = parse(c->s, c->argc, c->argv, &l.addr, &nbytes);
 	if (st != HW_OK)
 		return st;
 	hw_walk_around(c->s, l.addr, lookup_chunk, &l);
@@ -147,16 +233,23 @@ static enum hw_status chunk_run(const struct hw_cmd *c)
 			 "block is at the edge of its " : "the chunk is at the "
 			 "edge of its heap", container ? container : "",
 			 container ? "'s range" : "");
+	if (c->s->alloc->anatomy)
+		c->s->alloc->anatomy(c->s->alloc_state, &l.hit, e);
+	if (nbytes)
+		dump_bytes(c->s, e, &l.hit, nbytes);
 	em_doc_end(e);
 	return HW_OK;
 }
 
 static const struct hw_command_opt chunk_opts[] = {
-	HW_OPT_ADDR, { NULL, NULL } };
+	HW_OPT_ADDR,
+	{ "--bytes N", "its first N bytes too (at most 4096), as hexdump -C "
+		       "shows them" },
+	{ NULL, NULL } };
 
 const struct hw_command hw_cmd_chunk = {
-	.name = "chunk", .run = chunk_run, .args = "ADDR",
-	.summary = "the chunk containing ADDR and its neighbours",
-	.opts = chunk_opts, .example = "core chunk 0x55d4c2a1b2c0",
+	.name = "chunk", .run = chunk_run, .args = "ADDR [--bytes N]",
+	.summary = "the chunk containing ADDR, its neighbours and its fields",
+	.opts = chunk_opts, .example = "core chunk 0x55d4c2a1b2c0 --bytes 64",
 	.needs = HW_NEED_AROUND,
 };

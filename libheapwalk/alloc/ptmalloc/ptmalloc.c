@@ -375,4 +375,5 @@ const struct hw_allocator_ops hw_ptmalloc_ops = {
 	.header_bytes = PM_HDR,
 	.internal = pm_internal,
 	.check = NULL,
+	.anatomy = pm_anatomy,
 };

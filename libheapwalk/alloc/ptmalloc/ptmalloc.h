@@ -541,6 +541,8 @@ bool pm_walk_piece(struct pm_state *p, size_t i, hw_chunk_fn *fn,
 uint64_t pm_size_class(void *state, uint64_t usable, uint64_t *min);
 /* report.c */
 void pm_report_summary(void *state, struct hw_emitter *e);
+/* chunk ADDR's fields of one chunk (anatomy.c).  */
+void pm_anatomy(void *state, const struct hw_chunk *c, struct hw_emitter *e);
 enum hw_status pm_report_arenas(void *state, struct hw_emitter *e);
 enum hw_status pm_report_bins(void *state, struct hw_emitter *e,
 			      const char *kind);
