@@ -164,6 +164,10 @@ struct hw_allocator_ops {
 	/* kind NULL = all.  */
 	enum hw_status (*bins)(void *state, struct hw_emitter *e,
 			       const char *kind);
+	/* bins, each list with its entries in the list's own order and how
+	   it ends (`bins --list`).  May be NULL (not shown yet).  */
+	enum hw_status (*bins_list)(void *state, struct hw_emitter *e,
+				    const char *kind);
 	/* The allocator's own size class of a usable size: returns the
 	   class's largest usable size and sets *min to its smallest, so
 	   that classes partition the sizes in ascending order (a larger

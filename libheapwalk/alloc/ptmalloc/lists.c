@@ -198,7 +198,7 @@ static bool read_tcache(struct pm_state *p, struct pm_tcache *tc)
 /* The chunk sizes tcache bin i holds: one size for the small bins,
    [2^(i-54), 2^(i-53)) above the small bins' for the large ones
    (2.42+).  */
-static void tcache_bin_sizes(unsigned i, uint64_t *lo, uint64_t *hi)
+void pm_tcache_bin_sizes(unsigned i, uint64_t *lo, uint64_t *hi)
 {
 	if (i < PM_TCACHE_SMALL_BINS) {
 		*lo = *hi = (uint64_t)i * 16 + PM_MINSIZE;
@@ -255,7 +255,7 @@ static bool tcache_consistent(struct pm_state *p, uint64_t user)
 	uint64_t cap = p->tcache_count ? p->tcache_count : 0xffff;
 	for (unsigned i = 0; i < p->l.tc_nbins; i++) {
 		uint64_t e, n = 0, sz, lo, hi;
-		tcache_bin_sizes(i, &lo, &hi);
+		pm_tcache_bin_sizes(i, &lo, &hi);
 		if (!hw_read_u64(p->t, user + (uint64_t)p->l.tc_entries + 8 * i,
 				 &e))
 			return false;
@@ -605,7 +605,7 @@ static void walk_tcache(struct pm_state *p, struct pm_tcache *tc,
 	for (unsigned i = 0; i < nbins; i++) {
 		uint64_t e, lo, hi, n = 0, bytes = 0, last = 0;
 		uint64_t head = tc->addr + (uint64_t)p->l.tc_entries + 8 * i;
-		tcache_bin_sizes(i, &lo, &hi);
+		pm_tcache_bin_sizes(i, &lo, &hi);
 		if (tc->done[i] || !filter_range(f, lo, hi))
 			continue;
 		tc->done[i] = true;

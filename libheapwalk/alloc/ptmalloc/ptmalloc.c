@@ -348,7 +348,14 @@ static enum hw_status pm_bins(void *state, struct hw_emitter *e,
 			      const char *kind)
 {
 	pm_walk_lists(state);
-	return pm_report_bins(state, e, kind);
+	return pm_report_bins(state, e, kind, false);
+}
+
+static enum hw_status pm_bins_list(void *state, struct hw_emitter *e,
+				   const char *kind)
+{
+	pm_walk_lists(state);
+	return pm_report_bins(state, e, kind, true);
 }
 
 const struct hw_allocator_ops hw_ptmalloc_ops = {
@@ -369,6 +376,7 @@ const struct hw_allocator_ops hw_ptmalloc_ops = {
 	.summary = pm_summary,
 	.arenas = pm_arenas,
 	.bins = pm_bins,
+	.bins_list = pm_bins_list,
 	.size_class = pm_size_class,
 	.arena_addr = pm_arena_addr,
 	.block_align = PM_ALIGN,

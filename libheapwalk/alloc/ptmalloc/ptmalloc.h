@@ -541,11 +541,37 @@ bool pm_walk_piece(struct pm_state *p, size_t i, hw_chunk_fn *fn,
 uint64_t pm_size_class(void *state, uint64_t usable, uint64_t *min);
 /* report.c */
 void pm_report_summary(void *state, struct hw_emitter *e);
+/* One free list in its own order (chains.c, `bins --list`): the user
+   addresses of its entries, and how the list ends -- at its end, or
+   where a step failed (bad: the pointer that did).  */
+enum pm_chain_end {
+	PM_CHAIN_END, PM_CHAIN_MISALIGNED, PM_CHAIN_UNREADABLE,
+	PM_CHAIN_WRONG_SIZE, PM_CHAIN_BK, PM_CHAIN_CYCLE, PM_CHAIN_LIMIT,
+	PM_CHAIN_OOM,
+};
+struct pm_chain {
+	uint64_t *entries;
+	size_t n, cap;
+	enum pm_chain_end end;
+	uint64_t bad;
+};
+void pm_chain_tcache(struct pm_state *p, const struct pm_tcache *tc,
+		     unsigned bin, struct pm_chain *ch);
+void pm_chain_fast(struct pm_state *p, size_t arena, unsigned bin,
+		   struct pm_chain *ch);
+void pm_chain_bin(struct pm_state *p, size_t arena, unsigned bin,
+		  struct pm_chain *ch);
+const char *pm_chain_end_name(enum pm_chain_end end);
+/* The chunk sizes tcache bin i holds: one, or a range (2.42+'s large
+   bins).  */
+void pm_tcache_bin_sizes(unsigned i, uint64_t *lo, uint64_t *hi);
+
 /* chunk ADDR's fields of one chunk (anatomy.c).  */
 void pm_anatomy(void *state, const struct hw_chunk *c, struct hw_emitter *e);
 enum hw_status pm_report_arenas(void *state, struct hw_emitter *e);
+/* bins; with `list`, each list's entries in order (chains.c).  */
 enum hw_status pm_report_bins(void *state, struct hw_emitter *e,
-			      const char *kind);
+			      const char *kind, bool list);
 
 static inline uint64_t pm_bin_at(const struct pm_state *p, uint64_t arena,
 				 int i)

@@ -365,15 +365,78 @@ static const struct em_field BIN_COLS[] = {
 	  .form = EM_T_HEX, .none = "-" },
 	{ .key = "count", .label = "count", .width = 8 },
 	{ .key = "bytes", .label = "bytes", .width = 12, .form = EM_T_HUMAN },
+	/* --list: how the list ends, and the pointer it breaks at.  */
+	{ .key = "list_end", .only = EM_JSON_ONLY },
+	{ .key = "list_broken_at", .only = EM_JSON_ONLY },
 };
 static const struct em_table BIN_TABLE = {
-	.key = "bins", .cols = BIN_COLS, .ncols = 8 };
+	.key = "bins", .cols = BIN_COLS, .ncols = 10 };
 static const struct em_table BIN_TABLE_JSON = {
-	.key = "bins", .cols = BIN_COLS, .ncols = 8, .only = EM_JSON_ONLY };
+	.key = "bins", .cols = BIN_COLS, .ncols = 10, .only = EM_JSON_ONLY };
+
+/* --list: JSON has every entry; text a line of the first ones.  */
+#define CHAIN_TEXT_MAX 12
+static const struct em_field CHAIN_COLS[] = { { .key = "addr" } };
+static const struct em_table CHAIN_JSON = {
+	.key = "list", .cols = CHAIN_COLS, .ncols = 1, .only = EM_JSON_ONLY };
+static const struct em_field CHAIN_TEXT_COLS[] = { { .pre = "    " } };
+static const struct em_table CHAIN_TEXT = {
+	.cols = CHAIN_TEXT_COLS, .ncols = 1, .flags = EM_TB_NO_HEADER,
+	.only = EM_TEXT_ONLY };
+
+static const char *chain_says(enum pm_chain_end end)
+{
+	switch (end) {
+	case PM_CHAIN_END: return "";
+	case PM_CHAIN_MISALIGNED: return "misaligned: the list breaks here";
+	case PM_CHAIN_UNREADABLE: return "not in the target: the list breaks "
+					 "here";
+	case PM_CHAIN_WRONG_SIZE: return "a chunk of another size: the list "
+					 "breaks here";
+	case PM_CHAIN_BK: return "its bk does not point back: the list breaks "
+				 "here";
+	case PM_CHAIN_CYCLE: return "met before: the list is a cycle";
+	case PM_CHAIN_LIMIT: return "more than any heap could hold: not "
+				    "followed further";
+	case PM_CHAIN_OOM: return "out of memory";
+	}
+	return "";
+}
+
+static void chain_rows(struct hw_emitter *e, const struct pm_chain *ch)
+{
+	em_table_begin(e, &CHAIN_JSON);
+	for (size_t i = 0; i < ch->n; i++) {
+		const struct em_val v[] = { ev_addr(ch->entries[i]) };
+		em_row(e, v);
+	}
+	em_table_end(e);
+	char line[CHAIN_TEXT_MAX * 24 + 160];
+	size_t at = 0;
+	for (size_t i = 0; i < ch->n && i < CHAIN_TEXT_MAX; i++)
+		at += (size_t)snprintf(line + at, sizeof line - at, "%s0x%llx",
+				       i ? " -> " : "",
+				       (unsigned long long)ch->entries[i]);
+	if (ch->n > CHAIN_TEXT_MAX)
+		at += (size_t)snprintf(line + at, sizeof line - at,
+				       " -> ... (%zu more)",
+				       ch->n - CHAIN_TEXT_MAX);
+	if (ch->end == PM_CHAIN_END)
+		snprintf(line + at, sizeof line - at, "%send",
+			 ch->n ? " -> " : "");
+	else
+		snprintf(line + at, sizeof line - at, "%s0x%llx (%s)",
+			 ch->n ? " -> " : "", (unsigned long long)ch->bad,
+			 chain_says(ch->end));
+	em_table_begin(e, &CHAIN_TEXT);
+	const struct em_val v[] = { ev_str(line) };
+	em_row(e, v);
+	em_table_end(e);
+}
 
 static void bin_row(struct hw_emitter *e, const char *kind, int arena,
 		    int tid, int index, uint64_t chunk_size, uint64_t count,
-		    uint64_t bytes)
+		    uint64_t bytes, const struct pm_chain *ch)
 {
 	char owner[32];
 	if (tid == -1 && strcmp(kind, "tcache") == 0)
@@ -391,12 +454,21 @@ static void bin_row(struct hw_emitter *e, const char *kind, int arena,
 		chunk_size ? ev_u64(chunk_size) : ev_absent(),
 		ev_u64(count),
 		ev_u64(bytes),
+		ch ? ev_str(pm_chain_end_name(ch->end)) : ev_absent(),
+		ch && ch->end != PM_CHAIN_END && ch->end != PM_CHAIN_OOM
+		? ev_addr(ch->bad) : ev_absent(),
 	};
-	em_row(e, v);
+	if (!ch) {
+		em_row(e, v);
+		return;
+	}
+	em_row_open(e, v);
+	chain_rows(e, ch);
+	em_row_close(e);
 }
 
 enum hw_status pm_report_bins(void *state, struct hw_emitter *e,
-			      const char *kind)
+			      const char *kind, bool list)
 {
 	struct pm_state *p = state;
 	unsigned want = K_TCACHE | K_FAST | K_UNSORTED | K_SMALL | K_LARGE;
@@ -424,37 +496,58 @@ enum hw_status pm_report_bins(void *state, struct hw_emitter *e,
 		return HW_OK;
 	}
 	em_table_begin(e, &BIN_TABLE);
+	/* (A list that broke before its first entry still has a row.)  */
+	struct pm_chain ch = { 0 };
 	if (want & K_TCACHE)
 		for (size_t i = 0; i < p->ntcaches; i++) {
 			const struct pm_tcache *tc = &p->tcaches[i];
-			for (unsigned b = 0; b < p->l.tc_nbins; b++)
-				if (tc->walked[b] || tc->counts[b])
-					/* A large bin (2.42+) holds a range
-					   of sizes: no one chunk size.  */
-					bin_row(e, "tcache", tc->arena, tc->tid,
-						(int)b, b < PM_TCACHE_SMALL_BINS
-						? (uint64_t)b * 16 + PM_MINSIZE : 0,
-						tc->walked[b], tc->bytes[b]);
+			for (unsigned b = 0; b < p->l.tc_nbins; b++) {
+				if (!tc->walked[b] && !tc->counts[b])
+					continue;
+				if (list)
+					pm_chain_tcache(p, tc, b, &ch);
+				/* A large bin (2.42+) holds a range of
+				   sizes: no one chunk size.  */
+				bin_row(e, "tcache", tc->arena, tc->tid,
+					(int)b, b < PM_TCACHE_SMALL_BINS
+					? (uint64_t)b * 16 + PM_MINSIZE : 0,
+					tc->walked[b], tc->bytes[b],
+					list ? &ch : NULL);
+				free(ch.entries);
+				ch.entries = NULL;
+			}
 		}
 	for (size_t i = 0; i < p->narenas; i++) {
 		const struct pm_arena *ar = &p->arenas[i];
 		if ((want & K_FAST) && p->l.ms_fastbins >= 0)
-			for (int b = 0; b < PM_NFASTBINS; b++)
-				if (ar->fast[b].count)
-					bin_row(e, "fast", (int)i, -1, b,
-						(uint64_t)(b + 2) * 16,
-						ar->fast[b].count,
-						ar->fast[b].bytes);
+			for (int b = 0; b < PM_NFASTBINS; b++) {
+				if (!ar->fast[b].count &&
+				    !(list && ar->fast_broken >> b & 1))
+					continue;
+				if (list)
+					pm_chain_fast(p, i, (unsigned)b, &ch);
+				bin_row(e, "fast", (int)i, -1, b,
+					(uint64_t)(b + 2) * 16,
+					ar->fast[b].count, ar->fast[b].bytes,
+					list ? &ch : NULL);
+				free(ch.entries);
+				ch.entries = NULL;
+			}
 		for (int b = 1; b < PM_NBINS; b++) {
 			if (!ar->bins[b].count)
 				continue;
 			unsigned k = b == 1 ? K_UNSORTED : b < 64 ? K_SMALL : K_LARGE;
 			if (!(want & k))
 				continue;
+			if (list)
+				pm_chain_bin(p, i, (unsigned)b, &ch);
 			bin_row(e, k == K_UNSORTED ? "unsorted"
 				 : k == K_SMALL ? "small" : "large", (int)i, -1,
 				b, k == K_SMALL ? (uint64_t)b * 16 : 0,
-				ar->bins[b].count, ar->bins[b].bytes);
+				ar->bins[b].count, ar->bins[b].bytes,
+				list ? &ch : NULL);
+			free(ch.entries);
+			ch.entries = NULL;
 		}
 	}
 	em_table_end(e);
