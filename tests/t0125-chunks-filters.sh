@@ -4,7 +4,9 @@
 # kind of free list in one arena; threads8: nine arenas): for each
 # filter, every block the truth puts there is listed (its address, its
 # usable size), and every row listed meets the filter.  The combination
-# of all of them too.  Bad filters are one usage line, exit 2: a place
+# of all of them too.  glibc's tcache structs (--where tcache-struct): one
+# per thread that called malloc, in use, 0x290 bytes on 2.36.  Bad
+# filters are one usage line, exit 2: a place
 # no block can be in, a size that is none, --min-size past --max-size,
 # --used with --free.
 # shellcheck source=tests/lib.sh
@@ -86,6 +88,25 @@ done
 a=$(awk '$1 == 5 { print $2 }' "$T/arenas")
 check "$core" "$truth" threads8 '$4 == 5 && $3 == "fastbin"' \
 	"\$5 == $a && \$4 == \"fastbin\" && \$3 == \"free\"" --arena="$a" --where fastbin --free
+
+# glibc's own tcache_perthread_structs: one per thread that made one (the
+# truth's threads with an arena: each called malloc), in use, of the
+# struct's chunk size (2.36: 64 16-bit counts and 64 pointers, 0x290).
+for c in bins1:1 threads8:; do
+	name=${c%:*}
+	dir=$(corpus_core "$name")
+	want=$(awk '$1 == "thread" && $4 != "none"' "$dir/truth.txt" | wc -l)
+	hw "$T/out" "$T/err" --json "$dir/core" chunks --where tcache-struct
+	expect_rc 0
+	rows "$T/out" >"$T/rows"
+	[ "$(wc -l <"$T/rows")" = "$want" ] ||
+		fail "$name: $(wc -l <"$T/rows") tcache structs, the truth has $want threads that called malloc"
+	[ -z "$(awk '$3 != "used" || $4 != "tcache-struct"' "$T/rows")" ] ||
+		fail "$name: a tcache struct not in use: $(cat "$T/rows")"
+	[ -z "$(grep -v '"chunk_size":656}' "$T/out")" ] ||
+		fail "$name: a tcache struct of another size than 0x290: $(head -c 300 "$T/out")"
+	say "$name: $want tcache structs, in use, 0x290 bytes each"
+done
 
 # Bad filters: one line, exit 2.
 bad_filter() {

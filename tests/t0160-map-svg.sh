@@ -9,8 +9,9 @@
 #    when it covers several) adds up to its data-bytes;
 #  - glibc bins1 (one arena): the heap strips hold mallinfo2's arena bytes
 #    (main_arena's system_mem), the mmapped ones hblkhd in hblks chunks;
-#    bytes per state: heap + tcache = uordblks (a tcache chunk is in use
-#    to mallinfo), fastbin + the bins + top = fordblks, fastbin = fsmblks,
+#    bytes per state: heap + tcache + tcache-struct = uordblks (a tcache
+#    chunk is in use to mallinfo), fastbin + the bins + top = fordblks,
+#    fastbin = fsmblks,
 #    top = keepcost; every recorded allocation lies in a strip of its kind;
 #  - jemalloc 5.3 basic1: per arena, the slab, slab-free, tcache and large
 #    bytes are the truth's slabs (CURSLABS x slab size) and large extents
@@ -146,11 +147,11 @@ grep -q "^wrote: *$T/pm.svg" "$T/pm.out" || fail "bins1: no 'wrote:' line: $(cat
 check_common "$T/pm.svg" pm
 grep -q '>ptmalloc ' "$T/pm.svg" || fail "bins1: the head does not name ptmalloc"
 p=$T/pm.per
-all=(heap mmapped tcache fastbin unsorted smallbin largebin top unbinned unknown)
+all=(heap mmapped tcache fastbin unsorted smallbin largebin top unbinned tcache-struct unknown)
 want "heap strips" "$(sum "$p" '*' heap "${all[@]}")" "$(truth_val "$tr" mallinfo2 arena)"
 want "mmapped strips" "$(sum "$p" '*' mmapped "${all[@]}")" "$(truth_val "$tr" mallinfo2 hblkhd)"
 want "mmapped bytes" "$(sum "$p" '*' '*' mmapped)" "$(truth_val "$tr" mallinfo2 hblkhd)"
-want "heap + tcache bytes" "$(sum "$p" '*' '*' heap tcache)" "$(truth_val "$tr" mallinfo2 uordblks)"
+want "heap + tcache bytes" "$(sum "$p" '*' '*' heap tcache tcache-struct)" "$(truth_val "$tr" mallinfo2 uordblks)"
 want "free bytes" "$(sum "$p" '*' '*' fastbin unsorted smallbin largebin top unbinned)" \
 	"$(truth_val "$tr" mallinfo2 fordblks)"
 want "fastbin bytes" "$(sum "$p" '*' '*' fastbin)" "$(truth_val "$tr" mallinfo2 fsmblks)"

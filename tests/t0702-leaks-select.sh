@@ -5,7 +5,7 @@
 # indirect, as the scan meets them; "freed" ones are no block):
 #  - --kind K[,K] (JSON): exactly the truth's blocks of those kinds
 #    (definite: the definite ones and one block of the cycle); reachable
-#    lists the reachable ones too;
+#    lists the reachable ones too, never glibc's tcache structs;
 #  - --min-size (JSON): exactly the lost blocks of that size or more;
 #  - text: the loss records numbered "N of M" in order, M the records
 #    there are; their blocks add up to the truth's lost blocks; --top N
@@ -57,6 +57,16 @@ missing=$(comm -23 <(echo "$want") <(echo "$got") | sed -n 1,3p)
 lost=$(truth_of "$LOST")
 [ -z "$(comm -12 <(echo "$lost") <(echo "$got"))" ] || fail "--kind reachable lists lost blocks"
 say "--kind reachable: every reachable block of the truth, no lost one"
+# glibc's tcache structs are no program block (Valgrind never sees them):
+# listed as no kind at all.
+hw "$T/tc" "$T/err" --json "$core" chunks --where tcache-struct
+expect_rc 0
+tcs=$(sed -n 's/^{"addr":"\(0x[0-9a-f]*\)".*/\1/p' "$T/tc" | sort)
+nt=$(awk '$1 == "thread" && $4 != "none"' "$truth" | wc -l)
+[ "$(echo "$tcs" | wc -w)" = "$nt" ] || fail "leaks1: expected $nt tcache structs (threads that called malloc), got: $tcs"
+[ -z "$(comm -12 <(echo "$tcs") <(echo "$got"))" ] ||
+	fail "leaks lists glibc's tcache struct as a reachable block"
+say "glibc's $nt tcache structs are no block of leaks'"
 # No request in the truth is within a chunk's slack (24 bytes) below 500,
 # so a usable size of 500 or more is a request of 500 or more.
 [ -z "$(awk '$1 == "block" && $3 >= 476 && $3 < 500' "$truth")" ] ||

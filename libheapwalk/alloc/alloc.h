@@ -42,6 +42,10 @@ enum hw_where {
 	HW_WHERE_TRANSFER,  /* free, in a central list's transfer slot */
 	HW_WHERE_PAGEHEAP,  /* free span in the page heap, committed */
 	HW_WHERE_RETURNED,  /* free span given back to the system */
+	/* ptmalloc: in use by glibc itself, a thread's
+	   tcache_perthread_struct (no program block: leaks leaves it out,
+	   as Valgrind never sees it) */
+	HW_WHERE_TCACHE_STRUCT,
 	HW_WHERE_COUNT
 };
 

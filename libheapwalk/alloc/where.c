@@ -15,6 +15,7 @@
 	X(HW_WHERE_RETAINED, "retained")   X(HW_WHERE_SPAN, "span") \
 	X(HW_WHERE_CENTRAL, "central")     X(HW_WHERE_TRANSFER, "transfer") \
 	X(HW_WHERE_PAGEHEAP, "pageheap")   X(HW_WHERE_RETURNED, "returned") \
+	X(HW_WHERE_TCACHE_STRUCT, "tcache-struct") \
 	X(HW_WHERE_COUNT, "?")
 
 #define NAME(w, name) [w] = name,

@@ -8,7 +8,7 @@ const struct em_field hw_block_cols[HW_NBLOCK_COLS + 1] = {
 	  .digits = 16 },
 	{ .key = "size", .label = "size", .width = 12 },
 	{ .key = "state", .label = "state", .join = "  ", .width = -5 },
-	{ .key = "where", .label = "where", .width = -9 },
+	{ .key = "where", .label = "where", .width = -13 },
 	{ .key = "arena", .label = "arena", .width = 5 },
 	{ .key = "extent", .only = EM_JSON_ONLY },
 	{ .key = "szind", .only = EM_JSON_ONLY },

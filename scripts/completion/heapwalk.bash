@@ -206,7 +206,8 @@ _heapwalk_values() {
 	W)                                        # chunks --where: the places
 		_heapwalk_match "$cur" heap mmapped tcache fastbin unsorted \
 			smallbin largebin top unbinned slab large slab-free dirty \
-			muzzy retained span central transfer pageheap returned
+			muzzy retained span central transfer pageheap returned \
+			tcache-struct
 		;;
 	WHEN) _heapwalk_match "$cur" auto always never ;;
 	KIND) _heapwalk_match "$cur" tcache fast unsorted small large ;;

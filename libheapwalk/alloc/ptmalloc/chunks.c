@@ -280,6 +280,10 @@ static void classify(struct pm_state *p, struct pm_heap *h,
 		c->where = tcached ? HW_WHERE_TCACHE
 			 : tag == PM_TAG_FAST ? HW_WHERE_FASTBIN
 			 : HW_WHERE_HEAP;
+		/* A thread's tcache struct: glibc's, not the program's.  */
+		if (__builtin_expect(c->chunk_size == p->tc_struct_chunk, 0) &&
+		    c->used && pm_is_tcache_struct(p, c->addr))
+			c->where = HW_WHERE_TCACHE_STRUCT;
 		if (c->used && p->orphans.any && pm_tcache_orphan(p, c)) {
 			c->used = false;
 			c->where = HW_WHERE_TCACHE;

@@ -451,6 +451,8 @@ void pm_find_tcaches(struct pm_state *p)
 		return;
 	struct hw_target *t = p->t;
 	tcache_struct_era(p);
+	p->tc_struct_chunk = (p->l.tc_sizeof + PM_SIZE_SZ + PM_ALIGN - 1) &
+			     ~(uint64_t)(PM_ALIGN - 1);
 	/* An emulated guest's thread pointers live in the emulator's CPU
 	   state, not in the core's notes: the core's are the emulator's own
 	   threads', and reading from them would give the guest's tcaches

@@ -314,6 +314,9 @@ struct pm_state {
 	char how_thread_arena[160];
 	struct pm_addrset tcached;
 	uint64_t tcache_max_chunk;        /* largest chunk in any tcache */
+	uint64_t tc_struct_chunk;         /* chunk size of a
+					     tcache_perthread_struct; 0:
+					     no tcaches */
 	/* Tcache lists that end before their counters say (a broken next
 	   pointer, or a damaged head): the small bins concerned, and for
 	   2.29-2.33 (whose entries' key is their own tcache) those
@@ -565,6 +568,16 @@ const char *pm_chain_end_name(enum pm_chain_end end);
 /* The chunk sizes tcache bin i holds: one, or a range (2.42+'s large
    bins).  */
 void pm_tcache_bin_sizes(unsigned i, uint64_t *lo, uint64_t *hi);
+
+/* Is user address `user` one of the tcaches found?  */
+static inline bool pm_is_tcache_struct(const struct pm_state *p,
+				       uint64_t user)
+{
+	for (size_t i = 0; i < p->ntcaches; i++)
+		if (p->tcaches[i].addr == user)
+			return true;
+	return false;
+}
 
 /* chunk ADDR's fields of one chunk (anatomy.c).  */
 void pm_anatomy(void *state, const struct hw_chunk *c, struct hw_emitter *e);

@@ -51,6 +51,7 @@ static const struct {
 	[HW_WHERE_TRANSFER] = { "#edc948", "free, in a transfer slot" },
 	[HW_WHERE_PAGEHEAP] = { "#ff9da7", "free pages in the page heap" },
 	[HW_WHERE_RETURNED] = { "#e4e4e4", "pages given back to the system" },
+	[HW_WHERE_TCACHE_STRUCT] = { "#76b7b2", "in use by glibc: a tcache" },
 	[MAP_UNKNOWN] = { "#000000", "state not known" },
 };
 
