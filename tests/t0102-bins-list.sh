@@ -7,6 +7,8 @@
 #  - each kind's entries are exactly the truth's blocks of that place
 #    (tcache, fastbin, unsorted, smallbin, largebin), each in the list
 #    of its size (tcache and fastbin rows: the row's chunk size);
+#  - each large bin shows its range of chunk sizes (min_chunk_size,
+#    max_chunk_size), and holds only chunks of that range;
 #  - the text form shows the same entries, "->" between them, "end";
 #  - a fastbin entry's fd overwritten (a copy of the core, patched with
 #    tests/tools/corepatch): that list breaks there -- its end says how,
@@ -62,6 +64,19 @@ check_case() {
 				if (c != $2) { print $1, $2, $i, usable[$i]; exit }
 			} }' "$truth" "$T/rows")
 	[ -z "$bad" ] || fail "$name: an entry in the list of another size: $bad"
+	# A large bin's entries are of its range of chunk sizes (the
+	# truth's usable size + 8: a heap chunk's), and the text shows it.
+	bad=$(perl -e 'my %u; open my $t, "<", $ARGV[0] or die;
+		while (<$t>) { $u{$1} = $2 if /^alloc (0x[0-9a-f]+) \d+ (\d+) largebin/ }
+		local $/; my $j = <STDIN>;
+		while ($j =~ /"kind":"large",[^\[]*?"min_chunk_size":(\d+)(?:,"max_chunk_size":(\d+))?[^\[]*?"list":\[([^\]]*)\]/g) {
+			my ($lo, $hi, $l) = ($1, $2, $3);
+			for my $a ($l =~ /"addr":"(0x[0-9a-f]+)"/g) {
+				my $c = $u{$a} + 8;
+				print "$a: chunk $c not in $lo..", $hi // "", "\n"
+					if !exists $u{$a} || $c < $lo || (defined $hi && $c > $hi);
+			} }' "$truth" <"$T/bins.json")
+	[ -z "$bad" ] || fail "$name: a large bin entry outside its bin's sizes: $bad"
 	hw "$T/bins.txt" "$T/err" "$@" "$core" bins --list
 	expect_rc 0
 	local first

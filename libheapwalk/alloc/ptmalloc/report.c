@@ -361,8 +361,13 @@ static const struct em_field BIN_COLS[] = {
 	{ .key = "thread", .only = EM_JSON_ONLY },
 	{ .label = "owner", .width = -14, .only = EM_TEXT_ONLY },
 	{ .key = "index", .label = "index", .width = 5 },
-	{ .key = "chunk_size", .label = "chunk size", .width = 12,
-	  .form = EM_T_HEX, .none = "-" },
+	/* A bin of one chunk size has chunk_size; a large bin (and 2.42+'s
+	   large tcache bins) the range min_chunk_size..max_chunk_size (no
+	   max for the last: any size past its start).  */
+	{ .key = "chunk_size", .only = EM_JSON_ONLY },
+	{ .key = "min_chunk_size", .only = EM_JSON_ONLY },
+	{ .key = "max_chunk_size", .only = EM_JSON_ONLY },
+	{ .label = "chunk size", .width = 17, .only = EM_TEXT_ONLY },
 	{ .key = "count", .label = "count", .width = 8 },
 	{ .key = "bytes", .label = "bytes", .width = 12, .form = EM_T_HUMAN },
 	/* --list: how the list ends, and the pointer it breaks at.  */
@@ -370,9 +375,32 @@ static const struct em_field BIN_COLS[] = {
 	{ .key = "list_broken_at", .only = EM_JSON_ONLY },
 };
 static const struct em_table BIN_TABLE = {
-	.key = "bins", .cols = BIN_COLS, .ncols = 10 };
+	.key = "bins", .cols = BIN_COLS, .ncols = 13 };
 static const struct em_table BIN_TABLE_JSON = {
-	.key = "bins", .cols = BIN_COLS, .ncols = 10, .only = EM_JSON_ONLY };
+	.key = "bins", .cols = BIN_COLS, .ncols = 13, .only = EM_JSON_ONLY };
+
+/* The chunk sizes large bin i holds, as glibc's largebin_index sorts
+   them (sizes of 0x400 and up, 16 apart): the first size whose index is
+   i, the last before i + 1's; hi 0 for the last bin, which takes every
+   size past its start.  */
+static void large_bin_sizes(int i, uint64_t *lo, uint64_t *hi)
+{
+	uint64_t bounds[2];
+	for (int k = 0; k < 2; k++) {
+		uint64_t a = 0x400 >> 4, b = (uint64_t)1 << 40;
+		while (a < b) {   /* the first size (/16) of index >= i + k */
+			uint64_t m = a + (b - a) / 2;
+			if (pm_bin_index(m << 4) >= i + k)
+				b = m;
+			else
+				a = m + 1;
+		}
+		bounds[k] = a << 4;
+	}
+	*lo = bounds[0];
+	*hi = i + 1 < PM_NBINS && bounds[1] < (uint64_t)1 << 44
+	      ? bounds[1] - 16 : 0;
+}
 
 /* --list: JSON has every entry; text a line of the first ones.  */
 #define CHAIN_TEXT_MAX 12
@@ -435,10 +463,19 @@ static void chain_rows(struct hw_emitter *e, const struct pm_chain *ch)
 }
 
 static void bin_row(struct hw_emitter *e, const char *kind, int arena,
-		    int tid, int index, uint64_t chunk_size, uint64_t count,
-		    uint64_t bytes, const struct pm_chain *ch)
+		    int tid, int index, uint64_t lo, uint64_t hi,
+		    uint64_t count, uint64_t bytes, const struct pm_chain *ch)
 {
-	char owner[32];
+	char owner[32], sizes[48];
+	if (!lo)                /* the unsorted bin: any size */
+		snprintf(sizes, sizeof sizes, "-");
+	else if (lo == hi)
+		snprintf(sizes, sizeof sizes, "0x%llx", (unsigned long long)lo);
+	else if (hi)
+		snprintf(sizes, sizeof sizes, "0x%llx-0x%llx",
+			 (unsigned long long)lo, (unsigned long long)hi);
+	else
+		snprintf(sizes, sizeof sizes, "0x%llx-", (unsigned long long)lo);
 	if (tid == -1 && strcmp(kind, "tcache") == 0)
 		snprintf(owner, sizeof owner, "tid ?");
 	else if (tid >= 0)
@@ -451,7 +488,10 @@ static void bin_row(struct hw_emitter *e, const char *kind, int arena,
 		tid >= 0 ? ev_i64(tid) : ev_absent(),
 		ev_str(owner),
 		ev_i64(index),
-		chunk_size ? ev_u64(chunk_size) : ev_absent(),
+		lo && lo == hi ? ev_u64(lo) : ev_absent(),
+		lo != hi ? ev_u64(lo) : ev_absent(),
+		lo != hi && hi ? ev_u64(hi) : ev_absent(),
+		ev_str(sizes),
 		ev_u64(count),
 		ev_u64(bytes),
 		ch ? ev_str(pm_chain_end_name(ch->end)) : ev_absent(),
@@ -507,12 +547,12 @@ enum hw_status pm_report_bins(void *state, struct hw_emitter *e,
 				if (list)
 					pm_chain_tcache(p, tc, b, &ch);
 				/* A large bin (2.42+) holds a range of
-				   sizes: no one chunk size.  */
+				   sizes.  */
+				uint64_t lo, hi;
+				pm_tcache_bin_sizes(b, &lo, &hi);
 				bin_row(e, "tcache", tc->arena, tc->tid,
-					(int)b, b < PM_TCACHE_SMALL_BINS
-					? (uint64_t)b * 16 + PM_MINSIZE : 0,
-					tc->walked[b], tc->bytes[b],
-					list ? &ch : NULL);
+					(int)b, lo, hi, tc->walked[b],
+					tc->bytes[b], list ? &ch : NULL);
 				free(ch.entries);
 				ch.entries = NULL;
 			}
@@ -528,6 +568,7 @@ enum hw_status pm_report_bins(void *state, struct hw_emitter *e,
 					pm_chain_fast(p, i, (unsigned)b, &ch);
 				bin_row(e, "fast", (int)i, -1, b,
 					(uint64_t)(b + 2) * 16,
+					(uint64_t)(b + 2) * 16,
 					ar->fast[b].count, ar->fast[b].bytes,
 					list ? &ch : NULL);
 				free(ch.entries);
@@ -541,10 +582,13 @@ enum hw_status pm_report_bins(void *state, struct hw_emitter *e,
 				continue;
 			if (list)
 				pm_chain_bin(p, i, (unsigned)b, &ch);
+			/* The unsorted bin takes any size: no range.  */
+			uint64_t lo = k == K_SMALL ? (uint64_t)b * 16 : 0, hi = lo;
+			if (k == K_LARGE)
+				large_bin_sizes(b, &lo, &hi);
 			bin_row(e, k == K_UNSORTED ? "unsorted"
 				 : k == K_SMALL ? "small" : "large", (int)i, -1,
-				b, k == K_SMALL ? (uint64_t)b * 16 : 0,
-				ar->bins[b].count, ar->bins[b].bytes,
+				b, lo, hi, ar->bins[b].count, ar->bins[b].bytes,
 				list ? &ch : NULL);
 			free(ch.entries);
 			ch.entries = NULL;
