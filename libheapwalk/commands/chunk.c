@@ -4,7 +4,6 @@
  * header and links, decoded and checked), and with --bytes its first
  * bytes.
  */
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -133,21 +132,14 @@ static enum hw_status parse(struct hw_session *s, int argc,
 	int nrest = 1;
 	*nbytes = 0;
 	for (int i = 1; i < argc; i++) {
-		const char *a = argv[i], *v = NULL;
-		if (!strncmp(a, "--bytes=", 8))
-			v = a + 8;
-		else if (!strcmp(a, "--bytes"))
-			v = i + 1 < argc ? argv[++i] : "";
+		const char *a = argv[i];
+		const char *v = hw_args_value(argc, argv, &i, "--bytes");
 		if (v) {
-			char *end;
-			errno = 0;
-			unsigned long long n = strtoull(v, &end, 0);
-			if (!*v || *v == '-' || *end || errno || !n ||
-			    n > MAX_DUMP)
+			if (!hw_args_size(v, nbytes) || !*nbytes ||
+			    *nbytes > MAX_DUMP)
 				return hw_error(s, HW_USAGE, "chunk --bytes: "
 						"'%s' is not a count from 1 to "
 						"%d", v, MAX_DUMP);
-			*nbytes = n;
 		} else if (nrest < 2) {
 			rest[nrest++] = argv[i];
 		} else {

@@ -2,13 +2,12 @@
  * order (JSON Lines in JSON: a stream, not one document), or those a
  * filter keeps: a state, places (`where`), an arena, a size range.
  */
-#include <errno.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include "../alloc/alloc.h"
 #include "../emit/emit.h"
+#include "../report/args.h"
 #include "../report/blockrow.h"
 #include "../report/pipe.h"
 #include "command.h"
@@ -40,44 +39,6 @@ static bool print_chunk(void *cookie, struct hw_emitter *e,
 	hw_block_vals(v, ch);
 	em_row(e, v);
 	return !em_failed(e);
-}
-
-/* The value of option `name` at argv[*i] ("--name V" or "--name=V"):
-   NULL when argv[*i] is not that option; "" when it lacks its value.  */
-static const char *option_value(int argc, char *const argv[], int *i,
-				const char *name)
-{
-	size_t n = strlen(name);
-	const char *a = argv[*i];
-	if (strncmp(a, name, n) != 0)
-		return NULL;
-	if (a[n] == '=')
-		return a + n + 1;
-	if (a[n] != '\0')
-		return NULL;
-	return *i + 1 < argc ? argv[++*i] : "";
-}
-
-/* A size as chunks prints it (decimal), or in hex with 0x, with an
-   optional K, M or G (powers of 1024).  */
-static bool parse_size(const char *v, uint64_t *out)
-{
-	char *end;
-	if (!*v || *v == '-' || *v == '+')
-		return false;
-	errno = 0;
-	unsigned long long n = strtoull(v, &end, 0);
-	if (end == v || errno)
-		return false;
-	unsigned shift = *end == 'K' || *end == 'k' ? 10
-		       : *end == 'M' || *end == 'm' ? 20
-		       : *end == 'G' || *end == 'g' ? 30 : 0;
-	if (shift)
-		end++;
-	if (*end || (shift && n > UINT64_MAX >> shift))
-		return false;
-	*out = (uint64_t)n << shift;
-	return true;
 }
 
 /* "--where tcache,fastbin": the places named, as `where` prints them.  */
@@ -129,25 +90,25 @@ static enum hw_status parse(struct hw_session *s, int argc,
 						"--free exclude each other (give "
 						"neither for every chunk)");
 			f->state = state;
-		} else if ((v = option_value(argc, argv, &i, "--where"))) {
+		} else if ((v = hw_args_value(argc, argv, &i, "--where"))) {
 			enum hw_status st = parse_places(s, v, &f->places);
 			if (st != HW_OK)
 				return st;
-		} else if ((v = option_value(argc, argv, &i, "--arena"))) {
+		} else if ((v = hw_args_value(argc, argv, &i, "--arena"))) {
 			uint64_t n;
-			if (!parse_size(v, &n) || n > INT32_MAX)
+			if (!hw_args_size(v, &n) || n > INT32_MAX)
 				return hw_error(s, HW_USAGE, "chunks --arena: '%s' "
 						"is not an arena's number (the "
 						"arena column)", v);
 			f->arena = (int64_t)n;
-		} else if ((v = option_value(argc, argv, &i, "--min-size"))) {
-			if (!parse_size(v, &f->min_size))
+		} else if ((v = hw_args_value(argc, argv, &i, "--min-size"))) {
+			if (!hw_args_size(v, &f->min_size))
 				return hw_error(s, HW_USAGE, "chunks --min-size: "
 						"'%s' is not a size (e.g. 1024, "
 						"0x400, 4K)", v);
 			min_given = true;
-		} else if ((v = option_value(argc, argv, &i, "--max-size"))) {
-			if (!parse_size(v, &f->max_size))
+		} else if ((v = hw_args_value(argc, argv, &i, "--max-size"))) {
+			if (!hw_args_size(v, &f->max_size))
 				return hw_error(s, HW_USAGE, "chunks --max-size: "
 						"'%s' is not a size (e.g. 1024, "
 						"0x400, 4K)", v);

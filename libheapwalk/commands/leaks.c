@@ -14,7 +14,6 @@
  * the blocks (JSON) and the records; --min-bytes and --top for the
  * records.  The totals always count every block.
  */
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,6 +22,7 @@
 #include "../analysis/reach.h"
 #include "../analysis/vtype.h"
 #include "../emit/emit.h"
+#include "../report/args.h"
 #include "../report/loss.h"
 #include "../report/partial.h"
 #include "../report/pipe.h"
@@ -389,27 +389,6 @@ static bool parse_kinds(const char *v, unsigned *kinds)
 	return *kinds != 0;
 }
 
-/* A count or size: decimal, hex with 0x, or with K, M, G.  */
-static bool parse_number(const char *v, uint64_t *out)
-{
-	char *end;
-	if (!*v || *v == '-' || *v == '+')
-		return false;
-	errno = 0;
-	unsigned long long n = strtoull(v, &end, 0);
-	if (end == v || errno)
-		return false;
-	unsigned shift = *end == 'K' || *end == 'k' ? 10
-		       : *end == 'M' || *end == 'm' ? 20
-		       : *end == 'G' || *end == 'g' ? 30 : 0;
-	if (shift)
-		end++;
-	if (*end || (shift && n > UINT64_MAX >> shift))
-		return false;
-	*out = (uint64_t)n << shift;
-	return true;
-}
-
 static enum hw_status parse(struct hw_session *s, int argc,
 			    char *const argv[], struct leaks_select *sel)
 {
@@ -420,21 +399,15 @@ static enum hw_status parse(struct hw_session *s, int argc,
 		static const char *const with_value[] = {
 			"--kind", "--min-size", "--min-bytes", "--top" };
 		size_t k = 0;
-		for (; k < 4; k++) {
-			size_t n = strlen(with_value[k]);
-			if (strncmp(a, with_value[k], n) != 0 ||
-			    (a[n] != '=' && a[n] != '\0'))
-				continue;
-			v = a[n] == '=' ? a + n + 1
-			    : i + 1 < argc ? argv[++i] : "";
-			break;
-		}
+		while (k < 4 && !(v = hw_args_value(argc, argv, &i,
+						    with_value[k])))
+			k++;
 		bool ok = true;
 		switch (k) {
 		case 0: ok = parse_kinds(v, &sel->kinds); break;
-		case 1: ok = parse_number(v, &sel->min_size); break;
-		case 2: ok = parse_number(v, &sel->min_bytes); break;
-		case 3: ok = parse_number(v, &sel->top); break;
+		case 1: ok = hw_args_size(v, &sel->min_size); break;
+		case 2: ok = hw_args_size(v, &sel->min_bytes); break;
+		case 3: ok = hw_args_size(v, &sel->top); break;
 		default:
 			if (strcmp(a, "--reachable") != 0)
 				return hw_error(s, HW_USAGE, "leaks: unknown "

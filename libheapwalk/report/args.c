@@ -1,4 +1,7 @@
-/* args.c - checking a command's words: how many, and addresses.  */
+/* args.c - checking a command's words: how many, addresses, options'
+ * values and sizes.  */
+#include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "args.h"
@@ -43,4 +46,38 @@ enum hw_status hw_args_address(struct hw_session *s, int argc,
 				"(hexadecimal, with or without 0x)", argv[0],
 				argv[1]);
 	return HW_OK;
+}
+
+const char *hw_args_value(int argc, char *const argv[], int *i,
+			  const char *name)
+{
+	size_t n = strlen(name);
+	const char *a = argv[*i];
+	if (strncmp(a, name, n) != 0)
+		return NULL;
+	if (a[n] == '=')
+		return a + n + 1;
+	if (a[n] != '\0')
+		return NULL;
+	return *i + 1 < argc ? argv[++*i] : "";
+}
+
+bool hw_args_size(const char *v, uint64_t *out)
+{
+	char *end;
+	if (!*v || *v == '-' || *v == '+')
+		return false;
+	errno = 0;
+	unsigned long long n = strtoull(v, &end, 0);
+	if (end == v || errno)
+		return false;
+	unsigned shift = *end == 'K' || *end == 'k' ? 10
+		       : *end == 'M' || *end == 'm' ? 20
+		       : *end == 'G' || *end == 'g' ? 30 : 0;
+	if (shift)
+		end++;
+	if (*end || (shift && n > UINT64_MAX >> shift))
+		return false;
+	*out = (uint64_t)n << shift;
+	return true;
 }

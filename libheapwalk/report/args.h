@@ -19,4 +19,14 @@ enum hw_status hw_args_at_most(struct hw_session *s, int argc,
 enum hw_status hw_args_address(struct hw_session *s, int argc,
 			       char *const argv[], uint64_t *addr);
 
+/* The value of option `name` at argv[*i], given as "--name V" (then *i
+   moves to V) or "--name=V": NULL when argv[*i] is not that option, ""
+   when its value is missing.  */
+const char *hw_args_value(int argc, char *const argv[], int *i,
+			  const char *name);
+
+/* A size or count as people write one: decimal, or hex with 0x, with an
+   optional K, M or G (powers of 1024).  */
+bool hw_args_size(const char *v, uint64_t *out);
+
 #endif /* HW_REPORT_ARGS_H */
