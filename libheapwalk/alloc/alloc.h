@@ -165,6 +165,9 @@ struct hw_allocator_ops {
 	   an unknown kind).  */
 	void (*summary)(void *state, struct hw_emitter *e);
 	enum hw_status (*arenas)(void *state, struct hw_emitter *e);
+	/* One arena's own fields (`arena N`: ptmalloc's malloc_state).  May
+	   be NULL (not shown yet).  */
+	enum hw_status (*arena)(void *state, struct hw_emitter *e, size_t n);
 	/* kind NULL = all.  */
 	enum hw_status (*bins)(void *state, struct hw_emitter *e,
 			       const char *kind);

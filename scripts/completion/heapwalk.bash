@@ -46,13 +46,14 @@ _heapwalk_fallback_help='options:
 commands (default: summary):
   summary    [--leaks]: allocator, arenas, totals
   arenas     each arena with its heaps and totals
-  bins       [KIND]: free lists
-  chunks     every chunk [--used|--free]
+  arena      N: one arena'\''s own fields
+  bins       [KIND] [--list]: free lists
+  chunks     [--used|--free] [--where W] [--arena N] [--min-size SIZE] [--max-size SIZE]: every chunk
   sizes      [--exact|--by=type]: per size class
-  chunk      ADDR: the chunk containing ADDR
+  chunk      ADDR [--bytes N]: the chunk containing ADDR, its fields
   check      heap consistency
   frag       free memory and fragmentation per arena
-  leaks      [--reachable]: blocks in use that nothing reachable points to
+  leaks      [--reachable] [--kind K] [--min-size SIZE] [--min-bytes SIZE] [--top N]: blocks in use that nothing reachable points to
   refs       ADDR: what points into the block holding ADDR
   why        ADDR: the shortest chain of pointers to the block holding ADDR
   diff       BASE [--leaks]: what grew since BASE

@@ -375,6 +375,7 @@ const struct hw_allocator_ops hw_ptmalloc_ops = {
 	.chunks_piece = pm_chunks_piece,
 	.summary = pm_summary,
 	.arenas = pm_arenas,
+	.arena = pm_report_arena,
 	.bins = pm_bins,
 	.bins_list = pm_bins_list,
 	.size_class = pm_size_class,

@@ -582,6 +582,8 @@ static inline bool pm_is_tcache_struct(const struct pm_state *p,
 /* chunk ADDR's fields of one chunk (anatomy.c).  */
 void pm_anatomy(void *state, const struct hw_chunk *c, struct hw_emitter *e);
 enum hw_status pm_report_arenas(void *state, struct hw_emitter *e);
+/* `arena N`: one arena's malloc_state, its threads and heaps.  */
+enum hw_status pm_report_arena(void *state, struct hw_emitter *e, size_t n);
 /* bins; with `list`, each list's entries in order (chains.c).  */
 enum hw_status pm_report_bins(void *state, struct hw_emitter *e,
 			      const char *kind, bool list);

@@ -349,6 +349,135 @@ enum hw_status pm_report_arenas(void *state, struct hw_emitter *e)
 	return HW_OK;
 }
 
+/* ---- one arena ---------------------------------------------------------- */
+
+/* `arena N`: malloc_state's fields read afresh, with what they point at
+   (the top chunk's size, the next arena's number), its threads and heaps.
+   glibc's flag bits: FASTCHUNKS_BIT (1, up to 2.26) and
+   NONCONTIGUOUS_BIT (2: not one contiguous sbrk heap, every thread
+   arena).  */
+static const struct em_section S_ARENA = { .label_width = 19, .indent = 2 };
+static const struct em_field F_A_INDEX = { .key = "arena", .label = "arena" };
+static const struct em_field F_A_ADDR = { .key = "addr", .join = " at " };
+static const struct em_field F_A_KIND = {
+	.key = "kind", .join = " (", .post = " arena)" };
+static const struct em_field F_A_MUTEX = { .key = "mutex", .label = "mutex:" };
+static const struct em_field F_A_MUTEX_SAYS = {
+	.join = " ", .only = EM_TEXT_ONLY };
+static const struct em_field F_A_FLAGS = {
+	.key = "flags", .label = "flags:", .form = EM_T_HEX };
+static const struct em_field F_A_FLAGS_SAYS = {
+	.join = " ", .only = EM_TEXT_ONLY };
+static const struct em_field F_A_NONCONTIG = {
+	.key = "noncontiguous", .only = EM_JSON_ONLY };
+static const struct em_field F_A_FASTCHUNKS = {
+	.key = "have_fastchunks", .label = "have_fastchunks:" };
+static const struct em_field F_A_TOP = { .key = "top", .label = "top:" };
+static const struct em_field F_A_TOP_SIZE = {
+	.key = "top_size", .join = " (", .post = ")", .form = EM_T_HUMAN };
+static const struct em_field F_A_LAST_REM = {
+	.key = "last_remainder", .label = "last_remainder:" };
+static const struct em_field F_A_NEXT = { .key = "next", .label = "next:" };
+static const struct em_field F_A_NEXT_INDEX = {
+	.key = "next_arena", .join = " (arena ", .post = ")" };
+static const struct em_field F_A_NEXT_FREE = {
+	.key = "next_free", .label = "next_free:" };
+static const struct em_field F_A_ATTACHED = {
+	.key = "attached_threads", .label = "attached_threads:" };
+static const struct em_field F_A_SYSTEM = {
+	.key = "system_mem", .label = "system_mem:", .form = EM_T_HUMAN };
+static const struct em_field F_A_MAX_SYSTEM = {
+	.key = "max_system_mem", .join = " (max ", .post = ")",
+	.form = EM_T_HUMAN };
+static const struct em_field F_A_THREADS = {
+	.key = "threads", .label = "threads:", .none = "-" };
+
+enum hw_status pm_report_arena(void *state, struct hw_emitter *e, size_t n)
+{
+	struct pm_state *p = state;
+	if (n >= p->narenas)
+		return hw_error(p->s, HW_USAGE, "arena: no arena %zu (the "
+				"arenas are 0 to %zu)", n, p->narenas - 1);
+	const struct pm_arena *ar = &p->arenas[n];
+	uint64_t a = ar->addr, top = 0, top_size = 0, rem = 0, next = 0;
+	uint64_t next_free = 0, attached = 0, sys = 0, max_sys = 0;
+	uint32_t mutex = 0, flags = 0, fast = 0;
+	struct hw_target *t = p->t;
+	hw_read_u32(t, a + (uint64_t)p->l.ms_mutex, &mutex);
+	hw_read_u32(t, a + (uint64_t)p->l.ms_flags, &flags);
+	bool have_fast = p->l.ms_have_fastchunks >= 0 &&
+			 hw_read_u32(t, a + (uint64_t)p->l.ms_have_fastchunks,
+				     &fast);
+	hw_read_u64(t, a + (uint64_t)p->l.ms_top, &top);
+	if (top)
+		hw_read_u64(t, top + 8, &top_size);
+	top_size &= ~(uint64_t)PM_SIZE_BITS;
+	hw_read_u64(t, a + (uint64_t)p->l.ms_last_remainder, &rem);
+	hw_read_u64(t, a + (uint64_t)p->l.ms_next, &next);
+	bool have_next_free = p->l.ms_next_free >= 0 &&
+			      hw_read_u64(t, a + (uint64_t)p->l.ms_next_free,
+					  &next_free);
+	bool have_attached = p->l.ms_attached_threads >= 0 &&
+			     hw_read_u64(t, a + (uint64_t)p->l.ms_attached_threads,
+					 &attached);
+	hw_read_u64(t, a + (uint64_t)p->l.ms_system_mem, &sys);
+	hw_read_u64(t, a + (uint64_t)p->l.ms_max_system_mem, &max_sys);
+	int64_t next_index = -1;
+	for (size_t i = 0; i < p->narenas && next_index < 0; i++)
+		if (p->arenas[i].addr == next)
+			next_index = (int64_t)i;
+	int32_t *tids = malloc((p->nthread_arenas + 1) * sizeof *tids);
+	if (!tids)
+		return hw_error(p->s, HW_BAD_TARGET, "out of memory");
+	char says[96];
+	snprintf(says, sizeof says, "(%s%s%s)",
+		 flags & 2 ? "NONCONTIGUOUS_BIT" : "contiguous",
+		 flags & 1 ? ", FASTCHUNKS_BIT" : "",
+		 flags & ~3u ? ", other bits set" : "");
+	em_doc_begin(e);
+	em_kv(e, &F_A_INDEX, ev_u64(n));
+	em_kv(e, &F_A_ADDR, ev_addr(a));
+	em_kv(e, &F_A_KIND, ev_str(a == p->main_arena ? "main" : "thread"));
+	em_section_begin(e, &S_ARENA);
+	em_kv(e, &F_A_MUTEX, ev_u64(mutex));
+	em_kv(e, &F_A_MUTEX_SAYS, ev_str(mutex ? "(locked: a thread was in "
+					 "malloc or free)" : "(unlocked)"));
+	em_kv(e, &F_A_FLAGS, ev_u64(flags));
+	em_kv(e, &F_A_FLAGS_SAYS, ev_str(says));
+	em_kv(e, &F_A_NONCONTIG, ev_bool((flags & 2) != 0));
+	em_kv(e, &F_A_FASTCHUNKS, have_fast ? ev_bool(fast != 0) : ev_absent());
+	em_kv(e, &F_A_TOP, ev_addr(top));
+	em_kv(e, &F_A_TOP_SIZE, ev_u64(top_size));
+	em_kv(e, &F_A_LAST_REM, ev_addr(rem));
+	em_kv(e, &F_A_NEXT, ev_addr(next));
+	em_kv(e, &F_A_NEXT_INDEX, next_index >= 0 ? ev_i64(next_index)
+						  : ev_absent());
+	em_kv(e, &F_A_NEXT_FREE, have_next_free ? ev_addr(next_free)
+						: ev_absent());
+	em_kv(e, &F_A_ATTACHED, have_attached ? ev_u64(attached) : ev_absent());
+	em_kv(e, &F_A_SYSTEM, ev_u64(sys));
+	em_kv(e, &F_A_MAX_SYSTEM, ev_u64(max_sys));
+	em_kv(e, &F_A_THREADS, p->thread_arenas
+	      ? thread_tids(p, (int32_t)n, tids) : ev_null());
+	em_section_end(e);
+	em_table_begin(e, &HEAP_TABLE);
+	for (size_t h = 0; h < p->nheaps; h++) {
+		const struct pm_heap *hp = &p->heaps[h];
+		if (hp->arena != (int32_t)n)
+			continue;
+		const struct em_val hv[] = {
+			ev_addr(hp->start), ev_addr(hp->end),
+			ev_u64(hp->end - hp->start),
+			hp->info ? ev_addr(hp->info) : ev_absent(),
+		};
+		em_row(e, hv);
+	}
+	em_table_end(e);
+	em_doc_end(e);
+	free(tids);
+	return HW_OK;
+}
+
 /* ---- bins -------------------------------------------------------------- */
 
 enum { K_TCACHE = 1, K_FAST = 2, K_UNSORTED = 4, K_SMALL = 8, K_LARGE = 16 };
