@@ -16,7 +16,9 @@
 #    its `sizes --by=type --json`, gives the same answer as the base core;
 #  - a core diffed against itself shows no change; --no-debuginfo gives
 #    the same answer; text says the same totals;
-#  - a base that is not a sizes document is refused with one error line.
+#  - a base that is not a sizes document is refused with one error line,
+#    and so is one sizes document given twice (70 arenas: more rows than
+#    the first array held).
 # shellcheck source=tests/variant-lib.sh
 . "$(dirname "$0")/variant-lib.sh"
 need_heapwalk
@@ -209,6 +211,20 @@ check_variant() {
 	hw "$out/cut.out" "$out/cut.err" "${opt[@]}" "$out/core" diff "$out/cut.json"
 	expect_rc 2
 	one_error_line "$out/cut.err" "diff against a cut sizes --json"
+	# The same file twice, of more arenas than a first allocation holds
+	# (fuzz-diffjson: the second file's rows were added past the end
+	# of the first's array).
+	{
+		printf '{"classes":[],"arenas":['
+		for ((i = 0; i < 70; i++)); do
+			[ $i = 0 ] || printf ','
+			printf '{"arena":%d,"used":1,"used_bytes":16,"free":0,"free_bytes":0}' $i
+		done
+		printf ']}'
+	} >"$out/a70.json"
+	hw "$out/two.out" "$out/two.err" "${opt[@]}" "$out/core" diff "$out/a70.json" "$out/a70.json"
+	expect_rc 2
+	one_error_line "$out/two.err" "diff against one sizes --json twice"
 	ran=$((ran + 1))
 }
 

@@ -56,6 +56,10 @@ struct diff_site {
    `sizes --json`, `sizes --by=type --json` and `leaks --json` output.  */
 struct diff_base {
 	struct hw_size_profile p;
+	/* Rows p's classes and arenas have room for: with the arrays, not
+	   with one file's parse, as several files (or several members of
+	   one) may add to them.  */
+	size_t classes_cap, arenas_cap;
 	char allocator[32];     /* "ptmalloc", "jemalloc"; "" if not said */
 	bool partial;           /* its walk did not cover its whole heap */
 	bool has_sizes;         /* p is known (a core or a sizes --json) */

@@ -338,7 +338,6 @@ struct leak_line {
 
 struct top {
 	struct diff_base *b;
-	size_t ccap, acap;
 	bool has_classes, has_types;
 	bool any_min;
 	struct leak_line *leak;
@@ -356,8 +355,8 @@ static bool read_classes(struct jp *j, struct top *t)
 		struct class_row r = { { 0 }, false };
 		if (!each_member(j, class_member, &r))
 			return false;
-		if (!grow(j, (void **)&p->classes, p->nclasses, &t->ccap,
-			  sizeof *p->classes))
+		if (!grow(j, (void **)&p->classes, p->nclasses,
+			  &t->b->classes_cap, sizeof *p->classes))
 			return false;
 		if (!r.has_min)
 			r.c.min = r.c.max;
@@ -385,8 +384,8 @@ static bool read_arenas(struct jp *j, struct top *t)
 		struct hw_arena_total a = { 0 };
 		if (!each_member(j, arena_member, &a))
 			return false;
-		if (!grow(j, (void **)&p->arenas, p->narenas, &t->acap,
-			  sizeof *p->arenas))
+		if (!grow(j, (void **)&p->arenas, p->narenas,
+			  &t->b->arenas_cap, sizeof *p->arenas))
 			return false;
 		p->arenas[p->narenas++] = a;
 	} while (eat(j, ','));
