@@ -168,6 +168,9 @@ struct hw_allocator_ops {
 	/* One arena's own fields (`arena N`: ptmalloc's malloc_state).  May
 	   be NULL (not shown yet).  */
 	enum hw_status (*arena)(void *state, struct hw_emitter *e, size_t n);
+	/* The allocator's parameters and counters (`mp`: glibc's
+	   malloc_par).  May be NULL (not shown yet).  */
+	enum hw_status (*params)(void *state, struct hw_emitter *e);
 	/* kind NULL = all.  */
 	enum hw_status (*bins)(void *state, struct hw_emitter *e,
 			       const char *kind);

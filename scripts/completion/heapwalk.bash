@@ -47,6 +47,7 @@ commands (default: summary):
   summary    [--leaks]: allocator, arenas, totals
   arenas     each arena with its heaps and totals
   arena      N: one arena'\''s own fields
+  mp         the allocator'\''s parameters and counters
   bins       [KIND] [--list]: free lists
   chunks     [--used|--free] [--where W] [--arena N] [--min-size SIZE] [--max-size SIZE]: every chunk
   sizes      [--exact|--by=type]: per size class

@@ -377,16 +377,29 @@ void pm_layout_from_dwarf(struct pm_state *p, const struct hw_module *m)
 		"trim_threshold", "mmap_threshold", "n_mmaps", "mmapped_mem",
 		"sbrk_base", "tcache_bins", "tcache_max_bytes", "tcache_count",
 		"tcache_small_bins",
+		/* `mp` only */
+		"top_pad", "arena_test", "arena_max", "thp_mode",
+		"thp_pagesize", "hp_pagesize", "hp_flags", "n_mmaps_max",
+		"max_n_mmaps", "no_dyn_threshold", "max_mmapped_mem",
+		"max_total_mem", "tcache_unsorted_limit",
 	};
+	int64_t mpo[sizeof mp / sizeof *mp];
 	if (hw_syms_struct_layout(p->s->syms, m, p->main_arena, "malloc_par",
-				  mp, 9, off, &size)) {
-		l->mp_trim_threshold = off[0]; l->mp_mmap_threshold = off[1];
-		l->mp_n_mmaps = off[2]; l->mp_mmapped_mem = off[3];
-		l->mp_sbrk_base = off[4];
-		l->mp_tcache_bins = off[5] >= 0 ? off[5] : off[8];
-		l->mp_tcache_max_bytes = off[6]; l->mp_tcache_count = off[7];
+				  mp, sizeof mp / sizeof *mp, mpo, &size)) {
+		l->mp_trim_threshold = mpo[0]; l->mp_mmap_threshold = mpo[1];
+		l->mp_n_mmaps = mpo[2]; l->mp_mmapped_mem = mpo[3];
+		l->mp_sbrk_base = mpo[4];
+		l->mp_tcache_bins = mpo[5] >= 0 ? mpo[5] : mpo[8];
+		l->mp_tcache_max_bytes = mpo[6]; l->mp_tcache_count = mpo[7];
 		l->mp_sizeof = size;
 		l->has_tcache = l->mp_tcache_bins >= 0;
+		l->mp_top_pad = mpo[9]; l->mp_arena_test = mpo[10];
+		l->mp_arena_max = mpo[11]; l->mp_thp_mode = mpo[12];
+		l->mp_thp_pagesize = mpo[13]; l->mp_hp_pagesize = mpo[14];
+		l->mp_hp_flags = mpo[15]; l->mp_n_mmaps_max = mpo[16];
+		l->mp_max_n_mmaps = mpo[17]; l->mp_no_dyn_threshold = mpo[18];
+		l->mp_max_mmapped_mem = mpo[19]; l->mp_max_total_mem = mpo[20];
+		l->mp_tcache_unsorted_limit = mpo[21];
 	}
 	static const char *const hi[] = { "ar_ptr", "prev", "size" };
 	if (hw_syms_struct_layout(p->s->syms, m, p->main_arena, "heap_info",

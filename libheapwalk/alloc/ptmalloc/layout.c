@@ -80,6 +80,34 @@ void pm_layout_mp(struct pm_layout *l, enum pm_mp_era era, bool tcache)
 			l->mp_tcache_count = -1;
 		l->mp_sizeof = (uint64_t)l->mp_sbrk_base + 8;
 	}
+	pm_layout_mp_rest(l, era);
+}
+
+/* malloc_par's members that only `mp` shows, from the ones the walker
+   reads: the tunables before the mmap counters never moved; 2.35 put
+   thp_pagesize, hp_pagesize and hp_flags after arena_max, 2.43
+   thp_mode before them; the counters are four ints from n_mmaps,
+   max_mmapped_mem follows mmapped_mem, and up to 2.23 max_total_mem
+   followed it; tcache_unsorted_limit ends the tcache part (2.26-2.43).  */
+void pm_layout_mp_rest(struct pm_layout *l, enum pm_mp_era era)
+{
+	bool hp = era >= PM_MP_235;
+	int thp = era >= PM_MP_243 ? 8 : 0;
+	l->mp_top_pad = 8;
+	l->mp_arena_test = 24;
+	l->mp_arena_max = 32;
+	l->mp_thp_mode = thp ? 40 : -1;
+	l->mp_thp_pagesize = hp ? 40 + thp : -1;
+	l->mp_hp_pagesize = hp ? 48 + thp : -1;
+	l->mp_hp_flags = hp ? 56 + thp : -1;
+	l->mp_n_mmaps_max = l->mp_n_mmaps + 4;
+	l->mp_max_n_mmaps = l->mp_n_mmaps + 8;
+	l->mp_no_dyn_threshold = l->mp_n_mmaps + 12;
+	l->mp_max_mmapped_mem = l->mp_mmapped_mem + 8;
+	l->mp_max_total_mem = era == PM_MP_217 ? l->mp_mmapped_mem + 16 : -1;
+	l->mp_tcache_unsorted_limit = l->has_tcache &&
+				      l->mp_tcache_count >= 0
+				      ? l->mp_tcache_count + 8 : -1;
 }
 
 void pm_layout_tcache(struct pm_layout *l, unsigned kind)
@@ -107,8 +135,10 @@ bool pm_layout_builtin(struct pm_layout *l, int major, int minor)
 			: at_least(major, minor, 24) ? PM_MP_224 : PM_MP_217,
 		     at_least(major, minor, 26));
 	/* 2.44 ends malloc_par before tcache_unsorted_limit.  */
-	if (at_least(major, minor, 44))
+	if (at_least(major, minor, 44)) {
 		l->mp_sizeof -= 8;
+		l->mp_tcache_unsorted_limit = -1;
+	}
 	l->hi_ar_ptr = 0;
 	l->hi_prev = 8;
 	l->hi_size = 0x10;

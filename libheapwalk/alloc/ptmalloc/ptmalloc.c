@@ -376,6 +376,7 @@ const struct hw_allocator_ops hw_ptmalloc_ops = {
 	.summary = pm_summary,
 	.arenas = pm_arenas,
 	.arena = pm_report_arena,
+	.params = pm_report_mp,
 	.bins = pm_bins,
 	.bins_list = pm_bins_list,
 	.size_class = pm_size_class,

@@ -78,6 +78,12 @@ struct pm_layout {
 		mp_mmapped_mem, mp_sbrk_base, mp_tcache_bins,
 		mp_tcache_max_bytes, mp_tcache_count;
 	uint64_t mp_sizeof;
+	/* Its other members, shown by `mp` only (their offsets follow from
+	   the ones above in every glibc; DWARF gives them when it can).  */
+	int64_t mp_top_pad, mp_arena_test, mp_arena_max, mp_thp_mode,
+		mp_thp_pagesize, mp_hp_pagesize, mp_hp_flags, mp_n_mmaps_max,
+		mp_max_n_mmaps, mp_no_dyn_threshold, mp_max_mmapped_mem,
+		mp_max_total_mem, mp_tcache_unsorted_limit;
 	/* heap_info */
 	int64_t hi_ar_ptr, hi_prev, hi_size;
 	uint64_t hi_sizeof;
@@ -102,6 +108,9 @@ bool pm_layout_builtin(struct pm_layout *l, int major, int minor);
 /* Set one part of `l` to an era's built-in layout.  */
 void pm_layout_ms(struct pm_layout *l, enum pm_ms_era era);
 void pm_layout_mp(struct pm_layout *l, enum pm_mp_era era, bool tcache);
+/* The members of malloc_par only `mp` shows, from those the walker
+   reads (pm_layout_mp and DWARF set them).  */
+void pm_layout_mp_rest(struct pm_layout *l, enum pm_mp_era era);
 /* The tcache struct of an era: 1 = byte counts (2.26-2.29), 2 = 16-bit
    counts (2.30-2.41), 3 = 76 bins counting free slots (2.42+).  */
 void pm_layout_tcache(struct pm_layout *l, unsigned kind);
@@ -582,6 +591,8 @@ static inline bool pm_is_tcache_struct(const struct pm_state *p,
 /* chunk ADDR's fields of one chunk (anatomy.c).  */
 void pm_anatomy(void *state, const struct hw_chunk *c, struct hw_emitter *e);
 enum hw_status pm_report_arenas(void *state, struct hw_emitter *e);
+/* `mp`: glibc's malloc_par, every member this glibc has.  */
+enum hw_status pm_report_mp(void *state, struct hw_emitter *e);
 /* `arena N`: one arena's malloc_state, its threads and heaps.  */
 enum hw_status pm_report_arena(void *state, struct hw_emitter *e, size_t n);
 /* bins; with `list`, each list's entries in order (chains.c).  */

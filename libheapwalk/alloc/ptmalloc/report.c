@@ -1,4 +1,5 @@
 /* report.c - the ptmalloc-specific reports: summary members, arenas, bins.  */
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -475,6 +476,94 @@ enum hw_status pm_report_arena(void *state, struct hw_emitter *e, size_t n)
 	em_table_end(e);
 	em_doc_end(e);
 	free(tids);
+	return HW_OK;
+}
+
+/* ---- mp_ ---------------------------------------------------------------- */
+
+/* `mp`: glibc's malloc_par, each member this glibc has, read afresh, in
+   the struct's order.  */
+struct mp_member {
+	const char *name;
+	size_t off;             /* offsetof(struct pm_layout, ...) */
+	uint8_t size;           /* 8: size_t or a pointer; 4: int */
+	uint8_t form;           /* EM_T_PLAIN, EM_T_HUMAN, EM_T_HEX */
+};
+#define MP(name, field, size, form) \
+	{ name, offsetof(struct pm_layout, field), size, form }
+static const struct mp_member MP_MEMBERS[] = {
+	MP("trim_threshold", mp_trim_threshold, 8, EM_T_HUMAN),
+	MP("top_pad", mp_top_pad, 8, EM_T_HUMAN),
+	MP("mmap_threshold", mp_mmap_threshold, 8, EM_T_HUMAN),
+	MP("arena_test", mp_arena_test, 8, EM_T_PLAIN),
+	MP("arena_max", mp_arena_max, 8, EM_T_PLAIN),
+	MP("thp_mode", mp_thp_mode, 4, EM_T_PLAIN),
+	MP("thp_pagesize", mp_thp_pagesize, 8, EM_T_HUMAN),
+	MP("hp_pagesize", mp_hp_pagesize, 8, EM_T_HUMAN),
+	MP("hp_flags", mp_hp_flags, 4, EM_T_HEX),
+	MP("n_mmaps", mp_n_mmaps, 4, EM_T_PLAIN),
+	MP("n_mmaps_max", mp_n_mmaps_max, 4, EM_T_PLAIN),
+	MP("max_n_mmaps", mp_max_n_mmaps, 4, EM_T_PLAIN),
+	MP("no_dyn_threshold", mp_no_dyn_threshold, 4, EM_T_PLAIN),
+	MP("mmapped_mem", mp_mmapped_mem, 8, EM_T_HUMAN),
+	MP("max_mmapped_mem", mp_max_mmapped_mem, 8, EM_T_HUMAN),
+	MP("max_total_mem", mp_max_total_mem, 8, EM_T_HUMAN),
+	MP("sbrk_base", mp_sbrk_base, 8, EM_T_HEX),
+	MP("tcache_bins", mp_tcache_bins, 8, EM_T_PLAIN),
+	MP("tcache_max_bytes", mp_tcache_max_bytes, 8, EM_T_PLAIN),
+	MP("tcache_count", mp_tcache_count, 8, EM_T_PLAIN),
+	MP("tcache_unsorted_limit", mp_tcache_unsorted_limit, 8, EM_T_PLAIN),
+};
+static const struct em_field F_MP_ADDR = {
+	.key = "addr", .label = "mp_ at", .join = " " };
+static const struct em_field F_MP_FROM_DOC = {
+	.key = "from", .join = " (", .post = ")" };
+static const struct em_section S_MP = {
+	.key = "members", .indent = 2, .label_width = 23 };
+
+enum hw_status pm_report_mp(void *state, struct hw_emitter *e)
+{
+	struct pm_state *p = state;
+	if (!p->mp)
+		return hw_error(p->s, HW_BAD_TARGET, "mp: mp_ was not found "
+				"(%s)", p->how_mp ? p->how_mp : "no libc");
+	em_doc_begin(e);
+	em_kv(e, &F_MP_ADDR, ev_addr(p->mp));
+	em_kv(e, &F_MP_FROM_DOC, ev_str(p->how_mp));
+	em_section_begin(e, &S_MP);
+	char label[40];
+	for (size_t i = 0; i < sizeof MP_MEMBERS / sizeof *MP_MEMBERS; i++) {
+		const struct mp_member *m = &MP_MEMBERS[i];
+		int64_t off;
+		memcpy(&off, (const char *)&p->l + m->off, sizeof off);
+		/* (2.44's struct ends before tcache_unsorted_limit: its
+		   size says so whichever way the layout was found.)  */
+		if (off < 0 || (p->l.mp_sizeof &&
+				(uint64_t)off + m->size > p->l.mp_sizeof))
+			continue;
+		/* 2.42 calls tcache_bins tcache_small_bins.  */
+		const char *name = m->off == offsetof(struct pm_layout,
+						     mp_tcache_bins) &&
+				   p->l.tc_slots ? "tcache_small_bins" : m->name;
+		snprintf(label, sizeof label, "%s:", name);
+		uint64_t v = 0;
+		bool ok;
+		if (m->size == 4) {
+			uint32_t w;
+			ok = hw_read_u32(p->t, p->mp + (uint64_t)off, &w);
+			/* (the ints are signed: -1 reads as such)  */
+			v = (uint64_t)(int64_t)(int32_t)w;
+		} else {
+			ok = hw_read_u64(p->t, p->mp + (uint64_t)off, &v);
+		}
+		const struct em_field f = { .key = name, .label = label,
+					    .form = m->form, .none = "?" };
+		em_kv(e, &f, !ok ? ev_null() : m->size == 4
+			     ? ev_i64((int64_t)v) : m->form == EM_T_HEX
+			     ? ev_addr(v) : ev_u64(v));
+	}
+	em_section_end(e);
+	em_doc_end(e);
 	return HW_OK;
 }
 
