@@ -171,6 +171,10 @@ struct hw_allocator_ops {
 	/* The allocator's parameters and counters (`mp`: glibc's
 	   malloc_par).  May be NULL (not shown yet).  */
 	enum hw_status (*params)(void *state, struct hw_emitter *e);
+	/* The threads' caches as the allocator keeps them (`tcache [TID]`;
+	   tid < 0: all).  May be NULL (not shown yet).  */
+	enum hw_status (*tcaches)(void *state, struct hw_emitter *e,
+				  int64_t tid);
 	/* kind NULL = all.  */
 	enum hw_status (*bins)(void *state, struct hw_emitter *e,
 			       const char *kind);

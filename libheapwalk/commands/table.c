@@ -17,6 +17,7 @@ static const struct hw_command *const commands[] = {
 	&hw_cmd_arenas,
 	&hw_cmd_arena,
 	&hw_cmd_mp,
+	&hw_cmd_tcache,
 	&hw_cmd_bins,
 	&hw_cmd_chunks,
 	&hw_cmd_sizes,

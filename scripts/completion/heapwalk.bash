@@ -48,6 +48,7 @@ commands (default: summary):
   arenas     each arena with its heaps and totals
   arena      N: one arena'\''s own fields
   mp         the allocator'\''s parameters and counters
+  tcache     [TID]: each thread'\''s tcache struct
   bins       [KIND] [--list]: free lists
   chunks     [--used|--free] [--where W] [--arena N] [--min-size SIZE] [--max-size SIZE]: every chunk
   sizes      [--exact|--by=type]: per size class

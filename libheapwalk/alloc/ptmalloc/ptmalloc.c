@@ -351,6 +351,14 @@ static enum hw_status pm_bins(void *state, struct hw_emitter *e,
 	return pm_report_bins(state, e, kind, false);
 }
 
+static enum hw_status pm_tcaches(void *state, struct hw_emitter *e,
+				 int64_t tid)
+{
+	/* (The walk's count of each list's entries comes with the lists.)  */
+	pm_walk_tcaches(state);
+	return pm_report_tcaches(state, e, tid);
+}
+
 static enum hw_status pm_bins_list(void *state, struct hw_emitter *e,
 				   const char *kind)
 {
@@ -377,6 +385,7 @@ const struct hw_allocator_ops hw_ptmalloc_ops = {
 	.arenas = pm_arenas,
 	.arena = pm_report_arena,
 	.params = pm_report_mp,
+	.tcaches = pm_tcaches,
 	.bins = pm_bins,
 	.bins_list = pm_bins_list,
 	.size_class = pm_size_class,

@@ -591,6 +591,10 @@ static inline bool pm_is_tcache_struct(const struct pm_state *p,
 /* chunk ADDR's fields of one chunk (anatomy.c).  */
 void pm_anatomy(void *state, const struct hw_chunk *c, struct hw_emitter *e);
 enum hw_status pm_report_arenas(void *state, struct hw_emitter *e);
+/* `tcache [TID]`: each thread's tcache struct, bin by bin (tid < 0:
+   every thread's).  */
+enum hw_status pm_report_tcaches(void *state, struct hw_emitter *e,
+				 int64_t tid);
 /* `mp`: glibc's malloc_par, every member this glibc has.  */
 enum hw_status pm_report_mp(void *state, struct hw_emitter *e);
 /* `arena N`: one arena's malloc_state, its threads and heaps.  */

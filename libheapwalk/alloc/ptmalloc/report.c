@@ -479,6 +479,96 @@ enum hw_status pm_report_arena(void *state, struct hw_emitter *e, size_t n)
 	return HW_OK;
 }
 
+/* ---- tcaches -------------------------------------------------------------- */
+
+/* `tcache [TID]`: each thread's tcache_perthread_struct as glibc keeps
+   it: where it is, and per bin that holds anything its counter (counts[],
+   or 2.42+'s free slots turned into entries), the entries its list has
+   (the walk's), and the head as entries[] stores it (never safe-linked).  */
+static const struct em_field TC_COLS[] = {
+	{ .key = "index", .label = "index", .width = 5 },
+	{ .key = "chunk_size", .only = EM_JSON_ONLY },
+	{ .key = "min_chunk_size", .only = EM_JSON_ONLY },
+	{ .key = "max_chunk_size", .only = EM_JSON_ONLY },
+	{ .label = "chunk size", .width = 17, .only = EM_TEXT_ONLY },
+	{ .key = "count", .label = "counts[]", .width = 8, .none = "?" },
+	{ .key = "listed", .label = "listed", .width = 7 },
+	{ .key = "head", .label = "entries[] (head)", .join = "  " },
+};
+static const struct em_table TC_BINS = {
+	.key = "bins", .cols = TC_COLS, .ncols = 8 };
+static const struct em_field TC_THREAD_COLS[] = {
+	{ .key = "thread", .pre = "tcache of thread ", .none = "?" },
+	{ .key = "addr", .join = " at " },
+	{ .key = "arena", .join = " (in arena ", .post = ")" },
+};
+static const struct em_table TC_TABLE = {
+	.key = "tcaches", .cols = TC_THREAD_COLS, .ncols = 3,
+	.flags = EM_TB_NO_HEADER };
+
+enum hw_status pm_report_tcaches(void *state, struct hw_emitter *e,
+				 int64_t tid)
+{
+	struct pm_state *p = state;
+	if (!p->l.has_tcache)
+		return hw_error(p->s, HW_USAGE, "tcache: this glibc (%s) has no "
+				"tcache (2.26 brought it)", p->version);
+	bool found = tid < 0;
+	for (size_t i = 0; i < p->ntcaches && !found; i++)
+		found = p->tcaches[i].tid == tid;
+	if (!found)
+		return hw_error(p->s, HW_USAGE, "tcache: no tcache of thread "
+				"%lld (%zu tcaches found: %s)", (long long)tid,
+				p->ntcaches, p->how_tcache ? p->how_tcache
+							   : "none");
+	em_doc_begin(e);
+	em_table_begin(e, &TC_TABLE);
+	for (size_t i = 0; i < p->ntcaches; i++) {
+		const struct pm_tcache *tc = &p->tcaches[i];
+		if (tid >= 0 && tc->tid != tid)
+			continue;
+		const struct em_val tv[] = {
+			tc->tid > 0 ? ev_i64(tc->tid) : ev_null(),
+			ev_addr(tc->addr),
+			tc->arena >= 0 ? ev_i64(tc->arena) : ev_absent(),
+		};
+		em_row_open(e, tv);
+		em_table_begin(e, &TC_BINS);
+		for (unsigned b = 0; b < p->l.tc_nbins; b++) {
+			uint64_t head = 0, lo, hi;
+			hw_read_u64(p->t, tc->addr + (uint64_t)p->l.tc_entries +
+				    8 * b, &head);
+			if (!head && !tc->counts[b] && !tc->walked[b])
+				continue;
+			pm_tcache_bin_sizes(b, &lo, &hi);
+			char sizes[48];
+			if (lo == hi)
+				snprintf(sizes, sizeof sizes, "0x%llx",
+					 (unsigned long long)lo);
+			else
+				snprintf(sizes, sizeof sizes, "0x%llx-0x%llx",
+					 (unsigned long long)lo,
+					 (unsigned long long)hi);
+			const struct em_val v[] = {
+				ev_u64(b),
+				lo == hi ? ev_u64(lo) : ev_absent(),
+				lo != hi ? ev_u64(lo) : ev_absent(),
+				lo != hi ? ev_u64(hi) : ev_absent(),
+				ev_str(sizes),
+				tc->counts_known ? ev_u64(tc->counts[b]) : ev_null(),
+				ev_u64(tc->walked[b]),
+				ev_addr(head),
+			};
+			em_row(e, v);
+		}
+		em_table_end(e);
+		em_row_close(e);
+	}
+	em_table_end(e);
+	em_doc_end(e);
+	return HW_OK;
+}
+
 /* ---- mp_ ---------------------------------------------------------------- */
 
 /* `mp`: glibc's malloc_par, each member this glibc has, read afresh, in
