@@ -4,7 +4,8 @@
 # kind of free list in one arena; threads8: nine arenas): for each
 # filter, every block the truth puts there is listed (its address, its
 # usable size), and every row listed meets the filter.  The combination
-# of all of them too.  glibc's tcache structs (--where tcache-struct): one
+# of all of them too.  --around ADDR N: the block holding ADDR and N on
+# each side, in the list's order (with --used: used ones).  glibc's tcache structs (--where tcache-struct): one
 # per thread that called malloc, in use, 0x290 bytes on 2.36.  Bad
 # filters are one usage line, exit 2: a place
 # no block can be in, a size that is none, --min-size past --max-size,
@@ -108,6 +109,33 @@ for c in bins1:1 threads8:; do
 	say "$name: $want tcache structs, in use, 0x290 bytes each"
 done
 
+# --around ADDR N: the block holding ADDR (a truth block, or an address
+# inside one) and the N before and after it, in the order the whole list
+# has them; with --used, the N used ones on each side.
+dir=$(corpus_core bins1)
+hw "$T/all" "$T/err" --json "$dir/core" chunks
+expect_rc 0
+rows "$T/all" | awk '{ print $1, $3 }' >"$T/all.rows"
+x=$(awk '$1 == "alloc" && $5 == "fastbin" { print $2; exit }' "$dir/truth.txt")
+inside=$(printf '0x%x' $((x + 5)))
+hw "$T/out" "$T/err" --json "$dir/core" chunks --around "$inside" 2
+expect_rc 0
+want=$(awk -v x="$x" '{ a[NR] = $1 } $1 == x { h = NR } END { for (i = h - 2; i <= h + 2; i++) print a[i] }' "$T/all.rows")
+got=$(rows "$T/out" | awk '{ print $1 }')
+[ "$got" = "$want" ] || fail "bins1: chunks --around $inside 2: $(echo $got), the list has $(echo $want)"
+hw "$T/out" "$T/err" --json "$dir/core" chunks --around "$x" 3 --used
+expect_rc 0
+want=$(awk -v x="$x" '$1 == x { h = NR } { a[NR] = $1; s[NR] = $2 }
+	END { n = 0; for (i = h - 1; i >= 1 && n < 3; i--) if (s[i] == "used") b[++n] = a[i]
+		for (i = n; i >= 1; i--) print b[i]; print x
+		n = 0; for (i = h + 1; i <= NR && n < 3; i++) if (s[i] == "used") { print a[i]; n++ } }' "$T/all.rows")
+got=$(rows "$T/out" | awk '{ print $1 }')
+[ "$got" = "$want" ] || fail "bins1: chunks --around $x 3 --used: $(echo $got), expected $(echo $want)"
+hw "$T/out" "$T/err" "$dir/core" chunks --around 0x10
+expect_rc 0
+has -F "(0x10 is in no block)" <"$T/out" || fail "chunks --around 0x10: $(cat "$T/out")"
+say "bins1: chunks --around an address inside a block: it and its neighbours in order; with --used, used ones"
+
 # Bad filters: one line, exit 2.
 bad_filter() {
 	local words=$1
@@ -124,4 +152,6 @@ bad_filter "is more than --max-size" --min-size 100 --max-size 50
 bad_filter "not an arena's number" --arena x
 bad_filter "exclude each other" --used --free
 bad_filter "unknown argument" --wher tcache
+bad_filter "not an address" --around 12zz
+bad_filter "blocks on each side" --around 0x1000 0
 say "bad filters: one usage line each, exit 2"

@@ -27,7 +27,7 @@ while read -r line; do
 	line=${line//ADDR/$addr}
 	line=${line//BASE/$core}
 	line=${line//heap.svg/$T/heap.svg}
-	line=$(sed 's/--arena N/--arena 0/; s/^arena N$/arena 0/; s/--min-size A/--min-size 100/; s/--max-size B/--max-size 4096/' <<<"$line")
+	line=$(sed 's/--arena N/--arena 0/; s/^arena N$/arena 0/; s/--around \([^ ]*\) N$/--around \1 3/; s/--min-size A/--min-size 100/; s/--max-size B/--max-size 4096/' <<<"$line")
 	# shellcheck disable=SC2206 # the command's words
 	words=($line)
 	for form in text json; do

@@ -3,6 +3,7 @@
  * filter keeps: a state, places (`where`), an arena, a size range.
  */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "../alloc/alloc.h"
@@ -18,7 +19,14 @@ struct chunks_filter {
 	uint32_t places;        /* bit w: HW_WHERE w; 0: any place */
 	int64_t arena;          /* -1: any */
 	uint64_t min_size, max_size;
+	bool around;            /* --around: only the blocks near `addr` */
+	uint64_t addr;
+	unsigned near;          /* how many on each side */
 };
+
+/* --around ADDR [N]: at most this many blocks on each side.  */
+#define MAX_NEAR 1000
+#define DEFAULT_NEAR 5
 _Static_assert(HW_WHERE_COUNT <= 32, "a place is a bit of a uint32_t");
 
 static bool keep(const struct chunks_filter *f, const struct hw_chunk *ch)
@@ -94,6 +102,26 @@ static enum hw_status parse(struct hw_session *s, int argc,
 			enum hw_status st = parse_places(s, v, &f->places);
 			if (st != HW_OK)
 				return st;
+		} else if ((v = hw_args_value(argc, argv, &i, "--around"))) {
+			if (!hw_args_addr(v, &f->addr))
+				return hw_error(s, HW_USAGE, "chunks --around: "
+						"'%s' is not an address (hex, 0x "
+						"optional)", v);
+			f->around = true;
+			f->near = DEFAULT_NEAR;
+			uint64_t n;
+			/* An optional count after the address.  */
+			if (i + 1 < argc && argv[i + 1][0] >= '0' &&
+			    argv[i + 1][0] <= '9' &&
+			    hw_args_size(argv[i + 1], &n)) {
+				if (!n || n > MAX_NEAR)
+					return hw_error(s, HW_USAGE, "chunks "
+							"--around: %s blocks on "
+							"each side: 1 to %d",
+							argv[i + 1], MAX_NEAR);
+				f->near = (unsigned)n;
+				i++;
+			}
 		} else if ((v = hw_args_value(argc, argv, &i, "--arena"))) {
 			uint64_t n;
 			if (!hw_args_size(v, &n) || n > INT32_MAX)
@@ -126,6 +154,56 @@ static enum hw_status parse(struct hw_session *s, int argc,
 	return HW_OK;
 }
 
+/* --around: the walk in order, the last `near` rows kept in a ring until
+   the block holding addr comes, then that many more.  */
+struct around_walk {
+	const struct chunks_filter *f;
+	struct hw_emitter *e;
+	struct hw_chunk ring[MAX_NEAR];
+	size_t nring, at;       /* rows held; where the next goes */
+	bool hit;
+	unsigned after;         /* rows still to show after the hit */
+};
+
+static void around_row(struct around_walk *w, const struct hw_chunk *ch)
+{
+	struct em_val v[HW_NBLOCK_COLS];
+	hw_block_vals(v, ch);
+	em_row(w->e, v);
+}
+
+static bool around_one(void *cookie, const struct hw_chunk *ch)
+{
+	struct around_walk *w = cookie;
+	if (w->hit) {
+		if (!keep(w->f, ch))
+			return true;
+		around_row(w, ch);
+		return --w->after > 0 && !em_failed(w->e);
+	}
+	uint64_t lo = ch->chunk ? ch->chunk : ch->addr;
+	uint64_t hi = ch->chunk ? ch->chunk + ch->chunk_size
+				: ch->addr + ch->size;
+	if (w->f->addr >= lo && w->f->addr < hi) {
+		/* The block itself whatever the filters; then the ring,
+		   oldest first, before it.  */
+		size_t first = (w->at + MAX_NEAR - w->nring) % MAX_NEAR;
+		for (size_t k = 0; k < w->nring; k++)
+			around_row(w, &w->ring[(first + k) % MAX_NEAR]);
+		around_row(w, ch);
+		w->hit = true;
+		w->after = w->f->near;
+		return !em_failed(w->e);
+	}
+	if (!keep(w->f, ch))
+		return true;
+	w->ring[w->at] = *ch;
+	w->at = (w->at + 1) % MAX_NEAR;
+	if (w->nring < w->f->near)
+		w->nring++;
+	return true;
+}
+
 static enum hw_status chunks_run(const struct hw_cmd *c)
 {
 	struct chunks_filter f;
@@ -147,6 +225,23 @@ static enum hw_status chunks_run(const struct hw_cmd *c)
 	const struct em_table table = { .cols = cols, .ncols = HW_NBLOCK_COLS,
 					.flags = EM_TB_LINES };
 	em_table_begin(c->e, &table);
+	if (f.around) {
+		/* (A ring of up to near rows: `at` wraps at MAX_NEAR, and
+		   only the last nring rows before it are shown.)  */
+		struct around_walk *w = calloc(1, sizeof *w);
+		if (!w)
+			return hw_error(c->s, HW_BAD_TARGET, "out of memory");
+		w->f = &f;
+		w->e = c->e;
+		hw_walk_blocks(c->s, around_one, w);
+		bool hit = w->hit;
+		free(w);
+		em_table_end(c->e);
+		if (!hit)
+			em_notef(c->e, "(0x%llx is in no block)",
+				 (unsigned long long)f.addr);
+		return HW_OK;
+	}
 	hw_walk_rows_piped(c->s, c->e, print_chunk, &f);
 	em_table_end(c->e);
 	/* JSON Lines has no place for a trailer; summary --json says it.  */
@@ -166,12 +261,15 @@ static const struct hw_command_opt chunks_opts[] = {
 	{ "--min-size SIZE", "only blocks of at least SIZE usable bytes "
 			     "(1024, 0x400, 4K)" },
 	{ "--max-size SIZE", "only blocks of at most SIZE usable bytes" },
+	{ "--around ADDR [N]", "only the block holding ADDR and the N (5) "
+			       "before and after it in walk order that the "
+			       "other filters keep" },
 	{ NULL, NULL } };
 
 const struct hw_command hw_cmd_chunks = {
 	.name = "chunks", .run = chunks_run,
 	.args = "[--used|--free] [--where W] [--arena N] [--min-size SIZE] "
-		"[--max-size SIZE]",
+		"[--max-size SIZE] [--around ADDR]",
 	.summary = "every chunk, or those of a state, place, arena or size",
 	.opts = chunks_opts,
 	.example = "core chunks --free --where tcache,fastbin --max-size 64 "

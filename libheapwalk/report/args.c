@@ -35,6 +35,11 @@ static bool parse_address(const char *a, uint64_t *out)
 	return true;
 }
 
+bool hw_args_addr(const char *a, uint64_t *out)
+{
+	return parse_address(a, out);
+}
+
 enum hw_status hw_args_address(struct hw_session *s, int argc,
 			       char *const argv[], uint64_t *addr)
 {

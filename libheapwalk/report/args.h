@@ -19,6 +19,9 @@ enum hw_status hw_args_at_most(struct hw_session *s, int argc,
 enum hw_status hw_args_address(struct hw_session *s, int argc,
 			       char *const argv[], uint64_t *addr);
 
+/* One address as hw_args_address takes it (hex, 0x optional).  */
+bool hw_args_addr(const char *a, uint64_t *out);
+
 /* The value of option `name` at argv[*i], given as "--name V" (then *i
    moves to V) or "--name=V": NULL when argv[*i] is not that option, ""
    when its value is missing.  */
