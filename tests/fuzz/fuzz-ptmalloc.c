@@ -10,8 +10,12 @@
  * (its lists proven by a settling walk's sums, fuzz.h's session needs no
  * list), summary (the counting walk's sums and fastbin guesses), bins
  * (every list walked), check (every consistency rule) and leaks (which
- * scans the chunks' contents for pointers).
+ * scans the chunks' contents for pointers); then the views that read
+ * the allocator's structures afresh: each list followed on its own (bins
+ * --list), main_arena's malloc_state (arena 0), mp_ (mp) and the tcache
+ * structs (tcache).
  */
 #include "patch.h"
 
-PATCH_FUZZER("chunks", "summary", "bins", "check", "leaks")
+PATCH_FUZZER("chunks", "summary", "bins", "check", "leaks", "bins --list",
+	     "arena 0", "mp", "tcache")
