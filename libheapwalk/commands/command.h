@@ -60,6 +60,6 @@ extern const struct hw_command hw_cmd_summary, hw_cmd_arenas, hw_cmd_arena,
 	hw_cmd_mp, hw_cmd_tcache, hw_cmd_bins,
 	hw_cmd_chunks, hw_cmd_sizes, hw_cmd_chunk, hw_cmd_check, hw_cmd_frag,
 	hw_cmd_leaks, hw_cmd_refs, hw_cmd_why, hw_cmd_diff, hw_cmd_maps,
-	hw_cmd_map, hw_cmd_prof;
+	hw_cmd_map, hw_cmd_prof, hw_cmd_view;
 
 #endif /* HW_COMMANDS_COMMAND_H */

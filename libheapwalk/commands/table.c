@@ -22,6 +22,7 @@ static const struct hw_command *const commands[] = {
 	&hw_cmd_chunks,
 	&hw_cmd_sizes,
 	&hw_cmd_chunk,
+	&hw_cmd_view,
 	&hw_cmd_check,
 	&hw_cmd_frag,
 	&hw_cmd_leaks,

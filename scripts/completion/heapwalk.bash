@@ -53,6 +53,7 @@ commands (default: summary):
   chunks     [--used|--free] [--where W] [--arena N] [--min-size SIZE] [--max-size SIZE] [--around ADDR]: every chunk
   sizes      [--exact|--by=type]: per size class
   chunk      ADDR [--bytes N]: the chunk containing ADDR, its fields
+  view       ADDR [COUNT] [--bytes N]: the heap'\''s bytes block by block
   check      heap consistency
   frag       free memory and fragmentation per arena
   leaks      [--reachable] [--kind K] [--min-size SIZE] [--min-bytes SIZE] [--top N]: blocks in use that nothing reachable points to

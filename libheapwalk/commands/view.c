@@ -1,0 +1,185 @@
+/* view.c - the view command (view ADDR [COUNT] [--bytes N]): the bytes of
+ * a stretch of heap, block by block from the one holding ADDR, each
+ * block's row (as `chunks` shows it) over its bytes as hexdump -C shows
+ * them -- a ptmalloc chunk's from its header, so that prev_size and the
+ * size field are seen where they sit.  pwndbg's vis_heap_chunks, in
+ * heapwalk's form: JSON gives each block with its bytes in hex.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../alloc/alloc.h"
+#include "../emit/emit.h"
+#include "../report/args.h"
+#include "../report/blockrow.h"
+#include "../report/loss.h"
+#include "../target/target.h"
+#include "command.h"
+
+#define DEFAULT_COUNT 8
+#define MAX_COUNT 1000
+#define DEFAULT_BYTES 256
+#define MAX_BYTES 65536
+
+struct view_walk {
+	uint64_t addr;
+	struct hw_chunk *blocks;
+	size_t n, count;
+};
+
+/* From the block holding addr, count blocks in the walk's order.  */
+static bool take_block(void *cookie, const struct hw_chunk *c)
+{
+	struct view_walk *w = cookie;
+	if (!w->n) {
+		uint64_t lo = c->chunk ? c->chunk : c->addr;
+		uint64_t hi = c->chunk ? c->chunk + c->chunk_size
+				       : c->addr + c->size;
+		if (w->addr < lo || w->addr >= hi)
+			return true;
+	}
+	w->blocks[w->n++] = *c;
+	return w->n < w->count;
+}
+
+static enum hw_status parse(struct hw_session *s, int argc,
+			    char *const argv[], struct view_walk *w,
+			    uint64_t *nbytes)
+{
+	int nargs = 0;
+	w->count = DEFAULT_COUNT;
+	*nbytes = DEFAULT_BYTES;
+	for (int i = 1; i < argc; i++) {
+		const char *v = hw_args_value(argc, argv, &i, "--bytes");
+		if (v) {
+			if (!hw_args_size(v, nbytes) || !*nbytes ||
+			    *nbytes > MAX_BYTES)
+				return hw_error(s, HW_USAGE, "view --bytes: '%s' "
+						"is not a count from 1 to %d", v,
+						MAX_BYTES);
+		} else if (nargs == 0 && hw_args_addr(argv[i], &w->addr)) {
+			nargs++;
+		} else if (nargs == 1 && hw_args_size(argv[i], &w->count) &&
+			   w->count && w->count <= MAX_COUNT) {
+			nargs++;
+		} else {
+			return hw_error(s, HW_USAGE, "view: unexpected '%s' "
+					"(ADDR [COUNT] [--bytes N]: an address in "
+					"hex, 1 to %d blocks)", argv[i],
+					MAX_COUNT);
+		}
+	}
+	if (!nargs)
+		return hw_error(s, HW_USAGE, "view: expected an address "
+				"(ADDR [COUNT] [--bytes N])");
+	return HW_OK;
+}
+
+/* A block's row, and under it (text) its bytes.  */
+static const struct em_field DUMP_COLS[] = {
+	{ .pre = "  ", .form = EM_T_HEX0, .digits = 16 },
+	{ .join = "  " },
+};
+static const struct em_table DUMP = {
+	.cols = DUMP_COLS, .ncols = 2, .flags = EM_TB_NO_HEADER,
+	.only = EM_TEXT_ONLY };
+
+static void block_bytes(struct hw_session *s, struct hw_emitter *e,
+			const struct hw_chunk *c, uint64_t from, size_t n)
+{
+	uint8_t *b = malloc(n ? n : 1);
+	bool have = b && hw_read(s->target, from, b, n);
+	em_table_begin(e, &DUMP);
+	for (size_t at = 0; at < n && !em_failed(e); at += 16) {
+		char text[96];
+		if (have)
+			hw_first_bytes_text(b + at, n - at < 16 ? n - at : 16,
+					    text, sizeof text);
+		else
+			snprintf(text, sizeof text, "(not in the target)");
+		const struct em_val v[] = { ev_addr(from + at), ev_str(text) };
+		em_row(e, v);
+	}
+	em_table_end(e);
+	(void)c;
+	free(b);
+}
+
+static enum hw_status view_run(const struct hw_cmd *c)
+{
+	struct view_walk w = { 0 };
+	uint64_t nbytes;
+	enum hw_status st = parse(c->s, c->argc, c->argv, &w, &nbytes);
+	if (st != HW_OK)
+		return st;
+	w.blocks = calloc(w.count, sizeof *w.blocks);
+	if (!w.blocks)
+		return hw_error(c->s, HW_BAD_TARGET, "out of memory");
+	hw_walk_blocks(c->s, take_block, &w);
+	struct hw_emitter *e = c->e;
+	unsigned hdr = c->s->alloc->header_bytes;
+	/* The columns of `chunks`, and in JSON each block's bytes in hex.  */
+	struct em_field cols[HW_NBLOCK_COLS + 2];
+	memcpy(cols, hw_block_cols + 1, HW_NBLOCK_COLS * sizeof *cols);
+	cols[HW_NBLOCK_COLS] = (struct em_field){ .key = "from",
+						  .only = EM_JSON_ONLY };
+	cols[HW_NBLOCK_COLS + 1] = (struct em_field){ .key = "bytes",
+						      .only = EM_JSON_ONLY };
+	const struct em_table table = { .key = "blocks", .cols = cols,
+					.ncols = HW_NBLOCK_COLS + 2 };
+	em_doc_begin(e);
+	em_table_begin(e, &table);
+	for (size_t i = 0; i < w.n && !em_failed(e); i++) {
+		const struct hw_chunk *b = &w.blocks[i];
+		/* A ptmalloc chunk from its header; the rest from the block's
+		   own start.  */
+		uint64_t from = b->addr >= hdr ? b->addr - hdr : b->addr;
+		/* (A chunk's last usable word is the next one's prev_size:
+		   its bytes end at the next header.)  */
+		uint64_t len = b->chunk == from && b->chunk_size
+			       ? b->chunk_size : b->size + (b->addr - from);
+		size_t n = (size_t)(len < nbytes ? len : nbytes);
+		uint8_t *raw = malloc(n ? n : 1);
+		char *hex = malloc(2 * n + 1);
+		bool have = raw && hex && hw_read(c->s->target, from, raw, n);
+		for (size_t k = 0; have && k < n; k++)
+			snprintf(hex + 2 * k, 3, "%02x", raw[k]);
+		struct em_val v[HW_NBLOCK_COLS + 2];
+		hw_block_vals(v, b);
+		v[HW_NBLOCK_COLS] = ev_addr(from);
+		v[HW_NBLOCK_COLS + 1] = have ? ev_str(hex) : ev_null();
+		em_row_open(e, v);
+		block_bytes(c->s, e, b, from, n);
+		em_row_close(e);
+		if (n < len)
+			em_notef(e, "  ... %llu bytes more (view --bytes N "
+				 "shows up to N a block)",
+				 (unsigned long long)(len - n));
+		free(raw);
+		free(hex);
+	}
+	em_table_end(e);
+	if (!w.n)
+		em_notef(e, "(0x%llx is in no block)",
+			 (unsigned long long)w.addr);
+	em_doc_end(e);
+	free(w.blocks);
+	return HW_OK;
+}
+
+static const struct hw_command_opt view_opts[] = {
+	HW_OPT_ADDR,
+	{ "COUNT", "how many blocks from the one holding ADDR (8; at most "
+		   "1000)" },
+	{ "--bytes N", "at most N bytes of each block (256)" },
+	{ NULL, NULL } };
+
+const struct hw_command hw_cmd_view = {
+	.name = "view", .run = view_run, .args = "ADDR [COUNT] [--bytes N]",
+	.summary = "the bytes of the heap block by block from ADDR, each "
+		   "block's row over its bytes (a ptmalloc chunk's from its "
+		   "header)",
+	.opts = view_opts, .example = "core view 0x55d4c2a1b2c0 4",
+	.needs = HW_NEED_CHUNKS,
+};

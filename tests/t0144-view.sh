@@ -1,0 +1,57 @@
+#!/bin/bash
+# `view ADDR [COUNT] [--bytes N]` on bins1: the COUNT blocks from the one
+# holding ADDR are the ones `chunks` lists there, in its order; each
+# block's bytes (JSON "bytes", from its chunk header: "from") are what the
+# core file holds there (od at the offset tests/tools/coreloads gives),
+# as many as the chunk has up to --bytes; the text shows each row over its
+# dump lines; an address in no block says so; bad words exit 2.
+# shellcheck source=tests/lib.sh
+. "$(dirname "$0")/lib.sh"
+need_heapwalk
+need_cmd od perl
+coreloads=$(tool coreloads)
+dir=$(corpus_core bins1)
+core=$dir/core
+
+# file_bytes ADDR N: the N bytes the core file holds at ADDR, in hex.
+file_bytes() {
+	local off
+	off=$("$coreloads" "$core" | awk -v a="$1" '
+		function h(s,   i, c, v) { v = 0; s = tolower(s); sub(/^0x/, "", s)
+			for (i = 1; i <= length(s); i++) { c = index("0123456789abcdef", substr(s, i, 1)) - 1; v = v * 16 + c }
+			return v }
+		{ if (h(a) >= h($1) && h(a) < h($1) + h($4)) { printf "%.0f\n", h($3) + h(a) - h($1); exit } }')
+	[ -n "$off" ] || return 1
+	od -An -v -tx1 -j "$off" -N "$2" "$core" | tr -d ' \n'
+}
+
+hw "$T/all" "$T/err" --json "$core" chunks
+expect_rc 0
+sed -n 's/^{"addr":"\(0x[0-9a-f]*\)".*/\1/p' "$T/all" >"$T/order"
+x=$(awk '$1 == "alloc" && $5 == "smallbin" { print $2; exit }' "$dir/truth.txt")
+for cap in 256 16; do
+	hw "$T/v" "$T/err" --json "$core" view "$(printf '0x%x' $((x + 3)))" 4 --bytes "$cap"
+	expect_rc 0
+	perl -ne 'while (/\{"addr":"(0x[0-9a-f]+)".*?"chunk_size":(\d+),"from":"(0x[0-9a-f]+)","bytes":"([0-9a-f]*)"\}/g) { print "$1 $2 $3 $4\n" }' "$T/v" >"$T/rows"
+	want=$(awk -v x="$x" '$1 == x { h = NR } { a[NR] = $1 } END { for (i = h; i < h + 4; i++) print a[i] }' "$T/order")
+	[ "$(awk '{ print $1 }' "$T/rows")" = "$want" ] ||
+		fail "view $x 4: blocks $(awk '{ print $1 }' "$T/rows" | tr '\n' ' '), chunks has $(echo $want)"
+	while read -r a size from bytes; do
+		n=$((size < cap ? size : cap))
+		[ "$from" = "$(printf '0x%x' $((a - 16)))" ] || fail "view: block $a's bytes from $from, not its header"
+		[ "$bytes" = "$(file_bytes "$from" "$n")" ] || fail "view: block $a's $n bytes differ from the core file's"
+	done <"$T/rows"
+done
+hw "$T/v.txt" "$T/err" "$core" view "$x" 2
+expect_rc 0
+has "^  $(printf '0x%016x' $((x - 16)))  " <"$T/v.txt" || fail "view: the text has no dump line at $x's header: $(sed -n 1,6p "$T/v.txt")"
+hw "$T/v.txt" "$T/err" "$core" view 0x10
+expect_rc 0
+has -F "(0x10 is in no block)" <"$T/v.txt" || fail "view 0x10: $(cat "$T/v.txt")"
+for bad in "" "zz" "$x 0" "$x 4 --bytes 0" "$x 4 5"; do
+	# shellcheck disable=SC2086 # the words
+	hw "$T/out" "$T/err" "$core" view $bad
+	expect_rc 2
+	one_error_line "$T/err" "view $bad"
+done
+say "bins1: view's blocks are chunks' from ADDR, their bytes the core file's from each header, capped by --bytes"
