@@ -78,6 +78,20 @@ child_pid() {
 	done
 }
 
+# core_bytes CORE ADDR N: the N bytes the core file holds at virtual
+# address ADDR, in hex (od at the file offset tests/tools/coreloads gives:
+# heapwalk not involved); false when no PT_LOAD's data holds ADDR.
+core_bytes() {
+	local off
+	off=$("$(tool coreloads)" "$1" | awk -v a="$2" '
+		function h(s,   i, c, v) { v = 0; s = tolower(s); sub(/^0x/, "", s)
+			for (i = 1; i <= length(s); i++) { c = index("0123456789abcdef", substr(s, i, 1)) - 1; v = v * 16 + c }
+			return v }
+		{ if (h(a) >= h($1) && h(a) < h($1) + h($4)) { printf "%.0f\n", h($3) + h(a) - h($1); exit } }')
+	[ -n "$off" ] || return 1
+	od -An -v -tx1 -j "$off" -N "$3" "$1" | tr -d ' \n'
+}
+
 # proc_birth PID: when process PID started (clock ticks since boot: field
 # 22 of /proc/PID/stat), empty when there is none.  A pid names the
 # process a test started only while it runs: bash reaps a background job

@@ -23,7 +23,6 @@
 . "$(dirname "$0")/variant-lib.sh"
 need_heapwalk
 need_cmd od
-coreloads=$(tool coreloads)
 
 # member NAME: NAME's value in the fields object of $T/one (no quotes).
 member() {
@@ -36,17 +35,6 @@ row() {
 		tr ',' '\n' | sed -n "s/^\"$2\":\"*\([^\"]*\)\"*\$/\1/p"
 }
 
-# file_bytes CORE ADDR N: the N bytes the core file holds at ADDR, in hex.
-file_bytes() {
-	local off
-	off=$("$coreloads" "$1" | awk -v a="$2" '
-		function h(s,   i, c, v) { v = 0; s = tolower(s); sub(/^0x/, "", s)
-			for (i = 1; i <= length(s); i++) { c = index("0123456789abcdef", substr(s, i, 1)) - 1; v = v * 16 + c }
-			return v }
-		{ if (h(a) >= h($1) && h(a) < h($1) + h($4)) { printf "%.0f\n", h($3) + h(a) - h($1); exit } }')
-	[ -n "$off" ] || return 1
-	od -An -v -tx1 -j "$off" -N "$3" "$1" | tr -d ' \n'
-}
 
 check_case() {
 	local name=$1 core=$2 truth=$3 safe=$4
@@ -113,7 +101,7 @@ check_case() {
 		hw "$T/one" "$T/err" --json "${opts[@]}" "$core" chunk "$addr" --bytes 40
 		expect_rc 0
 		# (at most the block's usable size)
-		want=$(file_bytes "$core" "$addr" $((usable < 40 ? usable : 40))) ||
+		want=$(core_bytes "$core" "$addr" $((usable < 40 ? usable : 40))) ||
 			fail "$name: $addr is in no PT_LOAD of the core"
 		got=$(sed -n 's/.*"bytes":"\([0-9a-f]*\)".*/\1/p' "$T/one")
 		[ "$got" = "$want" ] || fail "$name $addr --bytes 40: $got, the core holds $want"

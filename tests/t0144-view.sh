@@ -9,21 +9,9 @@
 . "$(dirname "$0")/lib.sh"
 need_heapwalk
 need_cmd od perl
-coreloads=$(tool coreloads)
 dir=$(corpus_core bins1)
 core=$dir/core
 
-# file_bytes ADDR N: the N bytes the core file holds at ADDR, in hex.
-file_bytes() {
-	local off
-	off=$("$coreloads" "$core" | awk -v a="$1" '
-		function h(s,   i, c, v) { v = 0; s = tolower(s); sub(/^0x/, "", s)
-			for (i = 1; i <= length(s); i++) { c = index("0123456789abcdef", substr(s, i, 1)) - 1; v = v * 16 + c }
-			return v }
-		{ if (h(a) >= h($1) && h(a) < h($1) + h($4)) { printf "%.0f\n", h($3) + h(a) - h($1); exit } }')
-	[ -n "$off" ] || return 1
-	od -An -v -tx1 -j "$off" -N "$2" "$core" | tr -d ' \n'
-}
 
 hw "$T/all" "$T/err" --json "$core" chunks
 expect_rc 0
@@ -39,7 +27,7 @@ for cap in 256 16; do
 	while read -r a size from bytes; do
 		n=$((size < cap ? size : cap))
 		[ "$from" = "$(printf '0x%x' $((a - 16)))" ] || fail "view: block $a's bytes from $from, not its header"
-		[ "$bytes" = "$(file_bytes "$from" "$n")" ] || fail "view: block $a's $n bytes differ from the core file's"
+		[ "$bytes" = "$(core_bytes "$core" "$from" "$n")" ] || fail "view: block $a's $n bytes differ from the core file's"
 	done <"$T/rows"
 done
 hw "$T/v.txt" "$T/err" "$core" view "$x" 2
