@@ -4,7 +4,8 @@
 # block's bytes (JSON "bytes", from its chunk header: "from") are what the
 # core file holds there (od at the offset tests/tools/coreloads gives),
 # as many as the chunk has up to --bytes; the text shows each row over its
-# dump lines; an address in no block says so; bad words exit 2.
+# dump lines, each block in a colour of its own with --color=always and
+# in none without; an address in no block says so; bad words exit 2.
 # shellcheck source=tests/lib.sh
 . "$(dirname "$0")/lib.sh"
 need_heapwalk
@@ -33,6 +34,18 @@ done
 hw "$T/v.txt" "$T/err" "$core" view "$x" 2
 expect_rc 0
 has "^  $(printf '0x%016x' $((x - 16)))  " <"$T/v.txt" || fail "view: the text has no dump line at $x's header: $(sed -n 1,6p "$T/v.txt")"
+# Colours (--color=always, as on a terminal): each block's row and bytes
+# in a colour of its own, the next block's another, reset after each;
+# none without.
+hw "$T/c.txt" "$T/err" --color=always "$core" view "$x" 3
+expect_rc 0
+esc=$(printf '\033')
+# (A block's reset is where the next line starts.)
+colours=$(sed -n "s/^\(${esc}\[0m\)*${esc}\[\(3[0-9]\)m0x.*/\2/p" "$T/c.txt" | tr '\n' ' ')
+[ "$(wc -w <<<"$colours")" = 3 ] || fail "view --color=always: $(wc -w <<<"$colours") coloured rows of 3: $(cat -v "$T/c.txt" | sed -n 1,4p)"
+[ "$(tr ' ' '\n' <<<"$colours" | sed '/^$/d' | uniq | wc -l)" = 3 ] || fail "view --color=always: two blocks in a row share a colour ($colours)"
+[ "$(grep -c "${esc}\[0m" "$T/c.txt")" -ge 3 ] || fail "view --color=always: a block's colour is not reset"
+! grep -q "$esc" "$T/v.txt" || fail "view without --color has escapes"
 hw "$T/v.txt" "$T/err" "$core" view 0x10
 expect_rc 0
 has -F "(0x10 is in no block)" <"$T/v.txt" || fail "view 0x10: $(cat "$T/v.txt")"

@@ -127,7 +127,8 @@ static enum hw_status view_run(const struct hw_cmd *c)
 	cols[HW_NBLOCK_COLS + 1] = (struct em_field){ .key = "bytes",
 						      .only = EM_JSON_ONLY };
 	const struct em_table table = { .key = "blocks", .cols = cols,
-					.ncols = HW_NBLOCK_COLS + 2 };
+					.ncols = HW_NBLOCK_COLS + 2,
+					.flags = EM_TB_ROW_COLOURS };
 	em_doc_begin(e);
 	em_table_begin(e, &table);
 	for (size_t i = 0; i < w.n && !em_failed(e); i++) {

@@ -187,6 +187,10 @@ enum {
 	EM_TB_LINES = 1,      /* JSON Lines: each row a top-level object on a
 				 line of its own (streamable) */
 	EM_TB_NO_HEADER = 2,  /* text: no header line */
+	EM_TB_ROW_COLOURS = 4,/* text on a terminal that asked for colour:
+				 each row opened with em_row_open, and what
+				 it holds, in the next of a few colours (as
+				 pwndbg's vis_heap_chunks tells chunks apart) */
 };
 
 #define EM_MAX_COLS 24

@@ -129,6 +129,7 @@ struct hw_emitter {
 	int ntables;
 	struct em_table_state tables[EM_TABLE_DEPTH];
 	enum em_line line;            /* text */
+	unsigned row_colour;          /* text: EM_TB_ROW_COLOURS' next colour */
 	size_t len;
 	char *buf;                    /* EM_BUF_SIZE bytes */
 };

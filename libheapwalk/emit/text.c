@@ -625,18 +625,37 @@ static void row(struct hw_emitter *e, const struct em_table_state *ts,
 	row_idlines(e, ts, v);
 }
 
+/* EM_TB_ROW_COLOURS: the foregrounds rows take in turn (cyan, yellow,
+   green, magenta, blue: none is the terminal's default).  */
+static const char *const ROW_COLOURS[] = {
+	"\033[36m", "\033[33m", "\033[32m", "\033[35m", "\033[34m",
+};
+
+static bool row_coloured(const struct hw_emitter *e,
+			 const struct em_table_state *ts)
+{
+	return e->out.color && (ts->t->flags & EM_TB_ROW_COLOURS);
+}
+
 static void row_open(struct hw_emitter *e, const struct em_table_state *ts,
 		     const struct em_val *v)
 {
 	header(e, ts);
+	if (row_coloured(e, ts)) {
+		end_line(e);
+		em_put_str(e, ROW_COLOURS[e->row_colour++ %
+					  (sizeof ROW_COLOURS /
+					   sizeof *ROW_COLOURS)]);
+	}
 	row_line(e, ts, v);
 	row_idlines(e, ts, v);
 }
 
 static void row_close(struct hw_emitter *e, const struct em_table_state *ts)
 {
-	(void)ts;
 	end_line(e);
+	if (row_coloured(e, ts))
+		em_put_str(e, "\033[0m");
 }
 
 static void note(struct hw_emitter *e, const char *text, size_t len)
