@@ -5,7 +5,8 @@
 # core file holds there (od at the offset tests/tools/coreloads gives),
 # as many as the chunk has up to --bytes; the text shows each row over its
 # dump lines, each block in a colour of its own with --color=always and
-# in none without; an address in no block says so; bad words exit 2.
+# in none without; COUNT 0xADDR (gdb's order) is ADDR COUNT; an address
+# in no block says so; bad words exit 2.
 # shellcheck source=tests/lib.sh
 . "$(dirname "$0")/lib.sh"
 need_heapwalk
@@ -46,6 +47,12 @@ colours=$(sed -n "s/^\(${esc}\[0m\)*${esc}\[\(3[0-9]\)m0x.*/\2/p" "$T/c.txt" | t
 [ "$(tr ' ' '\n' <<<"$colours" | sed '/^$/d' | uniq | wc -l)" = 3 ] || fail "view --color=always: two blocks in a row share a colour ($colours)"
 [ "$(grep -c "${esc}\[0m" "$T/c.txt")" -ge 3 ] || fail "view --color=always: a block's colour is not reset"
 ! grep -q "$esc" "$T/v.txt" || fail "view without --color has escapes"
+# gdb's `heap view COUNT ADDR` passes the address it evaluated last.
+hw "$T/a.txt" "$T/err" "$core" view "$x" 2
+expect_rc 0
+hw "$T/b.txt" "$T/err" "$core" view 2 "$x"
+expect_rc 0
+cmp -s "$T/a.txt" "$T/b.txt" || fail "view 2 $x differs from view $x 2"
 hw "$T/v.txt" "$T/err" "$core" view 0x10
 expect_rc 0
 has -F "(0x10 is in no block)" <"$T/v.txt" || fail "view 0x10: $(cat "$T/v.txt")"

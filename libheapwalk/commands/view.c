@@ -43,11 +43,19 @@ static bool take_block(void *cookie, const struct hw_chunk *c)
 	return w->n < w->count;
 }
 
+static bool has_0x(const char *a)
+{
+	return a[0] == '0' && (a[1] == 'x' || a[1] == 'X');
+}
+
+/* ADDR [COUNT] as typed; gdb's `heap view COUNT ADDR` puts the address it
+   evaluated last, as "0x...": then the words are the other way round.  */
 static enum hw_status parse(struct hw_session *s, int argc,
 			    char *const argv[], struct view_walk *w,
 			    uint64_t *nbytes)
 {
-	int nargs = 0;
+	const char *words[2];
+	int nwords = 0;
 	w->count = DEFAULT_COUNT;
 	*nbytes = DEFAULT_BYTES;
 	for (int i = 1; i < argc; i++) {
@@ -58,21 +66,28 @@ static enum hw_status parse(struct hw_session *s, int argc,
 				return hw_error(s, HW_USAGE, "view --bytes: '%s' "
 						"is not a count from 1 to %d", v,
 						MAX_BYTES);
-		} else if (nargs == 0 && hw_args_addr(argv[i], &w->addr)) {
-			nargs++;
-		} else if (nargs == 1 && hw_args_size(argv[i], &w->count) &&
-			   w->count && w->count <= MAX_COUNT) {
-			nargs++;
+		} else if (nwords < 2 && argv[i][0] != '-') {
+			words[nwords++] = argv[i];
 		} else {
 			return hw_error(s, HW_USAGE, "view: unexpected '%s' "
-					"(ADDR [COUNT] [--bytes N]: an address in "
-					"hex, 1 to %d blocks)", argv[i],
-					MAX_COUNT);
+					"(ADDR [COUNT] [--bytes N])", argv[i]);
 		}
 	}
-	if (!nargs)
+	if (!nwords)
 		return hw_error(s, HW_USAGE, "view: expected an address "
 				"(ADDR [COUNT] [--bytes N])");
+	const char *addr = words[0], *count = nwords > 1 ? words[1] : NULL;
+	if (count && !has_0x(addr) && has_0x(count)) {
+		addr = words[1];
+		count = words[0];
+	}
+	if (!hw_args_addr(addr, &w->addr))
+		return hw_error(s, HW_USAGE, "view: '%s' is not an address "
+				"(hexadecimal, with or without 0x)", addr);
+	if (count && (!hw_args_size(count, &w->count) || !w->count ||
+		      w->count > MAX_COUNT))
+		return hw_error(s, HW_USAGE, "view: '%s' is not a count of "
+				"blocks from 1 to %d", count, MAX_COUNT);
 	return HW_OK;
 }
 
