@@ -4,7 +4,8 @@
 # kind of free list in one arena; threads8: nine arenas): for each
 # filter, every block the truth puts there is listed (its address, its
 # usable size), and every row listed meets the filter.  The combination
-# of all of them too.  --around ADDR N: the block holding ADDR and N on
+# of all of them too.  --thread TID: the blocks of its arena (a thread
+# that never called malloc: exit 2).  --around ADDR N: the block holding ADDR and N on
 # each side, in the list's order (with --used: used ones).  glibc's tcache structs (--where tcache-struct): one
 # per thread that called malloc, in use, 0x290 bytes on 2.36.  Bad
 # filters are one usage line, exit 2: a place
@@ -89,6 +90,17 @@ for t in $(sed -n '1p;4p;$p' <<<"$keys"); do
 	a=$(awk -v t="$t" '$1 == t { print $2 }' "$T/arenas")
 	check "$core" "$truth" threads8 "\$4 == $t && \$3 != \"mmapped\"" "\$5 == $a" --arena "$a"
 done
+# --thread TID: the blocks of the arena the thread allocates from.
+t=$(sed -n 5p <<<"$keys")
+tid=$(awk -v t="$t" '$1 == "thread" && $2 == t { print $3 }' "$truth")
+a=$(awk -v t="$t" '$1 == t { print $2 }' "$T/arenas")
+check "$core" "$truth" threads8 "\$4 == $t && \$3 != \"mmapped\"" "\$5 == $a" --thread "$tid"
+none=$(awk '$1 == "thread" && $4 == "none" { print $3; exit }' "$truth")
+if [ -n "$none" ]; then
+	hw "$T/out" "$T/err" "$core" chunks --thread "$none"
+	expect_rc 2
+	has -F "never called malloc" <"$T/err" || fail "chunks --thread $none (no malloc): $(cat "$T/err")"
+fi
 t=$(sed -n 6p <<<"$keys")
 a=$(awk -v t="$t" '$1 == t { print $2 }' "$T/arenas")
 check "$core" "$truth" threads8 "\$4 == $t && \$3 == \"fastbin\"" \

@@ -171,6 +171,10 @@ struct hw_allocator_ops {
 	/* The allocator's parameters and counters (`mp`: glibc's
 	   malloc_par).  May be NULL (not shown yet).  */
 	enum hw_status (*params)(void *state, struct hw_emitter *e);
+	/* The arena (hw_chunk.arena) thread tid allocates from, as the
+	   allocator binds them (ptmalloc's thread_arena): >= 0, or -1 with
+	   *why saying why none is known.  May be NULL (not known).  */
+	int32_t (*thread_arena)(void *state, int64_t tid, const char **why);
 	/* The threads' caches as the allocator keeps them (`tcache [TID]`;
 	   tid < 0: all).  May be NULL (not shown yet).  */
 	enum hw_status (*tcaches)(void *state, struct hw_emitter *e,

@@ -122,6 +122,25 @@ static enum hw_status parse(struct hw_session *s, int argc,
 				f->near = (unsigned)n;
 				i++;
 			}
+		} else if ((v = hw_args_value(argc, argv, &i, "--thread"))) {
+			uint64_t tid;
+			const char *why = "not known for this allocator";
+			int32_t ta = -1;
+			if (!hw_args_size(v, &tid) || tid > INT32_MAX)
+				return hw_error(s, HW_USAGE, "chunks --thread: "
+						"'%s' is not a thread id", v);
+			if (s->alloc->thread_arena)
+				ta = s->alloc->thread_arena(s->alloc_state,
+							   (int64_t)tid, &why);
+			if (ta < 0)
+				return hw_error(s, HW_USAGE, "chunks --thread %s: "
+						"no arena known for it (%s)", v,
+						why);
+			if (f->arena >= 0 && f->arena != ta)
+				return hw_error(s, HW_USAGE, "chunks --thread %s "
+						"uses arena %d, not --arena's %lld",
+						v, ta, (long long)f->arena);
+			f->arena = ta;
 		} else if ((v = hw_args_value(argc, argv, &i, "--arena"))) {
 			uint64_t n;
 			if (!hw_args_size(v, &n) || n > INT32_MAX)
@@ -258,6 +277,8 @@ static const struct hw_command_opt chunks_opts[] = {
 	{ "--where W[,W...]", "only the blocks in these places, as the where "
 			      "column names them (e.g. tcache,fastbin)" },
 	{ "--arena N", "only arena N's blocks (the arena column)" },
+	{ "--thread TID", "only the blocks of the arena thread TID allocates "
+			  "from (ptmalloc: its thread_arena)" },
 	{ "--min-size SIZE", "only blocks of at least SIZE usable bytes "
 			     "(1024, 0x400, 4K)" },
 	{ "--max-size SIZE", "only blocks of at most SIZE usable bytes" },
@@ -268,8 +289,8 @@ static const struct hw_command_opt chunks_opts[] = {
 
 const struct hw_command hw_cmd_chunks = {
 	.name = "chunks", .run = chunks_run,
-	.args = "[--used|--free] [--where W] [--arena N] [--min-size SIZE] "
-		"[--max-size SIZE] [--around ADDR]",
+	.args = "[--used|--free] [--where W] [--arena N] [--thread TID] "
+		"[--min-size SIZE] [--max-size SIZE] [--around ADDR]",
 	.summary = "every chunk, or those of a state, place, arena or size",
 	.opts = chunks_opts,
 	.example = "core chunks --free --where tcache,fastbin --max-size 64 "

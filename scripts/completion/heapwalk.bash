@@ -50,7 +50,7 @@ commands (default: summary):
   mp         the allocator'\''s parameters and counters
   tcache     [TID]: each thread'\''s tcache struct
   bins       [KIND] [--list]: free lists
-  chunks     [--used|--free] [--where W] [--arena N] [--min-size SIZE] [--max-size SIZE] [--around ADDR]: every chunk
+  chunks     [--used|--free] [--where W] [--arena N] [--thread TID] [--min-size SIZE] [--max-size SIZE] [--around ADDR]: every chunk
   sizes      [--exact|--by=type]: per size class
   chunk      ADDR [--bytes N]: the chunk containing ADDR, its fields
   view       ADDR [COUNT] [--bytes N]: the heap'\''s bytes block by block

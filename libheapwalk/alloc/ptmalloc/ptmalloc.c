@@ -351,6 +351,27 @@ static enum hw_status pm_bins(void *state, struct hw_emitter *e,
 	return pm_report_bins(state, e, kind, false);
 }
 
+static int32_t pm_thread_arena(void *state, int64_t tid, const char **why)
+{
+	struct pm_state *p = state;
+	if (!p->thread_arenas) {
+		*why = p->how_thread_arena;
+		return -1;
+	}
+	for (size_t i = 0; i < p->nthread_arenas; i++) {
+		const struct pm_thread_arena *ta = &p->thread_arenas[i];
+		if (ta->tid != tid)
+			continue;
+		*why = ta->arena == PM_TA_NONE ? "it never called malloc"
+		       : ta->arena == PM_TA_OTHER ? "its thread_arena is no "
+						     "arena's address"
+		       : "its thread_arena is not in the core";
+		return ta->arena >= 0 ? ta->arena : -1;
+	}
+	*why = "no such thread in the target";
+	return -1;
+}
+
 static enum hw_status pm_tcaches(void *state, struct hw_emitter *e,
 				 int64_t tid)
 {
@@ -386,6 +407,7 @@ const struct hw_allocator_ops hw_ptmalloc_ops = {
 	.arena = pm_report_arena,
 	.params = pm_report_mp,
 	.tcaches = pm_tcaches,
+	.thread_arena = pm_thread_arena,
 	.bins = pm_bins,
 	.bins_list = pm_bins_list,
 	.size_class = pm_size_class,
