@@ -69,6 +69,20 @@ struct hw_chunk {
 	bool orphan;          /* free in a list that no longer reaches it */
 };
 
+/* Does block c hold address a (its header included)?  */
+static inline bool hw_block_holds(const struct hw_chunk *c, uint64_t a)
+{
+	return a >= c->chunk && a - c->chunk < c->chunk_size;
+}
+
+/* Is c a block the program holds, as Valgrind would count it: in use,
+   and not the allocator's own (glibc's tcache structs)?  `leaks` and its
+   block map count only these.  */
+static inline bool hw_program_block(const struct hw_chunk *c)
+{
+	return c->used && c->where != HW_WHERE_TCACHE_STRUCT;
+}
+
 /* What `summary` lists of one allocator instance, and what the session
    weighs to pick the one walked by default.  */
 struct hw_instance_info {

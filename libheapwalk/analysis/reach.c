@@ -72,8 +72,7 @@ static bool fill_one(void *cookie, const struct hw_chunk *c)
 	struct filler *f = cookie;
 	if (c->chunk_size)
 		hw_ranges_add(&f->owned, c->chunk, c->chunk + c->chunk_size);
-	/* (The allocator's own blocks are no program's: not in the map.)  */
-	if (c->used && c->where != HW_WHERE_TCACHE_STRUCT)
+	if (hw_program_block(c))
 		add_used(f, c);
 	return !f->owned.oom;
 }

@@ -200,10 +200,7 @@ static bool around_one(void *cookie, const struct hw_chunk *ch)
 		around_row(w, ch);
 		return --w->after > 0 && !em_failed(w->e);
 	}
-	uint64_t lo = ch->chunk ? ch->chunk : ch->addr;
-	uint64_t hi = ch->chunk ? ch->chunk + ch->chunk_size
-				: ch->addr + ch->size;
-	if (w->f->addr >= lo && w->f->addr < hi) {
+	if (hw_block_holds(ch, w->f->addr)) {
 		/* The block itself whatever the filters; then the ring,
 		   oldest first, before it.  */
 		size_t first = (w->at + MAX_NEAR - w->nring) % MAX_NEAR;

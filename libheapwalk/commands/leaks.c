@@ -131,7 +131,7 @@ static const struct em_table BLOCKS = {
 static bool leak_one(void *cookie, const struct hw_chunk *c)
 {
 	struct leaks_walk *w = cookie;
-	if (!c->used || c->where == HW_WHERE_TCACHE_STRUCT)
+	if (!hw_program_block(c))
 		return true;
 	enum bm_mark mark;
 	if (!hw_reach_mark(w->r, c->addr, &mark)) {

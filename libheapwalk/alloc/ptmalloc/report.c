@@ -279,6 +279,25 @@ static const struct em_table HEAP_TABLE = {
 	.key = "heaps", .cols = HEAP_COLS, .ncols = 4,
 	.flags = EM_TB_NO_HEADER };
 
+/* Arena i's heaps, a row each (`arenas` and `arena N`).  */
+static void heap_rows(struct hw_emitter *e, const struct pm_state *p,
+		      size_t i)
+{
+	em_table_begin(e, &HEAP_TABLE);
+	for (size_t h = 0; h < p->nheaps; h++) {
+		const struct pm_heap *hp = &p->heaps[h];
+		if (hp->arena != (int32_t)i)
+			continue;
+		const struct em_val hv[] = {
+			ev_addr(hp->start), ev_addr(hp->end),
+			ev_u64(hp->end - hp->start),
+			hp->info ? ev_addr(hp->info) : ev_absent(),
+		};
+		em_row(e, hv);
+	}
+	em_table_end(e);
+}
+
 static void arena_row(struct hw_emitter *e, const struct pm_state *p,
 		      size_t i, const struct arena_tot *tot, int32_t *tids)
 {
@@ -303,19 +322,7 @@ static void arena_row(struct hw_emitter *e, const struct pm_state *p,
 		[AC_FREE_BYTES] = ev_u64(tot->free_bytes),
 	};
 	em_row_open(e, v);
-	em_table_begin(e, &HEAP_TABLE);
-	for (size_t h = 0; h < p->nheaps; h++) {
-		const struct pm_heap *hp = &p->heaps[h];
-		if (hp->arena != (int32_t)i)
-			continue;
-		const struct em_val hv[] = {
-			ev_addr(hp->start), ev_addr(hp->end),
-			ev_u64(hp->end - hp->start),
-			hp->info ? ev_addr(hp->info) : ev_absent(),
-		};
-		em_row(e, hv);
-	}
-	em_table_end(e);
+	heap_rows(e, p, i);
 	em_row_close(e);
 }
 
@@ -461,22 +468,32 @@ enum hw_status pm_report_arena(void *state, struct hw_emitter *e, size_t n)
 	em_kv(e, &F_A_THREADS, p->thread_arenas
 	      ? thread_tids(p, (int32_t)n, tids) : ev_null());
 	em_section_end(e);
-	em_table_begin(e, &HEAP_TABLE);
-	for (size_t h = 0; h < p->nheaps; h++) {
-		const struct pm_heap *hp = &p->heaps[h];
-		if (hp->arena != (int32_t)n)
-			continue;
-		const struct em_val hv[] = {
-			ev_addr(hp->start), ev_addr(hp->end),
-			ev_u64(hp->end - hp->start),
-			hp->info ? ev_addr(hp->info) : ev_absent(),
-		};
-		em_row(e, hv);
-	}
-	em_table_end(e);
+	heap_rows(e, p, n);
 	em_doc_end(e);
 	free(tids);
 	return HW_OK;
+}
+
+/* A bin's chunk sizes as four values, for the columns chunk_size,
+   min_chunk_size, max_chunk_size (JSON) and "chunk size" (text): one
+   size, a range lo..hi (hi 0: no end), or lo 0 for any size (the
+   unsorted bin); the text goes into buf.  */
+static void bin_size_vals(struct em_val v[4], char *buf, size_t len,
+			  uint64_t lo, uint64_t hi)
+{
+	if (!lo)
+		snprintf(buf, len, "-");
+	else if (lo == hi)
+		snprintf(buf, len, "0x%llx", (unsigned long long)lo);
+	else if (hi)
+		snprintf(buf, len, "0x%llx-0x%llx", (unsigned long long)lo,
+			 (unsigned long long)hi);
+	else
+		snprintf(buf, len, "0x%llx-", (unsigned long long)lo);
+	v[0] = lo && lo == hi ? ev_u64(lo) : ev_absent();
+	v[1] = lo != hi ? ev_u64(lo) : ev_absent();
+	v[2] = lo != hi && hi ? ev_u64(hi) : ev_absent();
+	v[3] = ev_str(buf);
 }
 
 /* ---- tcaches -------------------------------------------------------------- */
@@ -542,23 +559,14 @@ enum hw_status pm_report_tcaches(void *state, struct hw_emitter *e,
 				continue;
 			pm_tcache_bin_sizes(b, &lo, &hi);
 			char sizes[48];
-			if (lo == hi)
-				snprintf(sizes, sizeof sizes, "0x%llx",
-					 (unsigned long long)lo);
-			else
-				snprintf(sizes, sizeof sizes, "0x%llx-0x%llx",
-					 (unsigned long long)lo,
-					 (unsigned long long)hi);
-			const struct em_val v[] = {
+			struct em_val v[] = {
 				ev_u64(b),
-				lo == hi ? ev_u64(lo) : ev_absent(),
-				lo != hi ? ev_u64(lo) : ev_absent(),
-				lo != hi ? ev_u64(hi) : ev_absent(),
-				ev_str(sizes),
+				ev_absent(), ev_absent(), ev_absent(), ev_absent(),
 				tc->counts_known ? ev_u64(tc->counts[b]) : ev_null(),
 				ev_u64(tc->walked[b]),
 				ev_addr(head),
 			};
+			bin_size_vals(v + 1, sizes, sizeof sizes, lo, hi);
 			em_row(e, v);
 		}
 		em_table_end(e);
@@ -775,37 +783,26 @@ static void bin_row(struct hw_emitter *e, const char *kind, int arena,
 		    uint64_t count, uint64_t bytes, const struct pm_chain *ch)
 {
 	char owner[32], sizes[48];
-	if (!lo)                /* the unsorted bin: any size */
-		snprintf(sizes, sizeof sizes, "-");
-	else if (lo == hi)
-		snprintf(sizes, sizeof sizes, "0x%llx", (unsigned long long)lo);
-	else if (hi)
-		snprintf(sizes, sizeof sizes, "0x%llx-0x%llx",
-			 (unsigned long long)lo, (unsigned long long)hi);
-	else
-		snprintf(sizes, sizeof sizes, "0x%llx-", (unsigned long long)lo);
 	if (tid == -1 && strcmp(kind, "tcache") == 0)
 		snprintf(owner, sizeof owner, "tid ?");
 	else if (tid >= 0)
 		snprintf(owner, sizeof owner, "tid %d", tid);
 	else
 		snprintf(owner, sizeof owner, "arena %d", arena);
-	const struct em_val v[] = {
+	struct em_val v[] = {
 		ev_str(kind),
 		arena >= 0 ? ev_i64(arena) : ev_absent(),
 		tid >= 0 ? ev_i64(tid) : ev_absent(),
 		ev_str(owner),
 		ev_i64(index),
-		lo && lo == hi ? ev_u64(lo) : ev_absent(),
-		lo != hi ? ev_u64(lo) : ev_absent(),
-		lo != hi && hi ? ev_u64(hi) : ev_absent(),
-		ev_str(sizes),
+		ev_absent(), ev_absent(), ev_absent(), ev_absent(),
 		ev_u64(count),
 		ev_u64(bytes),
 		ch ? ev_str(pm_chain_end_name(ch->end)) : ev_absent(),
 		ch && ch->end != PM_CHAIN_END && ch->end != PM_CHAIN_OOM
 		? ev_addr(ch->bad) : ev_absent(),
 	};
+	bin_size_vals(v + 5, sizes, sizeof sizes, lo, hi);
 	if (!ch) {
 		em_row(e, v);
 		return;
