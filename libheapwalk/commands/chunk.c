@@ -5,14 +5,12 @@
  * bytes.
  */
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include "../emit/emit.h"
 #include "../report/args.h"
 #include "../report/blockrow.h"
-#include "../report/loss.h"
-#include "../target/target.h"
+#include "../report/bytes.h"
 #include "command.h"
 
 struct lookup {
@@ -41,7 +39,7 @@ static bool lookup_chunk(void *cookie, const struct hw_chunk *ch)
 		l->state = 2;
 		return false;
 	}
-	if (l->addr >= ch->chunk && l->addr - ch->chunk < ch->chunk_size) {
+	if (hw_block_holds(ch, l->addr)) {
 		l->hit = *ch;
 		l->have_prev = l->have_prev && adjacent(&l->prev, ch);
 		l->state = 1;
@@ -94,33 +92,20 @@ static const struct em_table DUMP = {
 static void dump_bytes(struct hw_session *s, struct hw_emitter *e,
 		       const struct hw_chunk *ch, uint64_t want)
 {
-	size_t n = (size_t)(want < ch->size ? want : ch->size);
-	uint8_t *b = malloc(n ? n : 1);
-	char *hex = malloc(2 * n + 1);
-	bool have = b && hex && hw_read(s->target, ch->addr, b, n);
-	if (!have) {
+	struct hw_bytes by;
+	hw_bytes_read(s->target, ch->addr,
+		      (size_t)(want < ch->size ? want : ch->size), &by);
+	if (!by.have) {
 		em_kv(e, &F_BYTES, ev_null());
-		em_notef(e, "bytes: %s", b && hex ? "(not in the target)"
-						  : "(out of memory)");
-		free(b);
-		free(hex);
-		return;
+		em_notef(e, "bytes: %s", by.oom ? "(out of memory)"
+						: "(not in the target)");
+	} else {
+		em_kv(e, &F_BYTES, ev_str(by.hex));
+		em_table_begin(e, &DUMP);
+		hw_bytes_rows(e, &by);
+		em_table_end(e);
 	}
-	for (size_t i = 0; i < n; i++)
-		snprintf(hex + 2 * i, 3, "%02x", b[i]);
-	em_kv(e, &F_BYTES, ev_str(hex));
-	em_table_begin(e, &DUMP);
-	for (size_t at = 0; at < n && !em_failed(e); at += 16) {
-		char text[96];
-		hw_first_bytes_text(b + at, n - at < 16 ? n - at : 16, text,
-				    sizeof text);
-		const struct em_val v[] = { ev_addr(ch->addr + at),
-					    ev_str(text) };
-		em_row(e, v);
-	}
-	em_table_end(e);
-	free(b);
-	free(hex);
+	hw_bytes_free(&by);
 }
 
 /* chunk ADDR [--bytes N]: the address, and how many bytes to show.  */

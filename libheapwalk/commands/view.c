@@ -5,7 +5,6 @@
  * size field are seen where they sit.  pwndbg's vis_heap_chunks, in
  * heapwalk's form: JSON gives each block with its bytes in hex.
  */
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -13,8 +12,7 @@
 #include "../emit/emit.h"
 #include "../report/args.h"
 #include "../report/blockrow.h"
-#include "../report/loss.h"
-#include "../target/target.h"
+#include "../report/bytes.h"
 #include "command.h"
 
 #define DEFAULT_COUNT 8
@@ -32,13 +30,8 @@ struct view_walk {
 static bool take_block(void *cookie, const struct hw_chunk *c)
 {
 	struct view_walk *w = cookie;
-	if (!w->n) {
-		uint64_t lo = c->chunk ? c->chunk : c->addr;
-		uint64_t hi = c->chunk ? c->chunk + c->chunk_size
-				       : c->addr + c->size;
-		if (w->addr < lo || w->addr >= hi)
-			return true;
-	}
+	if (!w->n && !hw_block_holds(c, w->addr))
+		return true;
 	w->blocks[w->n++] = *c;
 	return w->n < w->count;
 }
@@ -100,27 +93,6 @@ static const struct em_table DUMP = {
 	.cols = DUMP_COLS, .ncols = 2, .flags = EM_TB_NO_HEADER,
 	.only = EM_TEXT_ONLY };
 
-static void block_bytes(struct hw_session *s, struct hw_emitter *e,
-			const struct hw_chunk *c, uint64_t from, size_t n)
-{
-	uint8_t *b = malloc(n ? n : 1);
-	bool have = b && hw_read(s->target, from, b, n);
-	em_table_begin(e, &DUMP);
-	for (size_t at = 0; at < n && !em_failed(e); at += 16) {
-		char text[96];
-		if (have)
-			hw_first_bytes_text(b + at, n - at < 16 ? n - at : 16,
-					    text, sizeof text);
-		else
-			snprintf(text, sizeof text, "(not in the target)");
-		const struct em_val v[] = { ev_addr(from + at), ev_str(text) };
-		em_row(e, v);
-	}
-	em_table_end(e);
-	(void)c;
-	free(b);
-}
-
 static enum hw_status view_run(const struct hw_cmd *c)
 {
 	struct view_walk w = { 0 };
@@ -156,24 +128,22 @@ static enum hw_status view_run(const struct hw_cmd *c)
 		uint64_t len = b->chunk == from && b->chunk_size
 			       ? b->chunk_size : b->size + (b->addr - from);
 		size_t n = (size_t)(len < nbytes ? len : nbytes);
-		uint8_t *raw = malloc(n ? n : 1);
-		char *hex = malloc(2 * n + 1);
-		bool have = raw && hex && hw_read(c->s->target, from, raw, n);
-		for (size_t k = 0; have && k < n; k++)
-			snprintf(hex + 2 * k, 3, "%02x", raw[k]);
+		struct hw_bytes by;
+		hw_bytes_read(c->s->target, from, n, &by);
 		struct em_val v[HW_NBLOCK_COLS + 2];
 		hw_block_vals(v, b);
 		v[HW_NBLOCK_COLS] = ev_addr(from);
-		v[HW_NBLOCK_COLS + 1] = have ? ev_str(hex) : ev_null();
+		v[HW_NBLOCK_COLS + 1] = by.have ? ev_str(by.hex) : ev_null();
 		em_row_open(e, v);
-		block_bytes(c->s, e, b, from, n);
+		em_table_begin(e, &DUMP);
+		hw_bytes_rows(e, &by);
+		em_table_end(e);
 		em_row_close(e);
 		if (n < len)
 			em_notef(e, "  ... %llu bytes more (view --bytes N "
 				 "shows up to N a block)",
 				 (unsigned long long)(len - n));
-		free(raw);
-		free(hex);
+		hw_bytes_free(&by);
 	}
 	em_table_end(e);
 	if (!w.n)
