@@ -26,35 +26,12 @@ static hw_session *session;
 static int file_fd[NFILES];
 static char file_path[NFILES][64];
 
-/* The set-up core: $HW_FUZZ_CORE, else the binary's path + ".core".  */
-static void core_path(char *buf, size_t size)
-{
-	const char *e = getenv("HW_FUZZ_CORE");
-	if (e && *e) {
-		snprintf(buf, size, "%s", e);
-		return;
-	}
-	ssize_t n = readlink("/proc/self/exe", buf, size - 8);
-	if (n <= 0)
-		fuzz_die("cannot find the harness's own path", NULL);
-	snprintf(buf + n, size - (size_t)n, ".core");
-}
-
 /* Run cmd on s, JSON, into the file path (a seed).  */
 static void save_output(hw_session *s, const char *cmd, const char *path,
 			FILE *all, bool first)
 {
-	char line[128];
-	char *argv[8];
-	int argc = 0;
-	snprintf(line, sizeof line, "%s", cmd);
-	for (char *w = strtok(line, " "); w && argc < 7; w = strtok(NULL, " "))
-		argv[argc++] = w;
-	argv[argc] = NULL;
 	struct fuzz_sink sink = { 0 };
-	struct hw_output out = { .write = fuzz_write, .cookie = &sink,
-				 .json = true };
-	hw_session_run(s, argc, argv, &out);
+	fuzz_run_into(s, cmd, true, &sink);
 	FILE *f = fopen(path, "we");
 	if (!f || fwrite(sink.buf, 1, sink.len, f) != sink.len || fclose(f))
 		fuzz_die("cannot write a seed", path);
@@ -99,8 +76,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 	const char *seeds = getenv("HW_FUZZ_WRITE_SEEDS");
 	if (seeds && *seeds)
 		write_seeds(seeds);
-	char path[PATH_MAX + 8];
-	core_path(path, sizeof path);
+	const char *path = fuzz_setup_path("HW_FUZZ_CORE", ".core");
 	session = fuzz_open(path);
 	if (!session)
 		fuzz_die("cannot open the set-up core", path);

@@ -19,33 +19,17 @@
  * process whatever way it ends (nothing left in a temp dir after a
  * crash, nothing shared between two fuzzers running at once).
  */
-#include <limits.h>
 
 #include "fuzz.h"
 
 static hw_session *session;
 static char cmd_text[128], cmd_collapsed[128];
 
-/* The set-up core: $HW_FUZZ_CORE, else the binary's path + ".core".  */
-static void core_path(char *buf, size_t size)
-{
-	const char *e = getenv("HW_FUZZ_CORE");
-	if (e && *e) {
-		snprintf(buf, size, "%s", e);
-		return;
-	}
-	ssize_t n = readlink("/proc/self/exe", buf, size - 8);
-	if (n <= 0)
-		fuzz_die("cannot find the harness's own path", NULL);
-	snprintf(buf + n, size - (size_t)n, ".core");
-}
-
 int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
 	(void)argc;
 	(void)argv;
-	char path[PATH_MAX + 8];
-	core_path(path, sizeof path);
+	const char *path = fuzz_setup_path("HW_FUZZ_CORE", ".core");
 	session = fuzz_open(path);
 	if (!session)
 		fuzz_die("cannot open the set-up core", path);

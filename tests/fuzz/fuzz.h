@@ -12,6 +12,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -34,6 +35,23 @@ static void fuzz_die(const char *what, const char *arg)
 	fprintf(stderr, "fuzz harness: %s%s%s\n", what, arg ? ": " : "",
 		arg ? arg : "");
 	exit(2);
+}
+
+/* A set-up file: $ENV, else the binary's own path + suffix (tests/fuzz/
+   run.sh leaves build/fuzz/fuzz-ptmalloc.core beside fuzz-ptmalloc).
+   The buffer is the function's own: a second call overwrites it.  */
+static inline const char *fuzz_setup_path(const char *env,
+					  const char *suffix)
+{
+	static char buf[PATH_MAX + 32];
+	const char *e = getenv(env);
+	if (e && *e)
+		return e;
+	ssize_t n = readlink("/proc/self/exe", buf, PATH_MAX);
+	if (n <= 0)
+		fuzz_die("cannot find the harness's own path", NULL);
+	snprintf(buf + n, sizeof buf - (size_t)n, "%s", suffix);
+	return buf;
 }
 
 /* The core lives in a memfd: a regular file (hw_open_regular accepts
@@ -121,9 +139,10 @@ static void fuzz_check_json(const struct fuzz_sink *s, const char *cmd)
 	}
 }
 
-/* Run one command line on an open session into a checked sink; words
-   are split at spaces ("prof --format=heap_v2"), at most 15.  */
-static void fuzz_run_one(hw_session *s, const char *cmd, bool json)
+/* Run one command line on an open session into sink; words are split at
+   spaces ("prof --format=heap_v2"), at most 15.  */
+static inline void fuzz_run_into(hw_session *s, const char *cmd, bool json,
+				 struct fuzz_sink *sink)
 {
 	char line[256];
 	char *argv[16];
@@ -132,10 +151,16 @@ static void fuzz_run_one(hw_session *s, const char *cmd, bool json)
 	for (char *w = strtok(line, " "); w && argc < 15; w = strtok(NULL, " "))
 		argv[argc++] = w;
 	argv[argc] = NULL;
-	struct fuzz_sink sink = { 0 };
-	struct hw_output out = { .write = fuzz_write, .cookie = &sink,
+	struct hw_output out = { .write = fuzz_write, .cookie = sink,
 				 .json = json };
 	hw_session_run(s, argc, argv, &out);
+}
+
+/* The same into a sink that is checked, then dropped.  */
+static void fuzz_run_one(hw_session *s, const char *cmd, bool json)
+{
+	struct fuzz_sink sink = { 0 };
+	fuzz_run_into(s, cmd, json, &sink);
 	if (json)
 		fuzz_check_json(&sink, cmd);
 	free(sink.buf);

@@ -56,21 +56,6 @@ static uint8_t *fuzz_slurp(const char *path, size_t *len)
 	return buf;
 }
 
-/* A set-up file: $ENV, else the binary's own path + suffix (tests/fuzz/
-   run.sh leaves build/fuzz/fuzz-ptmalloc.core beside fuzz-ptmalloc).  */
-static const char *fuzz_setup_path(const char *env, const char *suffix)
-{
-	static char buf[PATH_MAX + 32];
-	const char *e = getenv(env);
-	if (e && *e)
-		return e;
-	ssize_t n = readlink("/proc/self/exe", buf, PATH_MAX);
-	if (n <= 0)
-		fuzz_die("cannot find the harness's own path", NULL);
-	snprintf(buf + n, sizeof buf - (size_t)n, "%s", suffix);
-	return buf;
-}
-
 struct patch_range {
 	uint64_t off, len;
 };
