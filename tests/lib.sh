@@ -226,6 +226,18 @@ one_error_line() {
 	fi
 }
 
+# usage_error WORDS ARGS...: heapwalk ARGS is refused as a usage error:
+# exit 2, one "heapwalk: " line that says WORDS.
+usage_error() {
+	local words=$1
+	shift
+	hw "$T/usage.out" "$T/usage.err" "$@"
+	expect_rc 2
+	one_error_line "$T/usage.err" "heapwalk $*"
+	has -F "$words" <"$T/usage.err" ||
+		fail "heapwalk $*: the error does not say '$words': $(cat "$T/usage.err")"
+}
+
 # check_truth CASE: heapwalk's chunks and summary of CASE's core agree
 # with the program's own truth file (tests/tools/truthcmp).
 check_truth() {

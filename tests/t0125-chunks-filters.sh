@@ -156,10 +156,7 @@ say "bins1: chunks --around an address inside a block: it and its neighbours in 
 bad_filter() {
 	local words=$1
 	shift
-	hw "$T/out" "$T/err" "$core" chunks "$@"
-	expect_rc 2
-	one_error_line "$T/err" "chunks $*"
-	has -F "$words" <"$T/err" || fail "chunks $*: the error does not say '$words': $(cat "$T/err")"
+	usage_error "$words" "$core" chunks "$@"
 }
 bad_filter "no place a block can be in" --where tcache,nowhere
 bad_filter "not a size" --min-size 12Q

@@ -111,10 +111,7 @@ say "text: $m loss records numbered N of $m holding the truth's $nblocks lost bl
 bad() {
 	local words=$1
 	shift
-	hw "$T/out" "$T/err" "$core" leaks "$@"
-	expect_rc 2
-	one_error_line "$T/err" "leaks $*"
-	has -F "$words" <"$T/err" || fail "leaks $*: the error does not say '$words': $(cat "$T/err")"
+	usage_error "$words" "$core" leaks "$@"
 }
 bad "is not a kind" --kind definite,lost
 bad "is not a number of records" --top many
