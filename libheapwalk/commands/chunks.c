@@ -53,30 +53,19 @@ static bool print_chunk(void *cookie, struct hw_emitter *e,
 static enum hw_status parse_places(struct hw_session *s, const char *v,
 				   uint32_t *places)
 {
-	char name[HW_WHERE_NAME_ROOM + 1];
-	while (*v) {
-		size_t n = strcspn(v, ",");
-		unsigned w = HW_WHERE_COUNT;
-		if (n && n < sizeof name) {
-			memcpy(name, v, n);
-			name[n] = '\0';
-			for (w = 0; w < HW_WHERE_COUNT; w++)
-				if (!strcmp(hw_where_name((enum hw_where)w), name))
-					break;
-		}
-		if (w == HW_WHERE_COUNT) {
-			char all[512];
-			size_t len = 0;
-			for (unsigned k = 0; k < HW_WHERE_COUNT; k++)
-				len += (size_t)snprintf(all + len, sizeof all - len,
-					"%s%s", k ? ", " : "",
-					hw_where_name((enum hw_where)k));
-			return hw_error(s, HW_USAGE, "chunks --where: '%.*s' is "
-					"no place a block can be in (%s)",
-					(int)n, v, all);
-		}
-		*places |= 1u << w;
-		v += n + (v[n] == ',');
+	const char *names[HW_WHERE_COUNT], *bad;
+	size_t badlen;
+	for (unsigned w = 0; w < HW_WHERE_COUNT; w++)
+		names[w] = hw_where_name((enum hw_where)w);
+	if (!hw_args_names(v, names, HW_WHERE_COUNT, places, &bad, &badlen)) {
+		char all[512];
+		size_t len = 0;
+		for (unsigned k = 0; k < HW_WHERE_COUNT; k++)
+			len += (size_t)snprintf(all + len, sizeof all - len,
+						"%s%s", k ? ", " : "", names[k]);
+		return hw_error(s, HW_USAGE, "chunks --where: '%.*s' is no "
+				"place a block can be in (%s)", (int)badlen,
+				bad, all);
 	}
 	if (!*places)
 		return hw_error(s, HW_USAGE, "chunks --where: which places? "

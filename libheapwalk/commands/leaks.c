@@ -41,7 +41,7 @@ static const char *const kind_names[] = {
 
 /* What is listed: kinds (bit k: enum bm_mark k), sizes, records.  */
 struct leaks_select {
-	unsigned kinds;
+	uint32_t kinds;
 	uint64_t min_size;      /* a block's usable bytes */
 	uint64_t min_bytes;     /* a record's bytes */
 	uint64_t top;           /* records shown; 0: all */
@@ -374,19 +374,12 @@ static void emit_records(struct hw_session *s, struct leaks_walk *w)
 }
 
 /* "definite,indirect": the kinds named, as the kind column spells them.  */
-static bool parse_kinds(const char *v, unsigned *kinds)
+static bool parse_kinds(const char *v, uint32_t *kinds)
 {
-	while (*v) {
-		size_t n = strcspn(v, ","), k = 0;
-		while (k < NKINDS && (strlen(kind_names[k]) != n ||
-				      strncmp(kind_names[k], v, n) != 0))
-			k++;
-		if (k == NKINDS)
-			return false;
-		*kinds |= 1u << k;
-		v += n + (v[n] == ',');
-	}
-	return *kinds != 0;
+	const char *bad;
+	size_t badlen;
+	return hw_args_names(v, kind_names, NKINDS, kinds, &bad, &badlen) &&
+	       *kinds != 0;
 }
 
 static enum hw_status parse(struct hw_session *s, int argc,

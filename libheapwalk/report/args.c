@@ -67,6 +67,25 @@ const char *hw_args_value(int argc, char *const argv[], int *i,
 	return *i + 1 < argc ? argv[++*i] : "";
 }
 
+bool hw_args_names(const char *v, const char *const *names, size_t n,
+		   uint32_t *bits, const char **bad, size_t *badlen)
+{
+	while (*v) {
+		size_t len = strcspn(v, ","), k = 0;
+		while (k < n && (!names[k] || strlen(names[k]) != len ||
+				 strncmp(names[k], v, len) != 0))
+			k++;
+		if (k == n) {
+			*bad = v;
+			*badlen = len;
+			return false;
+		}
+		*bits |= 1u << k;
+		v += len + (v[len] == ',');
+	}
+	return true;
+}
+
 bool hw_args_size(const char *v, uint64_t *out)
 {
 	char *end;

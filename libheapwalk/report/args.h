@@ -28,6 +28,12 @@ bool hw_args_addr(const char *a, uint64_t *out);
 const char *hw_args_value(int argc, char *const argv[], int *i,
 			  const char *name);
 
+/* "a,b,c": each word one of names[0..n) (NULL entries match nothing),
+   or'ed into *bits as bit i for names[i].  False at the first word that
+   is none, *bad and *badlen then naming it.  */
+bool hw_args_names(const char *v, const char *const *names, size_t n,
+		   uint32_t *bits, const char **bad, size_t *badlen);
+
 /* A size or count as people write one: decimal, or hex with 0x, with an
    optional K, M or G (powers of 1024).  */
 bool hw_args_size(const char *v, uint64_t *out);
