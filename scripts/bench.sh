@@ -300,9 +300,10 @@ lost=$(sed -n 's/^definitely lost: *\([0-9]*\).*/\1/p' "$out/leaks.txt")
 lost_i=$(sed -n 's/^indirectly lost: *\([0-9]*\).*/\1/p' "$out/leaks.txt")
 # gperftools loses one 8-byte MallocExtension of its own (its module
 # initializer's default instance, replaced by tcmalloc's): not bigheap's.
+# (Its loss record: "1 of 1", bytes, blocks, size, kind, ... type.)
 libleak=
 if [[ $allocator == tcmalloc && $lost == 1 ]] &&
-    grep -qE '^ +8 +1 +8 +definite .* MallocExtension$' "$out/leaks.txt"; then
+    grep -qE '^ +1 of 1 +8 +1 +8 +definite .* MallocExtension$' "$out/leaks.txt"; then
     lost=0 libleak=" (and gperftools' own lost MallocExtension)"
 fi
 if [[ $lost == 0 && $lost_i == 0 ]]; then
