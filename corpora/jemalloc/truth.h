@@ -51,6 +51,9 @@
  *        bin with curregs > 0 or curslabs > 0 (stats.arenas.<i>.bins.<j>.*)
  *   large ARENA LEXTIDX SIZE CURLEXTENTS      per initialised arena and
  *        large class with curlextents > 0 (szind = nbins + LEXTIDX)
+ *   tcfree THREADIDX 0xUSER   every tcache record, in the order its thread
+ *        freed it: a thread's tcache bin is a stack, so the last freed of
+ *        a size class is the first its next malloc of that class takes
  *   stat KEY VALUE      allocated, active, resident, mapped, metadata,
  *                       retained (stats.*, after mallctl "epoch"; the
  *                       warm-up read them all once, so the last read
@@ -106,6 +109,9 @@ struct rec {
 
 static struct rec R[MAX_RECS];
 static int R_count;
+/* The tcache records (indexes into R) in the order they were freed.  */
+static int TCF[MAX_RECS];
+static int TCF_count;
 
 struct tinfo {
 	pid_t tid;
@@ -421,6 +427,7 @@ static void jf(int t, void *p)
 		if (++ti->final_n[k] > FINAL_PER_CLASS)
 			die("plan error: too many final frees in one class");
 		r->w = W_TCACHE;
+		TCF[TCF_count++] = (int)(r - R);
 	} else {
 		r->w = W_FREED;
 	}
@@ -575,6 +582,16 @@ static void truth_write_and_abort(const char *prog)
 			out_sp(S.curlext[i][k]);
 			out_str("\n");
 		}
+	}
+	for (int i = 0; i < TCF_count; i++) {
+		const struct rec *r = &R[TCF[i]];
+		if (r->w != W_TCACHE)
+			continue;
+		out_str("tcfree");
+		out_sp(r->t);
+		out_str(" ");
+		out_num((uintptr_t)r->p, 16);
+		out_str("\n");
 	}
 	out_kv("stat", "allocated", S.allocated);
 	out_kv("stat", "active", S.active);

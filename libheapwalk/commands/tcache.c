@@ -1,5 +1,6 @@
 /* tcache.c - the tcache command (tcache [TID]): each thread's cache as
- * the allocator keeps it (ptmalloc: tcache_perthread_struct, bin by bin).
+ * the allocator keeps it, bin by bin (ptmalloc: tcache_perthread_struct;
+ * jemalloc: the thread's cache bins).
  */
 #include "../alloc/alloc.h"
 #include "../report/args.h"
@@ -26,8 +27,9 @@ static const struct hw_command_opt tcache_opts[] = {
 
 const struct hw_command hw_cmd_tcache = {
 	.name = "tcache", .run = tcache_run, .args = "[TID]",
-	.summary = "each thread's tcache struct (ptmalloc): where it is, and "
-		   "per bin counts[], the entries listed and the head",
+	.summary = "each thread's tcache (ptmalloc's tcache struct, "
+		   "jemalloc's cache bins): where it is, and per bin its count, "
+		   "the entries and the head",
 	.opts = tcache_opts, .example = "core tcache",
 	.needs = HW_NEED_LISTS,
 };

@@ -48,7 +48,7 @@ commands (default: summary):
   arenas     each arena with its heaps and totals
   arena      N: one arena'\''s own fields
   mp         the allocator'\''s parameters and counters
-  tcache     [TID]: each thread'\''s tcache struct
+  tcache     [TID]: each thread'\''s tcache
   bins       [KIND] [--list]: free lists
   chunks     [--used|--free] [--where W] [--arena N] [--thread TID] [--min-size SIZE] [--max-size SIZE] [--around ADDR]: every chunk
   sizes      [--exact|--by=type]: per size class

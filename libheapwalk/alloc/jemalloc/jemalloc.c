@@ -171,6 +171,9 @@ const struct hw_allocator_ops hw_jemalloc_ops = {
 	.summary = je_report_summary,
 	.arenas = je_report_arenas,
 	.bins = je_report_bins,
+	.bins_list = je_report_bins_list,
+	.tcaches = je_report_tcaches,
+	.anatomy = je_anatomy,
 	/* A region's usable size is its size class already (small and
 	   large alike): no grouping.  */
 	.size_class = NULL,

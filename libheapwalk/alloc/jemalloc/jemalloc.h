@@ -176,6 +176,31 @@ enum hw_status je_read_extents(struct je_state *j);
 const struct je_extent *je_extent_of(const struct je_state *j, uint64_t addr);
 /* tcache.c */
 void je_find_tcaches(struct je_state *j);
+/* One cache bin of a tcache, decoded afresh from the target.  */
+struct je_cache_bin {
+	uint64_t at;            /* the cache_bin_t */
+	uint64_t items;         /* its first item: the next malloc takes */
+	uint32_t n;             /* items cached */
+	uint32_t max;           /* its stack's room (ncached_max), 0 if
+				   unknown (5.0-5.2's bin 0) */
+	int32_t low_water;      /* fewest items since the last GC pass */
+	uint64_t nrequests;     /* its stats (0 when built without) */
+};
+/* Tcache tc's bins, bin k for size class k, into out[JE_MAX_SIZES]:
+   how many (0 when its array is no longer readable as the scan read
+   it).  */
+unsigned je_tcache_bins(struct je_state *j, const struct je_tcache *tc,
+			struct je_cache_bin *out);
+/* Where a cached item sits: which tcache (j->tcaches), its bin, its
+   place in the stack (0: the next malloc takes).  */
+struct je_cached_place {
+	size_t tcache;
+	struct je_cache_bin bin;
+	uint32_t pos;
+};
+/* Is p on a stack of a tcache bin for size class szind?  */
+bool je_cached_at(struct je_state *j, uint64_t p, uint16_t szind,
+		  struct je_cached_place *where);
 /* walk.c */
 bool je_walk(struct je_state *j, hw_chunk_fn *fn, void *cookie);
 /* Only the extent that holds addr.  */
@@ -208,8 +233,41 @@ void je_find_bindings(struct je_state *j);
 size_t je_count_arenas(const struct je_state *j);
 void je_report_summary(void *state, struct hw_emitter *e);
 enum hw_status je_report_arenas(void *state, struct hw_emitter *e);
+/* bins.c */
 enum hw_status je_report_bins(void *state, struct hw_emitter *e,
 			      const char *kind);
+/* bins --list: each class's slabs with free regions and large extents,
+   each tcache bin's stack.  */
+enum hw_status je_report_bins_list(void *state, struct hw_emitter *e,
+				   const char *kind);
+/* tcaches.c: `tcache [TID]` (tid < 0: every thread's).  */
+enum hw_status je_report_tcaches(void *state, struct hw_emitter *e,
+				 int64_t tid);
+/* anatomy.c: `chunk ADDR`'s fields (alloc.h: anatomy).  */
+void je_anatomy(void *state, const struct hw_chunk *c, struct hw_emitter *e);
+
+/* e_bits, the first word of an extent_t/edata_t: its arena (the low 12
+   bits), slab (bit 12), state, size index and a slab's free regions.  */
+static inline unsigned je_ebits_szind(const struct je_state *j,
+				      uint64_t ebits)
+{
+	return (unsigned)(ebits >> (j->era == JE_ERA_53 ? 20 : 18)) & 0xff;
+}
+
+static inline unsigned je_ebits_state(const struct je_state *j,
+				      uint64_t ebits)
+{
+	return j->era == JE_ERA_53 ? (unsigned)(ebits >> 17) & 7 :
+				     (unsigned)(ebits >> 16) & 3;
+}
+
+static inline unsigned je_ebits_nfree(const struct je_state *j,
+				      uint64_t ebits)
+{
+	int width = j->p.lg_page - 3 + 1;
+	return (unsigned)(ebits >> (j->era == JE_ERA_53 ? 28 : 26)) &
+	       ((1u << width) - 1);
+}
 
 /* Is [addr, addr+len) inside the module's writable memory?  */
 static inline bool je_in_data(const struct je_state *j, uint64_t addr,

@@ -124,24 +124,6 @@ static uint64_t leaf_edata(const struct je_state *j, uint64_t bits)
 	return j->era == JE_ERA_53 ? e & ~(uint64_t)127 : e & ~(uint64_t)1;
 }
 
-static unsigned ebits_szind(const struct je_state *j, uint64_t ebits)
-{
-	return (unsigned)(ebits >> (j->era == JE_ERA_53 ? 20 : 18)) & 0xff;
-}
-
-static unsigned ebits_state(const struct je_state *j, uint64_t ebits)
-{
-	return j->era == JE_ERA_53 ? (unsigned)(ebits >> 17) & 7 :
-				     (unsigned)(ebits >> 16) & 3;
-}
-
-static unsigned ebits_nfree(const struct je_state *j, uint64_t ebits)
-{
-	int width = j->p.lg_page - 3 + 1;
-	return (unsigned)(ebits >> (j->era == JE_ERA_53 ? 28 : 26)) &
-	       ((1u << width) - 1);
-}
-
 /* The three words every extent_t/edata_t starts with.  */
 struct edata_head {
 	uint64_t bits, addr, size_esn;
@@ -601,8 +583,8 @@ static bool make_extent(struct je_state *j, const struct seen *sn,
 	x->size = h.size_esn & ~(page - 1);
 	x->arena = (uint32_t)(h.bits & 0xfff);
 	x->slab = (h.bits >> 12) & 1;
-	x->state = (uint8_t)ebits_state(j, h.bits);
-	x->szind = (uint16_t)ebits_szind(j, h.bits);
+	x->state = (uint8_t)je_ebits_state(j, h.bits);
+	x->szind = (uint16_t)je_ebits_szind(j, h.bits);
 	if (!x->size || x->base + x->size < x->base || sn->key < x->base ||
 	    sn->key >= x->base + x->size) {
 		hw_finding(j->s, sn->edata, "jemalloc extent: [0x%llx, +%llu) "
@@ -633,7 +615,7 @@ static bool make_extent(struct je_state *j, const struct seen *sn,
 				   (unsigned long long)x->addr);
 		x->addr = x->base;
 		x->used = count_used(j, x);
-		unsigned nfree = ebits_nfree(j, h.bits);
+		unsigned nfree = je_ebits_nfree(j, h.bits);
 		if (nfree != x->nregs - x->used)
 			hw_finding(j->s, sn->edata, "jemalloc slab: bitmap has "
 				   "%u free regions, the extent counts %u",

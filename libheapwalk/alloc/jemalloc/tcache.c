@@ -24,9 +24,13 @@
 #define MIN_CHAIN 16           /* bins before a run counts as a tcache */
 
 struct bin {
+	uint64_t at;           /* offset of the cache_bin_t from the chain's
+				  first */
 	uint64_t items;        /* address of the first cached item */
 	uint32_t n;            /* cached items */
+	int32_t low_water;     /* fewest items since the last GC pass */
 	uint64_t stack_lo, stack_hi;  /* the bin's whole stack */
+	uint64_t nrequests;
 };
 
 /* 5.3: decode the bin at d (address at); false if it cannot be one.  */
@@ -47,6 +51,8 @@ static bool bin53(const uint8_t *d, struct bin *b)
 	if ((span & 7) || below > span || (above & 7) ||
 	    (uint16_t)(lw - full) > span || head < below)
 		return false;
+	memcpy(&b->nrequests, d + 8, 8);
+	b->low_water = (uint16_t)(empty - lw) / 8;
 	b->items = head;
 	b->n = above / 8;
 	b->stack_lo = head - below;
@@ -66,6 +72,8 @@ static bool bin52(const uint8_t *d, struct bin *b)
 	if (!avail || (avail & 7) || avail >> 48 || n < 0 || n > MAX_NCACHED ||
 	    lw < -1 || lw > n || avail < 8u * (uint64_t)n)
 		return false;
+	memcpy(&b->nrequests, d + 8, 8);
+	b->low_water = lw;
 	b->items = avail - 8u * (uint64_t)n;
 	b->n = (uint32_t)n;
 	b->stack_lo = b->items;
@@ -112,6 +120,7 @@ static unsigned read_chain(struct je_state *j, uint64_t at, const uint8_t *d,
 	while (n < JE_MAX_SIZES && off + BIN_SIZE <= len &&
 	       dec(d + off, &f->bins[n]) &&
 	       (n == 0 || chained(j->era, &f->bins[n - 1], &f->bins[n]))) {
+		f->bins[n].at = off;
 		n++;
 		off += BIN_SIZE;
 	}
@@ -129,6 +138,7 @@ static unsigned read_chain(struct je_state *j, uint64_t at, const uint8_t *d,
 			continue;
 		while (n < JE_MAX_SIZES && lo + BIN_SIZE <= len &&
 		       bin52(d + lo, &b) && chained(j->era, &f->bins[n - 1], &b)) {
+			b.at = lo;
 			f->bins[n++] = b;
 			lo += BIN_SIZE;
 		}
@@ -288,6 +298,68 @@ static void scan_range(struct je_state *j, uint64_t lo, uint64_t hi,
 		}
 		at += len;
 	}
+}
+
+unsigned je_tcache_bins(struct je_state *j, const struct je_tcache *tc,
+			struct je_cache_bin *out)
+{
+	const uint8_t *d;
+	uint64_t len = hw_readable_run(j->t, tc->addr, &d);
+	struct found *f = malloc(sizeof *f);
+	if (!f) {
+		hw_oom(j->s);
+		return 0;
+	}
+	unsigned nb = 0;
+	if (len >= 2 * BIN_SIZE) {
+		read_chain(j, tc->addr, d, len, f);
+		nb = f->nbins < tc->nbins ? f->nbins : tc->nbins;
+	}
+	for (unsigned k = 0; k < nb; k++) {
+		const struct bin *b = &f->bins[k];
+		/* 5.3's bin knows its stack's bounds; before, a stack ends
+		   where the previous bin's does, and bin 0's start is not
+		   in the bins at all.  */
+		uint64_t lo = j->era == JE_ERA_53 ? b->stack_lo
+			      : k ? f->bins[k - 1].stack_hi : 0;
+		out[k] = (struct je_cache_bin){
+			.at = tc->addr + b->at, .items = b->items, .n = b->n,
+			.max = lo && b->stack_hi > lo
+			       ? (uint32_t)((b->stack_hi - lo) / 8) : 0,
+			.low_water = b->low_water, .nrequests = b->nrequests };
+	}
+	free(f);
+	return nb;
+}
+
+bool je_cached_at(struct je_state *j, uint64_t p, uint16_t szind,
+		  struct je_cached_place *where)
+{
+	for (size_t i = 0; i < j->ntcaches; i++) {
+		const struct je_tcache *tc = &j->tcaches[i];
+		if (szind >= tc->nbins)
+			continue;
+		struct je_cache_bin *bins = malloc(JE_MAX_SIZES * sizeof *bins);
+		if (!bins) {
+			hw_oom(j->s);
+			return false;
+		}
+		unsigned nb = je_tcache_bins(j, tc, bins);
+		struct je_cache_bin b = szind < nb ? bins[szind]
+						   : (struct je_cache_bin){ 0 };
+		free(bins);
+		const uint8_t *it = b.n ? hw_peek(j->t, b.items, 8u * b.n) : NULL;
+		for (uint32_t k = 0; it && k < b.n; k++) {
+			uint64_t q;
+			memcpy(&q, it + 8 * k, 8);
+			if (q != p)
+				continue;
+			*where = (struct je_cached_place){
+				.tcache = i, .bin = b, .pos = k };
+			return true;
+		}
+	}
+	return false;
 }
 
 static int u64_cmp(const void *a, const void *b)

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "../../emit/emit.h"
+#include "../../report/listrows.h"
 #include "ptmalloc.h"
 
 struct mallinfo_sum {
@@ -718,16 +719,6 @@ static void large_bin_sizes(int i, uint64_t *lo, uint64_t *hi)
 	      ? bounds[1] - 16 : 0;
 }
 
-/* --list: JSON has every entry; text a line of the first ones.  */
-#define CHAIN_TEXT_MAX 12
-static const struct em_field CHAIN_COLS[] = { { .key = "addr" } };
-static const struct em_table CHAIN_JSON = {
-	.key = "list", .cols = CHAIN_COLS, .ncols = 1, .only = EM_JSON_ONLY };
-static const struct em_field CHAIN_TEXT_COLS[] = { { .pre = "    " } };
-static const struct em_table CHAIN_TEXT = {
-	.cols = CHAIN_TEXT_COLS, .ncols = 1, .flags = EM_TB_NO_HEADER,
-	.only = EM_TEXT_ONLY };
-
 static const char *chain_says(enum pm_chain_end end)
 {
 	switch (end) {
@@ -749,33 +740,8 @@ static const char *chain_says(enum pm_chain_end end)
 
 static void chain_rows(struct hw_emitter *e, const struct pm_chain *ch)
 {
-	em_table_begin(e, &CHAIN_JSON);
-	for (size_t i = 0; i < ch->n; i++) {
-		const struct em_val v[] = { ev_addr(ch->entries[i]) };
-		em_row(e, v);
-	}
-	em_table_end(e);
-	char line[CHAIN_TEXT_MAX * 24 + 160];
-	size_t at = 0;
-	for (size_t i = 0; i < ch->n && i < CHAIN_TEXT_MAX; i++)
-		at += (size_t)snprintf(line + at, sizeof line - at, "%s0x%llx",
-				       i ? " -> " : "",
-				       (unsigned long long)ch->entries[i]);
-	if (ch->n > CHAIN_TEXT_MAX)
-		at += (size_t)snprintf(line + at, sizeof line - at,
-				       " -> ... (%zu more)",
-				       ch->n - CHAIN_TEXT_MAX);
-	if (ch->end == PM_CHAIN_END)
-		snprintf(line + at, sizeof line - at, "%send",
-			 ch->n ? " -> " : "");
-	else
-		snprintf(line + at, sizeof line - at, "%s0x%llx (%s)",
-			 ch->n ? " -> " : "", (unsigned long long)ch->bad,
-			 chain_says(ch->end));
-	em_table_begin(e, &CHAIN_TEXT);
-	const struct em_val v[] = { ev_str(line) };
-	em_row(e, v);
-	em_table_end(e);
+	hw_list_rows(e, ch->entries, ch->n, ch->bad,
+		     ch->end == PM_CHAIN_END ? NULL : chain_says(ch->end));
 }
 
 static void bin_row(struct hw_emitter *e, const char *kind, int arena,
