@@ -7,6 +7,10 @@
 
 #define LEAF_SHIFT 20                 /* a leaf maps 1 MiB */
 #define LEAF_SPAN ((uint64_t)1 << LEAF_SHIFT)
+/* A mapping larger than this is mapped only as far as the target can be
+   read: a run's directory has a pointer per MiB (8 MiB for 1 TiB), and a
+   damaged core may declare a segment of any size.  */
+#define RUN_DECLARED_MAX ((uint64_t)1 << 40)
 
 /* 1 MiB of address space.  rank and marks are made by bm_seal(): rank[w]
    counts the starts in groups before w, marks[] has a byte per start.  */
@@ -35,13 +39,22 @@ bool bm_init(struct hw_blockmap *m, struct hw_target *t, unsigned granule)
 		const struct hw_region *r = &t->regions[i];
 		if (!(r->prot & HW_PROT_R))
 			continue;
+		uint64_t end = r->end;
+		if (end - r->start > RUN_DECLARED_MAX) {
+			uint64_t held = r->avail > r->backing_len ? r->avail
+								  : r->backing_len;
+			if (!held)
+				continue;
+			end = r->start + (held < end - r->start ? held
+								: end - r->start);
+		}
 		struct bm_run *last = m->nruns ? &m->runs[m->nruns - 1] : NULL;
 		if (last && last->end == r->start) {
-			last->end = r->end;
+			last->end = end;
 			continue;
 		}
 		m->runs[m->nruns++] = (struct bm_run){
-			.start = r->start, .end = r->end,
+			.start = r->start, .end = end,
 			.base = r->start & ~(LEAF_SPAN - 1) };
 	}
 	return true;
