@@ -12,7 +12,11 @@
 #    bitmap bit allocated; for a live region and a large one, in use and
 #    in no tcache;
 #  - `bins small --list`: the slabs listed with free regions add up to
-#    each row's free count.
+#    each row's free count;
+#  - `arena N`, for each arena the truth's stats list: its slabs, regions
+#    in use and large extents are jemalloc's own curslabs, curregs and
+#    curlextents summed over its classes; its threads (and nthreads) are
+#    the truth's threads bound to it; an arena that is not: a usage line.
 # On jemalloc 5.3 (basic1, threads8) and 5.2 (basic1) amd64, and 5.3
 # arm64 (a qemu-user core: no thread pointers, so stacks are compared
 # without their owners).
@@ -129,6 +133,29 @@ views() {
 		}
 		print "no rows\n" unless $rows' "$T/small.json" >"$T/bad"
 	[ ! -s "$T/bad" ] || fail "$name: bins small --list: $(head -3 "$T/bad")"
+	# arena N: jemalloc's stats per arena.
+	awk '$1 == "bin" { s[$2] += $6; r[$2] += $5; a[$2] = 1 }
+		$1 == "large" { l[$2] += $5; a[$2] = 1 }
+		END { for (k in a) print k, s[k] + 0, r[k] + 0, l[k] + 0 }' "$dir/truth.txt" | sort -n >"$T/astats"
+	[ -s "$T/astats" ] || fail "$name: the truth has no bin lines"
+	local arena slabs regs large tids
+	while read -r arena slabs regs large; do
+		hw "$T/a.json" "$T/err" "${opt[@]}" "$dir/core" arena "$arena"
+		expect_rc 0
+		has -F "\"slabs\":$slabs,\"regions_used\":$regs," <"$T/a.json" &&
+			has -F "\"large\":$large," <"$T/a.json" ||
+			fail "$name: arena $arena: not curslabs $slabs, curregs $regs, curlextents $large: $(cat "$T/a.json")"
+		[ "$owners" = no ] && continue
+		tids=$(awk -v a="$arena" '$1 == "thread" && $4 == a { print $3 }' "$dir/truth.txt" | sort -n | paste -sd, -)
+		[ "$(perl -ne 'print join(",", sort { $a <=> $b } split /,/, $1) if /"threads":\[([0-9,]*)\]/' "$T/a.json")" = "$tids" ] ||
+			fail "$name: arena $arena: threads are not the truth's $tids: $(cat "$T/a.json")"
+		has -F "\"nthreads\":$(awk -F, '{ print NF }' <<<"$tids")," <"$T/a.json" ||
+			fail "$name: arena $arena: nthreads is not the $tids bound to it"
+	done <"$T/astats"
+	hw "$T/a.json" "$T/err" "${opt[@]}" "$dir/core" arena 4095
+	expect_rc 2
+	one_error_line "$T/err" "arena 4095"
+	say "$name: $(wc -l <"$T/astats") arenas' slabs, regions and large extents as jemalloc's stats$([ "$owners" = no ] || echo ", their threads the truth's")"
 	say "$name: $(wc -l <"$T/got") tcache stacks in the truth's free order$([ "$owners" = no ] || echo ", each its thread's"); tcache counts and heads; chunk fields; slab lists"
 }
 

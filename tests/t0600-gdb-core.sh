@@ -5,7 +5,8 @@
 #    agree with the program's own truth (truthcmp, as for the tool), bins
 #    hold every chunk the truth puts in a free list;
 #  - jemalloc 5.3 basic1 (Debian's stripped libjemalloc2): chunks, summary,
-#    sizes, bins and arenas agree with jemalloc's own statistics
+#    sizes, bins and arenas agree with jemalloc's own statistics; its
+#    views (tcache, bins --list, arena 0, chunk ADDR) print as the tool's
 #    (jetruthcmp);
 #  - every command's text and JSON equals the tool's on the same core
 #    (one renderer), `heap chunk EXPR` takes a gdb expression, `-o FILE`
@@ -65,6 +66,13 @@ gdb_heap "$o" gdb "$dir/prog" "$dir/core" -- "chunks --json --no-debuginfo" \
 gdb_heap "$o.t" gdb "$dir/prog" "$dir/core" -- "${cmds[@]}"
 compare_all "$dir" "$o.t"
 say "jemalloc 5.3 basic1: heap's chunks, summary, sizes, bins, arenas agree with jemalloc's statistics; text equals the tool's"
+# Its views (t0108 checks them against the truth): as the tool's.
+addr=$(awk '$1 == "tcfree" { print $3; exit }' "$dir/truth.txt")
+cmds=(tcache "tcache --json" "bins --list" "bins --list --json" "arena 0"
+	"arena 0 --json" "chunk $addr" "--json chunk $addr")
+gdb_heap "$o.v" gdb "$dir/prog" "$dir/core" -- "${cmds[@]}"
+compare_all "$dir" "$o.v"
+say "jemalloc 5.3 basic1: heap tcache, bins --list, arena 0 and chunk ADDR print what the tool prints"
 
 # An address as a gdb expression, -o FILE, a bad command.
 dir=$(corpus_core bins1)

@@ -1,5 +1,6 @@
 /* arena.c - the arena command (arena N): one arena's own fields, as the
- * walker reports them (ptmalloc: malloc_state), its threads and heaps.
+ * walker reports them (ptmalloc: malloc_state, its threads and heaps;
+ * jemalloc: what its extents, tcaches and arena_t say).
  */
 #include "../alloc/alloc.h"
 #include "../report/args.h"
@@ -24,6 +25,7 @@ static const struct hw_command_opt arena_opts[] = {
 const struct hw_command hw_cmd_arena = {
 	.name = "arena", .run = arena_run, .args = "N",
 	.summary = "one arena's own fields (ptmalloc: malloc_state: top, "
-		   "last_remainder, flags, next, attached threads, heaps)",
+		   "last_remainder, flags, next, attached threads, heaps; "
+		   "jemalloc: nthreads, threads, base, extents by state)",
 	.opts = arena_opts, .example = "core arena 1",
 };

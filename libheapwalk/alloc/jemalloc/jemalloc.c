@@ -170,6 +170,7 @@ const struct hw_allocator_ops hw_jemalloc_ops = {
 	.chunks_around = je_chunks_around,
 	.summary = je_report_summary,
 	.arenas = je_report_arenas,
+	.arena = je_report_arena,
 	.bins = je_report_bins,
 	.bins_list = je_report_bins_list,
 	.tcaches = je_report_tcaches,

@@ -233,6 +233,8 @@ void je_find_bindings(struct je_state *j);
 size_t je_count_arenas(const struct je_state *j);
 void je_report_summary(void *state, struct hw_emitter *e);
 enum hw_status je_report_arenas(void *state, struct hw_emitter *e);
+/* `arena N`.  */
+enum hw_status je_report_arena(void *state, struct hw_emitter *e, size_t n);
 /* bins.c */
 enum hw_status je_report_bins(void *state, struct hw_emitter *e,
 			      const char *kind);
