@@ -13,8 +13,7 @@
 #  - a fastbin entry's fd overwritten (a copy of the core, patched with
 #    tests/tools/corepatch): that list breaks there -- its end says how,
 #    "list_broken_at" the pointer, the entries before it are listed, and
-#    the text says the list breaks;
-#  - on tcmalloc (not shown yet): exit 2, one line that says so.
+#    the text says the list breaks.
 # shellcheck source=tests/variant-lib.sh
 . "$(dirname "$0")/variant-lib.sh"
 need_heapwalk
@@ -113,8 +112,4 @@ check_case "bins1 2.31" "$dir/core" "$dir/truth.txt" --no-debuginfo
 dir=$(variant_core glibc-2.36-arm64 bins1)
 check_case "bins1 aarch64 2.36" "$dir/core" "$dir/truth.txt" --sysroot "$(readlink -f "$dir/sysroot")"
 
-# (jemalloc's lists: t0108.)
-if tdir=$(variant_core tcmalloc-minimal-amd64 threads8 2>/dev/null); then
-	usage_error "not shown for tcmalloc yet" "$tdir/core" bins --list
-	say "tcmalloc: bins --list says it is not shown yet"
-fi
+# (jemalloc's lists: t0108; tcmalloc's: t0109.)

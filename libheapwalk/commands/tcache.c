@@ -28,8 +28,8 @@ static const struct hw_command_opt tcache_opts[] = {
 const struct hw_command hw_cmd_tcache = {
 	.name = "tcache", .run = tcache_run, .args = "[TID]",
 	.summary = "each thread's tcache (ptmalloc's tcache struct, "
-		   "jemalloc's cache bins): where it is, and per bin its count, "
-		   "the entries and the head",
+		   "jemalloc's cache bins, tcmalloc's thread caches): where it "
+		   "is, and per bin its count and head",
 	.opts = tcache_opts, .example = "core tcache",
 	.needs = HW_NEED_LISTS,
 };

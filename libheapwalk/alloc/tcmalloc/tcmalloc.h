@@ -183,6 +183,13 @@ void tc_report_summary(void *state, struct hw_emitter *e);
 enum hw_status tc_report_arenas(void *state, struct hw_emitter *e);
 enum hw_status tc_report_bins(void *state, struct hw_emitter *e,
 			      const char *kind);
+/* views.c: `tcache [TID]` (tid < 0: every cache), `bins --list`,
+   `chunk ADDR`'s fields.  */
+enum hw_status tc_report_tcaches(void *state, struct hw_emitter *e,
+				 int64_t tid);
+enum hw_status tc_report_bins_list(void *state, struct hw_emitter *e,
+				   const char *kind);
+void tc_anatomy(void *state, const struct hw_chunk *c, struct hw_emitter *e);
 /* stats.c: generic.current_allocated_bytes as tcmalloc computes it.  */
 uint64_t tc_current_allocated(const struct tc_state *tc);
 
