@@ -1,10 +1,13 @@
 #!/bin/bash
-# doc/coming-from.md's tables (gef, pwndbg and chap commands beside
-# heapwalk's): every heapwalk command in their last column runs on bins1's
-# core, text and JSON, exit 0 (check: 0 or 1), nothing on stderr, and its
-# JSON is valid; those of the jemalloc table on jemalloc 5.3's basic1 too.  Placeholders are filled in: ADDR with a block of the
-# truth, N with an arena, A and B with sizes, BASE with the core itself,
-# heap.svg with a file under the test's directory.
+# doc/coming-from.md's tables (gef, pwndbg, chap, jemalloc's and
+# tcmalloc's own commands beside heapwalk's): every heapwalk command in
+# their last column runs, text and JSON, exit 0 (check: 0 or 1), nothing
+# on stderr, valid JSON -- those of the gef/pwndbg and chap tables on
+# bins1's core, the jemalloc table's on jemalloc 5.3's basic1, the
+# tcmalloc table's on tcmalloc_minimal's basic1.  Placeholders are filled
+# in: ADDR with a block of the truth, N with an arena, A and B with
+# sizes, BASE with the core itself, heap.svg with a file under the test's
+# directory.
 # shellcheck source=tests/variant-lib.sh
 . "$(dirname "$0")/variant-lib.sh"
 need_heapwalk
@@ -24,7 +27,7 @@ cmds() {
 	grep -o '`[^`]*`' | tr -d '`' |
 	awk 'NR == FNR { cmd[$1] = 1; next } ($1 in cmd)' "$T/names" - | sort -u
 }
-cmds >"$T/cmds"
+{ cmds "gef"; cmds "chap"; } | sort -u >"$T/cmds"
 [ "$(wc -l <"$T/cmds")" -ge 20 ] || fail "only $(wc -l <"$T/cmds") heapwalk commands in doc/coming-from.md"
 
 # run_all CORE: each command of $T/cmds on CORE.
@@ -64,3 +67,10 @@ cmds jemalloc >"$T/cmds"
 [ "$(wc -l <"$T/cmds")" -ge 8 ] || fail "only $(wc -l <"$T/cmds") heapwalk commands in the jemalloc table"
 run_all "$dir/core"
 say "jemalloc: $n commands of its table ran on basic1, text and JSON"
+
+dir=$(variant_core tcmalloc-minimal-amd64 basic1)
+addr=$(awk '$1 == "alloc" && $5 == "used" { print $2; exit }' "$dir/truth.txt")
+cmds "gperftools" >"$T/cmds"
+[ "$(wc -l <"$T/cmds")" -ge 6 ] || fail "only $(wc -l <"$T/cmds") heapwalk commands in the tcmalloc table"
+run_all "$dir/core"
+say "tcmalloc: $n commands of its table ran on basic1, text and JSON"
