@@ -10,7 +10,7 @@
 #  - NONCONTIGUOUS_BIT is set exactly on the thread arenas;
 #  - the top chunk is in one of the arena's heaps and ends it;
 #  - bins1: main_arena's system_mem is mallinfo2's arena;
-#  - arena 9: one usage line, exit 2; tcmalloc: not shown yet, exit 2.
+#  - arena 9: one usage line, exit 2.
 # shellcheck source=tests/variant-lib.sh
 . "$(dirname "$0")/variant-lib.sh"
 need_heapwalk
@@ -74,8 +74,4 @@ expect_rc 2
 one_error_line "$T/err" "arena 1 of one"
 say "bins1: system_mem as mallinfo2's arena; arena 1 of one: a usage error"
 
-# (jemalloc's arena N: t0108.)
-if tdir=$(variant_core tcmalloc-minimal-amd64 threads8 2>/dev/null); then
-	usage_error "not shown for tcmalloc yet" "$tdir/core" arena 0
-	say "tcmalloc: arena N is not shown yet, said so"
-fi
+# (jemalloc's arena N: t0108; tcmalloc's page heap: t0109.)

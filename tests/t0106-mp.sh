@@ -11,8 +11,7 @@
 #    with libc's DWARF and with the built-in layouts are the same (the
 #    members only `mp` shows have their offsets derived from the others);
 #    2.43+ call tcache_bins tcache_small_bins, 2.44 has no
-#    tcache_unsorted_limit;
-#  - jemalloc: not shown yet, exit 2.
+#    tcache_unsorted_limit.
 # shellcheck source=tests/variant-lib.sh
 . "$(dirname "$0")/variant-lib.sh"
 need_heapwalk
@@ -73,7 +72,4 @@ for v in glibc-2.31-amd64 glibc-2.41-amd64 glibc-2.43-amd64 glibc-2.44-amd64 gli
 	say "$v: the same members with DWARF and without"
 done
 
-if jdir=$(variant_core jemalloc-5.3.0-amd64 basic1 2>/dev/null); then
-	usage_error "not shown for jemalloc yet" --no-debuginfo "$jdir/core" mp
-	say "jemalloc: mp is not shown yet, said so"
-fi
+# (jemalloc's mp: t0108; tcmalloc's: t0109.)

@@ -16,7 +16,9 @@
 #  - `arena N`, for each arena the truth's stats list: its slabs, regions
 #    in use and large extents are jemalloc's own curslabs, curregs and
 #    curlextents summed over its classes; its threads (and nthreads) are
-#    the truth's threads bound to it; an arena that is not: a usage line.
+#    the truth's threads bound to it; an arena that is not: a usage line;
+#  - `mp`: page, quantum, nbins, nlextents, the largest small class and
+#    narenas as mallctl gave them to the program.
 # On jemalloc 5.3 (basic1, threads8) and 5.2 (basic1) amd64, and 5.3
 # arm64 (a qemu-user core: no thread pointers, so stacks are compared
 # without their owners).
@@ -152,6 +154,17 @@ views() {
 		has -F "\"nthreads\":$(awk -F, '{ print NF }' <<<"$tids")," <"$T/a.json" ||
 			fail "$name: arena $arena: nthreads is not the $tids bound to it"
 	done <"$T/astats"
+	# mp: the build's parameters as mallctl gives them.
+	hw "$T/mp.json" "$T/err" "${opt[@]}" "$dir/core" mp
+	expect_rc 0
+	local key cfg v
+	for key in page:arenas.page quantum:arenas.quantum nbins:arenas.nbins \
+		nlextents:arenas.nlextents small_max:small.max narenas:arenas.narenas; do
+		cfg=${key#*:}
+		v=$(awk -v k="$cfg" '$1 == "config" && $2 == k { print $3 }' "$dir/truth.txt")
+		[ -n "$v" ] || fail "$name: no config $cfg in the truth"
+		has -F "\"${key%%:*}\":$v," <"$T/mp.json" || fail "$name: mp: ${key%%:*} is not $cfg $v: $(cat "$T/mp.json")"
+	done
 	hw "$T/a.json" "$T/err" "${opt[@]}" "$dir/core" arena 4095
 	expect_rc 2
 	one_error_line "$T/err" "arena 4095"

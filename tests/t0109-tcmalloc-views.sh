@@ -13,7 +13,11 @@
 #    truth's threads, each head its list's first entry;
 #  - `chunk ADDR` fields: a live block is held by no list, its span of
 #    its size class, at span start + index * size; an entry of a thread
-#    cache's list is held by that cache, at its place in the list.
+#    cache's list is held by that cache, at its place in the list;
+#  - `mp`: the page size, the thread caches and the size map's classes
+#    (those the stats name: every class that holds free objects) as the
+#    stats give them; `arena 0` (the page heap): generic.heap_size and
+#    the page heap's free and unmapped bytes; `arena 1`: a usage line.
 # On tcmalloc_minimal (Debian's gperftools 2.10) basic1 and threads8.
 # shellcheck source=tests/variant-lib.sh
 . "$(dirname "$0")/variant-lib.sh"
@@ -100,6 +104,28 @@ views() {
 			has -F "\"tcache_pos\":$pos,\"tcache_count\":$pos}" <"$T/c.json" ||
 			fail "$name: chunk $addr (entry $pos of thread $tid's list): $(head -c 900 "$T/c.json")"
 	fi
+	# mp: the page and the size map; arena 0: the page heap.
+	hw "$T/mp.json" "$T/err" --json "$dir/core" mp
+	expect_rc 0
+	has -F "\"page\":$(awk '$1 == "config" && $2 == "page" { print $3 }' "$truth")," <"$T/mp.json" ||
+		fail "$name: mp: not the page size $(awk '$1 == "config" && $2 == "page" { print $3 }' "$truth")"
+	has -F "\"thread_caches\":$(awk '$1 == "stat" && $2 == "thread_heaps" { print $3 }' "$truth")}" <"$T/mp.json" ||
+		fail "$name: mp: thread caches are not the stats' thread_heaps"
+	perl -ne 'print "$1 $2\n" while /\{"class":(\d+),"size":(\d+),/g' "$T/mp.json" >"$T/classes"
+	# (The stats name the classes that hold free objects.)
+	awk '$1 == "freeclass" { print $2, $3 }' "$truth" >"$T/want"
+	[ -s "$T/want" ] && [ -z "$(comm -13 <(sort "$T/classes") <(sort "$T/want"))" ] ||
+		fail "$name: classes of the stats that mp's size map lacks: $(comm -13 <(sort "$T/classes") <(sort "$T/want") | head -4)"
+	hw "$T/a.json" "$T/err" --json "$dir/core" arena 0
+	expect_rc 0
+	local k v
+	for k in system_bytes:generic.heap_size free_bytes:tcmalloc.pageheap_free_bytes \
+		unmapped_bytes:tcmalloc.pageheap_unmapped_bytes; do
+		v=$(awk -v p="${k#*:}" '$1 == "prop" && $2 == p { print $3 }' "$truth")
+		has -F "\"${k%%:*}\":$v," <"$T/a.json" || fail "$name: arena 0: ${k%%:*} is not ${k#*:} $v: $(cat "$T/a.json")"
+	done
+	usage_error "one page heap" "$dir/core" arena 1
+	say "$name: mp's page, size map and thread caches, arena 0's page heap as tcmalloc's stats"
 	say "$name: $(wc -l <"$T/lists") lists, per class tcmalloc's own free counts; $(awk '$1 == "cache"' "$T/tc" | wc -l) thread caches as thread_cache_free_bytes; chunk fields"
 }
 

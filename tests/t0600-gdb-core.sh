@@ -6,7 +6,8 @@
 #    hold every chunk the truth puts in a free list;
 #  - jemalloc 5.3 basic1 (Debian's stripped libjemalloc2): chunks, summary,
 #    sizes, bins and arenas agree with jemalloc's own statistics; its
-#    views (tcache, bins --list, arena 0, chunk ADDR) print as the tool's
+#    views (tcache, bins --list, arena 0, chunk ADDR, mp) print as the
+#    tool's
 #    (jetruthcmp);
 #  - every command's text and JSON equals the tool's on the same core
 #    (one renderer), `heap chunk EXPR` takes a gdb expression, `-o FILE`
@@ -69,10 +70,10 @@ say "jemalloc 5.3 basic1: heap's chunks, summary, sizes, bins, arenas agree with
 # Its views (t0108 checks them against the truth): as the tool's.
 addr=$(awk '$1 == "tcfree" { print $3; exit }' "$dir/truth.txt")
 cmds=(tcache "tcache --json" "bins --list" "bins --list --json" "arena 0"
-	"arena 0 --json" "chunk $addr" "--json chunk $addr")
+	"arena 0 --json" "chunk $addr" "--json chunk $addr" mp "mp --json")
 gdb_heap "$o.v" gdb "$dir/prog" "$dir/core" -- "${cmds[@]}"
 compare_all "$dir" "$o.v"
-say "jemalloc 5.3 basic1: heap tcache, bins --list, arena 0 and chunk ADDR print what the tool prints"
+say "jemalloc 5.3 basic1: heap tcache, bins --list, arena 0, chunk ADDR and mp print what the tool prints"
 
 # An address as a gdb expression, -o FILE, a bad command.
 dir=$(corpus_core bins1)

@@ -5,7 +5,7 @@
 #    `summary`, `bins` and `arenas` (--json --no-debuginfo) agree with
 #    the program's own truth (tctruthcmp, as for the tool), and every
 #    command's text equals the tool's on the same core (the views too:
-#    tcache, bins --list, chunk ADDR);
+#    tcache, bins --list, chunk ADDR, mp, arena 0);
 #  - prof1 on the full library (sampling on): `heap prof` and `heap prof
 #    --format=gperftools` print what the tool prints;
 #  - basic1 run alive (CORPUS_LIVE=1) and dumped with gcore (no kernel
@@ -32,7 +32,7 @@ gdb_heap "$o" gdb "$dir/prog" "$dir/core" -- "chunks --json --no-debuginfo" \
 addr=$(awk '$1 == "alloc" && $5 == "used" { print $2; exit }' "$dir/truth.txt")
 cmds=(summary arenas bins chunks sizes check frag "chunks --free" "bins --json"
 	tcache "tcache --json" "bins --list" "bins --list --json" "chunk $addr"
-	"--json chunk $addr")
+	"--json chunk $addr" mp "arena 0")
 gdb_heap "$o.t" gdb "$dir/prog" "$dir/core" -- "${cmds[@]}"
 i=0
 for c in "${cmds[@]}"; do

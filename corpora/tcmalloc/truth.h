@@ -28,7 +28,6 @@
  *   config version MAJOR.MINOR
  *   config page PAGESIZE                 ("Tcmalloc page size" of the stats)
  *   config library minimal|full
- *   class CLASS SIZE                     every size class the stats name
  *   thread IDX TID PTHREAD               IDX 0 = main; PTHREAD =
  *        pthread_self(), what tcmalloc keeps as its thread cache's tid
  *   alloc 0xUSER REQ USIZE WHERE THREADIDX
@@ -36,7 +35,8 @@
  *        WHERE: used (live) | freed (freed: in a thread cache, a
  *               central or transfer cache, a span's free list or a free
  *               span of the page heap)
- *   freeclass CLASS SIZE OBJS            per class with free objects: the
+ *   freeclass CLASS SIZE OBJS            per class with free objects (the
+ *        only classes the stats name): the
  *        stats' "Total size of freelists for per-thread caches, transfer
  *        cache, and central cache, by size class"
  *   prop NAME VALUE     MallocExtension's numeric properties:

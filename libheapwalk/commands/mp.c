@@ -1,5 +1,6 @@
 /* mp.c - the mp command: the allocator's parameters and counters, as the
- * walker reports them (ptmalloc: glibc's malloc_par, mp_).
+ * walker reports them (ptmalloc: glibc's malloc_par, mp_; jemalloc and
+ * tcmalloc: their build's parameters as the heap shows them).
  */
 #include "../alloc/alloc.h"
 #include "../report/args.h"
@@ -19,6 +20,7 @@ static enum hw_status mp_run(const struct hw_cmd *c)
 const struct hw_command hw_cmd_mp = {
 	.name = "mp", .run = mp_run, .args = "",
 	.summary = "the allocator's parameters and counters (ptmalloc: mp_, "
-		   "malloc_par: tunables, mmap counters, tcache limits)",
+		   "malloc_par: tunables, mmap counters, tcache limits; "
+		   "jemalloc: page, quantum, classes; tcmalloc: its size map)",
 	.example = "core mp",
 };

@@ -171,6 +171,7 @@ const struct hw_allocator_ops hw_jemalloc_ops = {
 	.summary = je_report_summary,
 	.arenas = je_report_arenas,
 	.arena = je_report_arena,
+	.params = je_report_params,
 	.bins = je_report_bins,
 	.bins_list = je_report_bins_list,
 	.tcaches = je_report_tcaches,

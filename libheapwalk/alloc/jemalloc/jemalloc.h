@@ -245,6 +245,8 @@ enum hw_status je_report_bins_list(void *state, struct hw_emitter *e,
 /* tcaches.c: `tcache [TID]` (tid < 0: every thread's).  */
 enum hw_status je_report_tcaches(void *state, struct hw_emitter *e,
 				 int64_t tid);
+/* params.c: `mp`.  */
+enum hw_status je_report_params(void *state, struct hw_emitter *e);
 /* anatomy.c: `chunk ADDR`'s fields (alloc.h: anatomy).  */
 void je_anatomy(void *state, const struct hw_chunk *c, struct hw_emitter *e);
 

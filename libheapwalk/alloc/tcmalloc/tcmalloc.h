@@ -190,6 +190,9 @@ enum hw_status tc_report_tcaches(void *state, struct hw_emitter *e,
 enum hw_status tc_report_bins_list(void *state, struct hw_emitter *e,
 				   const char *kind);
 void tc_anatomy(void *state, const struct hw_chunk *c, struct hw_emitter *e);
+/* params.c: `mp`, and `arena 0` (the page heap).  */
+enum hw_status tc_report_params(void *state, struct hw_emitter *e);
+enum hw_status tc_report_arena(void *state, struct hw_emitter *e, size_t n);
 /* stats.c: generic.current_allocated_bytes as tcmalloc computes it.  */
 uint64_t tc_current_allocated(const struct tc_state *tc);
 
