@@ -74,7 +74,7 @@ LIB_OBJ      := $(patsubst %.c,$(BUILD)/obj/%.o,$(LIB_SRC))
 # function catches gdb's Ctrl-C (plugin/guard.h).
 LIB_OBJ_PIC  := $(patsubst %.c,$(BUILD)/pic/obj/%.o,$(LIB_SRC))
 PLUGIN_SRC   := plugin/reader.c plugin/gdbtext.c plugin/echo.c plugin/probe.c \
-                plugin/coremap.c plugin/ctrlc.c
+                plugin/coremap.c plugin/ctrlc.c plugin/reask.c
 PLUGIN_HDRS  := $(wildcard plugin/*.h)
 PIC          := -fPIC -fexceptions
 PLUGIN       := $(BUILD)/plugin/heapwalk-gdb.so $(BUILD)/plugin/heapwalk.gdb

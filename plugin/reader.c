@@ -51,6 +51,7 @@
 #include "gdbtext.h"
 #include "guard.h"
 #include "probe.h"
+#include "reask.h"
 #include "heapwalk.h"
 
 GDB_DECLARE_GPL_COMPATIBLE_READER
@@ -181,6 +182,8 @@ struct request {
 	FILE *file;            /* -o FILE */
 	char *cmd;
 	bool one_thread;       /* a walk in threads needed gdb: not again */
+	bool reasked;          /* answered with gdb lines that run the
+				  command again (reask.h) */
 	unsigned threads;      /* hw_open_opts.threads of the last run */
 };
 
@@ -583,6 +586,16 @@ static enum hw_status run_request(struct request *rq,
 	for (char *w = strtok(rq->cmd, " \t"); w && nwords < MAX_WORDS;
 	     w = strtok(NULL, " \t"))
 		words[nwords++] = w;
+	int expr = reask_expr_at(words, nwords);
+	if (expr >= 0) {
+		if (reask_write(rq->out, CHANNEL_FD, words, nwords, expr)) {
+			rq->reasked = true;
+			return HW_OK;
+		}
+		say(ans, "heapwalk: '%s': an address expression cannot go "
+		    "with '\"', '\\' or '%%' in the command\n", words[expr]);
+		return HW_USAGE;
+	}
 	struct plugin_opts po = { 0 };
 	char *argv[MAX_WORDS + 1];
 	int argc = 0;
@@ -719,7 +732,9 @@ static void serve(struct plugin *p, struct gdb_unwind_callbacks *cb)
 		say(&ans, "(heapwalk: %.2f s)\n", took);
 	}
 	echo_finish(&ans);
-	fprintf(rq.out, "set $_heapwalk_status = %d\n", st);
+	/* (A command asked again sets its own status.)  */
+	if (!rq.reasked)
+		fprintf(rq.out, "set $_heapwalk_status = %d\n", st);
 	if (fclose(rq.out) == 0)
 		renameat(p->dir, "out.tmp", p->dir, "out.gdb");
 	rq.out = NULL;

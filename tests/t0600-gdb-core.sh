@@ -5,12 +5,13 @@
 #    agree with the program's own truth (truthcmp, as for the tool), bins
 #    hold every chunk the truth puts in a free list;
 #  - jemalloc 5.3 basic1 (Debian's stripped libjemalloc2): chunks, summary,
-#    sizes, bins and arenas agree with jemalloc's own statistics; its
-#    views (tcache, bins --list, arena 0, chunk ADDR, mp) print as the
-#    tool's
-#    (jetruthcmp);
+#    sizes, bins and arenas agree with jemalloc's own statistics
+#    (jetruthcmp); its views (tcache, bins --list, arena 0, chunk ADDR, mp)
+#    print as the tool's;
 #  - every command's text and JSON equals the tool's on the same core
-#    (one renderer), `heap chunk EXPR` takes a gdb expression, `-o FILE`
+#    (one renderer), `heap chunk EXPR` and `heap chunks --around EXPR N`
+#    take a gdb expression (the latter's the plugin has gdb evaluate and
+#    runs again: plugin/reask.h), `-o FILE`
 #    writes the report to a file, a bad command and an expression gdb
 #    cannot evaluate set $_heapwalk_status 2;
 #  - the heap commands leave gdb's state alone: registers, selected thread
@@ -82,7 +83,9 @@ addr=$(sed -n 's/.*"addr":"\(0x[0-9a-f]*\)".*"state":"free".*/\1/p' "$T/bins1.12
 o=$T/expr
 gdb_heap "$o" gdb "$dir/prog" "$dir/core" -- "chunk $addr+8" "chunk --json $addr" \
 	"chunks -o $T/expr.file" "nosuch" "bins --allocator nosuch" \
-	"frag" "chunk no_such_symbol"
+	"frag" "chunk no_such_symbol" "chunks --around $addr+8 2" \
+	"chunks --json --around ($addr) 1 --free" "frag" \
+	"chunks --around no_such_symbol 2"
 hw "$o.cli" "$o.cli.err" "$dir/core" chunk "$(printf '%#x' $((addr + 8)))"
 same_as_cli "$o.1" "$o.cli" "heap chunk $addr+8"
 grep -q "\"query\":\"$addr\"" "$o.2" || fail "heap chunk --json $addr: $(head -c 200 "$o.2")"
@@ -95,7 +98,14 @@ grep -q "^heapwalk: .*nosuch" "$o.4" || fail "heap nosuch: no error line: $(cat 
 # An expression gdb cannot evaluate: 2, not the status frag left (0).
 [ "$(cat "$o.6.rc")" = 0 ] || fail "heap frag: status $(cat "$o.6.rc")"
 [ "$(cat "$o.7.rc")" = 2 ] || fail "heap chunk no_such_symbol: status $(cat "$o.7.rc"), want 2"
-say "heap chunk EXPR, -o FILE and errors as the tool has them"
+# --around EXPR: gdb evaluates it (the plugin asks, plugin/reask.h).
+hw "$o.cli8" "$o.cli8.err" "$dir/core" chunks --around "$(printf '%#x' $((addr + 8)))" 2
+[ "$(cat "$o.8.rc")" = 0 ] || fail "heap chunks --around $addr+8 2: status $(cat "$o.8.rc")"
+same_as_cli "$o.8" "$o.cli8" "heap chunks --around $addr+8 2"
+hw "$o.cli9" "$o.cli9.err" --json "$dir/core" chunks --around "$addr" 1 --free
+same_as_cli "$o.9" "$o.cli9" "heap chunks --json --around ($addr) 1 --free"
+[ "$(cat "$o.11.rc")" = 2 ] || fail "heap chunks --around no_such_symbol: status $(cat "$o.11.rc"), want 2"
+say "heap chunk EXPR, chunks --around EXPR, -o FILE and errors as the tool has them"
 
 # gdb's state: the same before and after every heap command.
 dir=$(corpus_core threads8)

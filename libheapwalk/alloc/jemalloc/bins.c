@@ -159,7 +159,8 @@ static const struct je_extent **class_index(const struct je_state *j,
 	return v;
 }
 
-/* The members of row r's class in index v: the run of its extents.  */
+/* The members of row r's class in v (class_index): the run of its
+   extents.  */
 static void class_list(struct hw_emitter *e, const struct bin_row *r,
 		       const struct je_extent *const *v, size_t n)
 {
@@ -222,15 +223,15 @@ static void class_list(struct hw_emitter *e, const struct bin_row *r,
 
 /* A row of the small or large table; with --list, its members.  */
 static void class_row(struct hw_emitter *e, const struct bin_row *r,
-		      const struct em_val *v, const struct je_extent *const *index,
-		      size_t nindex)
+		      const struct em_val *v,
+		      const struct je_extent *const *by_class, size_t nby_class)
 {
-	if (!index) {
+	if (!by_class) {
 		em_row(e, v);
 		return;
 	}
 	em_row_open(e, v);
-	class_list(e, r, index, nindex);
+	class_list(e, r, by_class, nby_class);
 	em_row_close(e);
 }
 
@@ -304,12 +305,13 @@ static enum hw_status report_bins(struct je_state *j, struct hw_emitter *e,
 					"(jemalloc: small (or slabs), large, "
 					"tcache)", kind);
 	}
-	size_t n = 0, nindex = 0;
+	size_t n = 0, nby_class = 0;
 	struct bin_row *rows = bin_rows(j, &n);
-	const struct je_extent **index = list ? class_index(j, &nindex) : NULL;
-	if (!rows || (list && !index)) {
+	const struct je_extent **by_class =
+		list ? class_index(j, &nby_class) : NULL;
+	if (!rows || (list && !by_class)) {
 		free(rows);
-		free(index);
+		free(by_class);
 		return hw_error(j->s, HW_BAD_TARGET, "out of memory");
 	}
 	em_doc_begin(e);
@@ -330,7 +332,7 @@ static enum hw_status report_bins(struct je_state *j, struct hw_emitter *e,
 				ev_dbl(r->nregs_total ? (double)r->curregs /
 				       (double)r->nregs_total : 0),
 			};
-			class_row(e, r, v, index, nindex);
+			class_row(e, r, v, by_class, nby_class);
 		}
 		em_table_end(e);
 	}
@@ -347,7 +349,7 @@ static enum hw_status report_bins(struct je_state *j, struct hw_emitter *e,
 				ev_u64(j->sizes[r->szind]), ev_u64(r->large),
 				ev_u64(r->cached),
 			};
-			class_row(e, r, v, index, nindex);
+			class_row(e, r, v, by_class, nby_class);
 		}
 		em_table_end(e);
 	}
@@ -356,7 +358,7 @@ static enum hw_status report_bins(struct je_state *j, struct hw_emitter *e,
 			em_note(e, "");
 		enum hw_status st = tcache_lists(j, e);
 		if (st != HW_OK) {
-			free(index);
+			free(by_class);
 			free(rows);
 			return st;
 		}
@@ -377,7 +379,7 @@ static enum hw_status report_bins(struct je_state *j, struct hw_emitter *e,
 		em_table_end(e);
 	}
 	em_doc_end(e);
-	free(index);
+	free(by_class);
 	free(rows);
 	return HW_OK;
 }
