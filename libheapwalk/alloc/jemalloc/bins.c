@@ -10,7 +10,7 @@
 #include <string.h>
 
 #include "../../emit/emit.h"
-#include "../../report/listrows.h"
+#include "../listrows.h"
 #include "jemalloc.h"
 
 struct bin_row {

@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include "../../emit/emit.h"
-#include "../../report/listrows.h"
+#include "../listrows.h"
 #include "ptmalloc.h"
 
 struct mallinfo_sum {

@@ -14,7 +14,7 @@
 #include <string.h>
 
 #include "../../emit/emit.h"
-#include "../../report/listrows.h"
+#include "../listrows.h"
 #include "tcmalloc.h"
 
 #define FREELIST_STRIDE 32         /* ThreadCache::FreeList, 64-bit */

@@ -1,9 +1,9 @@
 /* listrows.h - one free list's entries, as `bins --list` shows them
- * (report/listrows.c): every entry in JSON, the first ones on a line in
+ * (alloc/listrows.c): every entry in JSON, the first ones on a line in
  * text, and how the list ends.
  */
-#ifndef HW_REPORT_LISTROWS_H
-#define HW_REPORT_LISTROWS_H
+#ifndef HW_ALLOC_LISTROWS_H
+#define HW_ALLOC_LISTROWS_H
 
 #include <stddef.h>
 #include <stdint.h>
@@ -20,4 +20,4 @@ struct hw_emitter;
 void hw_list_rows(struct hw_emitter *e, const uint64_t *entries, size_t n,
 		  uint64_t bad, const char *says);
 
-#endif /* HW_REPORT_LISTROWS_H */
+#endif /* HW_ALLOC_LISTROWS_H */

@@ -1,7 +1,8 @@
 /* listrows.c - one free list's entries in a report row (listrows.h).
  *
- * ptmalloc's chains and jemalloc's tcache stacks are shown alike: the
- * order is the one the allocator hands the entries out in.
+ * ptmalloc's chains, jemalloc's tcache stacks and tcmalloc's lists are
+ * shown alike, in the walkers' own reports (alloc/, below the commands):
+ * the order is the one the allocator hands the entries out in.
  */
 #include <stdio.h>
 
