@@ -7,8 +7,10 @@
  * tests/fuzz/run.sh makes fuzz-jemalloc.core and fuzz-jemalloc.ranges.
  *
  * Every walk a user can ask for runs on the same session: summary,
- * chunks, bins, check and leaks.
+ * chunks, bins, check and leaks, then the views that read the target
+ * afresh: bins --list, tcache, arena 0 and mp.
  */
 #include "patch.h"
 
-PATCH_FUZZER("summary", "chunks", "bins", "check", "leaks")
+PATCH_FUZZER("summary", "chunks", "bins", "check", "leaks", "bins --list",
+	     "tcache", "arena 0", "mp")

@@ -11,10 +11,12 @@
  * patch.h says how an input decodes; tests/fuzz/run.sh makes
  * fuzz-tcmalloc.core and fuzz-tcmalloc.ranges.
  *
- * Every walk a user can ask for runs on the same session, then the
+ * Every walk a user can ask for runs on the same session, the views that
+ * follow the lists afresh (bins --list, tcache, arena 0, mp), then the
  * profile in each of its forms.
  */
 #include "patch.h"
 
-PATCH_FUZZER("summary", "chunks", "bins", "arenas", "check", "leaks", "prof",
+PATCH_FUZZER("summary", "chunks", "bins", "arenas", "check", "leaks",
+	     "bins --list", "tcache", "arena 0", "mp", "prof",
 	     "prof --format=gperftools", "prof --format=pprof")
