@@ -480,17 +480,18 @@ enum hw_status je_report_arena(void *state, struct hw_emitter *e, size_t n)
 {
 	struct je_state *j = state;
 	struct je_usage u = { 0 };
-	uint64_t count[4] = { 0 }, bytes[4] = { 0 };
+	uint64_t count[4] = { 0 };   /* extents by state */
 	for (size_t i = 0; i < j->next; i++) {
 		const struct je_extent *x = &j->ext[i];
 		if (x->arena != n)
 			continue;
 		add_extent(j, &u, x);
-		if (x->state <= JE_RETAINED) {
+		if (x->state <= JE_RETAINED)
 			count[x->state]++;
-			bytes[x->state] += x->size;
-		}
 	}
+	const uint64_t bytes[4] = { [JE_ACTIVE] = u.active,
+				    [JE_DIRTY] = u.dirty, [JE_MUZZY] = u.muzzy,
+				    [JE_RETAINED] = u.retained };
 	if (n >= JE_MAX_ARENAS || (!u.any && !j->arena_addr[n]))
 		return hw_error(j->s, HW_USAGE, "arena: no arena %zu (arenas "
 				"lists every arena this heap has)", n);

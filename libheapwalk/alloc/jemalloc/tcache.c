@@ -335,31 +335,30 @@ unsigned je_tcache_bins(struct je_state *j, const struct je_tcache *tc,
 bool je_cached_at(struct je_state *j, uint64_t p, uint16_t szind,
 		  struct je_cached_place *where)
 {
-	for (size_t i = 0; i < j->ntcaches; i++) {
+	struct je_cache_bin *bins = malloc(JE_MAX_SIZES * sizeof *bins);
+	if (!bins) {
+		hw_oom(j->s);
+		return false;
+	}
+	bool found = false;
+	for (size_t i = 0; i < j->ntcaches && !found; i++) {
 		const struct je_tcache *tc = &j->tcaches[i];
-		if (szind >= tc->nbins)
+		if (szind >= tc->nbins || szind >= je_tcache_bins(j, tc, bins))
 			continue;
-		struct je_cache_bin *bins = malloc(JE_MAX_SIZES * sizeof *bins);
-		if (!bins) {
-			hw_oom(j->s);
-			return false;
-		}
-		unsigned nb = je_tcache_bins(j, tc, bins);
-		struct je_cache_bin b = szind < nb ? bins[szind]
-						   : (struct je_cache_bin){ 0 };
-		free(bins);
-		const uint8_t *it = b.n ? hw_peek(j->t, b.items, 8u * b.n) : NULL;
-		for (uint32_t k = 0; it && k < b.n; k++) {
+		const struct je_cache_bin *b = &bins[szind];
+		const uint8_t *it = b->n ? hw_peek(j->t, b->items, 8u * b->n)
+					 : NULL;
+		for (uint32_t k = 0; it && k < b->n && !found; k++) {
 			uint64_t q;
 			memcpy(&q, it + 8 * k, 8);
-			if (q != p)
-				continue;
-			*where = (struct je_cached_place){
-				.tcache = i, .bin = b, .pos = k };
-			return true;
+			found = q == p;
+			if (found)
+				*where = (struct je_cached_place){
+					.tcache = i, .bin = *b, .pos = k };
 		}
 	}
-	return false;
+	free(bins);
+	return found;
 }
 
 static int u64_cmp(const void *a, const void *b)

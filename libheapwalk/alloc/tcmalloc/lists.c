@@ -22,10 +22,7 @@
 
 #define CENTRAL_COUNTER 0x78
 #define CENTRAL_NUM_SPANS 0x70
-#define CENTRAL_SLOTS 0x80
-#define CENTRAL_USED_SLOTS 0x480
 #define CACHE_SIZE 0x1000
-#define TRANSFER_SLOTS 64         /* kMaxNumTransferEntries */
 
 struct phase;
 
@@ -39,15 +36,6 @@ struct collect {
 	uint64_t objects[TC_MAX_CLASSES];  /* what its lists gave, by class */
 };
 
-/* Is addr the start of one of span sp's objects?  */
-static bool is_object(const struct tc_span *sp, uint64_t addr)
-{
-	uint64_t off = addr - sp->addr;
-	return sp->objsize && addr >= sp->addr && off < sp->bytes &&
-	       off % sp->objsize == 0 &&
-	       off / sp->objsize < sp->bytes / sp->objsize;
-}
-
 /* The span of class cls whose object addr is, or NULL.  Consecutive
    objects of a list are often of one span: that one is tried first.  */
 static const struct tc_span *object_of(struct collect *c, uint64_t addr,
@@ -59,7 +47,7 @@ static const struct tc_span *object_of(struct collect *c, uint64_t addr,
 	if (!sp || sp->cls != cls || !sp->objsize)
 		return NULL;
 	c->last = sp;
-	return is_object(sp, addr) ? sp : NULL;
+	return tc_is_object(sp, addr) ? sp : NULL;
 }
 
 /* One free list being followed.  */
@@ -131,7 +119,7 @@ static bool cursor_step(struct collect *c, struct cursor *k)
 			   (unsigned long long)k->max);
 		return false;
 	}
-	const struct tc_span *sp = k->span ? (is_object(k->span, k->at) ?
+	const struct tc_span *sp = k->span ? (tc_is_object(k->span, k->at) ?
 					      k->span : NULL)
 					   : object_of(c, k->at, k->cls);
 	if (!sp) {
@@ -303,7 +291,8 @@ static bool start_span_list(struct collect *c, size_t u, struct cursor *k)
 	struct tc_state *tc = c->tc;
 	const struct tc_span *sp = &tc->spans[u];
 	uint64_t head;
-	if (!sp->objsize || !hw_read_u64(tc->t, sp->desc + 0x20, &head))
+	if (!sp->objsize ||
+	    !hw_read_u64(tc->t, sp->desc + TC_SPAN_OBJECTS, &head))
 		return false;
 	cursor_start(c, k, head, sp->cls, sp->bytes / sp->objsize,
 		     TC_IN_SPAN, "a span's free list", sp->desc);
@@ -326,10 +315,10 @@ static bool start_transfer_slot(struct collect *c, size_t u,
 {
 	struct tc_state *tc = c->tc;
 	const uint32_t *used = c->ph->src;
-	unsigned cls = (unsigned)(u / TRANSFER_SLOTS);
-	uint32_t slot = (uint32_t)(u % TRANSFER_SLOTS);
-	uint64_t at = tc->central + (uint64_t)cls * TC_CENTRAL_STRIDE + CENTRAL_SLOTS +
-		      16 * (uint64_t)slot;
+	unsigned cls = (unsigned)(u / TC_TRANSFER_SLOTS);
+	uint32_t slot = (uint32_t)(u % TC_TRANSFER_SLOTS);
+	uint64_t at = tc->central + (uint64_t)cls * TC_CENTRAL_STRIDE +
+		      TC_CENTRAL_SLOTS + 16 * (uint64_t)slot;
 	uint64_t head;
 	if (slot >= used[cls] || !hw_read_u64(tc->t, at, &head))
 		return false;
@@ -355,15 +344,15 @@ static void central_lists(struct tc_state *tc)
 		uint64_t size = tc->class_size[cls];
 		if (!hw_read_u64(tc->t, e + CENTRAL_COUNTER, &counter) ||
 		    !hw_read_u64(tc->t, e + CENTRAL_NUM_SPANS, &nspans) ||
-		    !hw_read_u32(tc->t, e + CENTRAL_USED_SLOTS, &used))
+		    !hw_read_u32(tc->t, e + TC_CENTRAL_USED_SLOTS, &used))
 			continue;
 		uint64_t waste = ((uint64_t)tc->class_pages[cls] << TC_PAGE_SHIFT)
 				 % size;
 		tc->central_bytes += size * counter + nspans * waste;
-		if (used > TRANSFER_SLOTS) {
+		if (used > TC_TRANSFER_SLOTS) {
 			hw_finding(tc->s, e, "tcmalloc: central list of class %u "
 				   "says %u transfer slots are used (at most %d)",
-				   cls, used, TRANSFER_SLOTS);
+				   cls, used, TC_TRANSFER_SLOTS);
 			continue;
 		}
 		tc->transfer_bytes += size * used * tc->class_move[cls];
@@ -376,8 +365,8 @@ static void central_lists(struct tc_state *tc)
 				   (unsigned long long)counter,
 				   (unsigned long long)tc->central_objects[cls]);
 	}
-	struct phase ph = { .nunits = (size_t)tc->nclasses * TRANSFER_SLOTS,
-			    .group_units = TRANSFER_SLOTS,
+	struct phase ph = { .nunits = (size_t)tc->nclasses * TC_TRANSFER_SLOTS,
+			    .group_units = TC_TRANSFER_SLOTS,
 			    .start = start_transfer_slot,
 			    .done = transfer_done, .src = used_slots };
 	run_phase(tc, &ph, tc->transfer_objects);
@@ -411,7 +400,7 @@ static bool start_cache_list(struct collect *c, size_t u, struct cursor *k)
 	struct tc_state *tc = c->tc;
 	size_t i = u / tc->nclasses;
 	unsigned cls = (unsigned)(u % tc->nclasses);
-	uint64_t home = tc->caches[i].addr + 32 * (uint64_t)cls;
+	uint64_t home = tc->caches[i].addr + TC_FREELIST_STRIDE * (uint64_t)cls;
 	uint64_t fl[2];
 	if (!cls || !hw_read(tc->t, home, fl, sizeof fl))
 		return false;

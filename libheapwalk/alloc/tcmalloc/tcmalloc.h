@@ -40,6 +40,12 @@
 /* One central free list (CentralFreeListPadded) per class, in an array:
    every 2.6-2.16 build's size.  */
 #define TC_CENTRAL_STRIDE 0x4c0
+/* Offsets the walk and the views read at, in every 2.6-2.16 build:  */
+#define TC_CENTRAL_SLOTS 0x80        /* CentralFreeList::tc_slots_ */
+#define TC_CENTRAL_USED_SLOTS 0x480  /* CentralFreeList::used_slots_ */
+#define TC_TRANSFER_SLOTS 64         /* kMaxNumTransferEntries */
+#define TC_SPAN_OBJECTS 0x20         /* Span::objects, its free list */
+#define TC_FREELIST_STRIDE 32        /* ThreadCache::FreeList, 64-bit */
 
 /* The layouts that differ between versions (tcmalloc.md of the
    research; offsets in bytes).  */
@@ -147,6 +153,15 @@ bool tc_index_spans(struct tc_state *tc);
 const struct tc_span *tc_span_of(const struct tc_state *tc, uint64_t addr);
 /* lists.c */
 enum hw_status tc_read_lists(struct tc_state *tc);
+
+/* Is addr the start of one of span sp's objects?  */
+static inline bool tc_is_object(const struct tc_span *sp, uint64_t addr)
+{
+	uint64_t off = addr - sp->addr;
+	return sp->objsize && addr >= sp->addr && off < sp->bytes &&
+	       off % sp->objsize == 0 &&
+	       off / sp->objsize < sp->bytes / sp->objsize;
+}
 
 static inline enum tc_holder tc_holder_of(const struct tc_state *tc,
 					  uint64_t slot)

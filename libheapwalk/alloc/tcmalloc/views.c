@@ -17,12 +17,6 @@
 #include "../listrows.h"
 #include "tcmalloc.h"
 
-#define FREELIST_STRIDE 32         /* ThreadCache::FreeList, 64-bit */
-#define SPAN_OBJECTS 0x20          /* Span::objects */
-#define CENTRAL_SLOTS 0x80         /* CentralFreeList::tc_slots_ */
-#define CENTRAL_USED_SLOTS 0x480   /* CentralFreeList::used_slots_ */
-#define TRANSFER_SLOTS 64
-
 /* A thread cache's list of one class: ThreadCache::FreeList.  */
 struct freelist {
 	uint64_t head;
@@ -33,7 +27,7 @@ static bool read_freelist(struct tc_state *tc, const struct tc_thread_cache *c,
 			  unsigned cls, struct freelist *fl)
 {
 	uint8_t b[24];
-	if (!hw_read(tc->t, c->addr + FREELIST_STRIDE * (uint64_t)cls, b,
+	if (!hw_read(tc->t, c->addr + TC_FREELIST_STRIDE * (uint64_t)cls, b,
 		     sizeof b))
 		return false;
 	memcpy(&fl->head, b, 8);
@@ -47,8 +41,7 @@ static bool is_object_of(const struct tc_state *tc, uint64_t addr,
 			 unsigned cls)
 {
 	const struct tc_span *sp = tc_span_of(tc, addr);
-	return sp && sp->cls == cls && sp->objsize && !sp->location &&
-	       (addr - sp->addr) % sp->objsize == 0;
+	return sp && sp->cls == cls && !sp->location && tc_is_object(sp, addr);
 }
 
 /* A list of class cls from head, at most max entries long: its entries
@@ -252,11 +245,11 @@ enum hw_status tc_report_bins_list(void *state, struct hw_emitter *e,
 	     cls++) {
 		uint64_t central = tc->central + (uint64_t)cls * TC_CENTRAL_STRIDE;
 		uint32_t used = 0;
-		if (!hw_read_u32(tc->t, central + CENTRAL_USED_SLOTS, &used))
+		if (!hw_read_u32(tc->t, central + TC_CENTRAL_USED_SLOTS, &used))
 			continue;
-		for (uint32_t k = 0; k < used && k < TRANSFER_SLOTS; k++) {
+		for (uint32_t k = 0; k < used && k < TC_TRANSFER_SLOTS; k++) {
 			uint64_t head;
-			if (!hw_read_u64(tc->t, central + CENTRAL_SLOTS + 16 *
+			if (!hw_read_u64(tc->t, central + TC_CENTRAL_SLOTS + 16 *
 					 (uint64_t)k, &head))
 				continue;
 			snprintf(owner, sizeof owner, "slot %u", k);
@@ -269,7 +262,7 @@ enum hw_status tc_report_bins_list(void *state, struct hw_emitter *e,
 		const struct tc_span *sp = &tc->spans[i];
 		uint64_t head;
 		if (!sp->objsize || sp->location ||
-		    !hw_read_u64(tc->t, sp->desc + SPAN_OBJECTS, &head))
+		    !hw_read_u64(tc->t, sp->desc + TC_SPAN_OBJECTS, &head))
 			continue;
 		snprintf(owner, sizeof owner, "span 0x%llx",
 			 (unsigned long long)sp->addr);
