@@ -12,7 +12,10 @@
 #    bitmap bit allocated; for a live region and a large one, in use and
 #    in no tcache;
 #  - `bins small --list`: the slabs listed with free regions add up to
-#    each row's free count;
+#    each row's free count; each bin's current slab (listed first) holds
+#    the region the program allocated last of that class past the
+#    tcache (truth slabcur lines), and on 5.3 the others are as many as
+#    jemalloc's nonfull_slabs;
 #  - `arena N`, for each arena the truth's stats list: its slabs, regions
 #    in use and large extents are jemalloc's own curslabs, curregs and
 #    curlextents summed over its classes; its threads (and nthreads) are
@@ -135,6 +138,38 @@ views() {
 		}
 		print "no rows\n" unless $rows' "$T/small.json" >"$T/bad"
 	[ ! -s "$T/bad" ] || fail "$name: bins small --list: $(head -3 "$T/bad")"
+	# Each bin's current slab: the truth's last region of each class
+	# allocated past the tcache lies in it (slabcur lines); 5.3: the other
+	# listed slabs are jemalloc's own count of its heap of non-full slabs
+	# (nonfull lines).
+	perl -e 'my (%slab, %cur, %want, %nonfull, $bad);
+		open(my $t, "<", $ARGV[0]) or die;
+		while (<$t>) {
+			my @f = split;
+			$slab{$f[1]} = $f[4] if $f[0] eq "binfo";
+			$want{"$f[1] $f[2]"} = hex($f[3]) if $f[0] eq "slabcur";
+			$nonfull{"$f[1] $f[2]"} = $f[3] if $f[0] eq "nonfull";
+		}
+		my $j = do { local $/; open(my $h, "<", $ARGV[1]) or die; <$h> };
+		while ($j =~ /\{"arena":(\d+),"bin":(\d+),[^\[]*"list":\[([^\]]*)\]/g) {
+			my ($k, $l) = ("$1 $2", $3);
+			my @c = ($l =~ /"addr":"0x([0-9a-f]+)","free":\d+,"current":true/g);
+			my $others = () = $l =~ /"current":false/g;
+			print "$k: ", scalar(@c), " current slabs\n" if @c > 1;
+			print "$k: no current member (slabcur unknown)\n" if $l ne "" && $l !~ /"current"/;
+			$cur{$k} = hex($c[0]) if @c;
+			print "$k: $others other slabs, nonfull_slabs $nonfull{$k}\n"
+				if exists $nonfull{$k} && $nonfull{$k} != $others;
+		}
+		for my $k (sort keys %want) {
+			my (undef, $b) = split / /, $k;
+			my $c = $cur{$k};
+			printf "%s: the region 0x%x is not in the current slab (%s)\n", $k, $want{$k},
+				defined $c ? sprintf("0x%x", $c) : "none"
+				unless defined $c && $want{$k} >= $c && $want{$k} < $c + $slab{$b};
+		}
+		print "no slabcur lines in the truth\n" unless %want;' "$dir/truth.txt" "$T/small.json" >"$T/bad"
+	[ ! -s "$T/bad" ] || fail "$name: bins small --list: current slabs: $(head -3 "$T/bad")"
 	# arena N: jemalloc's stats per arena.
 	awk '$1 == "bin" { s[$2] += $6; r[$2] += $5; a[$2] = 1 }
 		$1 == "large" { l[$2] += $5; a[$2] = 1 }
@@ -169,7 +204,7 @@ views() {
 	expect_rc 2
 	one_error_line "$T/err" "arena 4095"
 	say "$name: $(wc -l <"$T/astats") arenas' slabs, regions and large extents as jemalloc's stats$([ "$owners" = no ] || echo ", their threads the truth's")"
-	say "$name: $(wc -l <"$T/got") tcache stacks in the truth's free order$([ "$owners" = no ] || echo ", each its thread's"); tcache counts and heads; chunk fields; slab lists"
+	say "$name: $(wc -l <"$T/got") tcache stacks in the truth's free order$([ "$owners" = no ] || echo ", each its thread's"); tcache counts and heads; chunk fields; slab lists, current slabs"
 }
 
 dir=$(jemalloc_truth jemalloc-5.3.0-amd64 basic1)
@@ -185,7 +220,7 @@ one_error_line "$T/err" "tcache of a thread that has none"
 hw "$T/out" "$T/err" "$dir/core" bins --list
 expect_rc 0
 has -E '^    0x[0-9a-f]+ -> .*end$' <"$T/out" || fail "5.3 basic1: bins --list text shows no stack line"
-has -E '^    0x[0-9a-f]+ \([0-9]+ free\).*; [0-9]+ full$' <"$T/out" || fail "5.3 basic1: bins --list text shows no slab line"
+has -E '^    current 0x[0-9a-f]+ \([0-9]+ free\); 0x[0-9a-f]+ \([0-9]+ free\).*; [0-9]+ full$' <"$T/out" || fail "5.3 basic1: bins --list text shows no slab line with its current slab first"
 
 dir=$(jemalloc_truth jemalloc-5.3.0-amd64 threads8)
 views "5.3 threads8" "$dir" yes

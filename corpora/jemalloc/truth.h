@@ -51,6 +51,12 @@
  *        bin with curregs > 0 or curslabs > 0 (stats.arenas.<i>.bins.<j>.*)
  *   large ARENA LEXTIDX SIZE CURLEXTENTS      per initialised arena and
  *        large class with curlextents > 0 (szind = nbins + LEXTIDX)
+ *   nonfull ARENA BINIDX N    5.3+, after each bin line: the slabs in
+ *        the bin's heap of non-full slabs (stats...bins.<j>.nonfull_slabs;
+ *        the current slab is not among them)
+ *   slabcur ARENA BINIDX 0xUSER   per small class: a region allocated
+ *        past the tcache at the very end (probe_slabcurs), so in the
+ *        bin's current slab; ARENA: arenas.lookup of it
  *   tcfree THREADIDX 0xUSER   every tcache record, in the order its thread
  *        freed it: a thread's tcache bin is a stack, so the last freed of
  *        a size class is the first its next malloc of that class takes
@@ -139,6 +145,7 @@ static struct {
 	unsigned narenas;
 	bool init[MAX_ARENAS];
 	size_t curregs[MAX_ARENAS][MAX_BINS], curslabs[MAX_ARENAS][MAX_BINS];
+	size_t nonfull[MAX_ARENAS][MAX_BINS];   /* 5.3+ */
 	size_t curlext[MAX_ARENAS][MAX_LEXT];
 	size_t tcache_bytes[MAX_ARENAS];
 	size_t allocated, active, resident, mapped, metadata, retained;
@@ -297,7 +304,7 @@ static void je_config(void)
 /* Refresh jemalloc's statistics and read them all into S.  */
 static void je_stats(void)
 {
-	struct mib mi, mr, ms, ml, mt;
+	struct mib mi, mr, ms, ml, mt, mn;
 	uint64_t epoch = 1;
 	size_t l = sizeof epoch;
 	if (mallctl("epoch", &epoch, &l, &epoch, sizeof epoch) != 0)
@@ -310,6 +317,8 @@ static void je_stats(void)
 	mib_of(&ms, "stats.arenas.0.bins.0.curslabs");
 	mib_of(&ml, "stats.arenas.0.lextents.0.curlextents");
 	mib_of(&mt, "stats.arenas.0.tcache_bytes");
+	if (!je_before_5_3())
+		mib_of(&mn, "stats.arenas.0.bins.0.nonfull_slabs");
 	for (unsigned i = 0; i < S.narenas; i++) {
 		if (mib_get(&mi, 1, i, -1, 0, &S.init[i], sizeof(bool)))
 			die("arena.<i>.initialized");
@@ -323,6 +332,10 @@ static void je_stats(void)
 			    mib_get(&ms, 2, i, 4, j, &S.curslabs[i][j],
 				    sizeof(size_t)))
 				die("stats.arenas.<i>.bins.<j>");
+			if (!je_before_5_3() &&
+			    mib_get(&mn, 2, i, 4, j, &S.nonfull[i][j],
+				    sizeof(size_t)))
+				die("stats.arenas.<i>.bins.<j>.nonfull_slabs");
 		}
 		for (unsigned k = 0; k < C.nlextents; k++)
 			if (mib_get(&ml, 2, i, 4, k, &S.curlext[i][k],
@@ -362,11 +375,9 @@ static int thread_register(void)
 
 /* ---- recorded malloc and free ------------------------------------- */
 
-static void *ja(int t, size_t req)
+/* Record p, just returned for a request of req bytes by thread t.  */
+static void *ja_record(int t, size_t req, void *p)
 {
-	if (T[t].final)
-		die("plan error: malloc after je_final()");
-	void *p = malloc(req);
 	if (!p)
 		die("malloc failed");
 	size_t us = malloc_usable_size(p);
@@ -395,6 +406,13 @@ static void *ja(int t, size_t req)
 	r->t = (unsigned char)t;
 	live_fill(p, us);
 	return p;
+}
+
+static void *ja(int t, size_t req)
+{
+	if (T[t].final)
+		die("plan error: malloc after je_final()");
+	return ja_record(t, req, malloc(req));
 }
 
 static struct rec *live_rec(const void *p)
@@ -473,10 +491,30 @@ static int live_regions_intact(void)
 	return 0;
 }
 
+/* Each small class's current slab (bin_t.slabcur) in thread 0's
+   arena, made known: one region of the class allocated past the tcache
+   (MALLOCX_TCACHE_NONE) comes from the bin's current slab, or from the
+   slab that becomes current, which stays current until the bin's next
+   allocation or a free into its slabs: none follows.  The tcaches are
+   not touched, so their records stay certain.  */
+static void *probe_region[MAX_BINS];
+static unsigned probe_arena[MAX_BINS];
+
+static void probe_slabcurs(void)
+{
+	for (unsigned j = 0; j < C.nbins; j++) {
+		probe_region[j] = ja_record(0, C.bin_size[j],
+					    mallocx(C.bin_size[j],
+						    MALLOCX_TCACHE_NONE));
+		probe_arena[j] = R[R_count - 1].arena;
+	}
+}
+
 /* Read the statistics, check them, write everything and abort().  No
    heap operation may come between the last recorded one and this.  */
 static void truth_write_and_abort(const char *prog)
 {
+	probe_slabcurs();
 	je_stats();
 
 	size_t sum = 0;
@@ -571,6 +609,13 @@ static void truth_write_and_abort(const char *prog)
 			out_sp(S.curregs[i][j]);
 			out_sp(S.curslabs[i][j]);
 			out_str("\n");
+			if (je_before_5_3())
+				continue;
+			out_str("nonfull");
+			out_sp(i);
+			out_sp(j);
+			out_sp(S.nonfull[i][j]);
+			out_str("\n");
 		}
 		for (unsigned k = 0; k < C.nlextents; k++) {
 			if (!S.curlext[i][k])
@@ -582,6 +627,14 @@ static void truth_write_and_abort(const char *prog)
 			out_sp(S.curlext[i][k]);
 			out_str("\n");
 		}
+	}
+	for (unsigned j = 0; j < C.nbins; j++) {
+		out_str("slabcur");
+		out_sp(probe_arena[j]);
+		out_sp(j);
+		out_str(" ");
+		out_num((uintptr_t)probe_region[j], 16);
+		out_str("\n");
 	}
 	for (int i = 0; i < TCF_count; i++) {
 		const struct rec *r = &R[TCF[i]];

@@ -225,6 +225,9 @@ static void read_truth(const char *path)
 			if (!num(a[1], 10, &th->tid) || !num(a[2], 10, &th->arena))
 				fatal("%s:%lu: bad thread line", path, lineno);
 			TR.nthreads++;
+		} else if ((!strcmp(kw, "nonfull") || !strcmp(kw, "slabcur")) &&
+			   n == 4) {
+			/* the bins' current slabs: t0108's */
 		} else if (!strcmp(kw, "tcfree") && n == 3) {
 			/* (The order of the tcache records' frees: the
 			   stacks' order, which t0108 checks.)  */

@@ -51,6 +51,12 @@ static const struct em_field F_NFREE_SAYS = {
 	.label = "nfree:", .only = EM_TEXT_ONLY };
 static const struct em_field F_OFFSET = {
 	.key = "offset", .label = "address:", .post = " bytes into the extent" };
+static const struct em_field F_CURRENT = {
+	.key = "current_slab", .label = "bin:",
+	.yes = "its slab is the bin's current slab (slabcur: the bin's next "
+	       "region comes from it)",
+	.no = "its slab is not the bin's current slab",
+	.none = "the bin's current slab is not known" };
 static const struct em_field F_TC_THREAD = {
 	.key = "tcache_thread", .label = "tcache:", .pre = "thread ",
 	.none = "thread ?" };
@@ -117,6 +123,8 @@ static void region_fields(struct je_state *j, const struct je_extent *x,
 		 "bitmap%s", nfree, x->nregs - x->used,
 		 nfree == x->nregs - x->used ? "" : " (they DISAGREE)");
 	em_kv(e, &F_NFREE_SAYS, ev_str(says));
+	int cur = je_is_slabcur(j, x);
+	em_kv(e, &F_CURRENT, cur < 0 ? ev_null() : ev_bool(cur == 1));
 
 	bool cached = cached_fields(j, addr, x->szind, e);
 	const char *verdict;

@@ -112,13 +112,14 @@ static const struct em_field TCACHE_COLS[] = {
 static const struct em_table TCACHE_TABLE = {
 	.key = "tcaches", .cols = TCACHE_COLS, .ncols = 5 };
 
-/* --list: a class's slabs with free regions, or its large extents, in
-   address order; JSON has them all, text a line of the first ones.  */
+/* --list: a class's current slab and its other slabs with free
+   regions, in address order, or its large extents; JSON has them all,
+   text a line of the first ones.  */
 #define LIST_TEXT_MAX 8
 static const struct em_field SLAB_LIST_COLS[] = {
-	{ .key = "addr" }, { .key = "free" } };
+	{ .key = "addr" }, { .key = "free" }, { .key = "current" } };
 static const struct em_table SLAB_LIST = {
-	.key = "list", .cols = SLAB_LIST_COLS, .ncols = 2,
+	.key = "list", .cols = SLAB_LIST_COLS, .ncols = 3,
 	.only = EM_JSON_ONLY };
 static const struct em_field EXTENT_LIST_COLS[] = {
 	{ .key = "addr" }, { .key = "extent" } };
@@ -159,9 +160,45 @@ static const struct je_extent **class_index(const struct je_state *j,
 	return v;
 }
 
+/* The text line of a class's members, built a member at a time.  */
+struct list_line {
+	char buf[LIST_TEXT_MAX * 48 + 96];
+	size_t len, shown;
+	bool after_current;          /* the last entry was a current slab */
+};
+
+static void line_add(struct list_line *l, const char *sep, const char *fmt,
+		     unsigned long long addr, unsigned n)
+{
+	if (l->shown++ >= LIST_TEXT_MAX)
+		return;
+	l->len += (size_t)snprintf(l->buf + l->len, sizeof l->buf - l->len,
+				   "%s", l->shown > 1 ? sep : "");
+	l->len += (size_t)snprintf(l->buf + l->len, sizeof l->buf - l->len,
+				   fmt, addr, n);
+}
+
+/* A slab of the list: JSON's row, text's entry.  current: 1, 0 or -1
+   (unknown: no "current" member).  */
+static void slab_member(struct hw_emitter *e, struct list_line *l,
+			const struct je_extent *x, int current)
+{
+	const struct em_val cells[] = {
+		ev_addr(x->base), ev_u64(x->nregs - x->used),
+		current < 0 ? ev_absent() : ev_bool(current == 1) };
+	em_row(e, cells);
+	line_add(l, l->after_current ? "; " : ", ",
+		 current == 1 ? "current 0x%llx (%u free)" : "0x%llx (%u free)",
+		 (unsigned long long)x->base, x->nregs - x->used);
+	l->after_current = current == 1;
+}
+
 /* The members of row r's class in v (class_index): the run of its
-   extents.  */
-static void class_list(struct hw_emitter *e, const struct bin_row *r,
+   extents.  A class's current slab comes first (what its next
+   allocation takes from), full or not; then the others with free
+   regions.  */
+static void class_list(struct je_state *j, struct hw_emitter *e,
+		       const struct bin_row *r,
 		       const struct je_extent *const *v, size_t n)
 {
 	size_t from = 0, hi = n;
@@ -177,52 +214,53 @@ static void class_list(struct hw_emitter *e, const struct bin_row *r,
 	while (to < n && v[to]->arena == r->arena && v[to]->szind == r->szind)
 		to++;
 	bool slabs = r->slabs != 0;
+	struct list_line l = { .len = 0 };
+	size_t full = 0;
 	em_table_begin(e, slabs ? &SLAB_LIST : &EXTENT_LIST);
-	for (size_t i = from; i < to; i++) {
-		const struct je_extent *x = v[i];
-		if (slabs && x->used == x->nregs)
-			continue;
-		const struct em_val cells[] = {
-			ev_addr(slabs ? x->base : x->addr),
-			slabs ? ev_u64(x->nregs - x->used) : ev_addr(x->edata) };
-		em_row(e, cells);
+	if (slabs) {
+		/* -1 for every slab of an arena whose bins were not
+		   found.  */
+		int known = from < to ? je_is_slabcur(j, v[from]) : 0;
+		for (size_t i = from; known >= 0 && i < to; i++)
+			if (je_is_slabcur(j, v[i]) == 1)
+				slab_member(e, &l, v[i], 1);
+		for (size_t i = from; i < to; i++) {
+			const struct je_extent *x = v[i];
+			int cur = known < 0 ? -1 : je_is_slabcur(j, x);
+			if (cur == 1)
+				continue;
+			if (x->used == x->nregs)
+				full++;
+			else
+				slab_member(e, &l, x, cur);
+		}
+	} else {
+		for (size_t i = from; i < to; i++) {
+			const struct je_extent *x = v[i];
+			const struct em_val cells[] = { ev_addr(x->addr),
+							ev_addr(x->edata) };
+			em_row(e, cells);
+			line_add(&l, ", ", "0x%llx", (unsigned long long)x->addr,
+				 0);
+		}
 	}
 	em_table_end(e);
-	char line[LIST_TEXT_MAX * 40 + 64];
-	size_t len = 0, shown = 0, full = 0;
-	line[0] = 0;
-	for (size_t i = from; i < to; i++) {
-		const struct je_extent *x = v[i];
-		if (slabs && x->used == x->nregs) {
-			full++;
-			continue;
-		}
-		if (shown++ >= LIST_TEXT_MAX)
-			continue;
-		len += (size_t)(slabs
-			? snprintf(line + len, sizeof line - len, "%s0x%llx (%u "
-				   "free)", shown > 1 ? ", " : "",
-				   (unsigned long long)x->base,
-				   x->nregs - x->used)
-			: snprintf(line + len, sizeof line - len, "%s0x%llx",
-				   shown > 1 ? ", " : "",
-				   (unsigned long long)x->addr));
-	}
-	if (shown > LIST_TEXT_MAX)
-		len += (size_t)snprintf(line + len, sizeof line - len,
-					", ... (%zu more)",
-					shown - LIST_TEXT_MAX);
+	if (l.shown > LIST_TEXT_MAX)
+		l.len += (size_t)snprintf(l.buf + l.len, sizeof l.buf - l.len,
+					  ", ... (%zu more)",
+					  l.shown - LIST_TEXT_MAX);
 	if (slabs)
-		snprintf(line + len, sizeof line - len, "%s%zu full", len ?
-			 "; " : "", full);
+		snprintf(l.buf + l.len, sizeof l.buf - l.len, "%s%zu full",
+			 l.len ? "; " : "", full);
 	em_table_begin(e, &LINE);
-	const struct em_val t[] = { ev_str(line) };
+	const struct em_val t[] = { ev_str(l.buf) };
 	em_row(e, t);
 	em_table_end(e);
 }
 
 /* A row of the small or large table; with --list, its members.  */
-static void class_row(struct hw_emitter *e, const struct bin_row *r,
+static void class_row(struct je_state *j, struct hw_emitter *e,
+		      const struct bin_row *r,
 		      const struct em_val *v,
 		      const struct je_extent *const *by_class, size_t nby_class)
 {
@@ -231,7 +269,7 @@ static void class_row(struct hw_emitter *e, const struct bin_row *r,
 		return;
 	}
 	em_row_open(e, v);
-	class_list(e, r, by_class, nby_class);
+	class_list(j, e, r, by_class, nby_class);
 	em_row_close(e);
 }
 
@@ -332,7 +370,7 @@ static enum hw_status report_bins(struct je_state *j, struct hw_emitter *e,
 				ev_dbl(r->nregs_total ? (double)r->curregs /
 				       (double)r->nregs_total : 0),
 			};
-			class_row(e, r, v, by_class, nby_class);
+			class_row(j, e, r, v, by_class, nby_class);
 		}
 		em_table_end(e);
 	}
@@ -349,7 +387,7 @@ static enum hw_status report_bins(struct je_state *j, struct hw_emitter *e,
 				ev_u64(j->sizes[r->szind]), ev_u64(r->large),
 				ev_u64(r->cached),
 			};
-			class_row(e, r, v, by_class, nby_class);
+			class_row(j, e, r, v, by_class, nby_class);
 		}
 		em_table_end(e);
 	}

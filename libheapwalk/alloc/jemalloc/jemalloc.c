@@ -19,6 +19,7 @@ static void je_close(void *state)
 	free(j->cached);
 	free(j->tcaches);
 	free(j->bases);
+	je_slabcur_free(j->slabcur);
 	je_prof_free(j->prof);
 	free(j);
 }

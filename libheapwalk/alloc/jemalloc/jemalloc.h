@@ -156,6 +156,7 @@ struct je_state {
 	const char *prof_why;             /* why there is none */
 	bool prof_read;
 	uint64_t prof_broken;             /* trees that could not be read */
+	struct je_slabcur *slabcur;       /* slabcur.c's, once asked */
 };
 
 /* detect.c */
@@ -227,6 +228,21 @@ void je_figures(const struct je_state *j, struct je_figures *f);
 /* jemalloc's own memory: every base block of every base found, and a
    word of each tcache's stack allocation (alloc.h's `internal`).  */
 void je_internal(void *state, hw_range_fn *fn, void *cookie);
+/* slabcur.c: each bin's current slab (bin_t.slabcur).  */
+struct je_slabcur {
+	uint32_t nshards;                 /* bin_t records per arena */
+	uint32_t first[JE_MAX_SIZES + 1]; /* class i's first record */
+	uint64_t *cur;                    /* [arena slot][record]: the
+					     slab's edata, 0 for none */
+	uint8_t *known;                   /* per arena slot: bins placed */
+	const char *how;                  /* how found, or why not */
+};
+/* Found on the first call; NULL when out of memory.  */
+const struct je_slabcur *je_slabcurs(struct je_state *j);
+/* Is slab x its bin's current slab?  1 yes, 0 no, -1 unknown (its
+   arena's bins were not found).  */
+int je_is_slabcur(struct je_state *j, const struct je_extent *x);
+void je_slabcur_free(struct je_slabcur *sc);
 /* bind.c */
 void je_find_bindings(struct je_state *j);
 /* report.c */

@@ -47,6 +47,9 @@ static const struct em_field F_ROOT_FROM[] = {
 	{ .key = "bins_from", .join = "  " }, { .key = "arenas_from", .join = "  " },
 };
 
+static const struct em_field F_SLABCUR_FROM = {
+	.key = "slabcur_from", .label = "current slabs:" };
+
 enum hw_status je_report_params(void *state, struct hw_emitter *e)
 {
 	struct je_state *j = state;
@@ -76,6 +79,8 @@ enum hw_status je_report_params(void *state, struct hw_emitter *e)
 		em_kv(e, &F_ROOT[k], ev_addr_or_null(at[k]));
 		em_kv(e, &F_ROOT_FROM[k], from[k] ? ev_str(from[k]) : ev_null());
 	}
+	const struct je_slabcur *sc = je_slabcurs(j);
+	em_kv(e, &F_SLABCUR_FROM, ev_str(sc ? sc->how : "out of memory"));
 	em_section_end(e);
 	em_doc_end(e);
 	return HW_OK;
