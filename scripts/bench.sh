@@ -240,6 +240,12 @@ mid=$("$hw" --json "$core" chunks 2>/dev/null | awk -v n="$live" 'NR == int(n / 
 if [[ -n $mid ]]; then
     measure /dev/null "$hw" "$core" chunk "$mid"
     row "heapwalk core chunk ADDR"
+    # Both read only the heap around the address (alloc.h's
+    # chunks_around), as chunk ADDR does.
+    measure /dev/null "$hw" "$core" view "$mid" 8
+    row "heapwalk core view ADDR"
+    measure /dev/null "$hw" "$core" chunks --around "$mid" 5
+    row "heapwalk core chunks --around"
 fi
 measure /dev/null "$hw" "$core" bins
 row "heapwalk core bins"

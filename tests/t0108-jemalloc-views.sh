@@ -100,7 +100,7 @@ views() {
 		fail "$name: chunk $addr: e_bits not a slab of szind $szind: $(head -c 600 "$T/c.json")"
 	has -F "\"extent_size\":$slab," <"$T/c.json" || fail "$name: chunk $addr: its slab is not $slab bytes"
 	has -F "\"nregs\":$nregs," <"$T/c.json" || fail "$name: chunk $addr: not $nregs regions"
-	has -F "\"bitmap_free\":false,\"tcache_thread\":" <"$T/c.json" || fail "$name: chunk $addr: not allocated in the bitmap and cached"
+	has -E '"bitmap_free":false,"current_slab":(true|false),"tcache_thread":' <"$T/c.json" || fail "$name: chunk $addr: not allocated in the bitmap and cached"
 	has -F "\"tcache_pos\":1,\"tcache_count\":$count,\"consistent\":true}" <"$T/c.json" ||
 		fail "$name: chunk $addr: not entry 1 of $count: $(head -c 900 "$T/c.json")"
 	if [ "$owners" != no ]; then
@@ -115,8 +115,15 @@ views() {
 	addr=$(awk '$1 == "alloc" && $5 == "slab" { print $2; exit }' "$dir/truth.txt")
 	hw "$T/c.json" "$T/err" "${opt[@]}" "$dir/core" chunk "$addr"
 	expect_rc 0
-	has -F "\"bitmap_free\":false,\"consistent\":true}" <"$T/c.json" ||
+	has -E '"bitmap_free":false,"current_slab":(true|false),"consistent":true}' <"$T/c.json" ||
 		fail "$name: chunk $addr (live slab region): $(head -c 900 "$T/c.json")"
+	# The region the program allocated last of a class past the tcache:
+	# its slab is the bin's current one.
+	addr=$(awk '$1 == "slabcur" && $3 == 3 { print $4 }' "$dir/truth.txt")
+	hw "$T/c.json" "$T/err" "${opt[@]}" "$dir/core" chunk "$addr"
+	expect_rc 0
+	has -F '"bitmap_free":false,"current_slab":true,"consistent":true}' <"$T/c.json" ||
+		fail "$name: chunk $addr (truth: in its bin's current slab): $(head -c 900 "$T/c.json")"
 	addr=$(awk '$1 == "alloc" && $5 == "large" { print $2; exit }' "$dir/truth.txt")
 	size=$(awk -v a="$addr" '$1 == "alloc" && $2 == a { print $4; exit }' "$dir/truth.txt")
 	hw "$T/c.json" "$T/err" "${opt[@]}" "$dir/core" chunk "$addr"

@@ -166,12 +166,16 @@ struct hw_allocator_ops {
 	size_t (*pieces)(void *state, unsigned nthreads);
 	bool (*chunks_piece)(void *state, size_t i, hw_chunk_fn *fn,
 			     void *cookie);
-	/* Only the blocks of the heap, mmapped chunk or extent that holds
-	   addr, in address order: a block's neighbours are in it, so
-	   `chunk ADDR` need not walk the whole heap.  May be NULL (then
-	   callers walk everything).  */
-	bool (*chunks_around)(void *state, uint64_t addr, hw_chunk_fn *fn,
-			      void *cookie);
+	/* The blocks near addr, in the order chunks() gives them, so that
+	   `chunk ADDR`, `view` and `chunks --around` need not walk the
+	   whole heap: from at least `before` blocks before the one holding
+	   addr (fewer where its heap, mmapped chunk or extents begin
+	   there), on, as long as fn wants more.  The states are exact up to
+	   `after` blocks after the one holding addr; a walk past those may
+	   not know every list a block is on (ptmalloc): callers stop
+	   there.  May be NULL (then callers walk everything).  */
+	bool (*chunks_around)(void *state, uint64_t addr, size_t before,
+			      size_t after, hw_chunk_fn *fn, void *cookie);
 	/* The reports the walker writes itself, as records (emit/emit.h):
 	   summary's allocator-specific members (records inside summary's
 	   document), and the whole arenas and bins documents.  arenas and
@@ -320,12 +324,14 @@ static inline bool hw_walk_piece(struct hw_session *s, size_t i,
 /* The blocks around addr (chunks_around), or, for a walker that cannot
    tell them, every block.  */
 static inline bool hw_walk_around(struct hw_session *s, uint64_t addr,
+				  size_t before, size_t after,
 				  hw_chunk_fn *fn, void *cookie)
 {
 	if (!s->alloc->chunks_around)
 		return hw_walk_blocks(s, fn, cookie);
 	atomic_fetch_add(&s->work.around, 1);
-	return s->alloc->chunks_around(s->alloc_state, addr, fn, cookie);
+	return s->alloc->chunks_around(s->alloc_state, addr, before, after,
+				       fn, cookie);
 }
 
 #endif /* HW_ALLOC_H */

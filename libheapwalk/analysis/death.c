@@ -402,7 +402,7 @@ static bool holder_of(struct hw_session *s, uint64_t addr,
 		      struct hw_chunk *out)
 {
 	struct holder h = { .addr = addr };
-	hw_walk_around(s, addr, find_holder, &h);
+	hw_walk_around(s, addr, 0, 0, find_holder, &h);
 	if (h.found)
 		*out = h.c;
 	return h.found;

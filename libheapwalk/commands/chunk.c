@@ -142,7 +142,7 @@ static enum hw_status chunk_run(const struct hw_cmd *c)
 	enum hw_status st = parse(c->s, c->argc, c->argv, &l.addr, &nbytes);
 	if (st != HW_OK)
 		return st;
-	hw_walk_around(c->s, l.addr, lookup_chunk, &l);
+	hw_walk_around(c->s, l.addr, 1, 1, lookup_chunk, &l);
 	struct hw_emitter *e = c->e;
 	bool found = l.state != 0;
 	em_doc_begin(e);

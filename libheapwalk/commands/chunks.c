@@ -162,23 +162,18 @@ static enum hw_status parse(struct hw_session *s, int argc,
 	return HW_OK;
 }
 
-/* --around: the walk in order, the last `near` rows kept in a ring until
-   the block holding addr comes, then that many more.  */
+/* --around: the walk in order, the last `near` blocks kept in a ring
+   until the block holding addr comes, then that many more; shown once
+   the walk is over.  */
 struct around_walk {
 	const struct chunks_filter *f;
-	struct hw_emitter *e;
 	struct hw_chunk ring[MAX_NEAR];
-	size_t nring, at;       /* rows held; where the next goes */
+	size_t nring, at;       /* blocks held; where the next goes */
 	bool hit;
-	unsigned after;         /* rows still to show after the hit */
+	struct hw_chunk block;  /* the one holding addr */
+	struct hw_chunk after[MAX_NEAR];
+	size_t nafter;
 };
-
-static void around_row(struct around_walk *w, const struct hw_chunk *ch)
-{
-	struct em_val v[HW_NBLOCK_COLS];
-	hw_block_vals(v, ch);
-	em_row(w->e, v);
-}
 
 static bool around_one(void *cookie, const struct hw_chunk *ch)
 {
@@ -186,19 +181,14 @@ static bool around_one(void *cookie, const struct hw_chunk *ch)
 	if (w->hit) {
 		if (!keep(w->f, ch))
 			return true;
-		around_row(w, ch);
-		return --w->after > 0 && !em_failed(w->e);
+		w->after[w->nafter++] = *ch;
+		return w->nafter < w->f->near;
 	}
 	if (hw_block_holds(ch, w->f->addr)) {
-		/* The block itself whatever the filters; then the ring,
-		   oldest first, before it.  */
-		size_t first = (w->at + MAX_NEAR - w->nring) % MAX_NEAR;
-		for (size_t k = 0; k < w->nring; k++)
-			around_row(w, &w->ring[(first + k) % MAX_NEAR]);
-		around_row(w, ch);
+		/* The block itself whatever the filters.  */
+		w->block = *ch;
 		w->hit = true;
-		w->after = w->f->near;
-		return !em_failed(w->e);
+		return true;
 	}
 	if (!keep(w->f, ch))
 		return true;
@@ -207,6 +197,47 @@ static bool around_one(void *cookie, const struct hw_chunk *ch)
 	if (w->nring < w->f->near)
 		w->nring++;
 	return true;
+}
+
+static void around_row(struct hw_emitter *e, const struct hw_chunk *ch)
+{
+	struct em_val v[HW_NBLOCK_COLS];
+	hw_block_vals(v, ch);
+	em_row(e, v);
+}
+
+/* The blocks near addr: through the allocator's walk of the blocks
+   around it when no filter needs every block's state and that walk holds
+   all of them; else the walk of everything.  */
+static bool around_run(struct hw_session *s, struct hw_emitter *e,
+		       const struct chunks_filter *f)
+{
+	/* (A ring of up to near blocks: `at` wraps at MAX_NEAR, and only
+	   the last nring blocks before the hit are shown.)  */
+	struct around_walk *w = calloc(1, sizeof *w);
+	if (!w)
+		return false;
+	w->f = f;
+	bool filtered = f->state || f->places || f->arena >= 0 ||
+			f->min_size || f->max_size != UINT64_MAX;
+	if (!filtered)
+		hw_walk_around(s, f->addr, f->near, f->near, around_one, w);
+	if (filtered || !w->hit || w->nring < f->near ||
+	    w->nafter < f->near) {
+		*w = (struct around_walk){ .f = f };
+		hw_walk_blocks(s, around_one, w);
+	}
+	if (w->hit) {
+		size_t first = (w->at + MAX_NEAR - w->nring) % MAX_NEAR;
+		for (size_t k = 0; k < w->nring && !em_failed(e); k++)
+			around_row(e, &w->ring[(first + k) % MAX_NEAR]);
+		around_row(e, &w->block);
+		for (size_t k = 0; k < w->nafter && !em_failed(e); k++)
+			around_row(e, &w->after[k]);
+	}
+	bool hit = w->hit;
+	free(w);
+	return hit;
 }
 
 static enum hw_status chunks_run(const struct hw_cmd *c)
@@ -231,16 +262,7 @@ static enum hw_status chunks_run(const struct hw_cmd *c)
 					.flags = EM_TB_LINES };
 	em_table_begin(c->e, &table);
 	if (f.around) {
-		/* (A ring of up to near rows: `at` wraps at MAX_NEAR, and
-		   only the last nring rows before it are shown.)  */
-		struct around_walk *w = calloc(1, sizeof *w);
-		if (!w)
-			return hw_error(c->s, HW_BAD_TARGET, "out of memory");
-		w->f = &f;
-		w->e = c->e;
-		hw_walk_blocks(c->s, around_one, w);
-		bool hit = w->hit;
-		free(w);
+		bool hit = around_run(c->s, c->e, &f);
 		em_table_end(c->e);
 		if (!hit)
 			em_notef(c->e, "(0x%llx is in no block)",

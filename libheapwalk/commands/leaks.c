@@ -226,7 +226,7 @@ static bool list_few_lost(struct leaks_walk *w)
 	}
 	for (size_t i = 0; ok && i < l->n; i++) {
 		struct pick p = { .want = l->addr[i] };
-		hw_walk_around(s, p.want, pick_block, &p);
+		hw_walk_around(s, p.want, 0, 0, pick_block, &p);
 		got[i] = p.c;
 		ok = p.found;
 	}

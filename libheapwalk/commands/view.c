@@ -103,7 +103,13 @@ static enum hw_status view_run(const struct hw_cmd *c)
 	w.blocks = calloc(w.count, sizeof *w.blocks);
 	if (!w.blocks)
 		return hw_error(c->s, HW_BAD_TARGET, "out of memory");
-	hw_walk_blocks(c->s, take_block, &w);
+	/* The walk of the blocks around addr has them all but where the
+	   stretch runs past its heap (or extents, or spans).  */
+	hw_walk_around(c->s, w.addr, 0, w.count - 1, take_block, &w);
+	if (w.n < w.count) {
+		w.n = 0;
+		hw_walk_blocks(c->s, take_block, &w);
+	}
 	struct hw_emitter *e = c->e;
 	unsigned hdr = c->s->alloc->header_bytes;
 	/* The columns of `chunks`, and in JSON each block's bytes in hex.  */

@@ -79,10 +79,10 @@ static size_t je_narenas(void *state)
 	return je_count_arenas(j);
 }
 
-static bool je_chunks_around(void *state, uint64_t addr, hw_chunk_fn *fn,
-			     void *cookie)
+static bool je_chunks_around(void *state, uint64_t addr, size_t before,
+			     size_t after, hw_chunk_fn *fn, void *cookie)
 {
-	return je_walk_around(state, addr, fn, cookie);
+	return je_walk_around(state, addr, before, after, fn, cookie);
 }
 
 static bool je_chunks(void *state, hw_chunk_fn *fn, void *cookie)

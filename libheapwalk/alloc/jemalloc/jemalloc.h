@@ -204,9 +204,11 @@ bool je_cached_at(struct je_state *j, uint64_t p, uint16_t szind,
 		  struct je_cached_place *where);
 /* walk.c */
 bool je_walk(struct je_state *j, hw_chunk_fn *fn, void *cookie);
-/* Only the extent that holds addr.  */
-bool je_walk_around(struct je_state *j, uint64_t addr, hw_chunk_fn *fn,
-		    void *cookie);
+/* The extent that holds addr and its neighbours, from `before` blocks
+   before it; with `after`, on to the last extent while fn wants more
+   (alloc.h: chunks_around).  */
+bool je_walk_around(struct je_state *j, uint64_t addr, size_t before,
+		    size_t after, hw_chunk_fn *fn, void *cookie);
 bool je_walk_parallel(struct je_state *j, unsigned nparts, hw_chunk_fn *fn,
 		      void *const cookies[]);
 /* The walk in pieces (alloc.h: hw_allocator_ops.pieces): how many, 0

@@ -132,19 +132,34 @@ bool je_walk(struct je_state *j, hw_chunk_fn *fn, void *cookie)
 	return !w.stopped;
 }
 
-bool je_walk_around(struct je_state *j, uint64_t addr, hw_chunk_fn *fn,
-		    void *cookie)
+/* The blocks an extent gives the walk.  */
+static uint64_t extent_blocks(const struct je_extent *x)
+{
+	return x->slab && x->nregs ? x->nregs : 1;
+}
+
+bool je_walk_around(struct je_state *j, uint64_t addr, size_t before,
+		    size_t after, hw_chunk_fn *fn, void *cookie)
 {
 	const struct je_extent *x = je_extent_of(j, addr);
 	if (!x)
 		return true;
 	size_t i = (size_t)(x - j->ext);
 	/* Its neighbours too: the region before or after it may be the last
-	   or first of the extent next to it in memory.  Findings are the
-	   full walk's to record.  */
+	   or first of the extent next to it in memory; and as many extents
+	   before it as `before` blocks take.  Findings are the full walk's
+	   to record.  */
 	size_t first = i ? i - 1 : 0, last = i + 2 < j->next ? i + 2 : j->next;
+	for (uint64_t have = i ? extent_blocks(&j->ext[first]) : 0;
+	     first && have < before; have += extent_blocks(&j->ext[first]))
+		first--;
 	struct walker w = { j, first, last, 0, false, fn, cookie, false };
 	walk_part(&w);
+	if (after && !w.stopped && last < j->next) {
+		w.first = last;
+		w.last = j->next;
+		walk_part(&w);
+	}
 	return !w.stopped;
 }
 

@@ -763,34 +763,44 @@ bool pm_walk_piece(struct pm_state *p, size_t i, hw_chunk_fn *fn,
 	return fn(cookie, &c);
 }
 
-/* The chunks around an address: the one holding it, the one before and
-   the one after (as a lookup shows them).  */
+/* The chunks around an address: up to `before` chunks before the one
+   holding it (a ring), that one, and up to `after` after it, as their
+   boundaries and sizes.  */
 struct around {
 	uint64_t addr;
-	struct hw_chunk last, hit, next;
-	bool have_last, have_hit, have_next;
+	size_t before, after;
+	uint64_t *chunk, *size;       /* before + 1 + after slots */
+	size_t nring, ring_at;        /* the ring: chunks before the hit */
+	size_t nafter;
+	bool have_hit;
 };
 
 static bool collect_around(void *cookie, const struct hw_chunk *c)
 {
 	struct around *a = cookie;
+	size_t at;
 	if (a->have_hit) {
-		a->next = *c;
-		a->have_next = true;
-		return false;
-	}
-	if (a->addr >= c->chunk && a->addr - c->chunk < c->chunk_size) {
-		a->hit = *c;
+		if (a->nafter == a->after)
+			return false;
+		at = a->before + 1 + a->nafter++;
+	} else if (a->addr >= c->chunk && a->addr - c->chunk < c->chunk_size) {
 		a->have_hit = true;
-		return true;
+		at = a->before;
+	} else {
+		if (!a->before)
+			return true;
+		at = a->ring_at;
+		a->ring_at = (a->ring_at + 1) % a->before;
+		if (a->nring < a->before)
+			a->nring++;
 	}
-	a->last = *c;
-	a->have_last = true;
-	return true;
+	a->chunk[at] = c->chunk;
+	a->size[at] = c->chunk_size;
+	return a->nafter < a->after || !a->have_hit;
 }
 
-bool pm_walk_around(struct pm_state *p, uint64_t addr, hw_chunk_fn *fn,
-		    void *cookie)
+bool pm_walk_around(struct pm_state *p, uint64_t addr, size_t before,
+		    size_t after, hw_chunk_fn *fn, void *cookie)
 {
 	struct pm_heap *h = pm_heap_of(p, addr);
 	if (!h) {
@@ -803,24 +813,44 @@ bool pm_walk_around(struct pm_state *p, uint64_t addr, hw_chunk_fn *fn,
 	if (p->lists_done)
 		return walk_heap(p, h, h->start, fn, cookie,
 				 REPORT_CHAIN | REPORT_LISTS);
-	/* First the chunk boundaries up to the chunk after addr (the size
-	   chain is the only way to them), then only the lists those chunks
-	   could be on, then the few chunks again, classified.  The walk
-	   resumes at the last chunk before addr: a boundary, and the chunk
-	   the damage is blamed on if the chain breaks there.  */
-	struct around a = { .addr = addr };
+	/* First the chunk boundaries up to the last chunk wanted after addr
+	   (the size chain is the only way to them), then only the lists
+	   chunks of those sizes could be on, then those chunks again,
+	   classified.  The walk resumes at the first chunk wanted before
+	   addr: a boundary, and the chunk the damage is blamed on if the
+	   chain breaks there.  Chunks past the last one wanted are not
+	   classified against every list: callers stop there.  */
+	struct around a = { .addr = addr, .before = before, .after = after };
+	size_t slots = before + 1 + after;
+	a.chunk = calloc(slots, sizeof *a.chunk);
+	a.size = calloc(slots, sizeof *a.size);
+	uint64_t *sizes = calloc(slots, sizeof *sizes);
+	if (!a.chunk || !a.size || !sizes) {
+		free(a.chunk);
+		free(a.size);
+		free(sizes);
+		return false;
+	}
 	walk_heap(p, h, h->start, collect_around, &a, 0);
-	uint64_t sizes[3];
+	/* From the ring's oldest chunk, else the hit.  */
+	uint64_t from = a.have_hit ? a.chunk[before] : h->start;
 	size_t n = 0;
-	if (a.have_last)
-		sizes[n++] = a.last.chunk_size;
-	if (a.have_hit)
-		sizes[n++] = a.hit.chunk_size;
-	if (a.have_next)
-		sizes[n++] = a.next.chunk_size;
+	for (size_t k = 0; k < a.nring; k++) {
+		size_t at = (a.ring_at + a.before - a.nring + k) % a.before;
+		if (!k)
+			from = a.chunk[at];
+		sizes[n++] = a.size[at];
+	}
+	if (a.have_hit) {
+		sizes[n++] = a.size[before];
+		for (size_t k = 0; k < a.nafter; k++)
+			sizes[n++] = a.size[before + 1 + k];
+	}
 	pm_walk_lists_for(p, h->arena, sizes, n);
-	return walk_heap(p, h, a.have_last ? a.last.chunk : h->start, fn,
-			 cookie, REPORT_CHAIN | REPORT_LISTS);
+	free(a.chunk);
+	free(a.size);
+	free(sizes);
+	return walk_heap(p, h, from, fn, cookie, REPORT_CHAIN | REPORT_LISTS);
 }
 
 bool pm_walk_chunks(struct pm_state *p, hw_chunk_fn *fn, void *cookie)

@@ -246,10 +246,10 @@ static bool pm_chunks_piece(void *state, size_t i, hw_chunk_fn *fn,
 	return pm_walk_piece(state, i, fn, cookie);
 }
 
-static bool pm_chunks_around(void *state, uint64_t addr, hw_chunk_fn *fn,
-			     void *cookie)
+static bool pm_chunks_around(void *state, uint64_t addr, size_t before,
+			     size_t after, hw_chunk_fn *fn, void *cookie)
 {
-	return pm_walk_around(state, addr, fn, cookie);
+	return pm_walk_around(state, addr, before, after, fn, cookie);
 }
 
 /* A walk for counting (summary, sizes): every chunk's state, its bin

@@ -459,9 +459,11 @@ void pm_find_thread_arenas(struct pm_state *p);
    everything do it).  */
 void pm_find_mmapped(struct pm_state *p);
 bool pm_walk_chunks(struct pm_state *p, hw_chunk_fn *fn, void *cookie);
-/* Only the heap (or the mmapped chunk) that holds addr.  */
-bool pm_walk_around(struct pm_state *p, uint64_t addr, hw_chunk_fn *fn,
-		    void *cookie);
+/* Only the heap (or the mmapped chunk) that holds addr, from up to
+   `before` chunks before addr's; its chunks' states are exact up to
+   `after` chunks after it (alloc.h: chunks_around).  */
+bool pm_walk_around(struct pm_state *p, uint64_t addr, size_t before,
+		    size_t after, hw_chunk_fn *fn, void *cookie);
 #define PM_MAX_PARTS 16
 
 /* What a parallel walk of everything knows of the lists.  */

@@ -95,10 +95,10 @@ static bool tc_chunks_piece(void *state, size_t i, hw_chunk_fn *fn,
 	return tc_walk_piece(state, i, fn, cookie);
 }
 
-static bool tc_chunks_around(void *state, uint64_t addr, hw_chunk_fn *fn,
-			     void *cookie)
+static bool tc_chunks_around(void *state, uint64_t addr, size_t before,
+			     size_t after, hw_chunk_fn *fn, void *cookie)
 {
-	return tc_walk_around(state, addr, fn, cookie);
+	return tc_walk_around(state, addr, before, after, fn, cookie);
 }
 
 /* A usable size's class: tcmalloc's own size classes up to 256 KiB,

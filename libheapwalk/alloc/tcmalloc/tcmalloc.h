@@ -181,8 +181,11 @@ size_t tc_pieces(struct tc_state *tc);
 uint64_t tc_span_blocks(const void *tc, size_t i);
 bool tc_walk_piece(const struct tc_state *tc, size_t i, hw_chunk_fn *fn,
 		   void *cookie);
-bool tc_walk_around(struct tc_state *tc, uint64_t addr, hw_chunk_fn *fn,
-		    void *cookie);
+/* The span holding addr and its neighbours, from `before` blocks before
+   it; with `after`, on to the last span while fn wants more (alloc.h:
+   chunks_around).  */
+bool tc_walk_around(struct tc_state *tc, uint64_t addr, size_t before,
+		    size_t after, hw_chunk_fn *fn, void *cookie);
 /* prof.c */
 struct tc_prof;
 enum hw_status tc_read_profile(struct tc_state *tc, struct tc_prof **out,

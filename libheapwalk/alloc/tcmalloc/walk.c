@@ -136,14 +136,21 @@ bool tc_walk_parallel(struct tc_state *tc, unsigned nparts, hw_chunk_fn *fn,
 
 /* The span holding addr and its neighbours (a block's neighbours in
    `chunk ADDR` are the spans' blocks around it).  */
-bool tc_walk_around(struct tc_state *tc, uint64_t addr, hw_chunk_fn *fn,
-		    void *cookie)
+bool tc_walk_around(struct tc_state *tc, uint64_t addr, size_t before,
+		    size_t after, hw_chunk_fn *fn, void *cookie)
 {
 	const struct tc_span *sp = tc_span_of(tc, addr);
 	if (!sp)
 		return true;
 	size_t i = (size_t)(sp - tc->spans);
 	size_t lo = i ? i - 1 : i, hi = i + 1 < tc->nspans ? i + 1 : i;
+	/* As many spans before it as `before` blocks take; with `after`, on
+	   to the last span while fn wants more.  */
+	for (uint64_t have = i ? tc_span_blocks(tc, lo) : 0;
+	     lo && have < before; have += tc_span_blocks(tc, lo))
+		lo--;
+	if (after)
+		hi = tc->nspans - 1;
 	for (size_t k = lo; k <= hi; k++)
 		if (!span_blocks(tc, &tc->spans[k], fn, cookie))
 			return false;
