@@ -23,7 +23,6 @@
  * arena's current slabs unknown rather than guessed.
  */
 #include <stdlib.h>
-#include <string.h>
 
 #include "jemalloc.h"
 
@@ -188,8 +187,8 @@ static size_t candidates(const struct search *q, const struct layout *ls,
 			   the first).  */
 			uint64_t rec = (uint64_t)q->sc->first[r->szind] *
 				       ls[l].stride;
-			for (unsigned root = 0; root < 2; root++) {
-				uint64_t off = k * 8 - 8 * root;
+			for (unsigned root = 0; root < 2 && root <= k; root++) {
+				uint64_t off = (k - root) * 8;
 				if (off < rec + ls[l].cur)
 					continue;
 				out[n++] = (struct candidate){
@@ -292,7 +291,10 @@ static bool find(struct je_state *j, struct je_slabcur *sc)
 		.readable = malloc(nwords * 8 / 4096 + 1),
 		.nwords = nwords,
 	};
-	uint64_t *counts = calloc(2 * (size_t)j->nbins, sizeof *counts);
+	/* Per arena and class: regions in use, then slabs.  */
+	size_t per_arena = 2 * (size_t)j->nbins;
+	uint64_t *counts = calloc((size_t)j->narena_slots * per_arena + 1,
+				  sizeof *counts);
 	struct candidate *cand = malloc(MAX_CANDIDATES * sizeof *cand);
 	sc->cur = calloc((size_t)j->narena_slots * sc->nshards + 1,
 			 sizeof *sc->cur);
@@ -309,26 +311,26 @@ static bool find(struct je_state *j, struct je_slabcur *sc)
 							       x->szind };
 		}
 		qsort(refs, nrefs, sizeof *refs, ref_cmp);
-		q.used = counts;
-		q.slabs = counts + j->nbins;
+		for (size_t i = 0; i < j->next; i++) {
+			const struct je_extent *x = &j->ext[i];
+			if (x->state == JE_ACTIVE && x->slab &&
+			    x->arena < j->narena_slots && x->szind < j->nbins) {
+				uint64_t *c = counts + x->arena * per_arena;
+				c[x->szind] += x->used;
+				c[j->nbins + x->szind]++;
+			}
+		}
 		unsigned found = 0, tried = 0;
 		for (uint32_t a = 0; a < j->narena_slots; a++) {
 			if (!j->arena_addr[a])
 				continue;
-			memset(counts, 0, 2 * j->nbins * sizeof *counts);
-			for (size_t i = 0; i < j->next; i++) {
-				const struct je_extent *x = &j->ext[i];
-				if (x->state == JE_ACTIVE && x->slab &&
-				    x->arena == a && x->szind < j->nbins) {
-					counts[x->szind] += x->used;
-					counts[j->nbins + x->szind]++;
-				}
-			}
+			q.used = counts + a * per_arena;
+			q.slabs = q.used + j->nbins;
 			/* An arena without slabs (5.3's huge arena) has
 			   none current: nothing to search for.  */
 			bool any = false;
 			for (unsigned i = 0; i < j->nbins && !any; i++)
-				any = counts[j->nbins + i] != 0;
+				any = q.slabs[i] != 0;
 			q.arena = a;
 			q.at = j->arena_addr[a];
 			tried++;
