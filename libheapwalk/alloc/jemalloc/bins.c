@@ -5,6 +5,7 @@
  * from it.  In the terms of malloc_stats_print (curregs, curslabs,
  * curlextents, utilisation).
  */
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -167,15 +168,34 @@ struct list_line {
 	bool after_current;          /* the last entry was a current slab */
 };
 
-static void line_add(struct list_line *l, const char *sep, const char *fmt,
-		     unsigned long long addr, unsigned n)
+/* Append to the line; what does not fit is cut (the line's room is
+   enough for LIST_TEXT_MAX entries and the tail).  */
+__attribute__((format(printf, 2, 3)))
+static void line_printf(struct list_line *l, const char *fmt, ...)
+{
+	if (l->len >= sizeof l->buf - 1)
+		return;
+	va_list ap;
+	va_start(ap, fmt);
+	int n = vsnprintf(l->buf + l->len, sizeof l->buf - l->len, fmt, ap);
+	va_end(ap);
+	if (n > 0)
+		l->len += (size_t)n < sizeof l->buf - l->len
+			  ? (size_t)n : sizeof l->buf - 1 - l->len;
+}
+
+/* An entry: "[current ]0xADDR[ (N free)]", the first LIST_TEXT_MAX
+   only.  */
+static void line_add(struct list_line *l, bool current, uint64_t addr,
+		     bool with_free, unsigned nfree)
 {
 	if (l->shown++ >= LIST_TEXT_MAX)
 		return;
-	l->len += (size_t)snprintf(l->buf + l->len, sizeof l->buf - l->len,
-				   "%s", l->shown > 1 ? sep : "");
-	l->len += (size_t)snprintf(l->buf + l->len, sizeof l->buf - l->len,
-				   fmt, addr, n);
+	line_printf(l, "%s%s0x%llx", l->shown == 1 ? ""
+		    : l->after_current ? "; " : ", ",
+		    current ? "current " : "", (unsigned long long)addr);
+	if (with_free)
+		line_printf(l, " (%u free)", nfree);
 }
 
 /* A slab of the list: JSON's row, text's entry.  current: 1, 0 or -1
@@ -187,9 +207,7 @@ static void slab_member(struct hw_emitter *e, struct list_line *l,
 		ev_addr(x->base), ev_u64(x->nregs - x->used),
 		current < 0 ? ev_absent() : ev_bool(current == 1) };
 	em_row(e, cells);
-	line_add(l, l->after_current ? "; " : ", ",
-		 current == 1 ? "current 0x%llx (%u free)" : "0x%llx (%u free)",
-		 (unsigned long long)x->base, x->nregs - x->used);
+	line_add(l, current == 1, x->base, true, x->nregs - x->used);
 	l->after_current = current == 1;
 }
 
@@ -240,18 +258,14 @@ static void class_list(struct je_state *j, struct hw_emitter *e,
 			const struct em_val cells[] = { ev_addr(x->addr),
 							ev_addr(x->edata) };
 			em_row(e, cells);
-			line_add(&l, ", ", "0x%llx", (unsigned long long)x->addr,
-				 0);
+			line_add(&l, false, x->addr, false, 0);
 		}
 	}
 	em_table_end(e);
 	if (l.shown > LIST_TEXT_MAX)
-		l.len += (size_t)snprintf(l.buf + l.len, sizeof l.buf - l.len,
-					  ", ... (%zu more)",
-					  l.shown - LIST_TEXT_MAX);
+		line_printf(&l, ", ... (%zu more)", l.shown - LIST_TEXT_MAX);
 	if (slabs)
-		snprintf(l.buf + l.len, sizeof l.buf - l.len, "%s%zu full",
-			 l.len ? "; " : "", full);
+		line_printf(&l, "%s%zu full", l.len ? "; " : "", full);
 	em_table_begin(e, &LINE);
 	const struct em_val t[] = { ev_str(l.buf) };
 	em_row(e, t);
