@@ -11,7 +11,8 @@
 #                      and large bin chunks summed
 #   leaks, maps        one walk for states alone: the tcaches followed,
 #                      the fastbin entries guessed, no bin touched
-#   chunk ADDR         no walk of everything: the blocks around ADDR
+#   chunk ADDR, view ADDR, chunks --around ADDR
+#                      no walk of everything: the blocks around ADDR
 #   bins, arenas       no walk of the heap; every list followed
 #   chunks, frag       a walk that settles the lists as summary's does,
 #                      then the walk in address order (each free chunk's
@@ -71,6 +72,11 @@ expect sizes = 1 0 $((tc + un)) "$fa" $((sb + lb))
 expect leaks = 1 0 "$tc" "$fa" 0
 expect maps = 1 0 "$tc" "$fa" 0
 expect chunk "$addr" = 0 1 - - -
+# A block with blocks of its heap on both sides: view and --around read
+# only the heap around it, as chunk ADDR does.
+mid=$(awk '$1 == "alloc" && $5 == "heap" && ++n == 10 { print $2; exit }' "$truth")
+expect view "$mid" 4 = 0 1 - - -
+expect chunks --around "$mid" 3 = 0 1 - - -
 expect bins = 0 0 "$all" 0 0
 expect arenas = 0 0 "$all" 0 0
 expect chunks = 2 0 $((tc + un)) "$fa" $((sb + lb))
