@@ -8,9 +8,11 @@
  *
  * Every walk a user can ask for runs on the same session: summary,
  * chunks, bins, check and leaks, then the views that read the target
- * afresh: bins --list, tcache, arena 0 and mp.
+ * afresh: bins --list, tcache, arena 0 and mp; then the walks around one
+ * address (chunk, view, chunks --around at a block the truth knows).
  */
 #include "patch.h"
 
 PATCH_FUZZER("summary", "chunks", "bins", "check", "leaks", "bins --list",
-	     "tcache", "arena 0", "mp")
+	     "tcache", "arena 0", "mp", "chunk @", "view @ 8",
+	     "chunks --around @ 5")

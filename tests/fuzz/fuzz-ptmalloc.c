@@ -13,9 +13,11 @@
  * scans the chunks' contents for pointers); then the views that read
  * the allocator's structures afresh: each list followed on its own (bins
  * --list), main_arena's malloc_state (arena 0), mp_ (mp) and the tcache
- * structs (tcache).
+ * structs (tcache); then the walks around one address (chunk, view,
+ * chunks --around at a block the truth knows: patch.h's '@').
  */
 #include "patch.h"
 
 PATCH_FUZZER("chunks", "summary", "bins", "check", "leaks", "bins --list",
-	     "arena 0", "mp", "tcache")
+	     "arena 0", "mp", "tcache", "chunk @", "view @ 8",
+	     "chunks --around @ 5")

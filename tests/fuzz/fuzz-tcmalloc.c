@@ -12,11 +12,13 @@
  * fuzz-tcmalloc.core and fuzz-tcmalloc.ranges.
  *
  * Every walk a user can ask for runs on the same session, the views that
- * follow the lists afresh (bins --list, tcache, arena 0, mp), then the
- * profile in each of its forms.
+ * follow the lists afresh (bins --list, tcache, arena 0, mp), the walks
+ * around one address (chunk, view, chunks --around), then the profile in
+ * each of its forms.
  */
 #include "patch.h"
 
 PATCH_FUZZER("summary", "chunks", "bins", "arenas", "check", "leaks",
-	     "bins --list", "tcache", "arena 0", "mp", "prof",
-	     "prof --format=gperftools", "prof --format=pprof")
+	     "bins --list", "tcache", "arena 0", "mp", "chunk @", "view @ 8",
+	     "chunks --around @ 5", "prof", "prof --format=gperftools",
+	     "prof --format=pprof")

@@ -151,6 +151,58 @@ static void patch_save(const char *path)
 	fprintf(stderr, "fuzz harness: patched core saved as %s\n", path);
 }
 
+/* The address '@' stands for in a command (chunk @, view @ 8, chunks
+   --around @ 5: the walks around one address): a block the truth knows
+   in the middle of its list (`alloc` or `obj` lines: a user address),
+   "" when there is no truth beside the harness (then those commands are
+   left out).  */
+static char patch_addr[32];
+
+/* Is this truth line a block, and its user address?  */
+static bool patch_truth_block(const char *line, char a[32])
+{
+	char kw[8];
+	return sscanf(line, "%7s %31s", kw, a) == 2 &&
+	       (!strcmp(kw, "alloc") || !strcmp(kw, "obj")) &&
+	       !strncmp(a, "0x", 2);
+}
+
+static void patch_find_addr(void)
+{
+	const char *path = fuzz_setup_path("HW_FUZZ_TRUTH", ".truth");
+	FILE *f = fopen(path, "r");
+	if (!f)
+		return;
+	char line[512], a[32];
+	size_t n = 0, k = 0;
+	while (fgets(line, sizeof line, f))
+		n += patch_truth_block(line, a);
+	rewind(f);
+	while (n && fgets(line, sizeof line, f))
+		if (patch_truth_block(line, a) && k++ == n / 2) {
+			memcpy(patch_addr, a, sizeof patch_addr);
+			break;
+		}
+	fclose(f);
+	if (patch_addr[0])
+		fprintf(stderr, "fuzz harness: '@' in a command is %s (the "
+			"truth's block %zu of %zu)\n", patch_addr, n / 2 + 1, n);
+}
+
+/* cmd with '@' replaced by patch_addr into buf; NULL when it needs an
+   address there is none of.  */
+static const char *patch_cmd(const char *cmd, char *buf, size_t len)
+{
+	const char *at = strchr(cmd, '@');
+	if (!at)
+		return cmd;
+	if (!patch_addr[0])
+		return NULL;
+	snprintf(buf, len, "%.*s%s%s", (int)(at - cmd), cmd, patch_addr,
+		 at + 1);
+	return buf;
+}
+
 /* One input: patch, run the commands, restore.  */
 static void patch_run(const uint8_t *data, size_t size,
 		      const char *const *cmds, size_t ncmds)
@@ -161,7 +213,14 @@ static void patch_run(const uint8_t *data, size_t size,
 	const char *save = getenv("HW_FUZZ_SAVE");
 	if (save && *save)
 		patch_save(save);
-	fuzz_run(cmds, ncmds, json);
+	const char *run[32];
+	char bufs[32][128];
+	size_t nrun = 0;
+	for (size_t i = 0; i < ncmds && nrun < 32; i++)
+		if ((run[nrun] = patch_cmd(cmds[i], bufs[nrun],
+					   sizeof bufs[nrun])))
+			nrun++;
+	fuzz_run(run, nrun, json);
 	patch_undo(done, n);
 }
 
@@ -173,6 +232,7 @@ static void patch_run(const uint8_t *data, size_t size,
 		(void)argc;						\
 		(void)argv;						\
 		patch_setup();						\
+		patch_find_addr();					\
 		return 0;						\
 	}								\
 	int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)	\
