@@ -94,11 +94,15 @@ core_of() {
 # copy_core DIR DEST: DIR's core, under its lock (another make-core.sh
 # may be rebuilding it).
 copy_core() {
+	# A new file renamed over the old one: a harness still running on
+	# the old one keeps it (cp would truncate a file that harness has
+	# mapped, and its next read would be a SIGBUS).
 	if command -v flock >/dev/null 2>&1; then
-		flock "$1/.lock" cp "$1/core" "$2"
+		flock "$1/.lock" cp "$1/core" "$2.new.$$"
 	else
-		cp "$1/core" "$2"
+		cp "$1/core" "$2.new.$$"
 	fi
+	mv -f "$2.new.$$" "$2"
 }
 
 # tool NAME: tests/tools/NAME.c built into FUZZDIR, as the tests' tool()
