@@ -37,6 +37,13 @@ static bool keep(const struct chunks_filter *f, const struct hw_chunk *ch)
 		 ch->size < f->min_size || ch->size > f->max_size);
 }
 
+/* Does some filter leave blocks out (keep() is not always true)?  */
+static bool filters(const struct chunks_filter *f)
+{
+	return f->state || f->places || f->arena >= 0 || f->min_size ||
+	       f->max_size != UINT64_MAX;
+}
+
 /* One row; runs in several threads at once (hw_walk_rows_piped).  */
 static bool print_chunk(void *cookie, struct hw_emitter *e,
 			const struct hw_chunk *ch)
@@ -218,8 +225,7 @@ static bool around_run(struct hw_session *s, struct hw_emitter *e,
 	if (!w)
 		return false;
 	w->f = f;
-	bool filtered = f->state || f->places || f->arena >= 0 ||
-			f->min_size || f->max_size != UINT64_MAX;
+	bool filtered = filters(f);
 	if (!filtered)
 		hw_walk_around(s, f->addr, f->near, f->near, around_one, w);
 	if (filtered || !w->hit || w->nring < f->near ||

@@ -305,21 +305,17 @@ static bool find(struct je_state *j, struct je_slabcur *sc)
 		size_t k = 0;
 		for (size_t i = 0; i < j->next; i++) {
 			const struct je_extent *x = &j->ext[i];
-			if (x->state == JE_ACTIVE && x->slab)
-				refs[k++] = (struct slab_ref){ x->edata,
-							       x->arena,
-							       x->szind };
-		}
-		qsort(refs, nrefs, sizeof *refs, ref_cmp);
-		for (size_t i = 0; i < j->next; i++) {
-			const struct je_extent *x = &j->ext[i];
-			if (x->state == JE_ACTIVE && x->slab &&
-			    x->arena < j->narena_slots && x->szind < j->nbins) {
+			if (x->state != JE_ACTIVE || !x->slab)
+				continue;
+			refs[k++] = (struct slab_ref){ x->edata, x->arena,
+						       x->szind };
+			if (x->arena < j->narena_slots && x->szind < j->nbins) {
 				uint64_t *c = counts + x->arena * per_arena;
 				c[x->szind] += x->used;
 				c[j->nbins + x->szind]++;
 			}
 		}
+		qsort(refs, nrefs, sizeof *refs, ref_cmp);
 		unsigned found = 0, tried = 0;
 		for (uint32_t a = 0; a < j->narena_slots; a++) {
 			if (!j->arena_addr[a])
