@@ -54,6 +54,8 @@ enum hw_where {
    renderer copies a name as one block: emit.h's ev_word).  */
 #define HW_WHERE_NAME_ROOM 16
 const char *hw_where_name(enum hw_where w);
+/* All of them, indexed by place (HW_WHERE_COUNT's is "?").  */
+extern const char hw_where_names[HW_WHERE_COUNT + 1][HW_WHERE_NAME_ROOM];
 unsigned hw_where_name_len(enum hw_where w);
 
 struct hw_chunk {

@@ -23,7 +23,7 @@
 /* (A name must leave room for its NUL within the padding.)  */
 #define FITS(w, name) _Static_assert(sizeof name <= HW_WHERE_NAME_ROOM, \
 				     "place name too long: " name);
-static const char where_names[HW_WHERE_COUNT + 1][HW_WHERE_NAME_ROOM] = {
+const char hw_where_names[HW_WHERE_COUNT + 1][HW_WHERE_NAME_ROOM] = {
 	WHERE_NAMES(NAME)
 };
 static const uint8_t where_lens[HW_WHERE_COUNT + 1] = { WHERE_NAMES(LEN) };
@@ -36,7 +36,7 @@ static unsigned where_index(enum hw_where w)
 
 const char *hw_where_name(enum hw_where w)
 {
-	return where_names[where_index(w)];
+	return hw_where_names[where_index(w)];
 }
 
 unsigned hw_where_name_len(enum hw_where w)

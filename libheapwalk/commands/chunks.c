@@ -48,12 +48,18 @@ static bool filters(const struct chunks_filter *f)
 static bool print_chunk(void *cookie, struct hw_emitter *e,
 			const struct hw_chunk *ch)
 {
-	if (!keep(cookie, ch))
-		return true;
-	struct em_val v[HW_NBLOCK_COLS];
-	hw_block_vals(v, ch);
-	em_row(e, v);
+	(void)cookie;
+	struct em_packed_row r;
+	hw_block_pack(&r, ch);
+	em_row_packed(e, &r);
 	return !em_failed(e);
+}
+
+/* One row if the filters keep the block.  */
+static bool print_kept_chunk(void *cookie, struct hw_emitter *e,
+			     const struct hw_chunk *ch)
+{
+	return !keep(cookie, ch) || print_chunk(cookie, e, ch);
 }
 
 /* "--where tcache,fastbin": the places named, as `where` prints them.  */
@@ -208,9 +214,9 @@ static bool around_one(void *cookie, const struct hw_chunk *ch)
 
 static void around_row(struct hw_emitter *e, const struct hw_chunk *ch)
 {
-	struct em_val v[HW_NBLOCK_COLS];
-	hw_block_vals(v, ch);
-	em_row(e, v);
+	struct em_packed_row r;
+	hw_block_pack(&r, ch);
+	em_row_packed(e, &r);
 }
 
 /* The blocks near addr: through the allocator's walk of the blocks
@@ -275,7 +281,8 @@ static enum hw_status chunks_run(const struct hw_cmd *c)
 				 (unsigned long long)f.addr);
 		return HW_OK;
 	}
-	hw_walk_rows_piped(c->s, c->e, print_chunk, &f);
+	hw_walk_rows_piped(c->s, c->e,
+			   filters(&f) ? print_kept_chunk : print_chunk, &f);
 	em_table_end(c->e);
 	/* JSON Lines has no place for a trailer; summary --json says it.  */
 	if (!em_failed(c->e) && c->s->partial.places)

@@ -253,6 +253,7 @@ void em_table_begin(struct hw_emitter *e, const struct em_table *t)
 		return;
 	struct em_table_state *ts = &e->tables[e->ntables++];
 	ts->t = t;
+	ts->packed = false;
 	e->r->table_begin(e, ts);
 }
 
@@ -294,6 +295,58 @@ void em_row(struct hw_emitter *e, const struct em_val *v)
 {
 	if (!e->hidden && e->ntables)
 		e->r->row(e, &e->tables[e->ntables - 1], NULL, v);
+}
+
+void em_unpack(const struct em_field *cols, unsigned ncols,
+	       const struct em_packed_row *r, struct em_val *v)
+{
+	for (unsigned i = 0; i < ncols && i < EM_MAX_COLS; i++) {
+		const struct em_field *c = &cols[i];
+		uint64_t w = r->w[i];
+		if (!(r->cols >> i & 1)) {
+			v[i] = ev_absent();
+			continue;
+		}
+		switch (c->kind) {
+		case EM_K_I64:
+			v[i] = ev_i64((int64_t)w);
+			break;
+		case EM_K_ADDR:
+			v[i] = ev_addr(w);
+			break;
+		case EM_K_BOOL:
+			v[i] = ev_bool(w != 0);
+			break;
+		case EM_K_STR: {
+			/* (An index past the words is the last one.)  */
+			const char *word = "";
+			if (c->nwords)
+				word = c->words + EM_WORD_ROOM *
+					(w < c->nwords ? w : c->nwords - 1u);
+			size_t len = strnlen(word, EM_WORD_ROOM - 1);
+			v[i] = len ? ev_word(word, len) : ev_str("");
+			break;
+		}
+		default:
+			v[i] = ev_u64(w);
+			break;
+		}
+		v[i].only = r->text_only >> i & 1 ? EM_TEXT_ONLY : EM_BOTH;
+	}
+}
+
+void em_row_packed(struct hw_emitter *e, const struct em_packed_row *r)
+{
+	if (e->hidden || !e->ntables)
+		return;
+	const struct em_table_state *ts = &e->tables[e->ntables - 1];
+	if (e->r->row_packed && ts->packed) {
+		e->r->row_packed(e, ts, r);
+		return;
+	}
+	struct em_val v[EM_MAX_COLS];
+	em_unpack(ts->t->cols, ts->t->ncols, r, v);
+	e->r->row(e, ts, NULL, v);
 }
 
 /* ---- notes -------------------------------------------------------------- */

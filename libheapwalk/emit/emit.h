@@ -85,6 +85,14 @@ struct em_field {
 	uint8_t json_prec;   /* JSON decimals of a double */
 	uint8_t digits;      /* EM_T_HEX0 */
 	uint8_t only;        /* enum em_only */
+	/* A column of a packed table (em_row_packed): what its values are
+	   (enum em_kind: EM_K_U64, EM_K_I64, EM_K_ADDR, EM_K_BOOL, or
+	   EM_K_STR for a column of words, whose value is an index into
+	   `words`: nwords words of EM_WORD_ROOM bytes each, NUL-padded,
+	   that need no escaping, as ev_word's).  */
+	uint8_t kind;
+	uint8_t nwords;
+	const char *words;
 };
 
 /* A value.  Build one with the ev_* helpers below.  */
@@ -240,6 +248,20 @@ void em_table_begin(struct hw_emitter *e, const struct em_table *t);
 void em_table_end(struct hw_emitter *e);
 /* A row of the innermost table: v[i] is the value of column i.  */
 void em_row(struct hw_emitter *e, const struct em_val *v);
+/* Packed rows, for the tables of millions of rows (`chunks`): every
+   column's kind is fixed by its em_field (`kind`, `words`), and a row is
+   one 64-bit word per column and which columns have a value, so that a
+   renderer writes it without asking each cell what it is.  */
+struct em_packed_row {
+	uint32_t cols;       /* bit i: column i has a value (else absent) */
+	uint32_t text_only;  /* bit i: column i's value is EM_TEXT_ONLY */
+	uint64_t w[EM_MAX_COLS];
+};
+void em_row_packed(struct hw_emitter *e, const struct em_packed_row *r);
+/* The values of packed row r of the ncols columns cols, as em_row
+   takes them.  */
+void em_unpack(const struct em_field *cols, unsigned ncols,
+	       const struct em_packed_row *r, struct em_val *v);
 /* A row that is a member `key` of the enclosing object (key NULL: an
    element), or shown in one form only.  */
 void em_row_as(struct hw_emitter *e, const char *key, const struct em_val *v,

@@ -197,6 +197,32 @@ static void kv(struct hw_emitter *e, const struct em_field *f,
 
 /* ---- tables ------------------------------------------------------------- */
 
+/* A packed table's plan (render.h), when every column it writes has a
+   kind, fits the fast path, and has few enough words.  */
+static void packed_plan(struct em_table_state *ts)
+{
+	const struct em_table *t = ts->t;
+	ts->packed_cols = 0;
+	for (unsigned k = 0; k < ts->ncells; k++) {
+		struct em_cell_plan *cp = &ts->cells[k];
+		const struct em_field *c = &t->cols[cp->col];
+		if (cp->general || c->kind == EM_K_ABSENT ||
+		    (c->kind == EM_K_STR && (!c->nwords ||
+					     c->nwords > EM_MAX_WORDS)))
+			return;
+		cp->kind = c->kind;
+		cp->nwords = c->nwords;
+		cp->words = c->words;
+		for (unsigned w = 0; w < c->nwords && w < EM_MAX_WORDS; w++)
+			cp->wordlen[w] = (uint8_t)strnlen(c->words +
+							  w * EM_WORD_ROOM,
+							  EM_WORD_ROOM - 1);
+		ts->cell_of[cp->col] = (uint8_t)k;
+		ts->packed_cols |= 1u << cp->col;
+	}
+	ts->packed = true;
+}
+
 /* Per cell ,"key": (a key too long for it takes the general path).  */
 static void table_begin(struct hw_emitter *e, struct em_table_state *ts)
 {
@@ -221,6 +247,7 @@ static void table_begin(struct hw_emitter *e, struct em_table_state *ts)
 		}
 		ts->row_max += EM_LEAD_MAX + EM_CELL_STR_MAX + FMT_ROOM;
 	}
+	packed_plan(ts);
 	if (t->key && !(t->flags & EM_TB_LINES))
 		open_container(e, t->key, '[');
 }
@@ -345,6 +372,63 @@ static void row(struct hw_emitter *e, const struct em_table_state *ts,
 	em_put_char(e, '}');
 }
 
+/* A packed row (emit.h): the loop of members() without a value's kind
+   to ask, cell by cell, or a cell to skip.  */
+static void row_packed(struct hw_emitter *e, const struct em_table_state *ts,
+		       const struct em_packed_row *r)
+{
+	bool lines = ts->t->flags & EM_TB_LINES;
+	if (!lines)
+		prefix(e, container(e, e->depth), NULL, 0);
+	char *p = em_reserve(e, ts->row_max);
+	*p++ = '{';
+	unsigned first = 1;
+	for (uint32_t m = r->cols & ~r->text_only & ts->packed_cols; m;
+	     m &= m - 1) {
+		unsigned i = (unsigned)__builtin_ctz(m);
+		const struct em_cell_plan *cp = &ts->cells[ts->cell_of[i]];
+		uint64_t w = r->w[i];
+		memcpy(p, cp->lead + first, EM_LEAD_MAX);
+		p += cp->leadlen - first;
+		first = 0;
+		switch (cp->kind) {
+		case EM_K_U64:
+			p = fmt_dec(p, w);
+			break;
+		case EM_K_I64:
+			p = fmt_i64(p, (int64_t)w);
+			break;
+		case EM_K_ADDR:
+			memcpy(p, "\"0x", 3);
+			p = fmt_hex(p + 3, w, 0);
+			*p++ = '"';
+			break;
+		case EM_K_BOOL:
+			if (w) {
+				memcpy(p, "true", 4);
+				p += 4;
+			} else {
+				memcpy(p, "false", 5);
+				p += 5;
+			}
+			break;
+		default: { /* EM_K_STR: a word; past the words, the last */
+			uint64_t k = w < cp->nwords ? w : cp->nwords - 1u;
+			*p = '"';
+			memcpy(p + 1, cp->words + k * EM_WORD_ROOM,
+			       EM_WORD_ROOM);
+			p += 1 + cp->wordlen[k];
+			*p++ = '"';
+			break;
+		}
+		}
+	}
+	*p++ = '}';
+	if (lines)
+		*p++ = '\n';
+	em_advance_to(e, p);
+}
+
 static void row_open(struct hw_emitter *e, const struct em_table_state *ts,
 		     const struct em_val *v)
 {
@@ -392,6 +476,7 @@ const struct em_renderer em_json_renderer = {
 	.table_begin = table_begin,
 	.table_end = table_end,
 	.row = row,
+	.row_packed = row_packed,
 	.row_open = row_open,
 	.row_close = row_close,
 	.note = note,

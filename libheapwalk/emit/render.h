@@ -52,6 +52,8 @@ struct em_frame {
 #define EM_POST_MAX 16
 /* A string cell longer than this takes the general path.  */
 #define EM_CELL_STR_MAX 64
+/* A packed column of more words than this is unpacked (emit.c).  */
+#define EM_MAX_WORDS 32
 
 struct em_cell_plan {
 	uint8_t col;                  /* into the columns and a row's values */
@@ -62,6 +64,10 @@ struct em_cell_plan {
 	int8_t width;
 	char lead[EM_LEAD_MAX + 1];
 	char post[EM_POST_MAX];
+	/* A packed table's column (emit.h: em_field.kind, words).  */
+	uint8_t kind, nwords;
+	const char *words;
+	uint8_t wordlen[EM_MAX_WORDS];
 };
 
 struct em_table_state {
@@ -73,6 +79,12 @@ struct em_table_state {
 	/* Bytes a row can take on the fast path (one reservation covers
 	   it), the slack of the fixed-size copies included.  */
 	size_t row_max;
+	/* Packed rows (em_row_packed): the renderer's row_packed takes this
+	   table's; the columns it writes (bit i: column i), and each one's
+	   cell.  */
+	bool packed;
+	uint32_t packed_cols;
+	uint8_t cell_of[EM_MAX_COLS];
 	struct em_cell_plan cells[EM_MAX_COLS];
 };
 
@@ -102,6 +114,11 @@ struct em_renderer {
 	/* A whole row; no frame is pushed for it (the hot path).  */
 	void (*row)(struct hw_emitter *e, const struct em_table_state *ts,
 		    const char *key, const struct em_val *v);
+	/* A packed row, when table_begin set ts->packed (NULL: emit.c
+	   unpacks it for row).  */
+	void (*row_packed)(struct hw_emitter *e,
+			   const struct em_table_state *ts,
+			   const struct em_packed_row *r);
 	/* A row with records nested in it: row_open runs after its frame
 	   is pushed, row_close before it is popped.  */
 	void (*row_open)(struct hw_emitter *e, const struct em_table_state *ts,

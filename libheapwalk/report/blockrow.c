@@ -2,43 +2,61 @@
 #include "../alloc/alloc.h"
 #include "blockrow.h"
 
+/* The states as words (emit.h: each in EM_WORD_ROOM bytes).  */
+static const char state_words[2][EM_WORD_ROOM] = { "free", "used" };
+_Static_assert(HW_WHERE_NAME_ROOM == EM_WORD_ROOM,
+	       "the places' names are a packed column's words");
+
 const struct em_field hw_block_cols[HW_NBLOCK_COLS + 1] = {
 	{ .width = -6, .only = EM_TEXT_ONLY },
 	{ .key = "addr", .label = "address", .width = -18, .form = EM_T_HEX0,
-	  .digits = 16 },
-	{ .key = "size", .label = "size", .width = 12 },
-	{ .key = "state", .label = "state", .join = "  ", .width = -5 },
-	{ .key = "where", .label = "where", .width = -13 },
-	{ .key = "arena", .label = "arena", .width = 5 },
-	{ .key = "extent", .only = EM_JSON_ONLY },
-	{ .key = "szind", .only = EM_JSON_ONLY },
+	  .digits = 16, .kind = EM_K_ADDR },
+	{ .key = "size", .label = "size", .width = 12, .kind = EM_K_U64 },
+	{ .key = "state", .label = "state", .join = "  ", .width = -5,
+	  .kind = EM_K_STR, .words = state_words[0], .nwords = 2 },
+	{ .key = "where", .label = "where", .width = -13, .kind = EM_K_STR,
+	  .words = hw_where_names[0], .nwords = HW_WHERE_COUNT + 1 },
+	{ .key = "arena", .label = "arena", .width = 5, .kind = EM_K_I64 },
+	{ .key = "extent", .only = EM_JSON_ONLY, .kind = EM_K_ADDR },
+	{ .key = "szind", .only = EM_JSON_ONLY, .kind = EM_K_U64 },
 	{ .key = "chunk", .label = "chunk", .join = "  ", .width = -18,
-	  .form = EM_T_HEX0, .digits = 16 },
-	{ .key = "chunk_size", .label = "chunk size", .width = 10 },
-	{ .key = "orphaned", .only = EM_JSON_ONLY },
+	  .form = EM_T_HEX0, .digits = 16, .kind = EM_K_ADDR },
+	{ .key = "chunk_size", .label = "chunk size", .width = 10,
+	  .kind = EM_K_U64 },
+	{ .key = "orphaned", .only = EM_JSON_ONLY, .kind = EM_K_BOOL },
 };
-_Static_assert(HW_WHERE_NAME_ROOM >= EM_WORD_ROOM,
-	       "a place's name is copied as a word");
 
-/* The states as words (emit.h: each in EM_WORD_ROOM bytes).  */
-static const char state_words[2][EM_WORD_ROOM] = { "free", "used" };
+/* The columns by bit (hw_block_cols + 1).  */
+enum {
+	COL_ALWAYS = 0x1f,         /* addr, size, state, where, arena */
+	COL_EXTENT = 0x60,         /* extent, szind */
+	COL_CHUNK = 0x180,         /* chunk, chunk_size */
+	COL_ORPHANED = 0x200,
+};
+
+void hw_block_pack(struct em_packed_row *r, const struct hw_chunk *ch)
+{
+	/* A jemalloc block names its extent (a column text leaves out);
+	   its own start and size stand in text only where a chunk's are.  */
+	uint32_t extent = ch->extent ? COL_EXTENT : 0;
+	r->cols = COL_ALWAYS | COL_CHUNK | extent |
+		  (ch->orphan ? COL_ORPHANED : 0);
+	r->text_only = extent ? COL_CHUNK : 0;
+	r->w[0] = ch->addr;
+	r->w[1] = ch->size;
+	r->w[2] = ch->used;
+	r->w[3] = (unsigned)ch->where;
+	r->w[4] = (uint64_t)(int64_t)ch->arena;
+	r->w[5] = ch->extent;
+	r->w[6] = ch->szind;
+	r->w[7] = ch->chunk;
+	r->w[8] = ch->chunk_size;
+	r->w[9] = 1;
+}
 
 void hw_block_vals(struct em_val *v, const struct hw_chunk *ch)
 {
-	bool extent = ch->extent != 0;
-	uint8_t chunk_only = extent ? EM_TEXT_ONLY : EM_BOTH;
-	v[0] = ev_addr(ch->addr);
-	v[1] = ev_u64(ch->size);
-	v[2] = ev_word(state_words[ch->used], 4);
-	v[3] = ev_word(hw_where_name((enum hw_where)ch->where),
-		       hw_where_name_len((enum hw_where)ch->where));
-	v[4] = ev_i64(ch->arena);
-	v[5] = extent ? ev_addr(ch->extent) : ev_absent();
-	v[6] = extent ? ev_u64(ch->szind) : ev_absent();
-	v[7] = (struct em_val){ .kind = EM_K_ADDR, .only = chunk_only,
-				.u = ch->chunk };
-	v[8] = (struct em_val){ .kind = EM_K_U64, .only = chunk_only,
-				.u = ch->chunk_size };
-	/* Free in a list that no longer reaches it (damage): only then.  */
-	v[9] = ch->orphan ? ev_bool(true) : ev_absent();
+	struct em_packed_row r;
+	hw_block_pack(&r, ch);
+	em_unpack(hw_block_cols + 1, HW_NBLOCK_COLS, &r, v);
 }

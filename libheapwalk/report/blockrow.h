@@ -16,7 +16,9 @@
 #define HW_NBLOCK_COLS 10   /* a block's values: all columns but the first */
 extern const struct em_field hw_block_cols[HW_NBLOCK_COLS + 1];
 
-/* Block ch as HW_NBLOCK_COLS values, for hw_block_cols + 1.  */
+/* Block ch as a packed row of hw_block_cols + 1 (`chunks`, millions of
+   rows), or as its HW_NBLOCK_COLS values.  */
+void hw_block_pack(struct em_packed_row *r, const struct hw_chunk *ch);
 void hw_block_vals(struct em_val *v, const struct hw_chunk *ch);
 
 #endif /* HW_REPORT_BLOCKROW_H */
