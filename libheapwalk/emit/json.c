@@ -380,17 +380,16 @@ static void row_packed(struct hw_emitter *e, const struct em_table_state *ts,
 	bool lines = ts->t->flags & EM_TB_LINES;
 	if (!lines)
 		prefix(e, container(e, e->depth), NULL, 0);
-	char *p = em_reserve(e, ts->row_max);
-	*p++ = '{';
-	unsigned first = 1;
+	/* Every cell with its comma: the first one's is made the '{'.  */
+	char *row = em_reserve(e, ts->row_max), *p = row;
+	*p = '{';
 	for (uint32_t m = r->cols & ~r->text_only & ts->packed_cols; m;
 	     m &= m - 1) {
 		unsigned i = (unsigned)__builtin_ctz(m);
 		const struct em_cell_plan *cp = &ts->cells[ts->cell_of[i]];
 		uint64_t w = r->w[i];
-		memcpy(p, cp->lead + first, EM_LEAD_MAX);
-		p += cp->leadlen - first;
-		first = 0;
+		memcpy(p, cp->lead, EM_LEAD_MAX);
+		p += cp->leadlen;
 		switch (cp->kind) {
 		case EM_K_U64:
 			p = fmt_dec(p, w);
@@ -423,6 +422,9 @@ static void row_packed(struct hw_emitter *e, const struct em_table_state *ts,
 		}
 		}
 	}
+	if (p == row)
+		p++;
+	*row = '{';
 	*p++ = '}';
 	if (lines)
 		*p++ = '\n';

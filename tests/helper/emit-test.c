@@ -3,9 +3,9 @@
  * Each case emits its records once and checks both forms against the
  * text written here by hand: layout of key/values and sections, tables
  * (text order, one-form columns, absent values, keyed rows, nesting, id
- * lines), JSON escaping, the fast paths' limits (long strings and keys),
- * number formatting against printf, buffering past the emitter's buffer,
- * and a sink that fails.  Built and run by tests/t0026-emitter.sh with
+ * lines), packed rows, JSON escaping, the fast paths' limits (long
+ * strings and keys), number formatting against printf (SSE2 or not),
+ * buffering past the emitter's buffer, and a sink that fails.  Built and run by tests/t0026-emitter.sh with
  * ASan and UBSan.  Prints "ok N cases" or the first differences; exits 1
  * on any.
  */
@@ -16,6 +16,8 @@
 
 #include "emit/emit.h"
 #include "emit/format.h"
+
+#define LONG_KEY_P "a_member_name_longer_than_the_fast_path_allows"
 
 static int failures, cases;
 
@@ -231,6 +233,66 @@ static void lines(struct hw_emitter *e)
 			ev_i64(-i), ev_dbl(i / 3.0) });
 	em_table_end(e);
 	em_note(e, "(the end)");
+}
+
+/* ---- packed rows -------------------------------------------------------- */
+
+static const char STATE_WORDS[3][EM_WORD_ROOM] = { "free", "used", "?" };
+static const struct em_field PACKED_COLS[] = {
+	{ .key = "addr", .label = "address", .width = -10, .form = EM_T_HEX0,
+	  .digits = 8, .kind = EM_K_ADDR },
+	{ .key = "size", .label = "size", .width = 6, .kind = EM_K_U64 },
+	{ .key = "state", .label = "state", .width = -5, .kind = EM_K_STR,
+	  .words = STATE_WORDS[0], .nwords = 3 },
+	{ .key = "arena", .label = "arena", .width = 5, .kind = EM_K_I64 },
+	{ .key = "extent", .only = EM_JSON_ONLY, .kind = EM_K_ADDR },
+	{ .key = "chunk", .label = "chunk", .width = 8, .kind = EM_K_ADDR },
+	{ .key = "orphaned", .only = EM_JSON_ONLY, .kind = EM_K_BOOL },
+	{ .label = "t", .width = 2, .only = EM_TEXT_ONLY, .kind = EM_K_U64 },
+};
+static const struct em_table PACKED_LINES = {
+	.cols = PACKED_COLS, .ncols = 8, .flags = EM_TB_LINES };
+static const struct em_table PACKED_KEYED = {
+	.key = "rows", .cols = PACKED_COLS, .ncols = 8, .flags = EM_TB_NO_HEADER };
+/* A key too long for the fast path: every row unpacked.  */
+static const struct em_field PACKED_LONG_COLS[] = {
+	{ .key = LONG_KEY_P, .label = "k", .width = 3, .kind = EM_K_U64 },
+	{ .key = "b", .label = "b", .width = 2, .kind = EM_K_BOOL },
+};
+static const struct em_table PACKED_LONG = {
+	.key = "long", .cols = PACKED_LONG_COLS, .ncols = 2,
+	.flags = EM_TB_NO_HEADER };
+
+static void packed_rows(struct hw_emitter *e)
+{
+	static const struct em_packed_row rows[] = {
+		/* every column */
+		{ .cols = 0xff, .w = { 0x55aa10, 100, 1, 0, 0xe0, 0x55aa00, 1,
+				       7 } },
+		/* extent absent; chunk in text only; a negative arena; a
+		   word index past the words (the last one) */
+		{ .cols = 0xaf, .text_only = 0x20,
+		  .w = { 0xffffffffffffffff, 0, 9, (uint64_t)-1, 0, 0x10, 0,
+			 8 } },
+		/* nothing at all */
+		{ .cols = 0 },
+		/* no value for the first column */
+		{ .cols = 0x06, .w = { 0, 18446744073709551615ull, 0 } },
+	};
+	em_table_begin(e, &PACKED_LINES);
+	for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++)
+		em_row_packed(e, &rows[i]);
+	em_table_end(e);
+	em_doc_begin(e);
+	em_table_begin(e, &PACKED_KEYED);
+	em_row_packed(e, &rows[0]);
+	em_row_packed(e, &rows[1]);
+	em_table_end(e);
+	em_table_begin(e, &PACKED_LONG);
+	em_row_packed(e, &(const struct em_packed_row){ .cols = 3,
+							.w = { 5, 0 } });
+	em_table_end(e);
+	em_doc_end(e);
 }
 
 /* ---- the fast paths' limits -------------------------------------------- */
@@ -460,6 +522,29 @@ int main(void)
 	      "0x0001     2\n"
 	      "a 3\n",
 	      "{\"limits\":[\"no auxv\"],\"a\":3}\n");
+	check("packed rows", packed_rows,
+	      "address      size state arena    chunk  t\n"
+	      "0x0055aa10    100 used      0 0x55aa00  7\n"
+	      "0xffffffffffffffff      0 ?        -1     0x10  8\n"
+	      /* absent cells are empty, padded as any other */
+	      "                                         \n"
+	      "           18446744073709551615 free                   \n"
+	      "0x0055aa10    100 used      0 0x55aa00  7\n"
+	      "0xffffffffffffffff      0 ?        -1     0x10  8\n"
+	      "  5 no\n",
+	      "{\"addr\":\"0x55aa10\",\"size\":100,\"state\":\"used\","
+	      "\"arena\":0,\"extent\":\"0xe0\",\"chunk\":\"0x55aa00\","
+	      "\"orphaned\":true}\n"
+	      "{\"addr\":\"0xffffffffffffffff\",\"size\":0,\"state\":\"?\","
+	      "\"arena\":-1}\n"
+	      "{}\n"
+	      "{\"size\":18446744073709551615,\"state\":\"free\"}\n"
+	      "{\"rows\":[{\"addr\":\"0x55aa10\",\"size\":100,"
+	      "\"state\":\"used\",\"arena\":0,\"extent\":\"0xe0\","
+	      "\"chunk\":\"0x55aa00\",\"orphaned\":true},"
+	      "{\"addr\":\"0xffffffffffffffff\",\"size\":0,\"state\":\"?\","
+	      "\"arena\":-1}],"
+	      "\"long\":[{\"" LONG_KEY_P "\":5,\"b\":false}]}\n");
 	numbers();
 	buffering();
 	sink_failure();
