@@ -664,11 +664,11 @@ static inline uint64_t pm_reveal(const struct pm_state *p,
 
 /* Is the in-use chunk `chunk` (size sz) of heap h, whose bytes are at
    mem (or NULL), a fastbin entry, by a guess (linksums.c says how)?  If
-   so it is tagged and hashed.  Inline: the walk asks for every small
-   chunk in use.  */
-static inline bool pm_fast_guess(struct pm_state *p, struct pm_heap *h,
-				 uint64_t chunk, uint64_t sz,
-				 const uint8_t *mem)
+   so it is tagged and hashed.  Inline, always: the walk asks for every
+   small chunk in use.  */
+static inline __attribute__((always_inline)) bool
+pm_fast_guess(struct pm_state *p, struct pm_heap *h, uint64_t chunk,
+	      uint64_t sz, const uint8_t *mem)
 {
 	const struct pm_arena *ar = &p->arenas[h->arena];
 	uint64_t i = sz / 16 - 2;
