@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "alloc/alloc.h"
+#include "alloc/mallocng/recognise.h"
 #include "arch/arch.h"
 #include "internal.h"
 #include "sym/sym.h"
@@ -413,7 +414,11 @@ static enum hw_status no_allocator(struct hw_session *s,
 		if (f[i].why[0])
 			why = f[i].why;
 	}
-	if (why[0])
+	char musl[sizeof s->err];
+	/* A musl program is one, not a glibc without its arena.  */
+	if (st == HW_NO_ALLOCATOR && hw_mallocng_recognise(s, musl, sizeof musl))
+		snprintf(s->err, sizeof s->err, "%s", musl);
+	else if (why[0])
 		snprintf(s->err, sizeof s->err, "%s", why);
 	else
 		hw_error(s, HW_NO_ALLOCATOR, "'%s': no supported allocator found",

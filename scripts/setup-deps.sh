@@ -22,11 +22,13 @@ die() { printf 'setup-deps: %s\n' "$*" >&2; exit 1; }
 # -lbz2 beside the libraries above; tests/t0035 links examples/triage.c so).
 # libgoogle-perftools-dev: gperftools' tcmalloc (its minimal and full
 # libraries and headers), which the tcmalloc corpus links (corpora/tcmalloc).
+# musl-tools (musl-gcc, with musl and musl-dev): the musl programs of
+# corpora/musl (tests/t0480-musl-recognised.sh).
 needed=(groff-base mandoc man-db libxml2-utils librsvg2-bin
     pkg-config g++ libelf-dev libdw-dev elfutils gdb gdbserver gdb-multiarch libc6-dbg binutils file time
     clang libclang-rt-dev libprotobuf-c-dev protobuf-c-compiler zlib1g-dev protobuf-compiler
     libzstd-dev liblzma-dev liblz4-dev zstd xz-utils lz4 libbz2-dev
-    libgoogle-perftools-dev)
+    libgoogle-perftools-dev musl-tools)
 
 # Elsewhere nothing is installed: say what the build and the tests need,
 # and go on when the libraries are there.

@@ -14,14 +14,16 @@
 #include <sys/stat.h>
 
 #include "../../sym/sym.h"
+#include "../mallocng/recognise.h"
 #include "ptmalloc.h"
 
 static bool is_libc_path(const char *path)
 {
 	const char *base = strrchr(path, '/');
 	base = base ? base + 1 : path;
-	return strncmp(base, "libc.so", 7) == 0 ||
-	       strncmp(base, "libc-2.", 7) == 0;
+	/* (musl's libc is a libc.so too.)  */
+	return (strncmp(base, "libc.so", 7) == 0 ||
+		strncmp(base, "libc-2.", 7) == 0) && !hw_musl_path(path);
 }
 
 /* Is t->files[i] the first mapping of a libc copy?  A process may hold
@@ -556,11 +558,13 @@ static const char *glibc_symbol_evidence(const struct hw_syms *syms,
 		{ "__libc_malloc", "symbol __libc_malloc in the executable" },
 		{ "malloc_trim", "symbol malloc_trim in the executable" },
 	};
-	for (size_t i = 0; i < sizeof sym / sizeof sym[0]; i++) {
-		uint64_t addr, size;
+	uint64_t addr, size;
+	/* A static musl has a __libc_malloc too (mallocng/recognise.c).  */
+	if (hw_musl_symbols(syms, m))
+		return NULL;
+	for (size_t i = 0; i < sizeof sym / sizeof sym[0]; i++)
 		if (hw_syms_lookup(syms, m, sym[i].name, &addr, &size, NULL))
 			return sym[i].says;
-	}
 	return NULL;
 }
 

@@ -1,0 +1,92 @@
+#!/bin/bash
+# A musl program is named as one, never taken for a glibc (heapwalk does
+# not walk musl's allocators yet): corpora/musl/recognise1.c and bump1.c
+# built with Debian's musl-gcc, their cores written by gdb's gcore (the
+# same whatever core_pattern says).  mallocng's context is found by its
+# symbol in a static build, at that address again in a stripped copy (by
+# the secret AT_RANDOM gives, checked against its first meta area), and
+# in musl's libc.so for a dynamic build; a static program that never
+# frees has musl's bump allocator, one stopped before its first
+# allocation a context not set up yet; a live dynamic program the same as
+# its core, and it is left running.  Each time exit 4, one line.
+# shellcheck source=tests/lib.sh
+. "$(dirname "$0")/lib.sh"
+need_heapwalk
+need_cmd musl-gcc gdb nm strip
+
+src=$TOP/corpora/musl
+musl-gcc -O1 -g -static -o "$T/ngs" "$src/recognise1.c" ||
+	fail "musl-gcc -static failed"
+musl-gcc -O1 -g -o "$T/ngd" "$src/recognise1.c" || fail "musl-gcc failed"
+musl-gcc -O1 -g -static -o "$T/bump" "$src/bump1.c" ||
+	fail "musl-gcc -static (bump1.c) failed"
+strip -o "$T/ngs-stripped" "$T/ngs"
+
+# gcore_of NAME ARGS...: run $T/NAME ARGS under gdb to its abort and write
+# $T/NAME.core.
+gcore_of() {
+	local name=$1
+	shift
+	(cd "$T" && gdb -batch -nx -ex run -ex "gcore $T/$name.core" \
+		--args "$T/$name" "$@") >"$T/$name.gdb" 2>&1 || true
+	[ -s "$T/$name.core" ] || {
+		tail -n 20 "$T/$name.gdb" >&2
+		fail "gdb wrote no core of $name"
+	}
+}
+
+# named CORE WANT...: heapwalk summary of CORE exits 4 with one line that
+# says each WANT and never calls the program a glibc one.
+named() {
+	local core=$1 w
+	shift
+	hw "$T/out" "$T/err" "$core" summary
+	expect_rc 4
+	one_error_line "$T/err" "heapwalk ${core##*/} summary"
+	for w; do
+		has -F -- "$w" <"$T/err" ||
+			fail "${core##*/}: the message does not say '$w': $(cat "$T/err")"
+	done
+	# (Only where it says what heapwalk does walk.)
+	! sed "s/walks glibc's ptmalloc//" "$T/err" | has -i glibc ||
+		fail "${core##*/}: called a glibc program: $(cat "$T/err")"
+	say "${core##*/}: $(sed "s|.*core': ||" "$T/err" | cut -c1-110)"
+}
+
+ctx=$(nm "$T/ngs" | sed -n 's/^0*\([0-9a-f]*\) [bBdD] __malloc_context$/0x\1/p')
+[ -n "$ctx" ] || fail "no __malloc_context in the static build's symbols"
+
+gcore_of ngs alloc
+named "$T/ngs.core" "musl libc's malloc (mallocng" "context at $ctx" \
+	"symbol __malloc_context"
+gcore_of ngs-stripped alloc
+named "$T/ngs-stripped.core" "musl libc's malloc (mallocng" \
+	"context at $ctx" "secret from AT_RANDOM"
+gcore_of ngd alloc
+named "$T/ngd.core" "musl libc's malloc (mallocng" "-linux-musl/libc.so"
+cp "$T/ngs" "$T/idle"
+gcore_of idle idle
+named "$T/idle.core" "context at $ctx" "is not set up"
+gcore_of bump
+named "$T/bump.core" "musl libc's bump allocator"
+
+# Live: the dynamic build waits on a pipe the test holds open.
+mkfifo "$T/in"
+"$T/ngd" wait <"$T/in" >"$T/ready" &
+pid=$!
+exec 3>"$T/in"
+for _ in $(seq 1 6000); do
+	grep -q ready "$T/ready" 2>/dev/null && break
+	sleep 0.01
+done
+grep -q ready "$T/ready" || { exec 3>&-; fail "the live program never got ready"; }
+hw "$T/out" "$T/err" --pid "$pid" summary
+expect_rc 4
+state=$(sed -n 's/^State:\t\(.\).*/\1/p' "/proc/$pid/status")
+exec 3>&-
+wait "$pid" || fail "the live program did not exit 0 once its input closed"
+[ "$state" != T ] && [ "$state" != t ] ||
+	fail "--pid left the musl program stopped (state $state)"
+has -F "musl libc's malloc (mallocng" <"$T/err" ||
+	fail "--pid: $(cat "$T/err")"
+say "live: $(sed "s|.*': ||" "$T/err" | cut -c1-110)"
