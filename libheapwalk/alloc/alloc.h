@@ -49,14 +49,13 @@ enum hw_where {
 	HW_WHERE_COUNT
 };
 
-/* The name of a place, and its length.  Each name is stored in
-   HW_WHERE_NAME_ROOM bytes, NUL-padded, which may all be read (a
-   renderer copies a name as one block: emit.h's ev_word).  */
+/* The name of a place.  Each name is stored in HW_WHERE_NAME_ROOM
+   bytes, NUL-padded, which may all be read (a renderer copies a name as
+   one block: the words of a packed column, emit.h).  */
 #define HW_WHERE_NAME_ROOM 16
 const char *hw_where_name(enum hw_where w);
 /* All of them, indexed by place (HW_WHERE_COUNT's is "?").  */
 extern const char hw_where_names[HW_WHERE_COUNT + 1][HW_WHERE_NAME_ROOM];
-unsigned hw_where_name_len(enum hw_where w);
 
 struct hw_chunk {
 	uint64_t addr;        /* what malloc returned (user pointer) */

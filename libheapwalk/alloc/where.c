@@ -3,7 +3,7 @@
  */
 #include "alloc.h"
 
-/* Each name once: the names and their lengths are made from this list.  */
+/* Each name once: the table and its size checks are made from this list.  */
 #define WHERE_NAMES(X) \
 	X(HW_WHERE_HEAP, "heap")           X(HW_WHERE_MMAPPED, "mmapped") \
 	X(HW_WHERE_TCACHE, "tcache")       X(HW_WHERE_FASTBIN, "fastbin") \
@@ -19,14 +19,12 @@
 	X(HW_WHERE_COUNT, "?")
 
 #define NAME(w, name) [w] = name,
-#define LEN(w, name) [w] = sizeof name - 1,
 /* (A name must leave room for its NUL within the padding.)  */
 #define FITS(w, name) _Static_assert(sizeof name <= HW_WHERE_NAME_ROOM, \
 				     "place name too long: " name);
 const char hw_where_names[HW_WHERE_COUNT + 1][HW_WHERE_NAME_ROOM] = {
 	WHERE_NAMES(NAME)
 };
-static const uint8_t where_lens[HW_WHERE_COUNT + 1] = { WHERE_NAMES(LEN) };
 WHERE_NAMES(FITS)
 
 static unsigned where_index(enum hw_where w)
@@ -37,9 +35,4 @@ static unsigned where_index(enum hw_where w)
 const char *hw_where_name(enum hw_where w)
 {
 	return hw_where_names[where_index(w)];
-}
-
-unsigned hw_where_name_len(enum hw_where w)
-{
-	return where_lens[where_index(w)];
 }

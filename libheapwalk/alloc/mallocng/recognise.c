@@ -75,42 +75,34 @@ static bool ctx_at(struct hw_target *t, uint64_t c, uint64_t secret)
 	       nslots == AREA_SLOTS;
 }
 
-/* A context in the writable data of the file mapped at [lo, hi): by the
-   symbol, else by its shape; 0 when none.  */
-static uint64_t find_ctx(struct hw_session *s, uint64_t lo, uint64_t hi,
-			 uint64_t secret, const char **how)
+/* A context in the writable data of the file mapped at [lo, hi), by its
+   shape; 0 when none.  Each run of bytes the core holds is read in
+   place, word by word.  */
+static uint64_t scan_ctx(struct hw_target *t, uint64_t lo, uint64_t hi,
+			 uint64_t secret)
 {
-	struct hw_target *t = s->target;
-	struct hw_module m;
-	uint64_t addr, size;
-	if (s->syms && hw_syms_module_at(s->syms, lo, &m) &&
-	    hw_syms_lookup(s->syms, &m, "__malloc_context", &addr, &size,
-			   NULL) && ctx_at(t, addr, secret)) {
-		*how = "symbol __malloc_context";
-		return addr;
-	}
 	struct hw_addr_range r[MAX_RANGES];
 	size_t n = hw_module_data(t, lo, hi, r, MAX_RANGES);
 	for (size_t i = 0; i < n; i++) {
-		for (uint64_t a = (r[i].start + 7) & ~7ull; a + 72 <= r[i].end;
-		     a += 8) {
+		uint64_t a = (r[i].start + 7) & ~7ull, end = r[i].end;
+		while (a + 72 <= end) {
 			const uint8_t *data;
 			uint64_t run = hw_readable_run(t, a, &data);
-			if (!run) {
-				/* Not in the core: skip to the next page. */
-				a = (a | 4095) - 7;
+			if (!run) {     /* not in the core: the next page */
+				a = (a | 4095) + 1;
 				continue;
 			}
-			uint64_t w;
-			memcpy(&w, data, 8);
-			if (w && (!secret || w == secret) && ctx_at(t, a, secret)) {
-				*how = secret ? "the secret from AT_RANDOM, "
-						"checked against its first meta "
-						"area"
-					      : "its shape (its first meta area "
-						"repeats its secret)";
-				return a;
+			uint64_t from = a, stop = a + run < end ? a + run : end;
+			for (; a + 8 <= stop && a + 72 <= end; a += 8) {
+				uint64_t w;
+				memcpy(&w, data + (a - from), 8);
+				if (w && (!secret || w == secret) &&
+				    ctx_at(t, a, secret))
+					return a;
 			}
+			/* (A word across two runs is no context's.)  */
+			if (a < stop)
+				a = (stop + 7) & ~7ull;
 		}
 	}
 	return 0;
@@ -126,12 +118,24 @@ bool hw_mallocng_recognise(struct hw_session *s, char *why, size_t len)
 		if (hw_musl_path(t->files[i].path))
 			musl = t->files[i].path;
 	/* Dynamic: musl's libc.so (the dynamic linker too) holds the
-	   context; static: the executable.  */
+	   context; static: the executable.  By its symbol where the file
+	   has one, else by its shape.  */
 	const char *home = musl ? musl : t->exe;
-	uint64_t lo = 0, hi = 0, ctx = 0;
-	const char *how = "";
-	if (home && hw_file_range(t, home, &lo, &hi))
-		ctx = find_ctx(s, lo, hi, secret, &how);
+	uint64_t lo = 0, hi = 0, sym = 0, size, ctx = 0;
+	struct hw_module m;
+	bool have = home && hw_file_range(t, home, &lo, &hi);
+	bool mod = have && s->syms && hw_syms_module_at(s->syms, lo, &m);
+	if (mod && !hw_syms_lookup(s->syms, &m, "__malloc_context", &sym,
+				   &size, NULL))
+		sym = 0;
+	const char *how = "symbol __malloc_context";
+	if (sym && ctx_at(t, sym, secret))
+		ctx = sym;
+	else if (have && (ctx = scan_ctx(t, lo, hi, secret)))
+		how = secret ? "the secret from AT_RANDOM, checked against its "
+			       "first meta area"
+			     : "its shape (its first meta area repeats its "
+			       "secret)";
 	if (ctx) {
 		snprintf(why, len, "'%s': musl libc's malloc (mallocng, musl "
 			 "1.2.1 or later) found in %s: its context at 0x%llx "
@@ -140,18 +144,15 @@ bool hw_mallocng_recognise(struct hw_session *s, char *why, size_t len)
 			 home, (unsigned long long)ctx, how);
 		return true;
 	}
-	struct hw_module m;
-	uint64_t addr, size;
-	bool mod = home && s->syms && hw_syms_module_at(s->syms, lo, &m);
-	if (mod && hw_syms_lookup(s->syms, &m, "__malloc_context", &addr,
-				  &size, NULL)) {
+	if (sym) {
 		snprintf(why, len, "'%s': musl libc's malloc (mallocng) found "
 			 "in %s, but its context at 0x%llx (symbol "
 			 "__malloc_context) is not set up: the program had not "
 			 "allocated yet, or the context is overwritten", core,
-			 home, (unsigned long long)addr);
+			 home, (unsigned long long)sym);
 		return true;
 	}
+	uint64_t addr;
 	if (mod && hw_syms_lookup(s->syms, &m, "__simple_malloc", &addr, &size,
 				  NULL)) {
 		snprintf(why, len, "'%s': musl libc's bump allocator found in "
