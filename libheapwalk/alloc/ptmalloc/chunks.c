@@ -393,6 +393,16 @@ static bool size_fits(uint64_t c, uint64_t sz, uint64_t end)
 	return sz >= PM_MINSIZE && !(sz & 15) && sz <= end - c;
 }
 
+/* Chunk c of size sz's bounds in *out.  */
+static inline void chunk_bounds(const struct pm_state *p,
+				struct hw_chunk *out, uint64_t c, uint64_t sz)
+{
+	out->chunk = c;
+	out->chunk_size = sz;
+	out->addr = c + PM_HDR;
+	out->size = sz - p->l.usable_slack;
+}
+
 /* Hand chunk c (size sz, header `field`, the next header `nfield`) to
    fn through *out.  Inline, always: eleven arguments, five of them on
    the stack, for every chunk.  */
@@ -401,10 +411,7 @@ deliver(struct pm_state *p, struct pm_heap *h, struct hw_chunk *out,
 	uint64_t c, uint64_t sz, uint64_t field, uint64_t nfield,
 	const uint8_t *mem, hw_chunk_fn *fn, void *cookie, unsigned mode)
 {
-	out->chunk = c;
-	out->chunk_size = sz;
-	out->addr = c + PM_HDR;
-	out->size = sz - p->l.usable_slack;
+	chunk_bounds(p, out, c, sz);
 	out->orphan = false;
 	classify(p, h, out, (nfield & PM_PREV_INUSE) != 0, mem, mode);
 	/* glibc keeps the A bit only on chunks in use (by header):
@@ -443,10 +450,7 @@ static inline bool settle_plain(struct pm_state *p, struct pm_heap *h,
 		used = !tcached && !((mode & GUESS_FAST) &&
 				     pm_fast_guess(p, h, c, sz, mem));
 	}
-	out->chunk = c;
-	out->chunk_size = sz;
-	out->addr = c + PM_HDR;
-	out->size = sz - p->l.usable_slack;
+	chunk_bounds(p, out, c, sz);
 	out->used = used;
 	return true;
 }
