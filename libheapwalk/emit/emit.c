@@ -254,6 +254,7 @@ void em_table_begin(struct hw_emitter *e, const struct em_table *t)
 	struct em_table_state *ts = &e->tables[e->ntables++];
 	ts->t = t;
 	ts->packed = false;
+	ts->nplans = ts->next_plan = 0;
 	e->r->table_begin(e, ts);
 }
 
@@ -339,7 +340,7 @@ void em_row_packed(struct hw_emitter *e, const struct em_packed_row *r)
 {
 	if (e->hidden || !e->ntables)
 		return;
-	const struct em_table_state *ts = &e->tables[e->ntables - 1];
+	struct em_table_state *ts = &e->tables[e->ntables - 1];
 	if (e->r->row_packed && ts->packed) {
 		e->r->row_packed(e, ts, r);
 		return;

@@ -10,6 +10,26 @@ const char fmt_dec_pairs[200] =
 	"40414243444546474849505152535455565758596061626364656667686970717273747576777879"
 	"8081828384858687888990919293949596979899";
 
+/* 0 ... 9999: each an 8-byte entry, its four digits with leading zeros,
+   then at [7] how many of them it has without; the digits are one 4-byte
+   copy started past the zeros (it runs into the entry's tail).  */
+#define QUAD_LEN(a, b, c) ((a) != '0' ? 4 : (b) != '0' ? 3 : (c) != '0' ? 2 : 1)
+#define QUAD(a, b, c, d) { a, b, c, d, 0, 0, 0, QUAD_LEN(a, b, c) }
+#define QUAD1(a, b, c) QUAD(a, b, c, '0'), QUAD(a, b, c, '1'), \
+	QUAD(a, b, c, '2'), QUAD(a, b, c, '3'), QUAD(a, b, c, '4'), \
+	QUAD(a, b, c, '5'), QUAD(a, b, c, '6'), QUAD(a, b, c, '7'), \
+	QUAD(a, b, c, '8'), QUAD(a, b, c, '9')
+#define QUAD2(a, b) QUAD1(a, b, '0'), QUAD1(a, b, '1'), QUAD1(a, b, '2'), \
+	QUAD1(a, b, '3'), QUAD1(a, b, '4'), QUAD1(a, b, '5'), \
+	QUAD1(a, b, '6'), QUAD1(a, b, '7'), QUAD1(a, b, '8'), QUAD1(a, b, '9')
+#define QUAD3(a) QUAD2(a, '0'), QUAD2(a, '1'), QUAD2(a, '2'), QUAD2(a, '3'), \
+	QUAD2(a, '4'), QUAD2(a, '5'), QUAD2(a, '6'), QUAD2(a, '7'), \
+	QUAD2(a, '8'), QUAD2(a, '9')
+const char fmt_dec_quads[10000][8] = {
+	QUAD3('0'), QUAD3('1'), QUAD3('2'), QUAD3('3'), QUAD3('4'),
+	QUAD3('5'), QUAD3('6'), QUAD3('7'), QUAD3('8'), QUAD3('9'),
+};
+
 const uint64_t fmt_pow10[20] = {
 	1ull, 10ull, 100ull, 1000ull, 10000ull, 100000ull, 1000000ull,
 	10000000ull, 100000000ull, 1000000000ull, 10000000000ull,

@@ -27,6 +27,8 @@
 
 /* "00" "01" ... "99".  */
 extern const char fmt_dec_pairs[200];
+/* 0 ... 9999: "0024" and, at [7], 2 (format.c).  */
+extern const char fmt_dec_quads[10000][8];
 extern const uint64_t fmt_pow10[20];
 
 /* How many bytes at s (avail of them readable, the first >= 0x80) make
@@ -62,9 +64,18 @@ static inline char *fmt_dec_n(char *p, uint64_t v, unsigned n)
 	return end;
 }
 
-/* v in decimal at p (exactly fmt_dec_len(v) bytes); returns the end.  */
+/* v in decimal at p (fmt_dec_len(v) bytes; 4 are written when it has
+   fewer, so never more than FMT_U64_MAX); returns the end.  */
 static inline char *fmt_dec(char *p, uint64_t v)
 {
+	/* Most of what `chunks` writes (sizes, arenas) is below 10000: its
+	   digits are one copy, from past the entry's leading zeros.  */
+	if (v < 10000) {
+		const char *q = fmt_dec_quads[v];
+		unsigned n = (unsigned char)q[7];
+		memcpy(p, q + 4 - n, 4);
+		return p + n;
+	}
 	return fmt_dec_n(p, v, fmt_dec_len(v));
 }
 

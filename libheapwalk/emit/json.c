@@ -374,17 +374,138 @@ static void row(struct hw_emitter *e, const struct em_table_state *ts,
 
 /* A packed row (emit.h): the loop of members() without a value's kind
    to ask, cell by cell, or a cell to skip.  */
-static void row_packed(struct hw_emitter *e, const struct em_table_state *ts,
+/* Whether a value of this kind opens with a quote (and so closes with
+   one).  */
+static bool quoted(uint8_t kind)
+{
+	return kind == EM_K_ADDR || kind == EM_K_STR;
+}
+
+/* Work out the plan for rows with the columns `cols` into pl.  */
+static void make_row_plan(const struct em_table_state *ts, uint32_t cols,
+			  struct em_row_plan *pl)
+{
+	bool lines = ts->t->flags & EM_TB_LINES, open = false;
+	pl->cols = cols;
+	pl->usable = true;
+	pl->nsteps = 0;
+	for (uint32_t m = cols; m; m &= m - 1) {
+		unsigned i = (unsigned)__builtin_ctz(m);
+		const struct em_cell_plan *cp = &ts->cells[ts->cell_of[i]];
+		struct em_step *st = &pl->steps[pl->nsteps];
+		size_t n = (size_t)open + cp->leadlen +
+			   (cp->kind == EM_K_ADDR ? 3 : quoted(cp->kind));
+		if (n > EM_STEP_LEAD) {
+			pl->usable = false;
+			return;
+		}
+		char *q = st->lead;
+		if (open)
+			*q++ = '"';
+		memcpy(q, cp->lead, cp->leadlen);
+		if (!pl->nsteps)
+			*q = '{';
+		q += cp->leadlen;
+		if (cp->kind == EM_K_ADDR)
+			memcpy(q, "\"0x", 3);
+		else if (cp->kind == EM_K_STR)
+			*q = '"';
+		st->kind = cp->kind;
+		st->col = (uint8_t)i;
+		st->cell = ts->cell_of[i];
+		st->leadlen = (uint8_t)n;
+		open = quoted(cp->kind);
+		pl->nsteps++;
+	}
+	char *t = pl->tail;
+	if (open)
+		*t++ = '"';
+	else if (!pl->nsteps)
+		*t++ = '{';
+	*t++ = '}';
+	if (lines)
+		*t++ = '\n';
+	pl->taillen = (uint8_t)(t - pl->tail);
+}
+
+/* The plan for rows with the columns `cols`: made now if the table has
+   none for them yet.  */
+static const struct em_row_plan *row_plan(struct em_table_state *ts,
+					  uint32_t cols)
+{
+	for (unsigned k = 0; k < ts->nplans; k++)
+		if (ts->plans[k].cols == cols)
+			return &ts->plans[k];
+	struct em_row_plan *pl;
+	if (ts->nplans < EM_ROW_PLANS) {
+		pl = &ts->plans[ts->nplans++];
+	} else {
+		pl = &ts->plans[ts->next_plan];
+		ts->next_plan = (uint8_t)((ts->next_plan + 1) % EM_ROW_PLANS);
+	}
+	make_row_plan(ts, cols, pl);
+	return pl;
+}
+
+/* A packed row by its plan: a copy and a value per cell.  */
+static char *planned_row(char *p, const struct em_table_state *ts,
+			 const struct em_row_plan *pl,
+			 const struct em_packed_row *r)
+{
+	for (const struct em_step *st = pl->steps, *end = st + pl->nsteps;
+	     st < end; st++) {
+		uint64_t w = r->w[st->col];
+		memcpy(p, st->lead, EM_STEP_LEAD);
+		p += st->leadlen;
+		switch (st->kind) {
+		case EM_K_U64:
+			p = fmt_dec(p, w);
+			break;
+		case EM_K_I64:
+			p = fmt_i64(p, (int64_t)w);
+			break;
+		case EM_K_ADDR:
+			p = fmt_hex(p, w, 0);
+			break;
+		case EM_K_BOOL:
+			if (w) {
+				memcpy(p, "true", 4);
+				p += 4;
+			} else {
+				memcpy(p, "false", 5);
+				p += 5;
+			}
+			break;
+		default: { /* EM_K_STR: a word; past the words, the last */
+			const struct em_cell_plan *cp = &ts->cells[st->cell];
+			uint64_t k = w < cp->nwords ? w : cp->nwords - 1u;
+			memcpy(p, cp->words + k * EM_WORD_ROOM, EM_WORD_ROOM);
+			p += cp->wordlen[k];
+			break;
+		}
+		}
+	}
+	memcpy(p, pl->tail, sizeof pl->tail);
+	return p + pl->taillen;
+}
+
+static void row_packed(struct hw_emitter *e, struct em_table_state *ts,
 		       const struct em_packed_row *r)
 {
 	bool lines = ts->t->flags & EM_TB_LINES;
 	if (!lines)
 		prefix(e, container(e, e->depth), NULL, 0);
-	/* Every cell with its comma: the first one's is made the '{'.  */
+	uint32_t cols = r->cols & ~r->text_only & ts->packed_cols;
+	const struct em_row_plan *pl = row_plan(ts, cols);
 	char *row = em_reserve(e, ts->row_max), *p = row;
+	if (pl->usable) {
+		em_advance_to(e, planned_row(p, ts, pl, r));
+		return;
+	}
+	/* Cell by cell, each with its comma: the first one's is made the
+	   '{'.  */
 	*p = '{';
-	for (uint32_t m = r->cols & ~r->text_only & ts->packed_cols; m;
-	     m &= m - 1) {
+	for (uint32_t m = cols; m; m &= m - 1) {
 		unsigned i = (unsigned)__builtin_ctz(m);
 		const struct em_cell_plan *cp = &ts->cells[ts->cell_of[i]];
 		uint64_t w = r->w[i];

@@ -70,6 +70,29 @@ struct em_cell_plan {
 	uint8_t wordlen[EM_MAX_WORDS];
 };
 
+/* A packed row's cells for one set of columns, worked out when a row
+   first has that set (JSON): each step's lead is every byte before its
+   value -- the close of the value before it (its quote), the comma (the
+   first cell: the row's '{'), the key, and the open of its own value
+   ('"' or "\"0x") -- so that a cell is one fixed-size copy and its
+   number or word.  A table keeps a few sets (chunks: the common one,
+   mmapped chunks', orphans').  */
+#define EM_STEP_LEAD 32
+#define EM_ROW_PLANS 4
+
+struct em_step {
+	uint8_t kind, col, cell, leadlen;
+	char lead[EM_STEP_LEAD];
+};
+
+struct em_row_plan {
+	uint32_t cols;                /* the set of columns it writes */
+	bool usable;                  /* false: a lead too long for a step */
+	uint8_t nsteps, taillen;
+	char tail[4];                 /* the last close, '}', '\n' */
+	struct em_step steps[EM_MAX_COLS];
+};
+
 struct em_table_state {
 	const struct em_table *t;
 	uint8_t ncells;
@@ -86,6 +109,10 @@ struct em_table_state {
 	uint32_t packed_cols;
 	uint8_t cell_of[EM_MAX_COLS];
 	struct em_cell_plan cells[EM_MAX_COLS];
+	/* The row plans made so far (nplans of them; when full, the next
+	   one made replaces plans[next_plan]).  */
+	uint8_t nplans, next_plan;
+	struct em_row_plan plans[EM_ROW_PLANS];
 };
 
 /* Text: what the current line holds.  */
@@ -116,8 +143,7 @@ struct em_renderer {
 		    const char *key, const struct em_val *v);
 	/* A packed row, when table_begin set ts->packed (NULL: emit.c
 	   unpacks it for row).  */
-	void (*row_packed)(struct hw_emitter *e,
-			   const struct em_table_state *ts,
+	void (*row_packed)(struct hw_emitter *e, struct em_table_state *ts,
 			   const struct em_packed_row *r);
 	/* A row with records nested in it: row_open runs after its frame
 	   is pushed, row_close before it is popped.  */

@@ -3,7 +3,7 @@
  * Each case emits its records once and checks both forms against the
  * text written here by hand: layout of key/values and sections, tables
  * (text order, one-form columns, absent values, keyed rows, nesting, id
- * lines), packed rows, JSON escaping, the fast paths' limits (long
+ * lines), packed rows (the row plans, their limits), JSON escaping, the fast paths' limits (long
  * strings and keys), number formatting against printf (SSE2 or not),
  * buffering past the emitter's buffer, and a sink that fails.  Built and run by tests/t0026-emitter.sh with
  * ASan and UBSan.  Prints "ok N cases" or the first differences; exits 1
@@ -263,6 +263,18 @@ static const struct em_table PACKED_LONG = {
 	.key = "long", .cols = PACKED_LONG_COLS, .ncols = 2,
 	.flags = EM_TB_NO_HEADER };
 
+/* A key that fits a cell's lead but not a step's (row plans, json.c):
+   with the quote before it and the "0x after it, 34 bytes.  */
+static const struct em_field PACKED_EDGE_COLS[] = {
+	{ .key = "s", .label = "s", .width = -4, .kind = EM_K_STR,
+	  .words = STATE_WORDS[0], .nwords = 3 },
+	{ .key = "address_of_the_block_start", .label = "a", .width = 6,
+	  .kind = EM_K_ADDR },
+};
+static const struct em_table PACKED_EDGE = {
+	.key = "edge", .cols = PACKED_EDGE_COLS, .ncols = 2,
+	.flags = EM_TB_NO_HEADER };
+
 static void packed_rows(struct hw_emitter *e)
 {
 	static const struct em_packed_row rows[] = {
@@ -278,10 +290,16 @@ static void packed_rows(struct hw_emitter *e)
 		{ .cols = 0 },
 		/* no value for the first column */
 		{ .cols = 0x06, .w = { 0, 18446744073709551615ull, 0 } },
+		/* a fifth and a sixth set of columns: the table's first
+		   plans make way for them */
+		{ .cols = 0x01, .w = { 0x1000 } },
+		{ .cols = 0x41, .w = { 0x2000, 0, 0, 0, 0, 0, 0 } },
 	};
 	em_table_begin(e, &PACKED_LINES);
 	for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++)
 		em_row_packed(e, &rows[i]);
+	/* the first set again, its plan made anew */
+	em_row_packed(e, &rows[0]);
 	em_table_end(e);
 	em_doc_begin(e);
 	em_table_begin(e, &PACKED_KEYED);
@@ -291,6 +309,12 @@ static void packed_rows(struct hw_emitter *e)
 	em_table_begin(e, &PACKED_LONG);
 	em_row_packed(e, &(const struct em_packed_row){ .cols = 3,
 							.w = { 5, 0 } });
+	em_table_end(e);
+	em_table_begin(e, &PACKED_EDGE);
+	em_row_packed(e, &(const struct em_packed_row){ .cols = 3,
+							.w = { 1, 0xabc } });
+	em_row_packed(e, &(const struct em_packed_row){ .cols = 2,
+							.w = { 0, 0xd } });
 	em_table_end(e);
 	em_doc_end(e);
 }
@@ -351,12 +375,16 @@ static void numbers(void)
 	uint64_t x = 0x9e3779b97f4a7c15ull;
 	char got[64], want[64];
 	cases++;
-	for (int i = 0; i < 200000; i++) {
+	for (int i = 0; i < 220000; i++) {
 		uint64_t v;
 		if (i < 130)    /* 0, powers of two and their neighbours */
 			v = i < 2 ? (uint64_t)i : (1ull << (i / 2 % 64)) - (i & 1);
 		else if (i < 300)   /* powers of ten and their neighbours */
 			v = fmt_pow10[(i - 130) / 9 % 20] + (uint64_t)((i % 3) - 1);
+		else if (i < 20300) /* every number of the 4-digit table, and
+				       past it; also negated */
+			v = i % 2 ? (uint64_t)(i - 300) / 2
+				  : (uint64_t)0 - (uint64_t)(i - 300) / 2;
 		else {
 			x ^= x << 13, x ^= x >> 7, x ^= x << 17;
 			v = x >> (x % 64);
@@ -529,9 +557,14 @@ int main(void)
 	      /* absent cells are empty, padded as any other */
 	      "                                         \n"
 	      "           18446744073709551615 free                   \n"
+	      "0x00001000                               \n"
+	      "0x00002000                               \n"
+	      "0x0055aa10    100 used      0 0x55aa00  7\n"
 	      "0x0055aa10    100 used      0 0x55aa00  7\n"
 	      "0xffffffffffffffff      0 ?        -1     0x10  8\n"
-	      "  5 no\n",
+	      "  5 no\n"
+	      "used  0xabc\n"
+	      "        0xd\n",
 	      "{\"addr\":\"0x55aa10\",\"size\":100,\"state\":\"used\","
 	      "\"arena\":0,\"extent\":\"0xe0\",\"chunk\":\"0x55aa00\","
 	      "\"orphaned\":true}\n"
@@ -539,12 +572,20 @@ int main(void)
 	      "\"arena\":-1}\n"
 	      "{}\n"
 	      "{\"size\":18446744073709551615,\"state\":\"free\"}\n"
+	      "{\"addr\":\"0x1000\"}\n"
+	      "{\"addr\":\"0x2000\",\"orphaned\":false}\n"
+	      "{\"addr\":\"0x55aa10\",\"size\":100,\"state\":\"used\","
+	      "\"arena\":0,\"extent\":\"0xe0\",\"chunk\":\"0x55aa00\","
+	      "\"orphaned\":true}\n"
 	      "{\"rows\":[{\"addr\":\"0x55aa10\",\"size\":100,"
 	      "\"state\":\"used\",\"arena\":0,\"extent\":\"0xe0\","
 	      "\"chunk\":\"0x55aa00\",\"orphaned\":true},"
 	      "{\"addr\":\"0xffffffffffffffff\",\"size\":0,\"state\":\"?\","
 	      "\"arena\":-1}],"
-	      "\"long\":[{\"" LONG_KEY_P "\":5,\"b\":false}]}\n");
+	      "\"long\":[{\"" LONG_KEY_P "\":5,\"b\":false}],"
+	      "\"edge\":[{\"s\":\"used\","
+	      "\"address_of_the_block_start\":\"0xabc\"},"
+	      "{\"address_of_the_block_start\":\"0xd\"}]}\n");
 	numbers();
 	buffering();
 	sink_failure();
