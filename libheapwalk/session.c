@@ -245,6 +245,7 @@ static const struct hw_allocator_ops *const allocators[] = {
 	&hw_jemalloc_ops,
 	&hw_tcmalloc_ops,
 	&hw_ptmalloc_ops,
+	&hw_mallocng_ops,
 };
 #define NALLOCATORS (sizeof allocators / sizeof allocators[0])
 

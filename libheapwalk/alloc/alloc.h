@@ -46,6 +46,10 @@ enum hw_where {
 	   tcache_perthread_struct (no program block: leaks leaves it out,
 	   as Valgrind never sees it) */
 	HW_WHERE_TCACHE_STRUCT,
+	/* musl's mallocng */
+	HW_WHERE_GROUP,     /* used slot of a group */
+	HW_WHERE_AVAIL,     /* free slot, ready to be handed out */
+	HW_WHERE_FREED,     /* free slot, freed (or never used) */
 	HW_WHERE_COUNT
 };
 
@@ -111,6 +115,10 @@ struct hw_allocator_ops {
 	   it is ("region", "object"), for `chunk` and `chunks`; NULL for an
 	   allocator whose blocks are chunks.  */
 	const char *container, *small_noun;
+	/* What bounds a block's neighbours, where it is not the container
+	   (mallocng: a slot's neighbours are in its group); NULL: the
+	   container.  */
+	const char *neighbourhood;
 	/* Look for the allocator in the session's target.  HW_OK with
 	   *state set, HW_NO_ALLOCATOR (with the reason in the session
 	   error) or another failure.  Must not be NULL.  */
@@ -272,6 +280,7 @@ struct hw_allocator_ops {
 extern const struct hw_allocator_ops hw_ptmalloc_ops;
 extern const struct hw_allocator_ops hw_jemalloc_ops;
 extern const struct hw_allocator_ops hw_tcmalloc_ops;
+extern const struct hw_allocator_ops hw_mallocng_ops;
 
 /* The walks, as analyses and reports start them: each counts in the
    session's work (hw_session_work), so that what a command takes can be

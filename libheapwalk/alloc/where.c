@@ -16,6 +16,8 @@
 	X(HW_WHERE_CENTRAL, "central")     X(HW_WHERE_TRANSFER, "transfer") \
 	X(HW_WHERE_PAGEHEAP, "pageheap")   X(HW_WHERE_RETURNED, "returned") \
 	X(HW_WHERE_TCACHE_STRUCT, "tcache-struct") \
+	X(HW_WHERE_GROUP, "group")         X(HW_WHERE_AVAIL, "avail") \
+	X(HW_WHERE_FREED, "freed") \
 	X(HW_WHERE_COUNT, "?")
 
 #define NAME(w, name) [w] = name,

@@ -56,7 +56,7 @@ static void usage(FILE *f)
 	      "  --debug-dir DIR   extra separate-debug-info directory (repeatable)\n"
 	      "  --no-debuginfo    ignore separate debug info\n"
 	      "  --allocator A     auto (default) | ptmalloc | jemalloc | tcmalloc |\n"
-	      "                    N (instance N as summary lists them)\n"
+	      "                    mallocng | N (instance N as summary lists them)\n"
 	      "  --json            machine-readable output\n"
 	      "  --threads N       worker threads (default: one per CPU)\n"
 	      "  --cache-max SIZE  memory for a live process's copy (e.g. 4G;\n"

@@ -198,6 +198,7 @@ static enum hw_status chunk_run(const struct hw_cmd *c)
 	lookup_row_as(e, "chunk", unit, &l.hit, true, EM_TEXT_ONLY);
 	lookup_row(e, "next", &l.next, l.have_next, EM_BOTH);
 	em_table_end(e);
+	const char *bound = c->s->alloc->neighbourhood;
 	if (l.hit.where == HW_WHERE_MMAPPED)
 		em_note(e, "(an mmapped chunk is a mapping of its own: it has "
 			"no neighbouring chunks)");
@@ -208,8 +209,8 @@ static enum hw_status chunk_run(const struct hw_cmd *c)
 			 c->s->partial.places ? "the walk of this heap stopped "
 			 "at damage; see 'heapwalk check'" : container ? "the "
 			 "block is at the edge of its " : "the chunk is at the "
-			 "edge of its heap", container ? container : "",
-			 container ? "'s range" : "");
+			 "edge of its heap", bound ? bound : container ? container : "",
+			 bound ? "" : container ? "'s range" : "");
 	if (c->s->alloc->anatomy)
 		c->s->alloc->anatomy(c->s->alloc_state, &l.hit, e);
 	if (nbytes)

@@ -22,12 +22,14 @@ static const char *row_name(const struct hw_session *s, enum hw_mem_kind kind,
 	const char *name = s->alloc ? s->alloc->name : "";
 	bool jemalloc = !strcmp(name, "jemalloc");
 	bool tcmalloc = !strcmp(name, "tcmalloc");
+	bool mallocng = !strcmp(name, "mallocng");
 	const char *in_use = jemalloc ? "extents in use"
-			     : tcmalloc ? "spans in use" : "malloc heap";
+			     : tcmalloc ? "spans in use"
+			     : mallocng ? "mallocng groups" : "malloc heap";
 	switch (kind) {
 	case HW_MEM_HEAP:
-		/* tcmalloc has one page heap, no arenas.  */
-		if (id < 0 || tcmalloc)
+		/* tcmalloc and mallocng have one heap, no arenas.  */
+		if (id < 0 || tcmalloc || mallocng)
 			snprintf(buf, len, "%s", in_use);
 		else if (!jemalloc && id == 0)
 			snprintf(buf, len, "malloc heap, main arena");
@@ -35,7 +37,7 @@ static const char *row_name(const struct hw_session *s, enum hw_mem_kind kind,
 			snprintf(buf, len, "%s, arena %d", in_use, (int)id);
 		return buf;
 	case HW_MEM_MMAPPED:
-		return "mmapped chunks";
+		return mallocng ? "mmapped blocks" : "mmapped chunks";
 	case HW_MEM_UNUSED:
 		return tcmalloc ? "free spans (page heap, returned)"
 				: "unused extents (dirty, muzzy, retained)";

@@ -33,7 +33,7 @@ _heapwalk_fallback_help='options:
   --debug-dir DIR   extra separate-debug-info directory (repeatable)
   --no-debuginfo    ignore separate debug info
   --allocator A     auto (default) | ptmalloc | jemalloc | tcmalloc |
-                    N (instance N as summary lists them)
+                    mallocng | N (instance N as summary lists them)
   --json            machine-readable output
   --threads N       worker threads
   --cache-max SIZE  memory for a live process'\''s copy
@@ -205,13 +205,13 @@ _heapwalk_values() {
 		compopt -o filenames 2>/dev/null
 		mapfile -t COMPREPLY < <(compgen -d -- "$cur")
 		;;
-	A) _heapwalk_match "$cur" auto ptmalloc jemalloc ;;
+	A) _heapwalk_match "$cur" auto ptmalloc jemalloc tcmalloc mallocng ;;
 	K) _heapwalk_match "$cur" definite indirect possible reachable ;;
 	W)                                        # chunks --where: the places
 		_heapwalk_match "$cur" heap mmapped tcache fastbin unsorted \
 			smallbin largebin top unbinned slab large slab-free dirty \
 			muzzy retained span central transfer pageheap returned \
-			tcache-struct
+			tcache-struct group avail freed
 		;;
 	WHEN) _heapwalk_match "$cur" auto always never ;;
 	KIND) _heapwalk_match "$cur" tcache fast unsorted small large ;;

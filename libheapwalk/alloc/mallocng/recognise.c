@@ -2,9 +2,8 @@
  * from glibc's, so that a musl program is named as one and not taken for
  * a glibc whose arena could not be found.
  *
- * heapwalk does not walk mallocng yet (doc/design/musl-mallocng.md says
- * what a walker needs).  This finds its context (`__malloc_context`), the
- * structure every walk starts from: by symbol where the file has one,
+ * This finds mallocng's context (`__malloc_context`), the structure its
+ * walker (mallocng.c) starts from: by symbol where the file has one,
  * else by its shape.  The context begins with a secret that musl copies
  * from the bytes AT_RANDOM points at (8 to 15) and that every meta area
  * repeats in its first word; then init_done (1), ...; at 56 the first
@@ -15,6 +14,7 @@
 
 #include "../../sym/sym.h"
 #include "../module.h"
+#include "mallocng.h"
 #include "recognise.h"
 
 #define AT_RANDOM 25
@@ -57,22 +57,26 @@ static uint64_t secret_of(struct hw_target *t)
 }
 
 /* Is there a mallocng context at c?  Its secret (`secret`, or without
-   one its own first word), init_done, and a first and last meta area
-   where the first carries the secret and 101 slots.  */
-static bool ctx_at(struct hw_target *t, uint64_t c, uint64_t secret)
+   one its own first word), init_done, and a first and last meta area,
+   and unless `named` (the symbol says where it is) the first carries
+   the secret and 101 slots: what tells a context by its shape alone.
+   (A named one whose first area is overwritten is walked, and the
+   damage reported.)  */
+static bool ctx_at(struct hw_target *t, uint64_t c, uint64_t secret,
+		   bool named)
 {
 	uint64_t s, head, tail, check;
 	uint32_t init, nslots;
 	if (!hw_read_u64(t, c, &s) || !s || (secret && s != secret))
 		return false;
-	return hw_read_u32(t, c + CTX_INIT_DONE, &init) && init == 1 &&
-	       hw_read_u64(t, c + CTX_AREA_HEAD, &head) && head &&
-	       !(head & 4095) &&
-	       hw_read_u64(t, c + CTX_AREA_TAIL, &tail) && tail &&
-	       !(tail & 4095) &&
-	       hw_read_u64(t, head, &check) && check == s &&
-	       hw_read_u32(t, head + AREA_NSLOTS, &nslots) &&
-	       nslots == AREA_SLOTS;
+	if (!hw_read_u32(t, c + CTX_INIT_DONE, &init) || init != 1 ||
+	    !hw_read_u64(t, c + CTX_AREA_HEAD, &head) || !head ||
+	    (head & 4095) || !hw_read_u64(t, c + CTX_AREA_TAIL, &tail) ||
+	    !tail || (tail & 4095))
+		return false;
+	return named || (hw_read_u64(t, head, &check) && check == s &&
+			 hw_read_u32(t, head + AREA_NSLOTS, &nslots) &&
+			 nslots == AREA_SLOTS);
 }
 
 /* A context in the writable data of the file mapped at [lo, hi), by its
@@ -97,7 +101,7 @@ static uint64_t scan_ctx(struct hw_target *t, uint64_t lo, uint64_t hi,
 				uint64_t w;
 				memcpy(&w, data + (a - from), 8);
 				if (w && (!secret || w == secret) &&
-				    ctx_at(t, a, secret))
+				    ctx_at(t, a, secret, false))
 					return a;
 			}
 			/* (A word across two runs is no context's.)  */
@@ -108,65 +112,93 @@ static uint64_t scan_ctx(struct hw_target *t, uint64_t lo, uint64_t hi,
 	return 0;
 }
 
+/* Where the context is, or why not.  */
+struct ctx_search {
+	const char *musl;     /* musl's libc.so, if mapped */
+	const char *home;     /* the file searched: libc.so or the program */
+	const char *how;
+	uint64_t ctx;         /* found (0: not) */
+	uint64_t sym;         /* __malloc_context's address, or 0 */
+	bool mod;             /* the file's symbols are at m */
+	struct hw_module m;
+};
+
+static void search_ctx(struct hw_session *s, struct ctx_search *cs)
+{
+	struct hw_target *t = s->target;
+	uint64_t secret = secret_of(t);
+	*cs = (struct ctx_search){ .how = "symbol __malloc_context" };
+	for (size_t i = 0; i < t->nfiles && !cs->musl; i++)
+		if (hw_musl_path(t->files[i].path))
+			cs->musl = t->files[i].path;
+	/* Dynamic: musl's libc.so (the dynamic linker too) holds the
+	   context; static: the executable.  By its symbol where the file
+	   has one, else by its shape.  */
+	cs->home = cs->musl ? cs->musl : t->exe;
+	uint64_t lo = 0, hi = 0, size;
+	bool have = cs->home && hw_file_range(t, cs->home, &lo, &hi);
+	cs->mod = have && s->syms && hw_syms_module_at(s->syms, lo, &cs->m);
+	if (cs->mod && !hw_syms_lookup(s->syms, &cs->m, "__malloc_context",
+				       &cs->sym, &size, NULL))
+		cs->sym = 0;
+	if (cs->sym && ctx_at(t, cs->sym, secret, true))
+		cs->ctx = cs->sym;
+	else if (have && (cs->ctx = scan_ctx(t, lo, hi, secret)))
+		cs->how = secret ? "the secret from AT_RANDOM, checked against "
+				   "its first meta area"
+				 : "its shape (its first meta area repeats its "
+				   "secret)";
+}
+
+bool ng_find_context(struct ng_state *ng)
+{
+	struct ctx_search cs;
+	search_ctx(ng->s, &cs);
+	if (!cs.ctx)
+		return false;
+	ng->ctx = cs.ctx;
+	ng->home = cs.home;
+	ng->how = cs.how;
+	return true;
+}
+
 bool hw_mallocng_recognise(struct hw_session *s, char *why, size_t len)
 {
 	struct hw_target *t = s->target;
 	const char *core = t->path ? t->path : "target";
-	uint64_t secret = secret_of(t);
-	const char *musl = NULL;
-	for (size_t i = 0; i < t->nfiles && !musl; i++)
-		if (hw_musl_path(t->files[i].path))
-			musl = t->files[i].path;
-	/* Dynamic: musl's libc.so (the dynamic linker too) holds the
-	   context; static: the executable.  By its symbol where the file
-	   has one, else by its shape.  */
-	const char *home = musl ? musl : t->exe;
-	uint64_t lo = 0, hi = 0, sym = 0, size, ctx = 0;
-	struct hw_module m;
-	bool have = home && hw_file_range(t, home, &lo, &hi);
-	bool mod = have && s->syms && hw_syms_module_at(s->syms, lo, &m);
-	if (mod && !hw_syms_lookup(s->syms, &m, "__malloc_context", &sym,
-				   &size, NULL))
-		sym = 0;
-	const char *how = "symbol __malloc_context";
-	if (sym && ctx_at(t, sym, secret))
-		ctx = sym;
-	else if (have && (ctx = scan_ctx(t, lo, hi, secret)))
-		how = secret ? "the secret from AT_RANDOM, checked against its "
-			       "first meta area"
-			     : "its shape (its first meta area repeats its "
-			       "secret)";
-	if (ctx) {
+	struct ctx_search cs;
+	search_ctx(s, &cs);
+	/* (Found, the walker opened it, or said why it could not.)  */
+	if (cs.ctx) {
 		snprintf(why, len, "'%s': musl libc's malloc (mallocng, musl "
 			 "1.2.1 or later) found in %s: its context at 0x%llx "
-			 "(by %s).  heapwalk walks glibc's ptmalloc, jemalloc "
-			 "and tcmalloc; it does not walk mallocng yet", core,
-			 home, (unsigned long long)ctx, how);
+			 "(by %s), but its meta areas cannot be read", core,
+			 cs.home, (unsigned long long)cs.ctx, cs.how);
 		return true;
 	}
-	if (sym) {
+	if (cs.sym) {
 		snprintf(why, len, "'%s': musl libc's malloc (mallocng) found "
 			 "in %s, but its context at 0x%llx (symbol "
 			 "__malloc_context) is not set up: the program had not "
 			 "allocated yet, or the context is overwritten", core,
-			 home, (unsigned long long)sym);
+			 cs.home, (unsigned long long)cs.sym);
 		return true;
 	}
-	uint64_t addr;
-	if (mod && hw_syms_lookup(s->syms, &m, "__simple_malloc", &addr, &size,
-				  NULL)) {
+	uint64_t addr, size;
+	if (cs.mod && hw_syms_lookup(s->syms, &cs.m, "__simple_malloc", &addr,
+				     &size, NULL)) {
 		snprintf(why, len, "'%s': musl libc's bump allocator found in "
 			 "%s (a static program that never frees gets it "
 			 "instead of mallocng): it keeps no record of its "
-			 "blocks, so there is no heap to walk", core, home);
+			 "blocks, so there is no heap to walk", core, cs.home);
 		return true;
 	}
-	if (musl) {
+	if (cs.musl) {
 		snprintf(why, len, "'%s': musl libc found (%s), but not "
 			 "mallocng's context: the program has not allocated "
 			 "yet, or its musl is older than 1.2.1 or built with "
-			 "oldmalloc.  heapwalk walks neither of musl's "
-			 "allocators", core, musl);
+			 "oldmalloc.  heapwalk walks neither of these", core,
+			 cs.musl);
 		return true;
 	}
 	return false;

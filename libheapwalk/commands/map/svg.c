@@ -52,6 +52,9 @@ static const struct {
 	[HW_WHERE_PAGEHEAP] = { "#ff9da7", "free pages in the page heap" },
 	[HW_WHERE_RETURNED] = { "#e4e4e4", "pages given back to the system" },
 	[HW_WHERE_TCACHE_STRUCT] = { "#76b7b2", "in use by glibc: a tcache" },
+	[HW_WHERE_GROUP] = { "#4e79a7", "in use, a slot of a group" },
+	[HW_WHERE_AVAIL] = { "#a0cbe8", "free slot, ready to hand out" },
+	[HW_WHERE_FREED] = { "#edc948", "free slot, freed or never used" },
 	[MAP_UNKNOWN] = { "#000000", "state not known" },
 };
 
