@@ -15,8 +15,8 @@
 # check word and an active list's link overwritten: `check` names each.
 # Then --pid on the dynamic build: the same check, and the program is
 # left running.
-# shellcheck source=tests/lib.sh
-. "$(dirname "$0")/lib.sh"
+# shellcheck source=tests/musl-lib.sh
+. "$(dirname "$0")/musl-lib.sh"
 need_heapwalk
 need_cmd musl-gcc gdb strip
 
@@ -36,104 +36,6 @@ run_core() {
 		tail -n 20 "$d/gdb.out" >&2
 		fail "$name: no core or no truth"
 	}
-}
-
-# check NAME TARGET...: heapwalk's reports of TARGET against $T/NAME's
-# truth.
-check() {
-	local name=$1 d=$T/$1
-	shift
-	hw "$d/chunks" "$d/chunks.err" --json "$@" chunks
-	expect_rc 0
-	hw "$d/leaks" "$d/leaks.err" --json "$@" leaks
-	expect_rc 0
-	hw "$d/bins" "$d/bins.err" --json "$@" bins
-	expect_rc 0
-	hw "$d/summary" "$d/summary.err" --json "$@" summary
-	expect_rc 0
-	grep -q '"allocator":"mallocng"' "$d/summary" ||
-		fail "$name: not walked as mallocng: $(head -c 300 "$d/summary")"
-	grep -q '"findings":0' "$d/summary" ||
-		fail "$name: findings on an undamaged heap: $(grep -o '"findings":[^]]*' "$d/summary" | head -c 600)"
-	awk -v name="$name" '
-	function field(line, key,    m) {
-		if (match(line, "\"" key "\":\"?[^,\"}]*")) {
-			m = substr(line, RSTART + length(key) + 3,
-				   RLENGTH - length(key) - 3)
-			sub(/^"/, "", m)
-			return m
-		}
-		return ""
-	}
-	# A hex address as a number (user addresses fit a double exactly).
-	function num(h,    i, v) {
-		h = tolower(h); sub(/^0x/, "", h); v = 0
-		for (i = 1; i <= length(h); i++)
-			v = v * 16 + index("0123456789abcdef", substr(h, i, 1)) - 1
-		return v
-	}
-	FILENAME ~ /chunks$/ {
-		n++
-		# (Arrays by the address as written: a number as a subscript
-		# is cut to six digits.)
-		addr[n] = field($0, "addr"); size[n] = field($0, "size")
-		state[n] = field($0, "state")
-		start[n] = num(field($0, "chunk")); len[n] = field($0, "chunk_size")
-		at[addr[n]] = n
-		if (n > 1 && start[n] < start[n - 1] + len[n - 1]) {
-			print name ": chunks overlap or go back at line " n; bad++
-		}
-		if (state[n] == "used") used++
-		next
-	}
-	FILENAME ~ /leaks$/ {
-		if ($0 ~ /"kind":"(definite|possible)"/) lost[field($0, "addr")] = 1
-		next
-	}
-	$1 == "alloc" || $1 == "lost" {
-		p = $2; want++
-		if (!(p in at)) { print name ": no block at " $2; bad++; next }
-		k = at[p]
-		if (state[k] != "used" || size[k] != $4) {
-			print name ": " $2 " is " state[k] " of " size[k] ", the program says used of " $4; bad++
-		}
-		if (($1 == "lost") != (p in lost)) {
-			print name ": " $2 (($1 == "lost") ? " is lost but leaks does not say so" : " is reachable but leaks calls it lost"); bad++
-		}
-		if ($1 == "lost") nlost++
-		next
-	}
-	$1 == "freed" {
-		p = num($2); hit = 0
-		for (k = 1; k <= n; k++)
-			if (start[k] <= p && p < start[k] + len[k]) { hit = k; break }
-		# (Or in no slot at all: a group wholly free is given back.)
-		if (hit && state[hit] != "free") {
-			print name ": freed " $2 " is in a block in use"; bad++
-		}
-		nfreed++; released += !hit
-		next
-	}
-	END {
-		if (used != want) { print name ": " used " blocks in use, the program holds " want; bad++ }
-		printf "%s: %d blocks in use (%d lost), %d freed (%d of them in groups given back): %s\n", name, want, nlost, nfreed, released, bad ? "MISMATCH" : "as recorded"
-		exit bad ? 1 : 0
-	}' "$d/chunks" "$d/leaks" "$d/truth.txt" >"$d/cmp" || {
-		head -n 20 "$d/cmp" >&2
-		fail "$name: heapwalk disagrees with the truth"
-	}
-	say "$(tail -n 1 "$d/cmp")"
-	# The allocator's own count: slots in groups of each class.
-	if grep -q '^usage ' "$d/truth.txt"; then
-		local c slots got
-		while read -r _ c slots; do
-			got=$(grep -o "\"class\":$c,[^}]*" "$d/bins" |
-			      awk -F'[:,]' '{ for (i = 1; i < NF; i++) { if ($i == "\"used\"" || $i == "\"avail\"" || $i == "\"freed\"") s += $(i + 1) } } END { print s + 0 }')
-			[ "$got" = "$slots" ] ||
-				fail "$name: class $c: bins counts $got slots, usage_by_class $slots"
-		done < <(grep '^usage ' "$d/truth.txt")
-		say "$name: bins' slots per class = usage_by_class ($(grep -c '^usage ' "$d/truth.txt") classes)"
-	fi
 }
 
 run_core s1 ts 1

@@ -16,6 +16,7 @@
 #   tcmalloc-2.10-arm64  bookworm   arm64  2.36    (gperftools 2.10)
 #   tcmalloc-2.16-amd64  trixie     amd64  2.41    (gperftools 2.16)
 #   tcmalloc-2.8-amd64   bullseye   amd64  2.31    (gperftools 2.8)
+#   musl-1.2.3-arm64     bookworm   arm64  -       (musl 1.2.3: musl, musl-dev)
 #
 # glibc variants: downloads libc6, libc6-dev, libc6-dbg, libgcc-s1 and
 # linux-libc-dev (the headers libc6-dev's need).  amd64 jemalloc variants:
@@ -23,7 +24,12 @@
 # glibc, linked against the sysroot's libjemalloc.so.2).  The arm64
 # jemalloc variant: the glibc packages plus libjemalloc2, libjemalloc-dev
 # and libstdc++6 (libjemalloc2 needs it), enough to run under
-# qemu-aarch64 -L OUTDIR.  Packages of that release and architecture come
+# qemu-aarch64 -L OUTDIR.  The musl variant: musl and musl-dev alone
+# (musl's libc.so, which is its dynamic linker, at
+# OUTDIR/usr/lib/aarch64-linux-musl/libc.so, "ldso"
+# lib/ld-musl-aarch64.so.1; libc.a, crt files and headers; the
+# aarch64-linux-musl-gcc specs, whose absolute paths a build rewrites to
+# OUTDIR).  Packages of that release and architecture come
 # through a private apt configuration (scripts/lib/debian-apt.sh: its own
 # lists, cache and sources.list; the host's package state is not touched)
 # and are extracted with dpkg-deb -x.  The Debian mirror is the one the
@@ -66,6 +72,8 @@ outdir=$2
 jever=
 # tcver: the gperftools version (empty: no tcmalloc).
 tcver=
+# muslver: the musl version (empty: no musl).
+muslver=
 # extra: a suite that only adds packages to `suite` (experimental): the
 # glibc packages come from it, everything else from `suite`.
 extra=
@@ -82,8 +90,9 @@ jemalloc-5.3.0-arm64) suite=bookworm arch=arm64 ver=2.36 jever=5.3.0 ;;
 tcmalloc-2.10-arm64) suite=bookworm arch=arm64 ver=2.36 tcver=2.10 ;;
 tcmalloc-2.16-amd64) suite=trixie arch=amd64 ver=2.41 tcver=2.16 ;;
 tcmalloc-2.8-amd64) suite=bullseye arch=amd64 ver=2.31 tcver=2.8 ;;
+musl-1.2.3-arm64) suite=bookworm arch=arm64 ver='' muslver=1.2.3 ;;
 *)
-	echo "$me: unknown variant '$variant' (glibc-2.31-amd64, glibc-2.36-amd64, glibc-2.41-amd64, glibc-2.43-amd64, glibc-2.44-amd64, glibc-2.36-arm64, jemalloc-5.2.1-amd64, jemalloc-5.3.0-amd64, jemalloc-5.3.0-arm64, tcmalloc-2.10-arm64, tcmalloc-2.16-amd64, tcmalloc-2.8-amd64)" >&2
+	echo "$me: unknown variant '$variant' (glibc-2.31-amd64, glibc-2.36-amd64, glibc-2.41-amd64, glibc-2.43-amd64, glibc-2.44-amd64, glibc-2.36-arm64, jemalloc-5.2.1-amd64, jemalloc-5.3.0-amd64, jemalloc-5.3.0-arm64, tcmalloc-2.10-arm64, tcmalloc-2.16-amd64, tcmalloc-2.8-amd64, musl-1.2.3-arm64)" >&2
 	exit 2
 	;;
 esac
@@ -160,6 +169,7 @@ if [ -n "$jever" ] && [ -n "$ver" ]; then pkgs+=(libstdc++6); fi
 tcpkg=libtcmalloc-minimal4
 case $suite in bullseye | bookworm) ;; *) tcpkg=libtcmalloc-minimal4t64 ;; esac
 if [ -n "$tcver" ]; then pkgs+=("$tcpkg" libgoogle-perftools-dev libstdc++6); fi
+if [ -n "$muslver" ]; then pkgs+=(musl musl-dev); fi
 # What apt-get download is asked for: the glibc packages from $extra.
 get=()
 for p in "${pkgs[@]}"; do
@@ -171,7 +181,7 @@ done
 (cd "$APT_WORK/debs" && aptc download "${get[@]}") ||
 	apt_fail "apt-get download ${get[*]} ($suite${extra:++$extra}/$arch) failed"
 
-libc_ver='' je_ver='' tc_ver=''
+libc_ver='' je_ver='' tc_ver='' musl_ver=''
 for p in "${pkgs[@]}"; do
 	deb=$(find "$work/debs" -name "${p}_*.deb" | sed -n 1,1p)
 	[ -n "$deb" ] || die "apt-get download left no $p deb"
@@ -179,7 +189,14 @@ for p in "${pkgs[@]}"; do
 	if [ "$p" = libc6 ]; then libc_ver=$v; fi
 	if [ "$p" = libjemalloc2 ]; then je_ver=$v; fi
 	if [ "$p" = "$tcpkg" ]; then tc_ver=$v; fi
+	if [ "$p" = musl ]; then musl_ver=$v; fi
 done
+if [ -n "$muslver" ]; then
+	case $musl_ver in
+	"$muslver"-*) ;;
+	*) die "$suite/$arch has musl $musl_ver, not musl $muslver" ;;
+	esac
+fi
 if [ -n "$ver" ]; then
 	case $libc_ver in
 	"$ver"-*) ;;
@@ -238,7 +255,12 @@ case $arch in
 amd64) ldso=lib64/ld-linux-x86-64.so.2 triple=x86_64-linux-gnu ;;
 arm64) ldso=lib/ld-linux-aarch64.so.1 triple=aarch64-linux-gnu ;;
 esac
-if [ -n "$ver" ]; then
+if [ -n "$muslver" ]; then
+	triple=aarch64-linux-musl ldso=lib/ld-musl-aarch64.so.1
+	[ -e "$outdir/usr/lib/$triple/libc.so" ] || die "no usr/lib/$triple/libc.so in the unpacked musl"
+	[ -e "$outdir/usr/lib/$triple/libc.a" ] || die "no usr/lib/$triple/libc.a in the unpacked musl-dev"
+	[ -e "$outdir/usr/lib/$triple/musl-gcc.specs" ] || die "no usr/lib/$triple/musl-gcc.specs in the unpacked musl-dev"
+elif [ -n "$ver" ]; then
 	[ -e "$outdir/$ldso" ] || die "no $ldso in the unpacked $suite/$arch libc6"
 	[ -e "$outdir/usr/lib/$triple/libc.so.6" ] || die "no usr/lib/$triple/libc.so.6 in the unpacked libc6"
 	[ -d "$outdir/usr/lib/debug" ] || die "libc6-dbg of $suite/$arch has no usr/lib/debug"

@@ -1,0 +1,68 @@
+#!/bin/bash
+# musl's mallocng on aarch64, read on this x86_64 host:
+# corpora/musl/ngtruth1.c built with Debian bookworm's arm64 musl (the
+# musl-1.2.3-arm64 sysroot: scripts/corpus/sysroot.sh, a private apt
+# configuration; aarch64-linux-gnu-gcc with musl's specs pointed into
+# it), static (recording mallocng's context and usage_by_class) and
+# dynamic (musl's libc.so as its dynamic linker, found through the
+# link_map: qemu's cores name no files), eight threads each, run under
+# qemu-aarch64 to their abort; qemu writes the aarch64 cores.  Each core
+# is checked against its program's record as in t0481 (tests/musl-lib.sh).
+# shellcheck source=tests/musl-lib.sh
+. "$(dirname "$0")/musl-lib.sh"
+need_heapwalk
+need_cmd apt-get dpkg-deb
+
+variant=musl-1.2.3-arm64
+sysroot=${HEAPWALK_SYSROOTS:-$TOP/build/sysroot}/$variant
+rc=0
+"$TOP/scripts/corpus/sysroot.sh" "$variant" "$sysroot" || rc=$?
+case $rc in
+0) ;;
+77) skip "cannot make the $variant sysroot here (no Debian mirror)" ;;
+*) fail "scripts/corpus/sysroot.sh $variant failed" ;;
+esac
+need_cmd qemu-aarch64 aarch64-linux-gnu-gcc
+
+# musl's specs name /usr/lib/aarch64-linux-musl and its headers'
+# directory absolutely: point them into the sysroot.
+lib=$sysroot/usr/lib/aarch64-linux-musl
+sed -e "s|/usr/include/aarch64-linux-musl|$sysroot/usr/include/aarch64-linux-musl|g" \
+	-e "s|/usr/lib/aarch64-linux-musl|$lib|g" "$lib/musl-gcc.specs" >"$T/musl.specs"
+src=$TOP/corpora/musl/ngtruth1.c
+cc=(aarch64-linux-gnu-gcc -specs "$T/musl.specs" -std=c11 -O1 -g)
+"${cc[@]}" -static -DNG_STATIC -o "$T/ngs" "$src" || fail "static aarch64 build failed"
+# (libc.so is not in the specs' -L directory's view of a dynamic link
+# without -L: the link would take libc.a.)
+"${cc[@]}" -L "$lib" -o "$T/ngd" "$src" || fail "dynamic aarch64 build failed"
+
+# qemu_core NAME BIN [QEMU-ARGS...]: run BIN (8 threads) under qemu to its
+# abort in $T/NAME/; qemu's core of the guest there as $T/NAME/core.
+qemu_core() {
+	local name=$1 bin=$2 d=$T/$1 c
+	shift 2
+	mkdir -p "$d"
+	# (The outer subshell reports the guest's abort, to /dev/null; the
+	# `|| :` keeps it from handing its place to the inner one.)
+	( (cd "$d" && ulimit -c unlimited && exec qemu-aarch64 "$@" "$T/$bin" 8 abort) \
+		>"$d/qemu.out" 2>&1 || :) 2>/dev/null
+	c=$(find "$d" -maxdepth 1 -name 'qemu_*.core' | head -n 1)
+	[ -n "$c" ] && grep -q '^end$' "$d/truth.txt" 2>/dev/null || {
+		tail -n 5 "$d/qemu.out" >&2
+		skip "qemu-aarch64 wrote no guest core of $bin (ulimit -c?)"
+	}
+	mv "$c" "$d/core"
+	rm -f "$d"/core.[0-9]* # (the host's core of qemu itself, if any)
+}
+
+qemu_core as ngs
+check as "$T/as/core" --exe "$T/ngs"
+ctx=$(sed -n 's/^ctx //p' "$T/as/truth.txt")
+grep -q "\"context\":\"$ctx\"" "$T/as/summary" ||
+	fail "as: the context is not the symbol's ($ctx): $(grep -o '"context[^,]*,[^,]*' "$T/as/summary")"
+grep -q '"arch":"aarch64"' "$T/as/summary" ||
+	fail "as: not read as aarch64: $(grep -o '"arch":"[^"]*"' "$T/as/summary" | head -n 1)"
+qemu_core ad ngd -L "$sysroot"
+check ad "$T/ad/core" --exe "$T/ngd" --sysroot "$sysroot"
+grep -q '"module":"/lib/ld-musl-aarch64.so.1"' "$T/ad/summary" ||
+	fail "ad: the context is not in musl's libc.so: $(grep -o '"module":"[^"]*"' "$T/ad/summary")"
