@@ -1,7 +1,7 @@
 #!/bin/bash
 # The libFuzzer harnesses (tests/fuzz/fuzz-*.c: fuzz-core, fuzz-ptmalloc,
-# fuzz-jemalloc, fuzz-jeprof, fuzz-tcmalloc, fuzz-tcheapprof, fuzz-heapv2,
-# fuzz-diffjson) still build and run: each
+# fuzz-jemalloc, fuzz-jeprof, fuzz-tcmalloc, fuzz-tcheapprof,
+# fuzz-mallocng, fuzz-heapv2, fuzz-diffjson) still build and run: each
 # replays its kept findings (tests/fuzz/regress/NAME/) and its seeds, then
 # fuzzes for SMOKE_TIME seconds through tests/fuzz/run.sh, in a fresh
 # corpus.  SMOKE_TIME defaults to 25 s shared among the harnesses

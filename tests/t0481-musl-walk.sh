@@ -12,7 +12,8 @@
 # class add up to the context's usage_by_class (the allocator's own
 # count); the context is where the symbol says, found by the secret in
 # the stripped copy.  Damage: a byte written past a block, a meta area's
-# check word and an active list's link overwritten: `check` names each.
+# check word, an active list's link and the meta areas' list (made a
+# loop) overwritten: `check` names each.
 # Then --pid on the dynamic build: the same check, and the program is
 # left running.
 # shellcheck source=tests/musl-lib.sh
@@ -81,6 +82,17 @@ cp "$T/ov/core" "$T/active.core"
 "$corepatch" "$T/active.core" $((active + 8)) 0800000000000000 >/dev/null ||
 	fail "cannot patch the active list"
 damaged "$T/active.core" "$active" "mallocng active list of class"
+# The second meta area's next pointing back at the first (s8 has three):
+# each area is read once, the rest of the heap is partial.
+ctx8=$(sed -n 's/^ctx //p' "$T/s8/truth.txt")
+first=$("$corepatch" -r "$T/s8/core" $((ctx8 + 56)) 1)
+second=$("$corepatch" -r "$T/s8/core" $((first + 8)) 1)
+[ "$((second))" != 0 ] || fail "s8 has one meta area: no loop to make"
+cp "$T/s8/core" "$T/loop.core"
+"$corepatch" "$T/loop.core" $((second + 8)) "$(printf '%016x' "$((first))" |
+	sed 's/\(..\)/\1 /g' | awk '{ for (i = NF; i > 0; i--) printf "%s", $i }')" >/dev/null ||
+	fail "cannot patch the second meta area's next"
+damaged "$T/loop.core" "$ctx8" "mallocng: the meta areas' list comes back on itself"
 
 # Live: the dynamic build, eight threads, waiting on a pipe the test
 # holds open.

@@ -30,6 +30,11 @@
 #                  the non-zero pages of the anonymous memory
 #   fuzz-tcheapprof the same from tcmalloc-full-amd64 heapprof1 (the heap
 #                  profiler's table in the anonymous memory)
+#   fuzz-mallocng  the same from corpora/musl/ngtruth1.c, built here static
+#                  with musl-gcc and run to its abort under gdb (8 threads;
+#                  gcore writes FUZZDIR/ngtruth1.d/core): the program's
+#                  data and .bss (mallocng's context) and the non-zero
+#                  pages of the anonymous memory (meta areas, groups)
 #   fuzz-diffjson  FUZZDIR/fuzz-diffjson.core: cxxgrow1's core, the
 #                  session `diff FILE...` runs on; seeds: what heapwalk
 #                  saves from cxxgrow1's base core (sizes --json, sizes
@@ -258,7 +263,7 @@ fuzz-core)
 		seed "$seeds/jemalloc-basic1" "$je/core"
 	fi
 	;;
-fuzz-ptmalloc | fuzz-jemalloc | fuzz-jeprof | fuzz-tcmalloc | fuzz-tcheapprof)
+fuzz-ptmalloc | fuzz-jemalloc | fuzz-jeprof | fuzz-tcmalloc | fuzz-tcheapprof | fuzz-mallocng)
 	max_len=4096
 	# every length from the start: a patch takes 7 bytes, and libFuzzer
 	# would otherwise creep up from 4-byte inputs over thousands of runs
@@ -287,6 +292,24 @@ fuzz-ptmalloc | fuzz-jemalloc | fuzz-jeprof | fuzz-tcmalloc | fuzz-tcheapprof)
 			skip "gperftools is not installed (make deps)"
 		dir=$CORPUS/tcmalloc-full-amd64/heapprof1 libre='^libtcmalloc'
 		core_of heapprof1 "$dir" tcmalloc-full-amd64
+		;;
+	fuzz-mallocng)
+		command -v musl-gcc >/dev/null && command -v gdb >/dev/null ||
+			skip "musl-gcc or gdb is not installed (make deps)"
+		dir=$fdir/ngtruth1.d libre='^ngtruth1$'
+		src=$TOP/corpora/musl/ngtruth1.c
+		if ! [ -s "$dir/core" ] || [ "$src" -nt "$dir/core" ]; then
+			rm -rf "$dir"
+			mkdir -p "$dir"
+			musl-gcc -std=c11 -O1 -g -static -DNG_STATIC \
+				-o "$dir/ngtruth1" "$src" ||
+				{ echo "$me: musl-gcc failed" >&2; exit 1; }
+			(cd "$dir" && gdb -batch -nx -ex run -ex "gcore $dir/core.tmp" \
+				--args "$dir/ngtruth1" 8 abort) >"$dir/gdb.log" 2>&1 || true
+			[ -s "$dir/core.tmp" ] ||
+				{ echo "$me: gdb wrote no core of ngtruth1" >&2; exit 1; }
+			mv "$dir/core.tmp" "$dir/core"
+		fi
 		;;
 	esac
 	copy_core "$dir" "$fdir/$name.core"

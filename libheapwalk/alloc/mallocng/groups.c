@@ -24,6 +24,68 @@ const uint16_t ng_size_classes[NG_NCLASSES] = {
 
 /* No heap has more areas than this: 2^20 areas hold 100 million metas.  */
 #define MAX_AREAS (1u << 20)
+/* Nor a group more memory than this (musl's largest: a mapping of one
+   block, as large as the program asked).  */
+#define MAX_GROUP_BYTES (1ull << 44)
+/* Mappings a group may run across (a donated one: an ELF file's data
+   and the anonymous pages after it).  */
+#define MAX_SPAN_REGIONS 8
+
+/* Does the target map every byte of [lo, hi) (its pages need not all be
+   in the core)?  */
+static bool mapped(const struct hw_target *t, uint64_t lo, uint64_t hi)
+{
+	for (unsigned n = 0; lo < hi && n < MAX_SPAN_REGIONS; n++) {
+		const struct hw_region *r = hw_region_of(t, lo);
+		if (!r)
+			return false;
+		lo = r->end;
+	}
+	return lo >= hi;
+}
+
+/* How many areas the chain from head has before it ends (0) or comes
+   back to one it passed (Brent's cycle finding: the next words alone,
+   no memory): at most `limit`.  *loop says whether it came back.  */
+static size_t chain_length(struct hw_target *t, uint64_t head, size_t limit,
+			   bool *loop)
+{
+	uint64_t tortoise = head, hare = head, next;
+	size_t power = 1, lambda = 1, n = 0;
+	*loop = false;
+	/* The cycle's length, if any.  */
+	while (hare && n < limit) {
+		if (!hw_read_u64(t, hare + 8, &next))
+			break;
+		hare = next;
+		n++;
+		if (hare && hare == tortoise) {
+			*loop = true;
+			break;
+		}
+		if (power == lambda) {
+			tortoise = hare;
+			power *= 2;
+			lambda = 0;
+		}
+		lambda++;
+	}
+	if (!*loop)
+		return n + 1 < limit ? n + 1 : limit;
+	/* Where it starts: mu areas in, then lambda areas round.  */
+	tortoise = hare = head;
+	for (size_t i = 0; i < lambda; i++)
+		if (!hw_read_u64(t, hare + 8, &hare))
+			return limit;
+	size_t mu = 0;
+	while (tortoise != hare && mu < limit) {
+		if (!hw_read_u64(t, tortoise + 8, &tortoise) ||
+		    !hw_read_u64(t, hare + 8, &hare))
+			return limit;
+		mu++;
+	}
+	return mu + lambda < limit ? mu + lambda : limit;
+}
 
 static bool read_ctx(struct ng_state *ng)
 {
@@ -110,6 +172,16 @@ static bool decode_meta(struct ng_state *ng, uint64_t m, const uint8_t *raw,
 			   (unsigned long long)m);
 		return false;
 	}
+	uint64_t bytes = g->maplen ? g->maplen * NG_AREA
+				   : NG_GROUP_HDR + g->stride * (g->last_idx + 1u);
+	if (g->maplen > MAX_GROUP_BYTES / NG_AREA ||
+	    g->mem + bytes < g->mem || !mapped(ng->t, g->mem, g->mem + bytes)) {
+		hw_finding(ng->s, m, "mallocng meta: its group [0x%llx, +%llu) "
+			   "is not all in the process's memory (maplen %llu)",
+			   (unsigned long long)g->mem, (unsigned long long)bytes,
+			   (unsigned long long)g->maplen);
+		return false;
+	}
 	g->active_idx = hdr & 31;
 	uint32_t all = (uint32_t)((2ull << g->last_idx) - 1);
 	if ((g->avail | g->freed) & ~all || g->avail & g->freed)
@@ -175,7 +247,13 @@ enum hw_status ng_read_groups(struct ng_state *ng)
 				(unsigned long long)ng->ctx);
 	size_t cap = 0;
 	uint64_t a = ng->area_head;
-	while (a && ng->nareas < MAX_AREAS) {
+	bool loop;
+	size_t nchain = chain_length(ng->t, a, MAX_AREAS, &loop);
+	if (loop)
+		hw_finding(s, ng->ctx, "mallocng: the meta areas' list comes "
+			   "back on itself after %zu areas (a next pointer "
+			   "overwritten): each is read once", nchain);
+	while (a && ng->nareas < nchain) {
 		uint8_t area[NG_AREA];
 		if ((a & (NG_AREA - 1)) || !hw_read(ng->t, a, area, sizeof area)) {
 			hw_partial(s, a, "mallocng meta area: %s",
