@@ -9,7 +9,8 @@
 # are checked against a program's own record in t0481).  What cannot be
 # walked is named, exit 4 and one line: a static program that never frees
 # has musl's bump allocator, one stopped before its first allocation a
-# context not set up yet.  A live dynamic program reads as its core, and
+# context not set up yet, one built with musl's oldmalloc (from musl's
+# source) oldmalloc, by symbol and stripped.  A live dynamic program reads as its core, and
 # it is left running.
 # shellcheck source=tests/lib.sh
 . "$(dirname "$0")/lib.sh"
@@ -85,6 +86,42 @@ gcore_of idle idle
 named "$T/idle.core" "context at $ctx" "is not set up"
 gcore_of bump
 named "$T/bump.core" "musl libc's bump allocator"
+
+# oldmalloc: musl's own source (bookworm's musl 1.2.3, through the private
+# apt configuration's deb-src line) built as --with-malloc=oldmalloc
+# builds it -- src/malloc/oldmalloc/ in place of mallocng/, the rest of
+# libc.a as Debian's -- linked into recognise1.c; named by its symbol,
+# and stripped by its emptied bins.
+if (
+	me=t0480
+	# shellcheck source=scripts/lib/debian-apt.sh
+	. "$TOP/scripts/lib/debian-apt.sh"
+	apt_private_init "$T/apt" bookworm amd64 with-deb-src >/dev/null 2>&1 &&
+		apt_update && mkdir -p "$T/src" &&
+		cd "$T/src" && aptc source --download-only musl
+) && tar -C "$T/src" -xzf "$(ls "$T"/src/musl_*.orig.tar.gz)"; then
+	m=$(ls -d "$T"/src/musl-1.*/)
+	old=()
+	for f in malloc malloc_usable_size aligned_alloc; do
+		gcc -std=c99 -nostdinc -ffreestanding -D_XOPEN_SOURCE=700 -Os \
+			-I"$m/arch/x86_64" -I"$m/arch/generic" -I"$m/src/include" \
+			-I"$m/src/internal" -I/usr/include/x86_64-linux-musl \
+			-I"$m/include" -c -o "$T/old-$f.o" "$m/src/malloc/oldmalloc/$f.c" ||
+			fail "cannot build musl's oldmalloc/$f.c"
+		old+=("$T/old-$f.o")
+	done
+	musl-gcc -O1 -g -static -o "$T/old" "$src/recognise1.c" "${old[@]}" ||
+		fail "cannot link recognise1.c with oldmalloc"
+	! nm "$T/old" | grep -q ' __malloc_context$' ||
+		fail "the oldmalloc build still has mallocng's context"
+	strip -o "$T/old-stripped" "$T/old"
+	gcore_of old alloc
+	named "$T/old.core" "musl libc's oldmalloc" "(by symbol __bin_chunk)"
+	gcore_of old-stripped alloc
+	named "$T/old-stripped.core" "musl libc's oldmalloc" "of its bins, emptied"
+else
+	say "oldmalloc: left out (no deb-src of musl from a Debian mirror here)"
+fi
 
 # Live: the dynamic build waits on a pipe the test holds open.
 mkfifo "$T/in"

@@ -36,9 +36,10 @@ bool hw_musl_symbols(const struct hw_syms *syms, const struct hw_module *m)
 {
 	/* mallocng's context; the bump allocator a static program that
 	   never frees gets instead; the name musl 1.2.2+ gives its malloc
-	   behind the public one.  */
+	   behind the public one; oldmalloc's chunk binning.  */
 	static const char *const names[] = {
 		"__malloc_context", "__simple_malloc", "__libc_malloc_impl",
+		"__bin_chunk",
 	};
 	uint64_t addr, size;
 	for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
@@ -110,6 +111,64 @@ static uint64_t scan_ctx(struct hw_target *t, uint64_t lo, uint64_t hi,
 		}
 	}
 	return 0;
+}
+
+/* oldmalloc's bins (struct bin { int lock[2]; chunk *head, *tail; }, 64
+   of them 8 bytes into its `mal`, 24 bytes apart): a bin used and
+   emptied again points both head and tail at the chunk header that would
+   hold its own head and tail as a chunk's links (the bin's address less
+   8), so at bin address B the words at B + 8 and B + 16 are both B - 8.
+   glibc's bins look the same but lie 16 bytes apart.  */
+#define OLD_BIN 24
+#define OLD_BINS_SPAN (64 * OLD_BIN)
+#define MAX_OLD_HITS 256
+
+/* The most such bins in the writable data of the file mapped at [lo,
+   hi) that one `mal` could hold: within 64 bins' span, a multiple of 24
+   bytes apart, none 16 or 32 bytes from another (glibc's).  Each run
+   the core holds is read in place.  */
+static unsigned scan_old_bins(struct hw_target *t, uint64_t lo, uint64_t hi)
+{
+	struct hw_addr_range r[MAX_RANGES];
+	size_t n = hw_module_data(t, lo, hi, r, MAX_RANGES);
+	uint64_t hit[MAX_OLD_HITS];
+	unsigned nhit = 0;
+	for (size_t i = 0; i < n && nhit < MAX_OLD_HITS; i++) {
+		uint64_t a = (r[i].start + 7) & ~7ull;
+		while (a + 24 <= r[i].end && nhit < MAX_OLD_HITS) {
+			const uint8_t *data;
+			uint64_t run = hw_readable_run(t, a, &data);
+			if (!run) {
+				a = (a | 4095) + 1;
+				continue;
+			}
+			uint64_t from = a;
+			uint64_t stop = a + run < r[i].end ? a + run : r[i].end;
+			for (; a + 24 <= stop && nhit < MAX_OLD_HITS; a += 8) {
+				uint64_t head, tail;
+				memcpy(&head, data + (a - from) + 8, 8);
+				memcpy(&tail, data + (a - from) + 16, 8);
+				if (head == a - 8 && tail == a - 8)
+					hit[nhit++] = a;
+			}
+			a = (stop + 7) & ~7ull;
+		}
+	}
+	/* (The hits come in address order.)  */
+	unsigned best = 0;
+	for (unsigned i = 0; i < nhit; i++) {
+		unsigned count = 0;
+		bool glibc = false;
+		for (unsigned k = i; k < nhit && hit[k] - hit[i] < OLD_BINS_SPAN;
+		     k++) {
+			count += (hit[k] - hit[i]) % OLD_BIN == 0;
+			glibc |= k > i && (hit[k] - hit[k - 1] == 16 ||
+					   hit[k] - hit[k - 1] == 32);
+		}
+		if (!glibc && count > best)
+			best = count;
+	}
+	return best;
 }
 
 /* Where the context is, or why not.  */
@@ -184,7 +243,26 @@ bool hw_mallocng_recognise(struct hw_session *s, char *why, size_t len)
 			 cs.home, (unsigned long long)cs.sym);
 		return true;
 	}
-	uint64_t addr, size;
+	uint64_t addr, size, lo, hi;
+	/* oldmalloc: by its symbols, or (stripped) by its emptied bins.  */
+	bool old_sym = cs.mod && hw_syms_lookup(s->syms, &cs.m, "__bin_chunk",
+						&addr, &size, NULL);
+	unsigned old_bins = 0;
+	if (!old_sym && cs.home && hw_file_range(t, cs.home, &lo, &hi))
+		old_bins = scan_old_bins(t, lo, hi);
+	if (old_sym || old_bins >= 3) {
+		char how[64];
+		if (old_sym)
+			snprintf(how, sizeof how, "symbol __bin_chunk");
+		else
+			snprintf(how, sizeof how, "%u of its bins, emptied",
+				 old_bins);
+		snprintf(why, len, "'%s': musl libc's oldmalloc (musl before "
+			 "1.2.1, or built --with-malloc=oldmalloc) found in %s "
+			 "(by %s): heapwalk walks musl's mallocng, not "
+			 "oldmalloc", core, cs.home, how);
+		return true;
+	}
 	if (cs.mod && hw_syms_lookup(s->syms, &cs.m, "__simple_malloc", &addr,
 				     &size, NULL)) {
 		snprintf(why, len, "'%s': musl libc's bump allocator found in "
