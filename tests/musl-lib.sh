@@ -12,7 +12,8 @@
 # memory given back; the lines come in address order without overlap;
 # the blocks in use are exactly the program's; `leaks` finds exactly the
 # blocks whose pointer it hid; with the context's usage_by_class recorded
-# (static builds), `bins`' slots per class equal it; no finding.
+# (static builds), `bins`' slots per class equal it; no finding, and
+# `check` finds nothing.
 check() {
 	local name=$1 d=$T/$1
 	shift
@@ -23,6 +24,9 @@ check() {
 	hw "$d/bins" "$d/bins.err" --json "$@" bins
 	expect_rc 0
 	hw "$d/summary" "$d/summary.err" --json "$@" summary
+	expect_rc 0
+	# mallocng's own checks too (its lists, its next meta).
+	hw "$d/check" "$d/check.err" "$@" check
 	expect_rc 0
 	grep -q '"allocator":"mallocng"' "$d/summary" ||
 		fail "$name: not walked as mallocng: $(head -c 300 "$d/summary")"

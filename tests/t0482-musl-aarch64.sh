@@ -3,8 +3,8 @@
 # corpora/musl/ngtruth1.c built with Debian bookworm's arm64 musl (the
 # musl-1.2.3-arm64 sysroot: scripts/corpus/sysroot.sh, a private apt
 # configuration; aarch64-linux-gnu-gcc with musl's specs pointed into
-# it), static (recording mallocng's context and usage_by_class) and
-# dynamic (musl's libc.so as its dynamic linker, found through the
+# it), static (recording mallocng's context and usage_by_class; also
+# stripped: the context found by its secret) and dynamic (musl's libc.so as its dynamic linker, found through the
 # link_map: qemu's cores name no files), eight threads each, run under
 # qemu-aarch64 to their abort; qemu writes the aarch64 cores.  Each core
 # is checked against its program's record as in t0481 (tests/musl-lib.sh).
@@ -22,7 +22,7 @@ case $rc in
 77) skip "cannot make the $variant sysroot here (no Debian mirror)" ;;
 *) fail "scripts/corpus/sysroot.sh $variant failed" ;;
 esac
-need_cmd qemu-aarch64 aarch64-linux-gnu-gcc
+need_cmd qemu-aarch64 aarch64-linux-gnu-gcc aarch64-linux-gnu-strip
 
 # musl's specs name /usr/lib/aarch64-linux-musl and its headers'
 # directory absolutely: point them into the sysroot.
@@ -62,6 +62,12 @@ grep -q "\"context\":\"$ctx\"" "$T/as/summary" ||
 	fail "as: the context is not the symbol's ($ctx): $(grep -o '"context[^,]*,[^,]*' "$T/as/summary")"
 grep -q '"arch":"aarch64"' "$T/as/summary" ||
 	fail "as: not read as aarch64: $(grep -o '"arch":"[^"]*"' "$T/as/summary" | head -n 1)"
+# The same static build stripped: the context by the secret.
+aarch64-linux-gnu-strip -o "$T/ngss" "$T/ngs" || fail "aarch64-linux-gnu-strip failed"
+qemu_core ass ngss
+check ass "$T/ass/core" --exe "$T/ngss"
+grep -q '"context_from":"the secret from AT_RANDOM' "$T/ass/summary" ||
+	fail "ass: the stripped build's context not found by the secret: $(grep -o '"context_from":"[^"]*"' "$T/ass/summary")"
 qemu_core ad ngd -L "$sysroot"
 check ad "$T/ad/core" --exe "$T/ngd" --sysroot "$sysroot"
 grep -q '"module":"/lib/ld-musl-aarch64.so.1"' "$T/ad/summary" ||
