@@ -30,7 +30,7 @@ for bin in ngs ngd; do
 	addr=$(awk '$1 == "alloc" { print $2; exit }' "$d/truth.txt")
 	cmds=(summary arenas bins chunks "chunks --json" sizes check frag
 	      "chunks --free" "bins --json" "chunk $addr" "--json chunk $addr"
-	      "leaks")
+	      "leaks" mp "bins --list" tcache)
 	gdb_heap "$d/g" gdb "$T/$bin" "$d/core" -- "${cmds[@]}"
 	i=0
 	for c in "${cmds[@]}"; do

@@ -105,5 +105,11 @@ void ng_report_summary(void *state, struct hw_emitter *e);
 enum hw_status ng_report_arenas(void *state, struct hw_emitter *e);
 enum hw_status ng_report_bins(void *state, struct hw_emitter *e,
 			      const char *kind);
+enum hw_status ng_report_bins_list(void *state, struct hw_emitter *e,
+				   const char *kind);
+/* mp and tcache (params.c).  */
+enum hw_status ng_report_params(void *state, struct hw_emitter *e);
+enum hw_status ng_report_tcaches(void *state, struct hw_emitter *e,
+				 int64_t tid);
 
 #endif /* HW_MALLOCNG_H */

@@ -1,7 +1,8 @@
 /* report.c - the mallocng-specific reports: summary members (where the
  * context is and how it was found, its meta areas and groups), arenas
  * (mallocng has one heap: its groups by kind) and bins (per size class,
- * the groups on the active list and the slots the context counts).
+ * the groups on the active list and the slots the context counts; with
+ * --list each active list's groups in the order malloc takes them).
  *
  * mallocng keeps no statistics beyond usage_by_class (slots in groups
  * of each class): the figures here are counted from its metas.
@@ -156,6 +157,64 @@ enum hw_status ng_report_bins(void *state, struct hw_emitter *e,
 			ng->active[c] ? ev_addr(ng->active[c]) : ev_null(),
 		};
 		em_row(e, v);
+	}
+	em_table_end(e);
+	em_doc_end(e);
+	return HW_OK;
+}
+
+/* bins --list: each class's active list, from its head (the group
+   malloc takes from next) round to it again.  */
+static const struct em_field LIST_COLS[] = {
+	{ .key = "class", .label = "class", .width = 5 },
+	{ .key = "position", .label = "pos", .width = 4 },
+	{ .key = "meta", .label = "meta", .width = -18, .form = EM_T_HEX0,
+	  .digits = 16 },
+	{ .key = "group", .label = "group", .width = -18, .form = EM_T_HEX0,
+	  .digits = 16, .none = "?" },
+	{ .key = "slots", .label = "slots", .width = 5, .none = "?" },
+	{ .key = "avail", .label = "avail", .width = 5, .none = "?" },
+	{ .key = "freed", .label = "freed", .width = 5, .none = "?" },
+};
+static const struct em_table LIST_TABLE = {
+	.key = "active", .cols = LIST_COLS, .ncols = 7 };
+
+enum hw_status ng_report_bins_list(void *state, struct hw_emitter *e,
+				   const char *kind)
+{
+	struct ng_state *ng = state;
+	if (kind && strcmp(kind, "classes") != 0)
+		return hw_error(ng->s, HW_USAGE, "bins: unknown kind '%s' "
+				"(mallocng: classes)", kind);
+	/* A list longer than the metas read is a loop.  */
+	uint64_t limit = ng->ngroups + 1;
+	em_doc_begin(e);
+	em_table_begin(e, &LIST_TABLE);
+	for (unsigned c = 0; c < NG_NCLASSES; c++) {
+		uint64_t m = ng->active[c], n = 0;
+		while (m && n < limit) {
+			uint64_t w[3];
+			bool have = hw_read(ng->t, m, w, sizeof w);
+			uint32_t g = have && w[2] ? ng_group_at(ng, w[2]) : NG_NONE;
+			if (g != NG_NONE && ng->groups[g].meta != m)
+				g = NG_NONE;
+			const struct ng_group *gr = g != NG_NONE ? &ng->groups[g]
+								 : NULL;
+			const struct em_val v[] = {
+				ev_u64(c), ev_u64(n), ev_addr(m),
+				gr ? ev_addr(gr->mem) : ev_null(),
+				gr ? ev_u64(gr->last_idx + 1u) : ev_null(),
+				gr ? ev_u64((unsigned)__builtin_popcount(gr->avail))
+				   : ev_null(),
+				gr ? ev_u64((unsigned)__builtin_popcount(gr->freed))
+				   : ev_null(),
+			};
+			em_row(e, v);
+			n++;
+			if (!have || !w[1] || w[1] == ng->active[c])
+				break;
+			m = w[1];
+		}
 	}
 	em_table_end(e);
 	em_doc_end(e);
