@@ -9,8 +9,17 @@
 #include "../../emit/emit.h"
 #include "mallocng.h"
 
-/* Groups a lookup steps back over (nested ones before the one wanted).  */
-#define MAX_STEPS 64
+/* Groups nested in one another deeper than this are a loop.  */
+#define MAX_CHAIN 32
+/* Groups a lookup steps back over when the nests' links do not lead to
+   one holding the address (a damaged slot header).  */
+#define MAX_STEPS 4096
+
+static bool holds(const struct ng_group *g, uint64_t addr)
+{
+	return addr >= g->mem &&
+	       addr - g->mem < NG_GROUP_HDR + g->stride * (g->last_idx + 1u);
+}
 
 uint32_t ng_group_of(const struct ng_state *ng, uint64_t addr)
 {
@@ -22,15 +31,20 @@ uint32_t ng_group_of(const struct ng_state *ng, uint64_t addr)
 		else
 			hi = mid;
 	}
-	/* The nearest group below may be one nested in an earlier slot
-	   of the group that holds addr: step back to a group that does.  */
-	for (size_t k = lo, steps = 0; k > 0 && steps < MAX_STEPS; k--, steps++) {
-		const struct ng_group *g = &ng->groups[k - 1];
-		uint64_t end = g->mem + NG_GROUP_HDR +
-			       g->stride * (g->last_idx + 1u);
-		if (addr >= g->mem && addr < end)
-			return (uint32_t)(k - 1);
+	if (!lo)
+		return NG_NONE;
+	/* The nearest group below holds addr, or is nested (in one or more
+	   steps) in the group that does: groups do not overlap but by
+	   nesting.  */
+	uint32_t g = (uint32_t)(lo - 1);
+	for (unsigned n = 0; g != NG_NONE && n < MAX_CHAIN; n++) {
+		if (holds(&ng->groups[g], addr))
+			return g;
+		g = ng->groups[g].parent;
 	}
+	for (size_t k = lo, steps = 0; k > 0 && steps < MAX_STEPS; k--, steps++)
+		if (holds(&ng->groups[k - 1], addr))
+			return (uint32_t)(k - 1);
 	return NG_NONE;
 }
 
