@@ -112,7 +112,8 @@ if (
 	done
 	musl-gcc -O1 -g -static -o "$T/old" "$src/recognise1.c" "${old[@]}" ||
 		fail "cannot link recognise1.c with oldmalloc"
-	! nm "$T/old" | grep -q ' __malloc_context$' ||
+	nm "$T/old" >"$T/old.nm"
+	! grep -q ' __malloc_context$' "$T/old.nm" ||
 		fail "the oldmalloc build still has mallocng's context"
 	strip -o "$T/old-stripped" "$T/old"
 	gcore_of old alloc

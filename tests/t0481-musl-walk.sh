@@ -76,7 +76,7 @@ cp "$T/ov/core" "$T/area.core"
 damaged "$T/area.core" "$area" "mallocng meta area: its check is 0x4141414141414141"
 hw "$T/ov.bins" "$T/ov.bins.err" --json "$T/ov/core" bins
 expect_rc 0
-active=$(grep -o '"active":"0x[0-9a-f]*"' "$T/ov.bins" | head -n 1 | cut -d'"' -f4)
+active=$(grep -o '"active":"0x[0-9a-f]*"' "$T/ov.bins" | sed -n 1,1p | cut -d'"' -f4)
 [ -n "$active" ] || fail "no class has an active list: $(head -c 300 "$T/ov.bins")"
 cp "$T/ov/core" "$T/active.core"
 "$corepatch" "$T/active.core" $((active + 8)) 0800000000000000 >/dev/null ||

@@ -46,7 +46,7 @@ qemu_core() {
 	# `|| :` keeps it from handing its place to the inner one.)
 	( (cd "$d" && ulimit -c unlimited && exec qemu-aarch64 "$@" "$T/$bin" 8 abort) \
 		>"$d/qemu.out" 2>&1 || :) 2>/dev/null
-	c=$(find "$d" -maxdepth 1 -name 'qemu_*.core' | head -n 1)
+	c=$(find "$d" -maxdepth 1 -name 'qemu_*.core' | sed -n 1,1p)
 	[ -n "$c" ] && grep -q '^end$' "$d/truth.txt" 2>/dev/null || {
 		tail -n 5 "$d/qemu.out" >&2
 		skip "qemu-aarch64 wrote no guest core of $bin (ulimit -c?)"
@@ -61,7 +61,7 @@ ctx=$(sed -n 's/^ctx //p' "$T/as/truth.txt")
 grep -q "\"context\":\"$ctx\"" "$T/as/summary" ||
 	fail "as: the context is not the symbol's ($ctx): $(grep -o '"context[^,]*,[^,]*' "$T/as/summary")"
 grep -q '"arch":"aarch64"' "$T/as/summary" ||
-	fail "as: not read as aarch64: $(grep -o '"arch":"[^"]*"' "$T/as/summary" | head -n 1)"
+	fail "as: not read as aarch64: $(grep -o '"arch":"[^"]*"' "$T/as/summary" | sed -n 1,1p)"
 # The same static build stripped: the context by the secret.
 aarch64-linux-gnu-strip -o "$T/ngss" "$T/ngs" || fail "aarch64-linux-gnu-strip failed"
 qemu_core ass ngss

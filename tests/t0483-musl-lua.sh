@@ -64,7 +64,7 @@ used() {
 	expect_rc 0
 	grep -q '"allocator":"mallocng"' "$T/sum" ||
 		fail "not walked as mallocng: $(head -c 200 "$T/sum")"
-	grep -o '"used":{"count":[0-9]*,"bytes":[0-9]*' "$T/sum" | head -n 1 |
+	grep -o '"used":{"count":[0-9]*,"bytes":[0-9]*' "$T/sum" | sed -n 1,1p |
 		sed 's/.*"bytes"://'
 }
 clean() {  # clean WHAT TARGET...: no block lost, check finds nothing
@@ -128,8 +128,8 @@ mkdir -p "$T/a64"
 # writes the guest's core.  (The outer subshell takes the "Aborted".)
 ( (cd "$T/a64" && ulimit -c unlimited &&
    exec qemu-aarch64 "$cache/lua-aarch64" -e "$script
-os.execute('kill -ABRT \$PPID')") >"$T/a64/out" 2>&1 || :) 2>/dev/null
-core=$(find "$T/a64" -maxdepth 1 -name 'qemu_*.core' | head -n 1)
+os.execute('kill -ABRT \$PPID')") >"$T/a64/out" 2>&1 || :) 2>/dev/null  # $PPID: pid just read, by the guest's shell
+core=$(find "$T/a64" -maxdepth 1 -name 'qemu_*.core' | sed -n 1,1p)
 [ -n "$core" ] || skip "qemu-aarch64 wrote no guest core (ulimit -c?)"
 want=$(head -n 1 "$T/a64/out")
 got=$(used --exe "$cache/lua-aarch64" "$core")
