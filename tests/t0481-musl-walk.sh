@@ -3,19 +3,20 @@
 # corpora/musl/ngtruth1.c built with Debian's musl-gcc static (with
 # -DNG_STATIC it also records mallocng's context and its usage_by_class),
 # the same binary stripped, and dynamic; one thread and eight; cores by
-# gdb's gcore.  For each: every block the program holds is a `chunks`
-# line at its address, in use, of its malloc_usable_size; every block it
-# freed lies in a free slot or in memory given back; the lines do not overlap and come in address
-# order; blocks in use are exactly the program's (musl allocates none of
-# its own here); `leaks` finds exactly the blocks whose pointer the
-# program hid (definitely or possibly lost), no other; `bins`' slots per
-# class add up to the context's usage_by_class (the allocator's own
-# count); the context is where the symbol says, found by the secret in
-# the stripped copy.  Damage: a byte written past a block, a meta area's
+# gdb's gcore, and one by the kernel where core_pattern names a file.
+# For each (tests/musl-lib.sh): every block the program holds is a
+# `chunks` line at its address, in use, of its malloc_usable_size; every
+# block it freed lies in a free slot or in memory given back; the lines
+# do not overlap and come in address order; blocks in use are exactly
+# the program's (musl allocates none of its own here); `leaks` finds
+# exactly the blocks whose pointer the program hid (definitely or
+# possibly lost), no other; `bins`' slots per class add up to the
+# context's usage_by_class (the allocator's own count); `check` is clean;
+# the context is where the symbol says, found by the secret in the
+# stripped copy.  Damage: a byte written past a block, a meta area's
 # check word, an active list's link and the meta areas' list (made a
-# loop) overwritten: `check` names each.
-# Then --pid on the dynamic build: the same check, and the program is
-# left running.
+# loop) overwritten: `check` names each.  Then --pid on the dynamic
+# build: the same check, and the program is left running.
 # shellcheck source=tests/musl-lib.sh
 . "$(dirname "$0")/musl-lib.sh"
 need_heapwalk
@@ -52,6 +53,22 @@ grep -q '"context_from":"the secret from AT_RANDOM' "$T/ss8/summary" ||
 	fail "ss8: the stripped copy's context not found by the secret: $(grep -o '"context_from":"[^"]*"' "$T/ss8/summary")"
 run_core d8 td 8
 check d8 "$T/d8/core"
+
+# A kernel core too, where core_pattern names a plain file in the
+# program's directory ("core", or core.PID with core_uses_pid).
+pattern=$(cat /proc/sys/kernel/core_pattern 2>/dev/null || echo '|')
+if [ "${pattern:0:1}" != "|" ] && [ "${pattern:0:1}" != / ] &&
+	[[ "$pattern" != *%* ]] && [[ "$pattern" != */* ]]; then
+	mkdir -p "$T/k8"
+	( (cd "$T/k8" && ulimit -c unlimited && exec "$T/td" 8 abort) \
+		>"$T/k8/out" 2>&1 || :) 2>/dev/null
+	kc=$(find "$T/k8" -maxdepth 1 -type f -name "$pattern*" | sed -n 1,1p)
+	[ -n "$kc" ] || fail "the kernel wrote no core ($pattern) of td"
+	[ "$kc" = "$T/k8/core" ] || mv "$kc" "$T/k8/core"
+	check k8 "$T/k8/core"
+else
+	say "kernel core: left out (core_pattern '$pattern' is not a plain file name)"
+fi
 
 # Damage: one byte written past a block (the program's record says
 # which); then, in copies of that core, the first meta area's check
