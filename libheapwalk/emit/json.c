@@ -447,43 +447,47 @@ static const struct em_row_plan *row_plan(struct em_table_state *ts,
 	return pl;
 }
 
-/* A packed row by its plan: a copy and a value per cell.  */
+/* A packed cell's value at p, bare (an address without its quotes and
+   "0x", a word without its quotes); returns the end.  The cell's plan
+   (cells[cell]) is looked at for a word only.  */
+static inline __attribute__((always_inline)) char *
+packed_value(char *p, uint8_t kind, uint64_t w,
+	     const struct em_cell_plan *cells, unsigned cell)
+{
+	switch (kind) {
+	case EM_K_U64:
+		return fmt_dec(p, w);
+	case EM_K_I64:
+		return fmt_i64(p, (int64_t)w);
+	case EM_K_ADDR:
+		return fmt_hex(p, w, 0);
+	case EM_K_BOOL:
+		if (w) {
+			memcpy(p, "true", 4);
+			return p + 4;
+		}
+		memcpy(p, "false", 5);
+		return p + 5;
+	default: { /* EM_K_STR: a word; past the words, the last */
+		const struct em_cell_plan *cp = &cells[cell];
+		uint64_t k = w < cp->nwords ? w : cp->nwords - 1u;
+		memcpy(p, cp->words + k * EM_WORD_ROOM, EM_WORD_ROOM);
+		return p + cp->wordlen[k];
+	}
+	}
+}
+
+/* A packed row by its plan: a copy and a value per cell (the quotes
+   are in the leads and the tail).  */
 static char *planned_row(char *p, const struct em_table_state *ts,
 			 const struct em_row_plan *pl,
 			 const struct em_packed_row *r)
 {
 	for (const struct em_step *st = pl->steps, *end = st + pl->nsteps;
 	     st < end; st++) {
-		uint64_t w = r->w[st->col];
 		memcpy(p, st->lead, EM_STEP_LEAD);
-		p += st->leadlen;
-		switch (st->kind) {
-		case EM_K_U64:
-			p = fmt_dec(p, w);
-			break;
-		case EM_K_I64:
-			p = fmt_i64(p, (int64_t)w);
-			break;
-		case EM_K_ADDR:
-			p = fmt_hex(p, w, 0);
-			break;
-		case EM_K_BOOL:
-			if (w) {
-				memcpy(p, "true", 4);
-				p += 4;
-			} else {
-				memcpy(p, "false", 5);
-				p += 5;
-			}
-			break;
-		default: { /* EM_K_STR: a word; past the words, the last */
-			const struct em_cell_plan *cp = &ts->cells[st->cell];
-			uint64_t k = w < cp->nwords ? w : cp->nwords - 1u;
-			memcpy(p, cp->words + k * EM_WORD_ROOM, EM_WORD_ROOM);
-			p += cp->wordlen[k];
-			break;
-		}
-		}
+		p = packed_value(p + st->leadlen, st->kind, r->w[st->col],
+				 ts->cells, st->cell);
 	}
 	memcpy(p, pl->tail, sizeof pl->tail);
 	return p + pl->taillen;
@@ -502,46 +506,24 @@ static void row_packed(struct hw_emitter *e, struct em_table_state *ts,
 		em_advance_to(e, planned_row(p, ts, pl, r));
 		return;
 	}
-	/* Cell by cell, each with its comma: the first one's is made the
-	   '{'.  */
+	/* Cell by cell, each with its comma (the first one's is made the
+	   '{') and its value's quotes.  */
 	*p = '{';
 	for (uint32_t m = cols; m; m &= m - 1) {
 		unsigned i = (unsigned)__builtin_ctz(m);
 		const struct em_cell_plan *cp = &ts->cells[ts->cell_of[i]];
-		uint64_t w = r->w[i];
 		memcpy(p, cp->lead, EM_LEAD_MAX);
 		p += cp->leadlen;
-		switch (cp->kind) {
-		case EM_K_U64:
-			p = fmt_dec(p, w);
-			break;
-		case EM_K_I64:
-			p = fmt_i64(p, (int64_t)w);
-			break;
-		case EM_K_ADDR:
+		if (cp->kind == EM_K_ADDR) {
 			memcpy(p, "\"0x", 3);
-			p = fmt_hex(p + 3, w, 0);
+			p += 3;
+		} else if (cp->kind == EM_K_STR) {
 			*p++ = '"';
-			break;
-		case EM_K_BOOL:
-			if (w) {
-				memcpy(p, "true", 4);
-				p += 4;
-			} else {
-				memcpy(p, "false", 5);
-				p += 5;
-			}
-			break;
-		default: { /* EM_K_STR: a word; past the words, the last */
-			uint64_t k = w < cp->nwords ? w : cp->nwords - 1u;
-			*p = '"';
-			memcpy(p + 1, cp->words + k * EM_WORD_ROOM,
-			       EM_WORD_ROOM);
-			p += 1 + cp->wordlen[k];
+		}
+		p = packed_value(p, cp->kind, r->w[i], ts->cells,
+				 ts->cell_of[i]);
+		if (quoted(cp->kind))
 			*p++ = '"';
-			break;
-		}
-		}
 	}
 	if (p == row)
 		p++;
