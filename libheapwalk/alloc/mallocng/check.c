@@ -10,27 +10,6 @@
 
 #include "mallocng.h"
 
-/* The meta at m: its prev, next and mem, or false when not in the core.  */
-static bool meta_links(struct ng_state *ng, uint64_t m, uint64_t *prev,
-		       uint64_t *next, uint64_t *mem)
-{
-	uint64_t w[3];
-	if (!hw_read(ng->t, m, w, sizeof w))
-		return false;
-	*prev = w[0];
-	*next = w[1];
-	*mem = w[2];
-	return true;
-}
-
-/* The group meta m describes, or NG_NONE.  */
-static uint32_t group_of_meta(const struct ng_state *ng, uint64_t mem,
-			      uint64_t m)
-{
-	uint32_t g = mem ? ng_group_at(ng, mem) : NG_NONE;
-	return g != NG_NONE && ng->groups[g].meta == m ? g : NG_NONE;
-}
-
 /* A circular list from head: each meta's next's prev is itself, and
    each is a group of class `sc` (or, when sc < 0, unused).  */
 static void check_list(struct ng_state *ng, uint64_t head, int sc,
@@ -42,14 +21,14 @@ static void check_list(struct ng_state *ng, uint64_t head, int sc,
 		uint64_t prev, next, mem, o = m & (NG_AREA - 1);
 		if (o < NG_AREA_METAS || (o - NG_AREA_METAS) % NG_META ||
 		    (o - NG_AREA_METAS) / NG_META >= NG_AREA_SLOTS ||
-		    !meta_links(ng, m, &prev, &next, &mem)) {
+		    !ng_meta_links(ng, m, &prev, &next, &mem)) {
 			hw_finding(ng->s, m, "mallocng %s: a meta at 0x%llx that "
 				   "is not one (or not in the core)", what,
 				   (unsigned long long)m);
 			return;
 		}
 		if (sc >= 0) {
-			uint32_t g = group_of_meta(ng, mem, m);
+			uint32_t g = ng_group_of_meta(ng, mem, m);
 			if (g == NG_NONE || ng->groups[g].sizeclass != sc)
 				hw_finding(ng->s, m, "mallocng %s: meta 0x%llx "
 					   "is not a group of class %d",
@@ -60,7 +39,7 @@ static void check_list(struct ng_state *ng, uint64_t head, int sc,
 				   (unsigned long long)m, (unsigned long long)mem);
 		}
 		uint64_t back = 0, x, y;
-		if (!next || !meta_links(ng, next, &back, &x, &y) || back != m) {
+		if (!next || !ng_meta_links(ng, next, &back, &x, &y) || back != m) {
 			hw_finding(ng->s, m, "mallocng %s: meta 0x%llx's next "
 				   "(0x%llx) does not point back at it", what,
 				   (unsigned long long)m, (unsigned long long)next);

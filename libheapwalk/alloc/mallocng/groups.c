@@ -199,18 +199,41 @@ static int by_mem(const void *a, const void *b)
 	return (x->mem > y->mem) - (x->mem < y->mem);
 }
 
-uint32_t ng_group_at(const struct ng_state *ng, uint64_t mem)
+size_t ng_groups_upto(const struct ng_state *ng, uint64_t addr)
 {
 	size_t lo = 0, hi = ng->ngroups;
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
-		if (ng->groups[mid].mem < mem)
+		if (ng->groups[mid].mem <= addr)
 			lo = mid + 1;
 		else
 			hi = mid;
 	}
-	return lo < ng->ngroups && ng->groups[lo].mem == mem ? (uint32_t)lo
-							      : NG_NONE;
+	return lo;
+}
+
+uint32_t ng_group_at(const struct ng_state *ng, uint64_t mem)
+{
+	size_t k = ng_groups_upto(ng, mem);
+	return k && ng->groups[k - 1].mem == mem ? (uint32_t)(k - 1) : NG_NONE;
+}
+
+bool ng_meta_links(struct ng_state *ng, uint64_t m, uint64_t *prev,
+		   uint64_t *next, uint64_t *mem)
+{
+	uint64_t w[3];
+	if (!hw_read(ng->t, m, w, sizeof w))
+		return false;
+	*prev = w[0];
+	*next = w[1];
+	*mem = w[2];
+	return true;
+}
+
+uint32_t ng_group_of_meta(const struct ng_state *ng, uint64_t mem, uint64_t m)
+{
+	uint32_t g = mem ? ng_group_at(ng, mem) : NG_NONE;
+	return g != NG_NONE && ng->groups[g].meta == m ? g : NG_NONE;
 }
 
 /* Groups carved out of a slot of another group: the slot's header (the
@@ -265,7 +288,7 @@ enum hw_status ng_read_groups(struct ng_state *ng)
 		uint32_t nslots;
 		memcpy(&check, area, 8);
 		memcpy(&next, area + 8, 8);
-		memcpy(&nslots, area + 16, 4);
+		memcpy(&nslots, area + NG_AREA_NSLOTS, 4);
 		/* musl's own check; the metas are still read (each is
 		   checked against its group's pointer back).  */
 		if (check != ng->secret)
@@ -305,13 +328,9 @@ enum hw_status ng_read_groups(struct ng_state *ng)
 		hw_partial(s, ng->ctx, "mallocng: the meta areas do not end at "
 			   "the context's last one (0x%llx)",
 			   (unsigned long long)ng->area_tail);
+	/* (No two groups share an address: a group points back at one
+	   meta, and decode_meta keeps only that one.)  */
 	qsort(ng->groups, ng->ngroups, sizeof *ng->groups, by_mem);
-	for (size_t i = 1; i < ng->ngroups; i++)
-		if (ng->groups[i].mem == ng->groups[i - 1].mem)
-			hw_finding(s, ng->groups[i].mem, "mallocng group: two "
-				   "metas (0x%llx, 0x%llx) name it",
-				   (unsigned long long)ng->groups[i - 1].meta,
-				   (unsigned long long)ng->groups[i].meta);
 	find_nests(ng);
 	for (size_t i = 0; i < ng->ngroups; i++) {
 		const struct ng_group *g = &ng->groups[i];

@@ -37,11 +37,18 @@
 #define NG_CTX_FREE_META_HEAD 16
 #define NG_CTX_AVAIL_META 24
 #define NG_CTX_AVAIL_META_COUNT 32
+#define NG_CTX_AREA_COUNT 40
+#define NG_CTX_ALLOC_SHIFT 48
 #define NG_CTX_AREA_HEAD 56
 #define NG_CTX_AREA_TAIL 64
+#define NG_CTX_AVAIL_AREAS 72
 #define NG_CTX_ACTIVE 80
 #define NG_CTX_USAGE 464
+#define NG_CTX_SEQ 912
+#define NG_CTX_BRK 920
 #define NG_CTX_SIZE 928
+/* A meta area's slot count (int, after check and next).  */
+#define NG_AREA_NSLOTS 16
 
 /* Slot sizes of the 48 classes, in units (musl's size_classes: in
    .rodata, which cores leave out).  */
@@ -86,8 +93,15 @@ bool ng_find_context(struct ng_state *ng);
 
 /* Read the meta areas and groups (groups.c).  */
 enum hw_status ng_read_groups(struct ng_state *ng);
+/* How many groups begin at or below addr (the groups are sorted).  */
+size_t ng_groups_upto(const struct ng_state *ng, uint64_t addr);
 /* The group whose mem is `mem`, or NG_NONE.  */
 uint32_t ng_group_at(const struct ng_state *ng, uint64_t mem);
+/* The meta at m: its prev, next and mem, or false when not in the core.  */
+bool ng_meta_links(struct ng_state *ng, uint64_t m, uint64_t *prev,
+		   uint64_t *next, uint64_t *mem);
+/* The group meta m (whose mem is `mem`) describes, or NG_NONE.  */
+uint32_t ng_group_of_meta(const struct ng_state *ng, uint64_t mem, uint64_t m);
 
 /* Every block, in address order (walk.c).  */
 bool ng_walk(struct ng_state *ng, hw_chunk_fn *fn, void *cookie);

@@ -11,13 +11,6 @@
 #include "../../emit/emit.h"
 #include "mallocng.h"
 
-/* Members past usage_by_class (struct malloc_context, 1.2.1-1.2.5).  */
-#define NG_CTX_AREA_COUNT 40
-#define NG_CTX_ALLOC_SHIFT 48
-#define NG_CTX_AVAIL_AREAS 72
-#define NG_CTX_SEQ 912
-#define NG_CTX_BRK 920
-
 static const struct em_field F_VERSION = {
 	.key = "version", .label = "version:" };
 static const struct em_section S_CTX = {

@@ -18,11 +18,6 @@
 #include "recognise.h"
 
 #define AT_RANDOM 25
-#define CTX_INIT_DONE 8       /* int, 1 once the first meta is made */
-#define CTX_AREA_HEAD 56      /* struct meta_area *meta_area_head */
-#define CTX_AREA_TAIL 64
-#define AREA_NSLOTS 16        /* int nslots, after check and next */
-#define AREA_SLOTS 101        /* (4096 - 24) / sizeof (struct meta) */
 #define MAX_RANGES 16
 
 bool hw_musl_path(const char *path)
@@ -70,27 +65,32 @@ static bool ctx_at(struct hw_target *t, uint64_t c, uint64_t secret,
 	uint32_t init, nslots;
 	if (!hw_read_u64(t, c, &s) || !s || (secret && s != secret))
 		return false;
-	if (!hw_read_u32(t, c + CTX_INIT_DONE, &init) || init != 1 ||
-	    !hw_read_u64(t, c + CTX_AREA_HEAD, &head) || !head ||
-	    (head & 4095) || !hw_read_u64(t, c + CTX_AREA_TAIL, &tail) ||
+	if (!hw_read_u32(t, c + NG_CTX_INIT_DONE, &init) || init != 1 ||
+	    !hw_read_u64(t, c + NG_CTX_AREA_HEAD, &head) || !head ||
+	    (head & 4095) || !hw_read_u64(t, c + NG_CTX_AREA_TAIL, &tail) ||
 	    !tail || (tail & 4095))
 		return false;
 	return named || (hw_read_u64(t, head, &check) && check == s &&
-			 hw_read_u32(t, head + AREA_NSLOTS, &nslots) &&
-			 nslots == AREA_SLOTS);
+			 hw_read_u32(t, head + NG_AREA_NSLOTS, &nslots) &&
+			 nslots == NG_AREA_SLOTS);
 }
 
-/* A context in the writable data of the file mapped at [lo, hi), by its
-   shape; 0 when none.  Each run of bytes the core holds is read in
-   place, word by word.  */
-static uint64_t scan_ctx(struct hw_target *t, uint64_t lo, uint64_t hi,
-			 uint64_t secret)
+/* Call fn(cookie, a, bytes at a) for each 8-aligned word a of the
+   writable data of the file mapped at [lo, hi) that has `in_run` bytes
+   from a in the core in one piece and `in_range` bytes from a in that
+   data, in address order, until fn returns false.  Each run of bytes the
+   core holds is read in place; a page not in it is passed over.  */
+static void scan_words(struct hw_target *t, uint64_t lo, uint64_t hi,
+		       uint64_t in_run, uint64_t in_range,
+		       bool (*fn)(void *cookie, uint64_t a, const uint8_t *at),
+		       void *cookie)
 {
 	struct hw_addr_range r[MAX_RANGES];
 	size_t n = hw_module_data(t, lo, hi, r, MAX_RANGES);
+	uint64_t need = in_run > in_range ? in_run : in_range;
 	for (size_t i = 0; i < n; i++) {
 		uint64_t a = (r[i].start + 7) & ~7ull, end = r[i].end;
-		while (a + 72 <= end) {
+		while (a + need <= end) {
 			const uint8_t *data;
 			uint64_t run = hw_readable_run(t, a, &data);
 			if (!run) {     /* not in the core: the next page */
@@ -98,19 +98,39 @@ static uint64_t scan_ctx(struct hw_target *t, uint64_t lo, uint64_t hi,
 				continue;
 			}
 			uint64_t from = a, stop = a + run < end ? a + run : end;
-			for (; a + 8 <= stop && a + 72 <= end; a += 8) {
-				uint64_t w;
-				memcpy(&w, data + (a - from), 8);
-				if (w && (!secret || w == secret) &&
-				    ctx_at(t, a, secret, false))
-					return a;
-			}
-			/* (A word across two runs is no context's.)  */
-			if (a < stop)
-				a = (stop + 7) & ~7ull;
+			for (; a + in_run <= stop && a + in_range <= end; a += 8)
+				if (!fn(cookie, a, data + (a - from)))
+					return;
+			/* (A word across two runs is read by neither.)  */
+			a = (stop + 7) & ~7ull;
 		}
 	}
-	return 0;
+}
+
+struct ctx_scan {
+	struct hw_target *t;
+	uint64_t secret, found;
+};
+
+static bool ctx_word(void *cookie, uint64_t a, const uint8_t *at)
+{
+	struct ctx_scan *cs = cookie;
+	uint64_t w;
+	memcpy(&w, at, 8);
+	if (w && (!cs->secret || w == cs->secret) &&
+	    ctx_at(cs->t, a, cs->secret, false))
+		cs->found = a;
+	return !cs->found;
+}
+
+/* A context in the writable data of the file mapped at [lo, hi), by its
+   shape; 0 when none.  */
+static uint64_t scan_ctx(struct hw_target *t, uint64_t lo, uint64_t hi,
+			 uint64_t secret)
+{
+	struct ctx_scan cs = { .t = t, .secret = secret };
+	scan_words(t, lo, hi, 8, NG_CTX_AREA_TAIL + 8, ctx_word, &cs);
+	return cs.found;
 }
 
 /* oldmalloc's bins (struct bin { int lock[2]; chunk *head, *tail; }, 64
@@ -123,37 +143,31 @@ static uint64_t scan_ctx(struct hw_target *t, uint64_t lo, uint64_t hi,
 #define OLD_BINS_SPAN (64 * OLD_BIN)
 #define MAX_OLD_HITS 256
 
+struct old_bins {
+	uint64_t hit[MAX_OLD_HITS];
+	unsigned nhit;
+};
+
+static bool old_bin_word(void *cookie, uint64_t a, const uint8_t *at)
+{
+	struct old_bins *ob = cookie;
+	uint64_t head, tail;
+	memcpy(&head, at + 8, 8);
+	memcpy(&tail, at + 16, 8);
+	if (head == a - 8 && tail == a - 8)
+		ob->hit[ob->nhit++] = a;
+	return ob->nhit < MAX_OLD_HITS;
+}
+
 /* The most such bins in the writable data of the file mapped at [lo,
    hi) that one `mal` could hold: within 64 bins' span, a multiple of 24
-   bytes apart, none 16 or 32 bytes from another (glibc's).  Each run
-   the core holds is read in place.  */
+   bytes apart, none 16 or 32 bytes from another (glibc's).  */
 static unsigned scan_old_bins(struct hw_target *t, uint64_t lo, uint64_t hi)
 {
-	struct hw_addr_range r[MAX_RANGES];
-	size_t n = hw_module_data(t, lo, hi, r, MAX_RANGES);
-	uint64_t hit[MAX_OLD_HITS];
-	unsigned nhit = 0;
-	for (size_t i = 0; i < n && nhit < MAX_OLD_HITS; i++) {
-		uint64_t a = (r[i].start + 7) & ~7ull;
-		while (a + 24 <= r[i].end && nhit < MAX_OLD_HITS) {
-			const uint8_t *data;
-			uint64_t run = hw_readable_run(t, a, &data);
-			if (!run) {
-				a = (a | 4095) + 1;
-				continue;
-			}
-			uint64_t from = a;
-			uint64_t stop = a + run < r[i].end ? a + run : r[i].end;
-			for (; a + 24 <= stop && nhit < MAX_OLD_HITS; a += 8) {
-				uint64_t head, tail;
-				memcpy(&head, data + (a - from) + 8, 8);
-				memcpy(&tail, data + (a - from) + 16, 8);
-				if (head == a - 8 && tail == a - 8)
-					hit[nhit++] = a;
-			}
-			a = (stop + 7) & ~7ull;
-		}
-	}
+	struct old_bins ob = { .nhit = 0 };
+	scan_words(t, lo, hi, 24, 24, old_bin_word, &ob);
+	const uint64_t *hit = ob.hit;
+	unsigned nhit = ob.nhit;
 	/* (The hits come in address order.)  */
 	unsigned best = 0;
 	for (unsigned i = 0; i < nhit; i++) {

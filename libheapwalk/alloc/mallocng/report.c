@@ -193,11 +193,9 @@ enum hw_status ng_report_bins_list(void *state, struct hw_emitter *e,
 	for (unsigned c = 0; c < NG_NCLASSES; c++) {
 		uint64_t m = ng->active[c], n = 0;
 		while (m && n < limit) {
-			uint64_t w[3];
-			bool have = hw_read(ng->t, m, w, sizeof w);
-			uint32_t g = have && w[2] ? ng_group_at(ng, w[2]) : NG_NONE;
-			if (g != NG_NONE && ng->groups[g].meta != m)
-				g = NG_NONE;
+			uint64_t prev, next = 0, mem = 0;
+			bool have = ng_meta_links(ng, m, &prev, &next, &mem);
+			uint32_t g = ng_group_of_meta(ng, mem, m);
 			const struct ng_group *gr = g != NG_NONE ? &ng->groups[g]
 								 : NULL;
 			const struct em_val v[] = {
@@ -211,9 +209,9 @@ enum hw_status ng_report_bins_list(void *state, struct hw_emitter *e,
 			};
 			em_row(e, v);
 			n++;
-			if (!have || !w[1] || w[1] == ng->active[c])
+			if (!have || !next || next == ng->active[c])
 				break;
-			m = w[1];
+			m = next;
 		}
 	}
 	em_table_end(e);

@@ -23,14 +23,7 @@ static bool holds(const struct ng_group *g, uint64_t addr)
 
 uint32_t ng_group_of(const struct ng_state *ng, uint64_t addr)
 {
-	size_t lo = 0, hi = ng->ngroups;
-	while (lo < hi) {          /* the first group past addr */
-		size_t mid = lo + (hi - lo) / 2;
-		if (ng->groups[mid].mem <= addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
+	size_t lo = ng_groups_upto(ng, addr);
 	if (!lo)
 		return NG_NONE;
 	/* The nearest group below holds addr, or is nested (in one or more
