@@ -21,6 +21,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -469,11 +470,36 @@ static int running_thread(int pid)
 	return found;
 }
 
+/* Is a SIGKILL pending for the whole process (/proc/PID/status's
+   ShdPnd)?  kill(2) of a process puts it there, and it stays until the
+   last thread is gone, while the threads tear down one by one: the
+   main thread may have dropped its memory (its maps read empty) before
+   another has begun to exit.  SIGKILL cannot be blocked or ignored, so
+   pending means dying.  */
+static bool kill_pending(int pid)
+{
+	char path[64], buf[4096];
+	snprintf(path, sizeof path, "/proc/%d/status", pid);
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return false;
+	ssize_t n = read(fd, buf, sizeof buf - 1);
+	close(fd);
+	if (n <= 0)
+		return false;
+	buf[n] = '\0';
+	const char *line = strstr(buf, "\nShdPnd:");
+	unsigned long long mask;
+	if (!line || sscanf(line + 8, " %llx", &mask) != 1)
+		return false;
+	return mask & (1ull << (SIGKILL - 1));
+}
+
 bool hw_process_gone(int pid)
 {
 	if (kill(pid, 0) != 0 && errno == ESRCH)
 		return true;
-	return running_thread(pid) == 0;
+	return kill_pending(pid) || running_thread(pid) == 0;
 }
 
 /* A pid that names no process heapwalk can read, whoever runs it: the

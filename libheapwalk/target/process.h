@@ -27,7 +27,8 @@ enum hw_status hw_process_open(int pid, const struct hw_process_opts *opts,
 			       size_t errlen);
 
 /* Has process `pid` lost its memory (exited, killed, or every thread of
-   it a zombie not yet reaped)?  A zombie still answers kill(pid, 0).  A
+   it a zombie not yet reaped, or a SIGKILL on its way through its
+   threads)?  A zombie still answers kill(pid, 0).  A
    process whose main thread called pthread_exit is not gone while
    another thread runs, whichever thread its memory was read through.  */
 bool hw_process_gone(int pid);
