@@ -185,6 +185,12 @@ struct hw_open_opts {
 	   describe).  Appended last: a caller built before it passes a
 	   smaller sz, which leaves it 0.  */
 	uint64_t unpack_max;
+	/* A directory for what may be kept between runs: the struct
+	   layouts read from a separate debug file's DWARF, per build-id
+	   (DIR/layouts/; a run on the same library then reads no DWARF
+	   for them).  NULL: nothing kept (hw_default_cache_dir gives the
+	   usual one).  Appended last, as unpack_max.  */
+	const char *cache_dir;
 };
 #define HW_OPEN_OPTS_INIT { .sz = sizeof(struct hw_open_opts) }
 
@@ -335,6 +341,13 @@ void hw_session_work(const hw_session *s, struct hw_work *out);
    command should read none it does not need.  (Not in struct hw_work:
    its size is part of the ABI.)  */
 uint64_t hw_session_dwarf_modules(const hw_session *s);
+/* How many struct layouts came from hw_open_opts.cache_dir, not DWARF.  */
+uint64_t hw_session_layouts_cached(const hw_session *s);
+/* The cache directory a front end should pass as hw_open_opts.cache_dir:
+   $HEAPWALK_CACHE_DIR if set (empty: none), else
+   $XDG_CACHE_HOME/heapwalk, else $HOME/.cache/heapwalk; written to buf,
+   which is returned; NULL when there is none.  */
+const char *hw_default_cache_dir(char *buf, size_t len);
 
 /* The command table, for help texts and front ends: the i-th command's
    name and one-line description, or NULL past the end.  */

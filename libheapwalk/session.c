@@ -494,6 +494,7 @@ static enum hw_status open_process(struct hw_session *s)
 		.debug_dirs = s->opts.debug_dirs,
 		.n_debug_dirs = s->opts.n_debug_dirs,
 		.no_debuginfo = s->opts.no_debuginfo,
+		.layout_cache = s->opts.cache_dir,
 		.exe = s->exe,   /* a copy of the running file, unstripped */
 	};
 	char err[256] = "";
@@ -550,6 +551,7 @@ static enum hw_status open_external(struct hw_session *s)
 		.debug_dirs = s->opts.debug_dirs,
 		.n_debug_dirs = s->opts.n_debug_dirs,
 		.no_debuginfo = s->opts.no_debuginfo,
+		.layout_cache = s->opts.cache_dir,
 	};
 	so.files = offset0_files(s->target, &so.nfiles);
 	char err[256] = "";
@@ -607,6 +609,7 @@ enum hw_status hw_session_open(const struct hw_open_opts *opts,
 		.debug_dirs = s->opts.debug_dirs,
 		.n_debug_dirs = s->opts.n_debug_dirs,
 		.no_debuginfo = s->opts.no_debuginfo,
+		.layout_cache = s->opts.cache_dir,
 	};
 	struct hw_syms_file *files = offset0_files(s->target, &so.nfiles);
 	so.files = files;
@@ -648,6 +651,30 @@ void hw_session_work(const hw_session *s, struct hw_work *out)
 uint64_t hw_session_dwarf_modules(const hw_session *s)
 {
 	return s ? hw_syms_dwarf_modules(s->syms) : 0;
+}
+
+uint64_t hw_session_layouts_cached(const hw_session *s)
+{
+	return s ? hw_syms_layouts_cached(s->syms) : 0;
+}
+
+const char *hw_default_cache_dir(char *buf, size_t len)
+{
+	const char *dir = getenv("HEAPWALK_CACHE_DIR");
+	const char *base = NULL, *sub = "";
+	if (dir != NULL) {
+		base = dir;
+	} else if ((dir = getenv("XDG_CACHE_HOME")) && dir[0] == '/') {
+		base = dir;
+		sub = "/heapwalk";
+	} else if ((dir = getenv("HOME")) && dir[0] == '/') {
+		base = dir;
+		sub = "/.cache/heapwalk";
+	}
+	if (base == NULL || base[0] == '\0' || buf == NULL ||
+	    (size_t)snprintf(buf, len, "%s%s", base, sub) >= len)
+		return NULL;
+	return buf;
 }
 
 const char *hw_session_errmsg(const hw_session *s)

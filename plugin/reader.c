@@ -369,7 +369,7 @@ static char *read_cmd(int dir)
 
 /* Options the plugin takes itself (the rest are the command's).  */
 struct plugin_opts {
-	bool json, no_debuginfo;
+	bool json, no_debuginfo, no_cache;
 	bool cmd_takes_o;      /* the command has -o FILE of its own (map,
 				  prof): its -o is passed on, so that it
 				  writes what the tool's would */
@@ -400,6 +400,8 @@ static bool take_option(struct plugin_opts *o, char **w, int n, int *i)
 		o->json = true;
 	} else if (!strcmp(a, "--no-debuginfo")) {
 		o->no_debuginfo = true;
+	} else if (!strcmp(a, "--no-cache")) {
+		o->no_cache = true;
 	} else if (!strncmp(a, "--allocator=", 12)) {
 		o->allocator = a + 12;
 	} else if ((!strcmp(a, "--allocator") ||
@@ -638,6 +640,9 @@ static enum hw_status run_request(struct request *rq,
 	oo.debug_dirs = po.debug_dirs;
 	oo.n_debug_dirs = po.n_debug_dirs;
 	oo.no_debuginfo = po.no_debuginfo;
+	char cache_dir[PATH_MAX];
+	oo.cache_dir = po.no_cache ? NULL
+			: hw_default_cache_dir(cache_dir, sizeof cache_dir);
 	oo.allocator = po.allocator;
 	/* gdb's memory is read from gdb's thread only; a core mapped in
 	   place with every writable segment (all the heap walks read) is

@@ -20,6 +20,10 @@ HEAPWALK=$(abs "$HEAPWALK")
 TOOLS=$(abs "$TOOLS")
 CORPUS=$(abs "$CORPUS")
 export TOP HEAPWALK TOOLS CORPUS
+# Nothing kept between runs (the struct layouts heapwalk keeps in
+# ~/.cache/heapwalk): each test reads DWARF as it says, whatever ran
+# before; t0132 turns the cache on to test it.
+export HEAPWALK_CACHE_DIR=
 
 logdir=$TOP/build/tests
 mkdir -p "$logdir" "$CORPUS"

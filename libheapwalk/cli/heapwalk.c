@@ -6,6 +6,7 @@
  * statuses of doc/heapwalk.md, with one "heapwalk: " line on stderr.
  */
 #include <errno.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -55,6 +56,9 @@ static void usage(FILE *f)
 	      "  --sysroot DIR     look up the target's files under DIR\n"
 	      "  --debug-dir DIR   extra separate-debug-info directory (repeatable)\n"
 	      "  --no-debuginfo    ignore separate debug info\n"
+	      "  --no-cache        keep nothing for later runs (default: the\n"
+	      "                    struct layouts read from a debug file, in\n"
+	      "                    $HEAPWALK_CACHE_DIR or ~/.cache/heapwalk)\n"
 	      "  --allocator A     auto (default) | ptmalloc | jemalloc | tcmalloc |\n"
 	      "                    mallocng | N (instance N as summary lists them)\n"
 	      "  --json            machine-readable output\n"
@@ -366,6 +370,8 @@ static int global_option(int argc, char **argv, int *i,
 		o->no_stop = true;
 	else if (!strcmp(a, "--no-debuginfo"))
 		o->no_debuginfo = true;
+	else if (!strcmp(a, "--no-cache"))
+		o->cache_dir = NULL;
 	else
 		return -1;
 	return 0;
@@ -392,7 +398,7 @@ static void print_stats(const hw_session *s, const struct timespec *start,
 	fprintf(stderr, "heapwalk: stats: open %.3f s, command %.3f s, "
 		"peak RSS %.1f MiB; walks %llu, around %llu, list entries "
 		"%llu, guessed %llu, summed %llu, sums failed %llu; DWARF "
-		"of %llu modules\n",
+		"of %llu modules",
 		seconds_between(start, opened), seconds_between(opened, &now),
 		(double)ru.ru_maxrss / 1024,
 		(unsigned long long)w.walks, (unsigned long long)w.around,
@@ -400,6 +406,11 @@ static void print_stats(const hw_session *s, const struct timespec *start,
 		(unsigned long long)w.guessed, (unsigned long long)w.summed,
 		(unsigned long long)w.sums_failed,
 		(unsigned long long)hw_session_dwarf_modules(s));
+	uint64_t cached = hw_session_layouts_cached(s);
+	if (cached)
+		fprintf(stderr, ", %llu struct layouts from the cache",
+			(unsigned long long)cached);
+	fputc('\n', stderr);
 }
 
 int main(int argc, char **argv)
@@ -418,6 +429,8 @@ int main(int argc, char **argv)
 	if (!cmd)
 		return fail(HW_BAD_TARGET, "%s", "out of memory");
 	o.debug_dirs = dirs;
+	char cache_dir[PATH_MAX];
+	o.cache_dir = hw_default_cache_dir(cache_dir, sizeof cache_dir);
 	bool target_done = false, dashdash = false;
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i];

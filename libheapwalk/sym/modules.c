@@ -391,6 +391,10 @@ static struct hw_syms *syms_begin(const struct hw_syms_opts *opts,
 		return NULL;
 	}
 	s->no_debuginfo = opts->no_debuginfo;
+	if (opts->layout_cache != NULL && opts->layout_cache[0] != '\0' &&
+	    !opts->no_debuginfo &&
+	    (s->layout_cache = strdup(opts->layout_cache)) == NULL)
+		goto nomem;
 
 	if (opts->sysroot != NULL && opts->sysroot[0] != '\0') {
 		s->sysroot = absolute_dir(opts->sysroot);
@@ -617,6 +621,7 @@ void hw_syms_close(struct hw_syms *s)
 	hw_srccache_free(s);
 	free(s->mods);
 	free(s->dwarf_was_read);
+	hw_layout_cache_free(s);
 	free(s->debuginfo_path);
 	free(s->sysroot);
 	free(s->exe);

@@ -48,6 +48,13 @@ struct hw_syms {
 	   use; how many.  */
 	bool *dwarf_was_read;
 	size_t ndwarf_read;
+	/* layoutcache.c: the directory (NULL: no cache), each module's
+	   cache as loaded ([nlcaches], made on first use), and how many
+	   layouts it answered.  */
+	char *layout_cache;
+	struct hw_layout_cache *lcaches;
+	size_t nlcaches;
+	size_t nlayouts_cached;
 };
 
 /* mod's index in s->mods (nmods when it is not there); asked once per
@@ -56,6 +63,20 @@ size_t hw_syms_mod_index(struct hw_syms *s, Dwfl_Module *mod);
 
 /* mod's DWARF was read: count it once (hw_syms_dwarf_modules).  */
 void hw_syms_dwarf_read(struct hw_syms *s, Dwfl_Module *mod);
+
+/* layoutcache.c: the answer DWARF gave to a struct layout request
+   (types.c's hw_syms_struct_layout) in an earlier run, kept on disk per
+   debug file: true with *found, offsets and *size set when there is one;
+   put keeps one.  near is the request's address in the file.  */
+bool hw_layout_cache_get(struct hw_syms *s, Dwfl_Module *mod, uint64_t near,
+			 const char *tag, const char *const *members,
+			 size_t nmembers, bool *found, int64_t *offsets,
+			 uint64_t *size);
+void hw_layout_cache_put(struct hw_syms *s, Dwfl_Module *mod, uint64_t near,
+			 const char *tag, const char *const *members,
+			 size_t nmembers, bool found, const int64_t *offsets,
+			 uint64_t size);
+void hw_layout_cache_free(struct hw_syms *s);
 
 /* strpool.c: s's copy of the len bytes at text (made on first use),
    valid until hw_syms_close; NULL when out of memory.  */

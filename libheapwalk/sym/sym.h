@@ -25,6 +25,9 @@ struct hw_syms_opts {
 	const char *const *debug_dirs; /* extra debug dirs, searched first */
 	size_t n_debug_dirs;
 	bool no_debuginfo;             /* never load separate debug info */
+	/* A directory where struct layouts read from a separate debug
+	   file are kept for later runs (layoutcache.c); NULL: none.  */
+	const char *layout_cache;
 	/* Files mapped in the target that the core's notes may not name
 	   (qemu-user cores have no NT_FILE; the target rebuilt them from the
 	   dynamic linker's link_map): reported to libdwfl when no module
@@ -109,6 +112,9 @@ size_t hw_syms_nmodules(const struct hw_syms *s);
    source lines): what `--stats` shows, and tests check that a command
    reads none it does not need.  */
 size_t hw_syms_dwarf_modules(const struct hw_syms *s);
+/* How many struct layouts came from the layout cache instead of DWARF
+   (hw_syms_opts.layout_cache).  */
+size_t hw_syms_layouts_cached(const struct hw_syms *s);
 bool hw_syms_module(const struct hw_syms *s, size_t i, struct hw_module *m);
 
 /* Load m's DWARF (main or separate file), setting has_dwarf and

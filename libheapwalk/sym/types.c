@@ -284,19 +284,17 @@ static bool scan_units(Dwarf *dw, bool want_var, Dwarf_Addr var_addr,
 	return have_first;
 }
 
-bool hw_syms_struct_layout(struct hw_syms *s, const struct hw_module *m,
-			   uint64_t near_addr, const char *tag,
-			   const char *const *members, size_t nmembers,
-			   int64_t *offsets, uint64_t *sizeof_out)
+/* The layout from mod's DWARF itself: false when the type is not found;
+   *had_dwarf says whether there was DWARF to look in.  */
+static bool layout_from_dwarf(struct hw_syms *s, Dwfl_Module *mod,
+			      uint64_t near_addr, const char *tag,
+			      const char *const *members, size_t nmembers,
+			      int64_t *offsets, uint64_t *sizeof_out,
+			      bool *had_dwarf)
 {
-	for (size_t i = 0; offsets != NULL && i < nmembers; i++)
-		offsets[i] = -1;
-	if (s == NULL || m == NULL || m->handle == NULL || tag == NULL ||
-	    (nmembers > 0 && (members == NULL || offsets == NULL)))
-		return false;
-	Dwfl_Module *mod = m->handle;
 	Dwarf_Addr bias = 0;
 	Dwarf *dw = dwfl_module_getdwarf(mod, &bias);
+	*had_dwarf = dw != NULL;
 	if (dw == NULL)
 		return false;
 	hw_syms_dwarf_read(s, mod);
@@ -334,9 +332,48 @@ bool hw_syms_struct_layout(struct hw_syms *s, const struct hw_module *m,
 
 	if (nmembers > 0)
 		read_members(&st, members, nmembers, offsets, &b);
-	if (sizeof_out != NULL) {
-		int size = dwarf_bytesize(&st);
-		*sizeof_out = size >= 0 ? (uint64_t)size : 0;
-	}
+	int size = dwarf_bytesize(&st);
+	*sizeof_out = size >= 0 ? (uint64_t)size : 0;
 	return true;
+}
+
+bool hw_syms_struct_layout(struct hw_syms *s, const struct hw_module *m,
+			   uint64_t near_addr, const char *tag,
+			   const char *const *members, size_t nmembers,
+			   int64_t *offsets, uint64_t *sizeof_out)
+{
+	for (size_t i = 0; offsets != NULL && i < nmembers; i++)
+		offsets[i] = -1;
+	if (s == NULL || m == NULL || m->handle == NULL || tag == NULL ||
+	    (nmembers > 0 && (members == NULL || offsets == NULL)))
+		return false;
+	Dwfl_Module *mod = m->handle;
+	/* The cache is keyed by the address in the file: the same request
+	   wherever the library was loaded.  */
+	uint64_t near = near_addr ? near_addr - m->bias : 0;
+	bool found, had_dwarf;
+	uint64_t size = 0;
+	if (hw_layout_cache_get(s, mod, near, tag, members, nmembers, &found,
+				offsets, &size)) {
+		s->nlayouts_cached++;
+	} else {
+		/* (A cache line that failed its checks half-way may have
+		   set some.)  */
+		for (size_t i = 0; offsets != NULL && i < nmembers; i++)
+			offsets[i] = -1;
+		found = layout_from_dwarf(s, mod, near_addr, tag, members,
+					  nmembers, offsets, &size,
+					  &had_dwarf);
+		if (had_dwarf)
+			hw_layout_cache_put(s, mod, near, tag, members,
+					    nmembers, found, offsets, size);
+	}
+	if (found && sizeof_out != NULL)
+		*sizeof_out = size;
+	return found;
+}
+
+size_t hw_syms_layouts_cached(const struct hw_syms *s)
+{
+	return s != NULL ? s->nlayouts_cached : 0;
 }

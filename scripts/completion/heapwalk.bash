@@ -32,6 +32,7 @@ _heapwalk_fallback_help='options:
   --sysroot DIR     look up the target'\''s files under DIR
   --debug-dir DIR   extra separate-debug-info directory (repeatable)
   --no-debuginfo    ignore separate debug info
+  --no-cache        keep nothing for later runs
   --allocator A     auto (default) | ptmalloc | jemalloc | tcmalloc |
                     mallocng | N (instance N as summary lists them)
   --json            machine-readable output
