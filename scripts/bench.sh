@@ -16,7 +16,9 @@
 # and reports summary/cat (target <= 1.3x), chunks --json/cat (target <= 3x),
 # leaks/cat (target <= 4x) and leaks' peak anonymous memory (target <= 64 MiB
 # + 2% of the heap); bigheap keeps every block reachable, so leaks must find
-# none lost.  Each ratio is best of BENCH_RUNS against cat's best of as many
+# none lost; heapwalk's mallinfo must be bigheap's, and each block of the
+# sample bigheap prints (sample addr=... usable=...) must be in use in
+# chunks --json with its malloc_usable_size.  Each ratio is best of BENCH_RUNS against cat's best of as many
 # runs alternated with the command's.
 #
 # Environment:
@@ -380,6 +382,26 @@ if json=$("$hw" --json "$core" summary 2>/dev/null) && [[ $json == *'"mallinfo"'
     else
         printf 'mallinfo vs program     DIFFERENT: %s\n' "$(printf '%s; ' "${mismatch[@]}")"
     fi
+fi
+# A sample of bigheap's live blocks (in each arena, mmapped ones too):
+# each is a block in use of its malloc_usable_size in `chunks --json`.
+if grep -q '^sample ' "$info"; then
+    sed -n 's/^sample addr=\(0x[0-9a-f]*\) .*/"addr":"\1"/p' "$info" >"$out/sample.pat"
+    "$hw" --json "$core" chunks 2>/dev/null | grep -F -f "$out/sample.pat" >"$out/sample.rows" || true
+    bad=()
+    while read -r _ a u; do
+        a=${a#addr=} u=${u#usable=}
+        row=$(grep -F "\"addr\":\"$a\"" "$out/sample.rows" || true)
+        [[ $row == *'"state":"used"'* && $row == *"\"size\":$u,"* ]] ||
+            bad+=("$a ($u bytes): ${row:-not listed}")
+    done < <(grep '^sample ' "$info")
+    n=$(grep -c '^sample ' "$info")
+    if ((${#bad[@]} == 0)); then
+        echo "blocks vs program      $n sampled: each in use, of its malloc_usable_size"
+    else
+        printf 'blocks vs program      WRONG: %s\n' "$(printf '%s; ' "${bad[@]:0:5}")"
+    fi
+    rm -f "$out/sample.pat" "$out/sample.rows"
 fi
 echo
 echo "The cores and programs are kept in $out ($(du -sh "$out" 2>/dev/null | cut -f1)) for the next run; 'make clean-bench' removes them."

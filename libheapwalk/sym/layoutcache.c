@@ -92,8 +92,36 @@ static char *read_cache_file(const char *path, size_t *len)
 	return buf;
 }
 
+/* Parse the values after a key: "none\n", or SIZEOF and nmembers offsets,
+   each -1 or below SIZEOF.  */
 static bool parse_answer(const char *p, size_t nmembers, bool *found,
-			 int64_t *offsets, uint64_t *size);
+			 int64_t *offsets, uint64_t *size)
+{
+	if (strncmp(p, "none\n", 5) == 0) {
+		*found = false;
+		return true;
+	}
+	char *end;
+	errno = 0;
+	unsigned long long sz = strtoull(p, &end, 10);
+	if (errno || end == p || *end != ' ' || sz > CACHE_MAX_SIZEOF)
+		return false;
+	p = end;
+	for (size_t i = 0; i < nmembers; i++) {
+		if (*p++ != ' ')
+			return false;
+		long long off = strtoll(p, &end, 10);
+		if (end == p || off < -1 || off >= (long long)sz)
+			return false;
+		offsets[i] = off;
+		p = end;
+	}
+	if (*p != '\n')
+		return false;
+	*size = sz;
+	*found = true;
+	return true;
+}
 
 /* Every line after the debug line is a request and an answer that
    parses: "TAG NEAR M1,...,Mn = " and none or SIZEOF and n offsets.  */
@@ -189,37 +217,6 @@ static bool request_key(char *key, size_t n, const char *tag, uint64_t near,
 	   read back as another request.  */
 	return w > 0 && at + (size_t)w < n &&
 	       strcspn(key, "\n") == strlen(key);
-}
-
-/* Parse the values after a key: "none\n", or SIZEOF and nmembers offsets,
-   each -1 or below SIZEOF.  */
-static bool parse_answer(const char *p, size_t nmembers, bool *found,
-			 int64_t *offsets, uint64_t *size)
-{
-	if (strncmp(p, "none\n", 5) == 0) {
-		*found = false;
-		return true;
-	}
-	char *end;
-	errno = 0;
-	unsigned long long sz = strtoull(p, &end, 10);
-	if (errno || end == p || *end != ' ' || sz > CACHE_MAX_SIZEOF)
-		return false;
-	p = end;
-	for (size_t i = 0; i < nmembers; i++) {
-		if (*p++ != ' ')
-			return false;
-		long long off = strtoll(p, &end, 10);
-		if (end == p || off < -1 || off >= (long long)sz)
-			return false;
-		offsets[i] = off;
-		p = end;
-	}
-	if (*p != '\n')
-		return false;
-	*size = sz;
-	*found = true;
-	return true;
 }
 
 bool hw_layout_cache_get(struct hw_syms *s, Dwfl_Module *mod, uint64_t near,

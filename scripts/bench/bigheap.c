@@ -24,6 +24,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#define SAMPLES 24
+
 struct worker {
     pthread_t tid;
     unsigned index;
@@ -33,6 +35,12 @@ struct worker {
     size_t allocs, live, freed, mmapped;
     size_t live_bytes;  /* sum of malloc_usable_size over live blocks */
     void **ptrs;        /* kept reachable so the heap is not "leaked" */
+    /* A sample of the live blocks, spread over the table (the big
+       mmapped ones and the table itself among them), for the bench to
+       check heapwalk's view of them against: address, usable size.  */
+    size_t nsamples;
+    void *sample[SAMPLES];
+    size_t sample_usable[SAMPLES];
 };
 
 static pthread_barrier_t done_barrier;
@@ -181,6 +189,19 @@ static void build_heap(struct worker *w)
         if (w->ptrs[i] != NULL)
             w->live_bytes += malloc_usable_size(w->ptrs[i]);
     w->live_bytes += malloc_usable_size(w->ptrs);
+
+    size_t stride = cap / (SAMPLES - 2) + 1;
+    for (size_t i = 0; i < cap && w->nsamples < SAMPLES - 2; i += stride) {
+        size_t j = i;
+        while (j < cap && w->ptrs[j] == NULL)
+            j++;
+        if (j < cap)
+            w->sample[w->nsamples++] = w->ptrs[j];
+    }
+    w->sample[w->nsamples++] = w->ptrs[cap - 1];   /* mmapped */
+    w->sample[w->nsamples++] = w->ptrs;            /* mmapped, the table */
+    for (size_t k = 0; k < w->nsamples; k++)
+        w->sample_usable[k] = malloc_usable_size(w->sample[k]);
 }
 
 static void *worker_main(void *arg)
@@ -287,6 +308,11 @@ int main(int argc, char **argv)
         "usmblks=%zu fsmblks=%zu uordblks=%zu fordblks=%zu keepcost=%zu\n",
         mi.arena, mi.ordblks, mi.smblks, mi.hblks, mi.hblkhd, mi.usmblks,
         mi.fsmblks, mi.uordblks, mi.fordblks, mi.keepcost);
+
+    for (unsigned t = 0; t <= nthreads; t++)
+        for (size_t k = 0; k < ws[t].nsamples; k++)
+            say("sample addr=%p usable=%zu\n", ws[t].sample[k],
+                ws[t].sample_usable[k]);
 
     if (wait_mode) {
         say("ready\n");
