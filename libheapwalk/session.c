@@ -382,6 +382,16 @@ static size_t instance_number(const char *want)
 	return n ? n : (size_t)-1;
 }
 
+/* "auto, ptmalloc, jemalloc, ...": what --allocator takes by name.  */
+static const char *allocator_names(char *buf, size_t n)
+{
+	size_t used = (size_t)snprintf(buf, n, "auto");
+	for (size_t i = 0; i < NALLOCATORS && used < n; i++)
+		used += (size_t)snprintf(buf + used, n - used, ", %s",
+					 allocators[i]->name);
+	return buf;
+}
+
 static enum hw_status no_such_instance(struct hw_session *s, const char *want)
 {
 	char list[384] = "";
@@ -392,17 +402,20 @@ static enum hw_status no_such_instance(struct hw_session *s, const char *want)
 					 i + 1, s->instances[i].ops->name,
 					 s->instances[i].version,
 					 s->instances[i].arch->name);
+	char names[128];
 	enum hw_status st = hw_error(s, HW_USAGE, "--allocator %s: no such "
 				     "allocator instance; this target has %s, "
-				     "or auto, ptmalloc, jemalloc, tcmalloc", want,
-				     list);
+				     "or %s", want, list,
+				     allocator_names(names, sizeof names));
 	drop_instances(s);
 	return st;
 }
 
-/* Nothing opened (of the kind wanted): the most useful reason.  */
+/* Nothing opened (of the kind wanted, `kind`; NULL: any): the most
+   useful reason.  */
 static enum hw_status no_allocator(struct hw_session *s,
-				   const struct open_failure *f, size_t nf)
+				   const struct open_failure *f, size_t nf,
+				   const char *kind)
 {
 	enum hw_status st = HW_NO_ALLOCATOR;
 	const char *why = "";
@@ -421,6 +434,9 @@ static enum hw_status no_allocator(struct hw_session *s,
 		snprintf(s->err, sizeof s->err, "%s", musl);
 	else if (why[0])
 		snprintf(s->err, sizeof s->err, "%s", why);
+	else if (kind)
+		hw_error(s, HW_NO_ALLOCATOR, "'%s': no %s in the target",
+			 s->target->path ? s->target->path : "target", kind);
 	else
 		hw_error(s, HW_NO_ALLOCATOR, "'%s': no supported allocator found",
 			 s->target->path ? s->target->path : "target");
@@ -444,10 +460,11 @@ static enum hw_status find_allocator(struct hw_session *s)
 	for (size_t i = 0; i < NALLOCATORS && !any && !number; i++)
 		if (!strcmp(want, allocators[i]->name))
 			kind = (int)i;
+	char names[128];
 	if (!any && !number && kind < 0)
-		return hw_error(s, HW_USAGE, "unknown allocator '%s' (auto, "
-				"ptmalloc, jemalloc, tcmalloc, or an instance "
-				"number as summary lists them)", want);
+		return hw_error(s, HW_USAGE, "unknown allocator '%s' (%s, or "
+				"an instance number as summary lists them)",
+				want, allocator_names(names, sizeof names));
 	struct open_failure failed[NALLOCATORS];
 	memset(failed, 0, sizeof failed);
 	for (size_t i = 0; i < NALLOCATORS; i++) {
@@ -463,10 +480,11 @@ static enum hw_status find_allocator(struct hw_session *s)
 				return HW_OK;
 			}
 		drop_instances(s);
-		return no_allocator(s, &failed[kind], 1);
+		return no_allocator(s, &failed[kind], 1,
+				    allocators[kind]->name);
 	}
 	if (!s->ninstances)
-		return no_allocator(s, failed, NALLOCATORS);
+		return no_allocator(s, failed, NALLOCATORS, NULL);
 	if (number > s->ninstances)
 		return no_such_instance(s, want);
 	select_instance(s, number ? number - 1 : default_instance(s));

@@ -144,3 +144,21 @@ wait "$pid" || fail "the live program did not exit 0 once its input closed"
 has -F "allocator:               mallocng" <"$T/out" ||
 	fail "--pid: not walked as mallocng: $(head -n 3 "$T/out") $(cat "$T/err")"
 say "live: $(grep 'context:' "$T/out" | sed 's/^ *//')"
+
+# Asked for by name where there is none (a glibc core), mallocng is said
+# to be missing, as jemalloc and tcmalloc are; an unknown name's error
+# lists it with the others.
+dir=$(corpus_core bins1)
+for kind in mallocng jemalloc tcmalloc; do
+	hw "$T/k.out" "$T/k.err" --allocator "$kind" "$dir/core" summary
+	expect_rc 4
+	one_error_line "$T/k.err" "--allocator $kind on a glibc core"
+	has -F "no $kind in the target" <"$T/k.err" ||
+		fail "--allocator $kind on a glibc core: $(cat "$T/k.err")"
+done
+usage_error "unknown allocator 'bogus' (auto," --allocator bogus "$dir/core" summary
+for kind in ptmalloc jemalloc tcmalloc mallocng; do
+	has -F " $kind," <"$T/usage.err" ||
+		fail "--allocator bogus: $kind not among the names: $(cat "$T/usage.err")"
+done
+say "--allocator mallocng, jemalloc, tcmalloc on a glibc core: each named missing; --allocator bogus lists all five"
