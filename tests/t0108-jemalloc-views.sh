@@ -228,6 +228,15 @@ hw "$T/out" "$T/err" "$dir/core" bins --list
 expect_rc 0
 has -E '^    0x[0-9a-f]+ -> .*end$' <"$T/out" || fail "5.3 basic1: bins --list text shows no stack line"
 has -E '^    current 0x[0-9a-f]+ \([0-9]+ free\); 0x[0-9a-f]+ \([0-9]+ free\).*; [0-9]+ full$' <"$T/out" || fail "5.3 basic1: bins --list text shows no slab line with its current slab first"
+# view names what holds a block as chunks does (extent, not chunk).
+hw "$T/chunks" "$T/err" "$dir/core" chunks
+expect_rc 0
+addr=$(sed -n '2s/^\(0x[0-9a-f]*\) .*/\1/p' "$T/chunks")
+hw "$T/view" "$T/err" "$dir/core" view "$addr" 1
+expect_rc 0
+[ "$(sed -n 1p "$T/view")" = "$(sed -n 1p "$T/chunks")" ] ||
+	fail "5.3 basic1: view's header is not chunks': $(sed -n 1p "$T/view")"
+has -F 'extent size' <"$T/view" || fail "5.3 basic1: view does not say extent: $(sed -n 1p "$T/view")"
 
 dir=$(jemalloc_truth jemalloc-5.3.0-amd64 threads8)
 views "5.3 threads8" "$dir" yes

@@ -263,13 +263,7 @@ static enum hw_status chunks_run(const struct hw_cmd *c)
 	   tcmalloc's span.  */
 	struct em_field cols[HW_NBLOCK_COLS];
 	char size_label[32];
-	memcpy(cols, hw_block_cols + 1, sizeof cols);
-	if (c->s->alloc->container) {
-		snprintf(size_label, sizeof size_label, "%s size",
-			 c->s->alloc->container);
-		cols[7].label = c->s->alloc->container;
-		cols[8].label = size_label;
-	}
+	hw_block_cols_for(c->s->alloc, cols, size_label, sizeof size_label);
 	const struct em_table table = { .cols = cols, .ncols = HW_NBLOCK_COLS,
 					.flags = EM_TB_LINES };
 	em_table_begin(c->e, &table);

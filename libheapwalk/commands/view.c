@@ -114,7 +114,8 @@ static enum hw_status view_run(const struct hw_cmd *c)
 	unsigned hdr = c->s->alloc->header_bytes;
 	/* The columns of `chunks`, and in JSON each block's bytes in hex.  */
 	struct em_field cols[HW_NBLOCK_COLS + 2];
-	memcpy(cols, hw_block_cols + 1, HW_NBLOCK_COLS * sizeof *cols);
+	char size_label[32];
+	hw_block_cols_for(c->s->alloc, cols, size_label, sizeof size_label);
 	cols[HW_NBLOCK_COLS] = (struct em_field){ .key = "from",
 						  .only = EM_JSON_ONLY };
 	cols[HW_NBLOCK_COLS + 1] = (struct em_field){ .key = "bytes",

@@ -1,4 +1,7 @@
 /* blockrow.c - one block as a row of `chunks` and `chunk ADDR`.  */
+#include <stdio.h>
+#include <string.h>
+
 #include "../alloc/alloc.h"
 #include "blockrow.h"
 
@@ -25,6 +28,18 @@ const struct em_field hw_block_cols[HW_NBLOCK_COLS + 1] = {
 	  .kind = EM_K_U64 },
 	{ .key = "orphaned", .only = EM_JSON_ONLY, .kind = EM_K_BOOL },
 };
+
+void hw_block_cols_for(const struct hw_allocator_ops *a,
+		       struct em_field cols[HW_NBLOCK_COLS],
+		       char *size_label, size_t label_len)
+{
+	memcpy(cols, hw_block_cols + 1, HW_NBLOCK_COLS * sizeof *cols);
+	if (a && a->container) {
+		snprintf(size_label, label_len, "%s size", a->container);
+		cols[7].label = a->container;
+		cols[8].label = size_label;
+	}
+}
 
 /* The columns by bit (hw_block_cols + 1).  */
 enum {

@@ -12,9 +12,17 @@
    (header address and size); jemalloc's name their extent and size
    index in JSON, and show the block's own start and size in text.  The
    last two are labelled "chunk" and "chunk size"; a command names
-   jemalloc's "extent" and "extent size" in its copy.  */
+   jemalloc's "extent" and "extent size" in its copy
+   (hw_block_cols_for).  */
 #define HW_NBLOCK_COLS 10   /* a block's values: all columns but the first */
 extern const struct em_field hw_block_cols[HW_NBLOCK_COLS + 1];
+
+/* hw_block_cols + 1 in cols, the last two headers naming what holds a
+   block for allocator a: ptmalloc's chunk, jemalloc's extent, tcmalloc's
+   span, mallocng's group ("group size" made in size_label).  */
+void hw_block_cols_for(const struct hw_allocator_ops *a,
+		       struct em_field cols[HW_NBLOCK_COLS],
+		       char *size_label, size_t label_len);
 
 /* Block ch as a packed row of hw_block_cols + 1 (`chunks`, millions of
    rows), or as its HW_NBLOCK_COLS values.  */
