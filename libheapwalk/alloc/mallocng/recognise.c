@@ -196,6 +196,21 @@ struct ctx_search {
 	struct hw_module m;
 };
 
+/* Does the target map glibc's libc.so?  Then its program is glibc's,
+   and its data is not searched for musl's context (a pass over all of
+   it, and a program's .data and .bss may be large).  */
+static bool glibc_mapped(const struct hw_target *t)
+{
+	for (size_t i = 0; i < t->nfiles; i++) {
+		const char *base = hw_base_name(t->files[i].path);
+		if (!strcmp(base, "libc.so.6") ||
+		    (!strncmp(base, "libc-2.", 7) &&
+		     strlen(base) > 10 && !strcmp(base + strlen(base) - 3, ".so")))
+			return true;
+	}
+	return false;
+}
+
 static void search_ctx(struct hw_session *s, struct ctx_search *cs)
 {
 	struct hw_target *t = s->target;
@@ -207,13 +222,19 @@ static void search_ctx(struct hw_session *s, struct ctx_search *cs)
 	/* Dynamic: musl's libc.so (the dynamic linker too) holds the
 	   context; static: the executable.  By its symbol where the file
 	   has one, else by its shape.  */
-	cs->home = cs->musl ? cs->musl : t->exe;
+	cs->home = cs->musl ? cs->musl : glibc_mapped(t) ? NULL : t->exe;
 	uint64_t lo = 0, hi = 0, size;
 	bool have = cs->home && hw_file_range(t, cs->home, &lo, &hi);
 	cs->mod = have && s->syms && hw_syms_module_at(s->syms, lo, &cs->m);
 	if (cs->mod && !hw_syms_lookup(s->syms, &cs->m, "__malloc_context",
 				       &cs->sym, &size, NULL))
 		cs->sym = 0;
+	/* A static glibc program says so by its symbols: its data (maybe
+	   large) is not searched either.  */
+	uint64_t arena;
+	if (!cs->musl && !cs->sym && cs->mod &&
+	    hw_syms_lookup(s->syms, &cs->m, "main_arena", &arena, &size, NULL))
+		have = false;
 	if (cs->sym && ctx_at(t, cs->sym, secret, true))
 		cs->ctx = cs->sym;
 	else if (have && (cs->ctx = scan_ctx(t, lo, hi, secret)))
