@@ -106,6 +106,16 @@ typedef void hw_range_fn(void *cookie, uint64_t start, uint64_t end);
 typedef bool hw_slab_fn(void *cookie, uint64_t lo, uint64_t hi,
 			uint64_t base, uint64_t slot, uint32_t nslots);
 
+/* How `maps` names the memory an allocator holds.  */
+struct hw_maps_nouns {
+	const char *in_use;      /* its blocks' memory ("malloc heap") */
+	const char *main_arena;  /* arena 0's own name; NULL: like the others
+				    ("IN_USE, arena 0") */
+	bool one_heap;           /* no arenas: IN_USE whatever the id */
+	const char *mmapped;     /* blocks mapped on their own */
+	const char *unused;      /* its page reserve, not blocks */
+};
+
 struct hw_allocator_ops {
 	const char *name;
 	/* What the allocator calls the blocks its walk delivers, plural, for
@@ -119,6 +129,8 @@ struct hw_allocator_ops {
 	   (mallocng: a slot's neighbours are in its group); NULL: the
 	   container.  */
 	const char *neighbourhood;
+	/* `maps`' names for its memory; must not be NULL.  */
+	const struct hw_maps_nouns *maps_nouns;
 	/* Look for the allocator in the session's target.  HW_OK with
 	   *state set, HW_NO_ALLOCATOR (with the reason in the session
 	   error) or another failure.  Must not be NULL.  */

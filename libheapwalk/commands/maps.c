@@ -19,28 +19,24 @@ static const char *row_name(const struct hw_session *s, enum hw_mem_kind kind,
 			    int32_t id, char *buf, size_t len)
 {
 	const struct hw_target *t = s->target;
-	const char *name = s->alloc ? s->alloc->name : "";
-	bool jemalloc = !strcmp(name, "jemalloc");
-	bool tcmalloc = !strcmp(name, "tcmalloc");
-	bool mallocng = !strcmp(name, "mallocng");
-	const char *in_use = jemalloc ? "extents in use"
-			     : tcmalloc ? "spans in use"
-			     : mallocng ? "mallocng groups" : "malloc heap";
+	static const struct hw_maps_nouns none = {
+		.in_use = "malloc heap", .main_arena = "malloc heap, main arena",
+		.mmapped = "mmapped chunks", .unused = "unused memory" };
+	const struct hw_maps_nouns *n = s->alloc && s->alloc->maps_nouns
+					? s->alloc->maps_nouns : &none;
 	switch (kind) {
 	case HW_MEM_HEAP:
-		/* tcmalloc and mallocng have one heap, no arenas.  */
-		if (id < 0 || tcmalloc || mallocng)
-			snprintf(buf, len, "%s", in_use);
-		else if (!jemalloc && id == 0)
-			snprintf(buf, len, "malloc heap, main arena");
+		if (id < 0 || n->one_heap)
+			snprintf(buf, len, "%s", n->in_use);
+		else if (id == 0 && n->main_arena)
+			snprintf(buf, len, "%s", n->main_arena);
 		else
-			snprintf(buf, len, "%s, arena %d", in_use, (int)id);
+			snprintf(buf, len, "%s, arena %d", n->in_use, (int)id);
 		return buf;
 	case HW_MEM_MMAPPED:
-		return mallocng ? "mmapped blocks" : "mmapped chunks";
+		return n->mmapped;
 	case HW_MEM_UNUSED:
-		return tcmalloc ? "free spans (page heap, returned)"
-				: "unused extents (dirty, muzzy, retained)";
+		return n->unused;
 	case HW_MEM_METADATA:
 		return "allocator metadata";
 	case HW_MEM_STACK:

@@ -154,8 +154,15 @@ static void je_slabs(void *state, hw_slab_fn *fn, void *cookie)
 	}
 }
 
+static const struct hw_maps_nouns je_maps_nouns = {
+	.in_use = "extents in use",
+	.mmapped = "mmapped chunks",
+	.unused = "unused extents (dirty, muzzy, retained)",
+};
+
 const struct hw_allocator_ops hw_jemalloc_ops = {
 	.name = "jemalloc",
+	.maps_nouns = &je_maps_nouns,
 	.block_noun = "regions/extents",
 	.container = "extent",
 	.small_noun = "region",

@@ -88,8 +88,16 @@ static uint64_t ng_size_class(void *state, uint64_t usable, uint64_t *min)
 	return usable;
 }
 
+static const struct hw_maps_nouns ng_maps_nouns = {
+	.in_use = "mallocng groups",
+	.one_heap = true,
+	.mmapped = "mmapped blocks",
+	.unused = "unused memory",
+};
+
 const struct hw_allocator_ops hw_mallocng_ops = {
 	.name = "mallocng",
+	.maps_nouns = &ng_maps_nouns,
 	.block_noun = "slots",
 	/* A block's chunk is its slot (the header before it included).  */
 	.container = "slot",

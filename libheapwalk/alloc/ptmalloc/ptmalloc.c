@@ -387,8 +387,16 @@ static enum hw_status pm_bins_list(void *state, struct hw_emitter *e,
 	return pm_report_bins(state, e, kind, true);
 }
 
+static const struct hw_maps_nouns pm_maps_nouns = {
+	.in_use = "malloc heap",
+	.main_arena = "malloc heap, main arena",
+	.mmapped = "mmapped chunks",
+	.unused = "unused memory",
+};
+
 const struct hw_allocator_ops hw_ptmalloc_ops = {
 	.name = "ptmalloc",
+	.maps_nouns = &pm_maps_nouns,
 	.open = pm_open,
 	.count = pm_count_libcs,
 	.describe = pm_describe,

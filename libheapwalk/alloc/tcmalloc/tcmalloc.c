@@ -171,8 +171,16 @@ static void tc_slabs(void *state, hw_slab_fn *fn, void *cookie)
 	}
 }
 
+static const struct hw_maps_nouns tc_maps_nouns = {
+	.in_use = "spans in use",
+	.one_heap = true,
+	.mmapped = "mmapped chunks",
+	.unused = "free spans (page heap, returned)",
+};
+
 const struct hw_allocator_ops hw_tcmalloc_ops = {
 	.name = "tcmalloc",
+	.maps_nouns = &tc_maps_nouns,
 	.block_noun = "objects/spans",
 	.container = "span",
 	.small_noun = "object",
