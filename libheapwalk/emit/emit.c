@@ -319,11 +319,10 @@ void em_unpack(const struct em_field *cols, unsigned ncols,
 			v[i] = ev_bool(w != 0);
 			break;
 		case EM_K_STR: {
-			/* (An index past the words is the last one.)  */
 			const char *word = "";
 			if (c->nwords)
 				word = c->words + EM_WORD_ROOM *
-					(w < c->nwords ? w : c->nwords - 1u);
+					em_word_index(w, c->nwords);
 			size_t len = strnlen(word, EM_WORD_ROOM - 1);
 			v[i] = len ? ev_word(word, len) : ev_str("");
 			break;

@@ -470,7 +470,7 @@ packed_value(char *p, uint8_t kind, uint64_t w,
 		return p + 5;
 	default: { /* EM_K_STR: a word; past the words, the last */
 		const struct em_cell_plan *cp = &cells[cell];
-		uint64_t k = w < cp->nwords ? w : cp->nwords - 1u;
+		unsigned k = em_word_index(w, cp->nwords);
 		memcpy(p, cp->words + k * EM_WORD_ROOM, EM_WORD_ROOM);
 		return p + cp->wordlen[k];
 	}

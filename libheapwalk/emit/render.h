@@ -55,6 +55,13 @@ struct em_frame {
 /* A packed column of more words than this is unpacked (emit.c).  */
 #define EM_MAX_WORDS 32
 
+/* The word a packed word column's value w names, of its nwords (at
+   least one): an index past the words is the last one.  */
+static inline unsigned em_word_index(uint64_t w, unsigned nwords)
+{
+	return w < nwords ? (unsigned)w : nwords - 1u;
+}
+
 struct em_cell_plan {
 	uint8_t col;                  /* into the columns and a row's values */
 	uint8_t leadlen, postlen;
