@@ -491,6 +491,18 @@ static enum hw_status find_allocator(struct hw_session *s)
 	return HW_OK;
 }
 
+/* What every target's symbols are opened with: the debug info asked
+   for and where layouts are kept; each target adds its files.  */
+static struct hw_syms_opts syms_opts(const struct hw_session *s)
+{
+	return (struct hw_syms_opts){
+		.debug_dirs = s->opts.debug_dirs,
+		.n_debug_dirs = s->opts.n_debug_dirs,
+		.no_debuginfo = s->opts.no_debuginfo,
+		.layout_cache = s->opts.cache_dir,
+	};
+}
+
 /* A live process: stopped, copied and let go inside hw_process_open;
    from here on it is a target like a core.  */
 static enum hw_status open_process(struct hw_session *s)
@@ -508,13 +520,8 @@ static enum hw_status open_process(struct hw_session *s)
 					    s->err, sizeof s->err);
 	if (st != HW_OK)
 		return st;
-	struct hw_syms_opts so = {
-		.debug_dirs = s->opts.debug_dirs,
-		.n_debug_dirs = s->opts.n_debug_dirs,
-		.no_debuginfo = s->opts.no_debuginfo,
-		.layout_cache = s->opts.cache_dir,
-		.exe = s->exe,   /* a copy of the running file, unstripped */
-	};
+	struct hw_syms_opts so = syms_opts(s);
+	so.exe = s->exe;   /* a copy of the running file, unstripped */
 	char err[256] = "";
 	/* Without libdwfl's view the walkers fall back on heuristics.  (A
 	   thread's /proc/N when the main thread has ended: libdwfl reads
@@ -563,14 +570,9 @@ static enum hw_status open_external(struct hw_session *s)
 	s->opts.memory = NULL;   /* copied: the caller's may go now */
 	if (st != HW_OK)
 		return st;
-	struct hw_syms_opts so = {
-		.exe = s->exe ? s->exe : s->target->exe,
-		.sysroot = s->sysroot,
-		.debug_dirs = s->opts.debug_dirs,
-		.n_debug_dirs = s->opts.n_debug_dirs,
-		.no_debuginfo = s->opts.no_debuginfo,
-		.layout_cache = s->opts.cache_dir,
-	};
+	struct hw_syms_opts so = syms_opts(s);
+	so.exe = s->exe ? s->exe : s->target->exe;
+	so.sysroot = s->sysroot;
 	so.files = offset0_files(s->target, &so.nfiles);
 	char err[256] = "";
 	s->syms = hw_syms_open_files(&so, err, sizeof err);
@@ -621,14 +623,9 @@ enum hw_status hw_session_open(const struct hw_open_opts *opts,
 					 sizeof s->err);
 	if (st != HW_OK)
 		return st;
-	struct hw_syms_opts so = {
-		.exe = s->exe,
-		.sysroot = s->sysroot,
-		.debug_dirs = s->opts.debug_dirs,
-		.n_debug_dirs = s->opts.n_debug_dirs,
-		.no_debuginfo = s->opts.no_debuginfo,
-		.layout_cache = s->opts.cache_dir,
-	};
+	struct hw_syms_opts so = syms_opts(s);
+	so.exe = s->exe;
+	so.sysroot = s->sysroot;
 	struct hw_syms_file *files = offset0_files(s->target, &so.nfiles);
 	so.files = files;
 	char err[256] = "";

@@ -18,8 +18,9 @@
 # + 2% of the heap); bigheap keeps every block reachable, so leaks must find
 # none lost; heapwalk's mallinfo must be bigheap's, and each block of the
 # sample bigheap prints (sample addr=... usable=...) must be in use in
-# chunks --json with its malloc_usable_size.  Each ratio is best of BENCH_RUNS against cat's best of as many
-# runs alternated with the command's.
+# chunks --json with its malloc_usable_size.  Each ratio is best of
+# BENCH_RUNS against cat's best of as many runs alternated with the
+# command's.
 #
 # Environment:
 #   HEAPWALK     command to benchmark (default BUILD_DIR/heapwalk); may be a stand-in

@@ -168,9 +168,6 @@ static enum hw_status chunk_run(const struct hw_cmd *c)
 		     l.hit.where == HW_WHERE_TRANSFER;
 	const char *unit = !container ? "chunk"
 			   : small ? c->s->alloc->small_noun : container;
-	char size_label[32];
-	snprintf(size_label, sizeof size_label, "%s size",
-		 container ? container : "chunk");
 	if (l.addr < l.hit.addr)
 		em_notef(e, "0x%llx is in the header of the %s %s at user "
 			 "address 0x%llx", (unsigned long long)l.addr,
@@ -185,11 +182,10 @@ static enum hw_status chunk_run(const struct hw_cmd *c)
 			 (unsigned long long)l.hit.addr);
 	/* JSON puts the block first, text between its neighbours.  */
 	struct em_field cols[HW_NBLOCK_COLS + 1];
-	memcpy(cols, hw_block_cols, sizeof cols);
-	if (container) {
-		cols[8].label = container;
-		cols[9].label = size_label;
-	}
+	char size_label[32];
+	cols[0] = hw_block_cols[0];
+	hw_block_cols_for(c->s->alloc, cols + 1, size_label,
+			  sizeof size_label);
 	const struct em_table lookup_table = {
 		.cols = cols, .ncols = HW_NBLOCK_COLS + 1 };
 	em_table_begin(e, &lookup_table);

@@ -19,7 +19,8 @@ extern const struct em_field hw_block_cols[HW_NBLOCK_COLS + 1];
 
 /* hw_block_cols + 1 in cols, the last two headers naming what holds a
    block for allocator a: ptmalloc's chunk, jemalloc's extent, tcmalloc's
-   span, mallocng's group ("group size" made in size_label).  */
+   span, mallocng's slot ("slot size" made in size_label), for chunks,
+   chunk ADDR and view.  */
 void hw_block_cols_for(const struct hw_allocator_ops *a,
 		       struct em_field cols[HW_NBLOCK_COLS],
 		       char *size_label, size_t label_len);

@@ -43,6 +43,7 @@
 #define CACHE_MAGIC "heapwalk struct layouts 1\n"
 #define CACHE_MAX_BYTES (64u << 10)   /* a file past it is not read */
 #define CACHE_MAX_SIZEOF (1u << 20)   /* no allocator struct is larger */
+#define MAX_MEMBERS 64                /* members asked for in one request */
 
 struct hw_layout_cache {
 	Dwfl_Module *mod;
@@ -127,7 +128,7 @@ static bool parse_answer(const char *p, size_t nmembers, bool *found,
    parses: "TAG NEAR M1,...,Mn = " and none or SIZEOF and n offsets.  */
 static bool all_lines_parse(const char *text)
 {
-	int64_t offsets[64];
+	int64_t offsets[MAX_MEMBERS];
 	for (const char *p = strchr(text, '\n'); p && p[1];
 	     p = strchr(p + 1, '\n')) {
 		const char *line = p + 1, *eq = strstr(line, " = ");
@@ -142,7 +143,7 @@ static bool all_lines_parse(const char *text)
 		}
 		bool found;
 		uint64_t size;
-		if (words != 2 || commas >= 64 ||
+		if (words != 2 || commas >= MAX_MEMBERS ||
 		    !parse_answer(eq + 3, commas + 1, &found, offsets, &size))
 			return false;
 	}
@@ -201,10 +202,22 @@ static struct hw_layout_cache *cache_of(struct hw_syms *s, Dwfl_Module *mod)
 	return c;
 }
 
+/* A name that fits in a line: no blank, comma or newline, which would
+   make a line that reads back as another request.  */
+static bool plain_name(const char *name)
+{
+	return name[0] && strcspn(name, " ,\n") == strlen(name);
+}
+
 /* The request as its line begins: "TAG NEAR M1,M2,... = ".  */
 static bool request_key(char *key, size_t n, const char *tag, uint64_t near,
 			const char *const *members, size_t nmembers)
 {
+	if (!plain_name(tag) || nmembers > MAX_MEMBERS)
+		return false;
+	for (size_t i = 0; i < nmembers; i++)
+		if (members[i] && !plain_name(members[i]))
+			return false;
 	int w = snprintf(key, n, "%s %" PRIx64 " ", tag, near);
 	size_t at = w > 0 ? (size_t)w : n;
 	for (size_t i = 0; at < n && i < nmembers; i++) {
@@ -213,10 +226,7 @@ static bool request_key(char *key, size_t n, const char *tag, uint64_t near,
 		at = w >= 0 ? at + (size_t)w : n;
 	}
 	w = at < n ? snprintf(key + at, n - at, " = ") : -1;
-	/* A name with a blank, a comma or a newline would make lines that
-	   read back as another request.  */
-	return w > 0 && at + (size_t)w < n &&
-	       strcspn(key, "\n") == strlen(key);
+	return w > 0 && at + (size_t)w < n;
 }
 
 bool hw_layout_cache_get(struct hw_syms *s, Dwfl_Module *mod, uint64_t near,
@@ -230,12 +240,19 @@ bool hw_layout_cache_get(struct hw_syms *s, Dwfl_Module *mod, uint64_t near,
 	    !request_key(key, sizeof key, tag, near, members, nmembers))
 		return false;
 	size_t klen = strlen(key);
+	int64_t got[MAX_MEMBERS];
 	/* Each line begins after a newline; the first is the debug line.  */
 	for (const char *p = strchr(c->text, '\n'); p && p[1];
-	     p = strchr(p + 1, '\n'))
-		if (strncmp(p + 1, key, klen) == 0)
-			return parse_answer(p + 1 + klen, nmembers, found,
-					    offsets, size);
+	     p = strchr(p + 1, '\n')) {
+		if (strncmp(p + 1, key, klen) != 0)
+			continue;
+		/* (offsets are left alone unless the whole line parses.)  */
+		if (!parse_answer(p + 1 + klen, nmembers, found, got, size))
+			return false;
+		if (*found && nmembers)
+			memcpy(offsets, got, nmembers * sizeof *got);
+		return true;
+	}
 	return false;
 }
 
@@ -280,9 +297,9 @@ void hw_layout_cache_put(struct hw_syms *s, Dwfl_Module *mod, uint64_t near,
 			 size_t nmembers, bool found, const int64_t *offsets,
 			 uint64_t size)
 {
-	char key[1024], line[1024 + 24 * 64];
+	char key[1024], line[1024 + 24 * MAX_MEMBERS];
 	struct hw_layout_cache *c = cache_of(s, mod);
-	if (c == NULL || nmembers > 64 || size > CACHE_MAX_SIZEOF ||
+	if (c == NULL || size > CACHE_MAX_SIZEOF ||
 	    !request_key(key, sizeof key, tag, near, members, nmembers))
 		return;
 	size_t at = (size_t)snprintf(line, sizeof line, "%s%s", key,
@@ -313,5 +330,4 @@ void hw_layout_cache_free(struct hw_syms *s)
 		free(s->lcaches[i].text);
 	}
 	free(s->lcaches);
-	free(s->layout_cache);
 }

@@ -622,6 +622,7 @@ void hw_syms_close(struct hw_syms *s)
 	free(s->mods);
 	free(s->dwarf_was_read);
 	hw_layout_cache_free(s);
+	free(s->layout_cache);
 	free(s->debuginfo_path);
 	free(s->sysroot);
 	free(s->exe);

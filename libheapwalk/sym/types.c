@@ -357,10 +357,6 @@ bool hw_syms_struct_layout(struct hw_syms *s, const struct hw_module *m,
 				offsets, &size)) {
 		s->nlayouts_cached++;
 	} else {
-		/* (A cache line that failed its checks half-way may have
-		   set some.)  */
-		for (size_t i = 0; offsets != NULL && i < nmembers; i++)
-			offsets[i] = -1;
 		found = layout_from_dwarf(s, mod, near_addr, tag, members,
 					  nmembers, offsets, &size,
 					  &had_dwarf);
