@@ -336,6 +336,10 @@ struct hw_work {
 				    lists were walked after all */
 };
 void hw_session_work(const hw_session *s, struct hw_work *out);
+/* Which of those sums disagreed and what was walked instead ("arena 2
+   fastbin 0x40: ..."; "; "-joined, "" when none): owned by the session,
+   valid until it is closed.  */
+const char *hw_session_work_fallbacks(const hw_session *s);
 /* How many modules' DWARF the session read so far (struct layouts,
    source lines): inflating a big debug file is most of an open, and a
    command should read none it does not need.  (Not in struct hw_work:

@@ -125,6 +125,9 @@ struct hw_session {
 	struct {
 		_Atomic uint64_t walks, around, list_entries, guessed, summed,
 			sums_failed;
+		/* Which sums disagreed, "; "-joined (hw_work_fallback):
+		   written by the thread that settles a walk, after it.  */
+		char fallbacks[384];
 	} work;
 	char err[512];
 };
@@ -174,6 +177,11 @@ void hw_note(struct hw_session *s, uint64_t addr, const char *fmt, ...)
 /* A walk could not get memory: the command fails with "out of memory"
    (never a heap finding).  Thread-safe.  */
 void hw_oom(struct hw_session *s);
+/* A proof by sums that did not hold (what, where), for --stats: counted
+   in work.sums_failed and named in work.fallbacks.  From the thread that
+   settles a walk only.  */
+void hw_work_fallback(struct hw_session *s, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
 
 /* The findings so far, and dropping every one made since: a walker
    that opens twice keeps only the second open's.  */

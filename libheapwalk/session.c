@@ -139,6 +139,25 @@ void hw_partial(struct hw_session *s, uint64_t addr, const char *fmt, ...)
 	va_end(ap);
 }
 
+void hw_work_fallback(struct hw_session *s, const char *fmt, ...)
+{
+	atomic_fetch_add(&s->work.sums_failed, 1);
+	char *buf = s->work.fallbacks;
+	size_t cap = sizeof s->work.fallbacks, len = strlen(buf);
+	/* A heap of many failures names the first few, then "...".  */
+	if (len + 5 >= cap)
+		return;
+	int n = 0;
+	if (len)
+		n = snprintf(buf + len, cap - len, "; ");
+	va_list ap;
+	va_start(ap, fmt);
+	n += vsnprintf(buf + len + (size_t)n, cap - len - (size_t)n, fmt, ap);
+	va_end(ap);
+	if (len + (size_t)n >= cap - 1)
+		memcpy(buf + cap - 5, "...", 4);
+}
+
 void hw_oom(struct hw_session *s)
 {
 	atomic_store(&s->oom, true);
@@ -661,6 +680,11 @@ void hw_session_work(const hw_session *s, struct hw_work *out)
 	out->guessed = atomic_load(&s->work.guessed);
 	out->summed = atomic_load(&s->work.summed);
 	out->sums_failed = atomic_load(&s->work.sums_failed);
+}
+
+const char *hw_session_work_fallbacks(const hw_session *s)
+{
+	return s ? s->work.fallbacks : "";
 }
 
 uint64_t hw_session_dwarf_modules(const hw_session *s)

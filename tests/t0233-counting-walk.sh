@@ -9,16 +9,19 @@
 #       fastbin keeps when the program leaves its first word alone): a
 #       false guess
 #   s2  the same, the word naming a real fastbin entry of its size
-#   for both, the guesses are dropped, and heapwalk still agrees with the
-#   truth everywhere (truthcmp: every chunk, and summary's mallinfo with
+#   for both, the guesses of that one fastbin (0x20, arena 0) are
+#   dropped and its list alone is walked: --stats names it and no other,
+#   and the 40-byte fastbin's entries are still guessed and proven; and
+#   heapwalk still agrees with the truth everywhere (truthcmp: every chunk, and summary's mallinfo with
 #   the program's mallinfo2()), `check` finds nothing, and summary's,
 #   sizes' and leaks' counts are those of the undamaged core (one word of
 #   a block's data changes no block's state; leaks' block map guesses
 #   the fastbin entries too)
 #   s3  a small-bin chunk's bk pointing at a live chunk, s4 a fastbin
-#       entry's fd = 0x4141414141414141: the sums disagree, the lists are
-#       walked, and summary counts exactly the findings `check` lists
-#       (among them the one at the damaged chunk)
+#       entry's fd = 0x4141414141414141: the sums of that one list
+#       disagree (--stats names it alone), it is walked, and summary
+#       counts exactly the findings `check` lists (among them the one at
+#       the damaged chunk)
 # Needs safe-linking (glibc 2.32+); the host's glibc is 2.36.
 # shellcheck source=tests/variant-lib.sh
 . "$(dirname "$0")/variant-lib.sh"
@@ -93,11 +96,29 @@ same_findings() {
 	say "$name: summary counts the $n findings check lists"
 }
 
+# Only the fastbin of the false guess falls back (--stats says which):
+# the other fastbins' guesses stand.
+# The false guess is one more guess of that fastbin, and one more list
+# end when its word decodes to NULL (ends: 2) rather than to an entry
+# (ends: 1).
+one_fastbin_falls_back() {
+	local name=$1 core=$2 ends=$3 line
+	hw "$T/$name.stats" "$T/$name.stats.err" --stats "$core" summary
+	expect_rc 0
+	line=$(grep 'stats: sums that disagreed' "$T/$name.stats.err" || true)
+	[ "$line" = "heapwalk: stats: sums that disagreed, their lists walked instead: arena 0 fastbin 0x20 ($((${#fa24[@]} + 1)) guesses, $ends list ends)" ] ||
+		fail "$name: --stats does not name fastbin 0x20 of arena 0 alone with $((${#fa24[@]} + 1)) guesses and $ends ends: ${line:-nothing}"
+	grep -q "stats: .* guessed [1-9][0-9]*, summed [0-9]*, sums failed 1;" "$T/$name.stats.err" ||
+		fail "$name: the other fastbins were not guessed, or more sums failed: $(grep 'stats: open' "$T/$name.stats.err")"
+	say "$name: only fastbin 0x20 fell back; the others stayed proven"
+}
+
 case_s1() {
 	local core u=${live24[0]}
 	core=$(damaged s1)
 	patch "$core" "$u" "$(le64 $((u >> 12)))"
 	agrees s1 "$core"
+	one_fastbin_falls_back s1 "$core" 2
 }
 
 case_s2() {
@@ -105,6 +126,18 @@ case_s2() {
 	core=$(damaged s2)
 	patch "$core" "$u" "$(le64 $(((u >> 12) ^ (fa24[0] - 16))))"
 	agrees s2 "$core"
+	one_fastbin_falls_back s2 "$core" 1
+}
+
+# --stats names the one list that fell back: $2, a pattern.
+falls_back_alone() {
+	local name=$1 core=$2 want=$3 line re
+	hw "$T/$name.stats" "$T/$name.stats.err" --stats "$core" summary
+	line=$(grep 'stats: sums that disagreed' "$T/$name.stats.err" || true)
+	re="^heapwalk: stats: sums that disagreed, their lists walked instead: $want \\([0-9]+ [^;]*\\)\$"
+	[[ $line =~ $re ]] ||
+		fail "$name: --stats does not name $want alone: ${line:-nothing}"
+	say "$name: only $want fell back"
 }
 
 case_s3() {
@@ -112,6 +145,7 @@ case_s3() {
 	core=$(damaged s3)
 	patch "$core" $((c + 8)) "$(le64 $((live24[0] - 16)))"
 	same_findings s3 "$core" $((c - 16))
+	falls_back_alone s3 "$core" "arena 0 small bin [0-9]+"
 }
 
 case_s4() {
@@ -119,6 +153,7 @@ case_s4() {
 	core=$(damaged s4)
 	patch "$core" "$c" 4141414141414141
 	same_findings s4 "$core" $((c - 16))
+	falls_back_alone s4 "$core" "arena 0 fastbin 0x30"
 }
 
 failed=0

@@ -411,6 +411,10 @@ static void print_stats(const hw_session *s, const struct timespec *start,
 		fprintf(stderr, ", %llu struct layouts from the cache",
 			(unsigned long long)cached);
 	fputc('\n', stderr);
+	const char *fallbacks = hw_session_work_fallbacks(s);
+	if (*fallbacks)
+		fprintf(stderr, "heapwalk: stats: sums that disagreed, their "
+			"lists walked instead: %s\n", fallbacks);
 }
 
 int main(int argc, char **argv)

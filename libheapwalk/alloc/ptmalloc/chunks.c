@@ -250,20 +250,21 @@ static void link_sum(struct pm_heap *h, struct pm_state *p, uint64_t chunk,
 		     uint64_t sz, const uint8_t *mem)
 {
 	uint64_t w[2];
+	int cls = pm_bin_index(sz);
+	uint64_t broken = 1ull << (cls & 63);
 	if (mem)
 		memcpy(w, mem + PM_HDR, sizeof w);
 	else if (!hw_read(p->t, chunk + PM_HDR, w, sizeof w)) {
-		h->sums.link_broken = true;
+		h->sums.link_broken[cls >> 6] |= broken;
 		return;
 	}
-	uint64_t cls = (uint64_t)pm_bin_index(sz);
 	/* A chunk linked to itself would add equal hashes both ways.  */
 	if (w[0] == chunk || w[1] == chunk)
-		h->sums.link_broken = true;
-	h->sums.link_fwd += pm_link_hash(chunk, w[0], cls);
-	h->sums.link_bwd += pm_link_hash(w[1], chunk, cls);
-	h->sums.binned++;
-	h->sums.binned_bytes += sz;
+		h->sums.link_broken[cls >> 6] |= broken;
+	h->sums.link_fwd[cls] += pm_link_hash(chunk, w[0], (uint64_t)cls);
+	h->sums.link_bwd[cls] += pm_link_hash(w[1], chunk, (uint64_t)cls);
+	h->sums.bin_count[cls]++;
+	h->sums.bin_bytes[cls] += sz;
 }
 
 /* Classify one heap chunk.  `next_p` is the P bit of the chunk after it;
@@ -332,8 +333,9 @@ static void classify(struct pm_state *p, struct pm_heap *h,
 		c->where = HW_WHERE_COUNT;        /* settled by the sums */
 		link_sum(h, p, c->chunk, c->chunk_size, mem);
 		return;
-	} else if (p->bins_summed && !p->lists_done && tag == PM_TAG_NONE &&
-		   !tcached) {
+	} else if (tag == PM_TAG_NONE && !tcached &&
+		   ((p->bins_summed && !p->lists_done) ||
+		    pm_bin_summed(&p->arenas[h->arena], c->chunk_size))) {
 		/* The sums said the bins hold exactly these chunks, each in
 		   its size's bin.  */
 		c->where = c->chunk_size < 0x400 ? HW_WHERE_SMALLBIN
@@ -763,9 +765,12 @@ static unsigned full_walk_mode(struct pm_state *p, unsigned how)
 		mode |= LINK_SUMS | REPORT_LISTS;
 		for (size_t i = 0; i < p->nheaps; i++) {
 			struct pm_heap *h = &p->heaps[i];
-			h->sums.link_fwd = h->sums.link_bwd = 0;
-			h->sums.binned = h->sums.binned_bytes = 0;
-			h->sums.link_broken = false;
+			memset(h->sums.link_fwd, 0, sizeof h->sums.link_fwd);
+			memset(h->sums.link_bwd, 0, sizeof h->sums.link_bwd);
+			memset(h->sums.bin_count, 0, sizeof h->sums.bin_count);
+			memset(h->sums.bin_bytes, 0, sizeof h->sums.bin_bytes);
+			memset(h->sums.link_broken, 0,
+			       sizeof h->sums.link_broken);
 		}
 	}
 	p->walked = true;
@@ -946,6 +951,16 @@ void pm_walk_list_findings(struct pm_state *p)
 			  NULL, REPORT_LISTS);
 }
 
+void pm_walk_arena_findings(struct pm_state *p)
+{
+	for (size_t i = 0; i < p->nheaps; i++)
+		if (p->arenas[p->heaps[i].arena].lists_findings)
+			walk_heap(p, &p->heaps[i], p->heaps[i].start,
+				  pm_take_nothing, NULL, REPORT_LISTS);
+	for (size_t a = 0; a < p->narenas; a++)
+		p->arenas[a].lists_findings = false;
+}
+
 /* The fastbins' orphans, after a walk that gave them in use (their lists
    were not walked yet, so no fastbin was known to be broken): a walk of
    the heaps of each arena with a broken fastbin, where classify now
@@ -1023,6 +1038,46 @@ static bool retract_one(struct pm_state *p, uint64_t chunk, uint64_t field,
 	return fn(cookie, &c);
 }
 
+struct fast_retract {
+	struct pm_state *p;
+	hw_chunk_fn *fn;
+	void *cookie;
+	bool failed_only;
+};
+
+/* A chunk tagged as a fastbin's: given as free (a tcache entry's mark,
+   at its user pointer, looks the same: pm_retract_parked gave those).  */
+static bool retract_fast_one(void *arg, struct pm_heap *h, uint64_t chunk,
+			     uint64_t field)
+{
+	const struct fast_retract *r = arg;
+	uint16_t failed = r->p->arenas[h->arena].fast_guess_failed;
+	uint64_t k = (field & ~(uint64_t)PM_SIZE_BITS) / 16 - 2;
+	if (pm_tcached_at(r->p, chunk))
+		return true;
+	if (r->failed_only && (k >= PM_NFASTBINS || !(failed >> k & 1)))
+		return true;
+	return retract_one(r->p, chunk, field, true, HW_WHERE_FASTBIN, r->fn,
+			   r->cookie);
+}
+
+/* The fastbin entries the lists hold as free blocks to fn; only those
+   of the fastbins whose guesses were taken back (pm_arena
+   fast_guess_failed) when `failed_only`.  */
+static bool retract_fastbins(struct pm_state *p, hw_chunk_fn *fn,
+			     void *cookie, bool failed_only)
+{
+	struct fast_retract r = { p, fn, cookie, failed_only };
+	for (size_t i = 0; i < p->nheaps; i++) {
+		struct pm_heap *h = &p->heaps[i];
+		if (failed_only && !p->arenas[h->arena].fast_guess_failed)
+			continue;
+		if (!pm_each_tagged(p, h, PM_TAG_FAST, retract_fast_one, &r))
+			return false;
+	}
+	return true;
+}
+
 bool pm_retract_parked(struct pm_state *p, hw_chunk_fn *fn, void *cookie)
 {
 	const struct pm_addrset *set = &p->tcached;
@@ -1032,59 +1087,11 @@ bool pm_retract_parked(struct pm_state *p, hw_chunk_fn *fn, void *cookie)
 		    !retract_one(p, set->slots[j] - PM_HDR, 0, false,
 				 HW_WHERE_TCACHE, fn, cookie))
 			return false;
-	if (p->l.ms_fastbins < 0)
-		return true;
-	/* Fastbin chunks are tagged at their start; a tcache entry's mark
-	   is at its user pointer (taken above).  Most of a tag map is
-	   zeros: it is read eight bytes (32 granules) at a time.  The
-	   chunks are far apart, each header a cache miss: a batch of them
-	   is prefetched before it is read.  */
-	enum { BATCH = 32 };
-	uint64_t offs[BATCH];
-	for (size_t i = 0; i < p->nheaps; i++) {
-		const struct pm_heap *h = &p->heaps[i];
-		const uint8_t *base = NULL;
-		uint64_t run = hw_readable_run(p->t, h->start, &base);
-		uint64_t nbytes = (((h->end - h->start) >> 4) + 3) / 4;
-		uint64_t b = 0, word = 0, v = 0;
-		for (;;) {
-			unsigned n = 0;
-			while (n < BATCH) {
-				if (!v) {
-					if (b >= nbytes)
-						break;
-					memcpy(&v, h->tags + b, nbytes - b < 8
-					       ? nbytes - b : 8);
-					if (nbytes - b < 8)
-						v &= (1ull << (8 * (nbytes - b))) - 1;
-					/* Only tags exactly PM_TAG_FAST.  */
-					v &= ~(v >> 1) & 0x5555555555555555ull;
-					word = b;
-					b += 8;
-					continue;
-				}
-				unsigned k = (unsigned)__builtin_ctzll(v) / 2;
-				v &= v - 1;
-				uint64_t off = (word * 4 + k) << 4;
-				if (off + PM_HDR <= run)
-					__builtin_prefetch(base + off + 8);
-				offs[n++] = off;
-			}
-			if (!n)
-				break;
-			for (unsigned j = 0; j < n; j++) {
-				uint64_t off = offs[j], a = h->start + off;
-				uint64_t field = 0;
-				if (pm_tcached_at(p, a))
-					continue;
-				bool have = off + PM_HDR <= run;
-				if (have)
-					memcpy(&field, base + off + 8, 8);
-				if (!retract_one(p, a, field, have,
-						 HW_WHERE_FASTBIN, fn, cookie))
-					return false;
-			}
-		}
-	}
-	return true;
+	return p->l.ms_fastbins < 0 || retract_fastbins(p, fn, cookie, false);
+}
+
+bool pm_retract_failed_guesses(struct pm_state *p, hw_chunk_fn *fn,
+			       void *cookie)
+{
+	return p->l.ms_fastbins < 0 || retract_fastbins(p, fn, cookie, true);
 }

@@ -24,6 +24,7 @@
  * their counts are the arena's summed_count/bytes.  When they do not,
  * the lists are walked after all, to say where they break.
  */
+#include <stdlib.h>
 #include <string.h>
 
 #include "ptmalloc.h"
@@ -45,10 +46,11 @@ bool pm_link_sums_usable(const struct pm_state *p)
 	return true;
 }
 
-/* Add arena ar's bin heads' links to *fwd and *bwd; false when its bins
-   cannot be read or a head is half empty.  */
+/* Add arena ar's bin heads' links to fwd[] and bwd[], bin by bin;
+   false when its bins cannot be read.  A head half empty marks its bin
+   in *broken.  */
 static bool head_sums(struct pm_state *p, const struct pm_arena *ar,
-		      uint64_t *fwd, uint64_t *bwd)
+		      uint64_t fwd[], uint64_t bwd[], uint64_t broken[2])
 {
 	/* Bin i's fd and bk follow bin i-1's: one read for all.  */
 	uint64_t w[2 * (LAST_SORTED - FIRST_SORTED + 1)];
@@ -62,9 +64,9 @@ static bool head_sums(struct pm_state *p, const struct pm_arena *ar,
 		if (fd == head && bk == head)
 			continue;         /* empty */
 		if (fd == head || bk == head)
-			return false;
-		*fwd += pm_link_hash(head, fd, (uint64_t)i);
-		*bwd += pm_link_hash(bk, head, (uint64_t)i);
+			broken[i >> 6] |= 1ull << (i & 63);
+		fwd[i] += pm_link_hash(head, fd, (uint64_t)i);
+		bwd[i] += pm_link_hash(bk, head, (uint64_t)i);
 	}
 	return true;
 }
@@ -77,39 +79,114 @@ static void add_up_sums(struct pm_state *p)
 	for (size_t i = 0; i < p->nheaps; i++) {
 		const struct pm_sums *h = &p->heaps[i].sums;
 		struct pm_sums *a = &p->arenas[p->heaps[i].arena].sums;
-		a->link_fwd += h->link_fwd;
-		a->link_bwd += h->link_bwd;
-		a->binned += h->binned;
-		a->binned_bytes += h->binned_bytes;
-		a->link_broken |= h->link_broken;
-		a->guess_nodes += h->guess_nodes;
-		a->guess_links += h->guess_links;
-		a->guess_tails += h->guess_tails;
-		for (int k = 0; k < PM_NFASTBINS; k++)
+		for (int b = FIRST_SORTED; b <= LAST_SORTED; b++) {
+			a->link_fwd[b] += h->link_fwd[b];
+			a->link_bwd[b] += h->link_bwd[b];
+			a->bin_count[b] += h->bin_count[b];
+			a->bin_bytes[b] += h->bin_bytes[b];
+			a->binned += h->bin_count[b];
+			a->binned_bytes += h->bin_bytes[b];
+		}
+		a->link_broken[0] |= h->link_broken[0];
+		a->link_broken[1] |= h->link_broken[1];
+		for (int k = 0; k < PM_NFASTBINS; k++) {
+			a->guess_nodes[k] += h->guess_nodes[k];
+			a->guess_links[k] += h->guess_links[k];
+			a->guess_tails[k] += h->guess_tails[k];
 			a->guessed[k] += h->guessed[k];
+		}
 	}
+}
+
+/* Which of arena ar's small and large bins the sums fail in (bit b:
+   bin b); every bin when its heads cannot be read.  */
+static void failed_bins(struct pm_state *p, const struct pm_arena *ar,
+			uint64_t failed[2])
+{
+	uint64_t fwd[PM_NBINS], bwd[PM_NBINS];
+	memcpy(fwd, ar->sums.link_fwd, sizeof fwd);
+	memcpy(bwd, ar->sums.link_bwd, sizeof bwd);
+	failed[0] = ar->sums.link_broken[0];
+	failed[1] = ar->sums.link_broken[1];
+	if (ar->uninit) {
+		/* No bins at all: any free chunk is in none.  */
+		for (int b = FIRST_SORTED; b <= LAST_SORTED; b++)
+			if (ar->sums.bin_count[b])
+				failed[b >> 6] |= 1ull << (b & 63);
+		return;
+	}
+	if (!head_sums(p, ar, fwd, bwd, failed)) {
+		failed[0] = failed[1] = ~0ull;
+		return;
+	}
+	for (int b = FIRST_SORTED; b <= LAST_SORTED; b++)
+		if (fwd[b] != bwd[b])
+			failed[b >> 6] |= 1ull << (b & 63);
+}
+
+/* Some bins' sums failed: the others are settled by their sums, bin by
+   bin (counted, marked walked and summed), the failed ones walked, and
+   the findings that need the lists looked for in the heaps of the
+   arenas concerned.  Every list is then settled.  */
+static void settle_bins_apart(struct pm_state *p, uint64_t (*failed)[2])
+{
+	for (size_t a = 0; a < p->narenas; a++) {
+		struct pm_arena *ar = &p->arenas[a];
+		unsigned nfailed = 0;
+		for (int b = FIRST_SORTED; b <= LAST_SORTED; b++) {
+			if (failed[a][b >> 6] >> (b & 63) & 1) {
+				nfailed++;
+				continue;
+			}
+			ar->bins[b].count += ar->sums.bin_count[b];
+			ar->bins[b].bytes += ar->sums.bin_bytes[b];
+			ar->bins_done[b] = true;
+			ar->bins_summed[b >> 6] |= 1ull << (b & 63);
+			atomic_fetch_add(&p->s->work.summed,
+					 ar->sums.bin_count[b]);
+		}
+		if (!nfailed)
+			continue;
+		ar->lists_findings = true;
+		for (int b = FIRST_SORTED; b <= LAST_SORTED; b++)
+			if (failed[a][b >> 6] >> (b & 63) & 1)
+				hw_work_fallback(p->s, "arena %zu %s bin %d "
+						 "(%llu chunks' links)", a,
+						 b < 64 ? "small" : "large", b,
+						 (unsigned long long)
+						 ar->sums.bin_count[b]);
+	}
+	pm_walk_bins_left(p);
+	/* Every list is settled, walked or summed (pm_walk_arena_findings
+	   reports what the walked ones say).  */
+	p->lists_done = true;
+	p->lists_reported = true;
 }
 
 bool pm_link_sums_settle(struct pm_state *p)
 {
-	bool agree = true;
 	add_up_sums(p);
-	for (size_t a = 0; a < p->narenas && agree; a++) {
-		struct pm_arena *ar = &p->arenas[a];
-		uint64_t fwd = ar->sums.link_fwd, bwd = ar->sums.link_bwd;
-		if (ar->uninit)
-			agree = ar->sums.binned == 0;
-		else
-			agree = !ar->sums.link_broken &&
-				head_sums(p, ar, &fwd, &bwd) && fwd == bwd;
+	uint64_t (*failed)[2] = calloc(p->narenas ? p->narenas : 1,
+				       sizeof *failed);
+	if (!failed) {
+		hw_oom(p->s);
+		return false;
 	}
-	p->bins_summed = agree;
-	if (agree)
+	bool agree = true;
+	for (size_t a = 0; a < p->narenas; a++) {
+		failed_bins(p, &p->arenas[a], failed[a]);
+		agree &= !failed[a][0] && !failed[a][1];
+	}
+	if (agree) {
+		p->bins_summed = true;
 		for (size_t a = 0; a < p->narenas; a++)
 			atomic_fetch_add(&p->s->work.summed,
 					 p->arenas[a].sums.binned);
-	else
-		atomic_fetch_add(&p->s->work.sums_failed, 1);
+	} else {
+		settle_bins_apart(p, failed);
+	}
+	free(failed);
+	pm_walk_arena_findings(p);
 	return agree;
 }
 
@@ -141,6 +218,7 @@ bool pm_fast_guess_begin(struct pm_state *p)
 	for (size_t a = 0; a < p->narenas; a++) {
 		struct pm_arena *ar = &p->arenas[a];
 		ar->fast_heads = 0;
+		ar->fast_guess_failed = 0;
 		ar->span_lo = UINT64_MAX;
 		ar->span_hi = 0;
 		for (int i = 0; i < PM_NFASTBINS; i++)
@@ -165,8 +243,9 @@ bool pm_fast_guess_begin(struct pm_state *p)
 			ar->span_lo = h->start;
 		if (h->end > ar->span_hi)
 			ar->span_hi = h->end;
-		h->sums.guess_nodes = h->sums.guess_links = 0;
-		h->sums.guess_tails = 0;
+		memset(h->sums.guess_nodes, 0, sizeof h->sums.guess_nodes);
+		memset(h->sums.guess_links, 0, sizeof h->sums.guess_links);
+		memset(h->sums.guess_tails, 0, sizeof h->sums.guess_tails);
 		memset(h->sums.guessed, 0, sizeof h->sums.guessed);
 	}
 	return true;
@@ -195,76 +274,139 @@ static void settle_tags(struct pm_heap *h, bool keep)
 	}
 }
 
-/* Give each of heap h's guesses (tags that are PM_TAG_BINNED) to
-   restate as the chunk in use it is after all.  */
-static void unguess(struct pm_state *p, const struct pm_heap *h,
-		    hw_chunk_fn *restate, void *cookie)
+struct guess_settle {
+	struct pm_state *p;
+	uint16_t failed;
+	hw_chunk_fn *restate;
+	void *cookie;
+};
+
+static bool settle_guess(void *arg, struct pm_heap *h, uint64_t chunk,
+			 uint64_t field)
 {
-	uint64_t granules = (h->end - h->start) >> 4;
-	for (uint64_t g = 0; g < granules; g++) {
-		if (!h->tags[g >> 2]) {
-			g |= 3;           /* the byte's other granules */
-			continue;
-		}
-		if (((h->tags[g >> 2] >> ((g & 3) * 2)) & 3) != PM_TAG_BINNED)
-			continue;
-		uint64_t chunk = h->start + (g << 4), field;
-		if (!hw_read_u64(p->t, chunk + 8, &field))
-			continue;
-		uint64_t sz = field & ~(uint64_t)PM_SIZE_BITS;
-		struct hw_chunk c = {
-			.addr = chunk + PM_HDR, .chunk = chunk,
-			.chunk_size = sz, .arena = h->arena,
-			.size = sz - p->l.usable_slack,
-			.where = HW_WHERE_HEAP, .used = true,
-		};
-		restate(cookie, &c);
+	const struct guess_settle *g = arg;
+	uint64_t gr = (chunk - h->start) >> 4;
+	uint8_t *t = &h->tags[gr >> 2];
+	unsigned shift = (unsigned)(gr & 3) * 2;
+	uint64_t k = (field & ~(uint64_t)PM_SIZE_BITS) / 16 - 2;
+	if (k < PM_NFASTBINS && !(g->failed >> k & 1)) {
+		*t ^= (uint8_t)(2u << shift);     /* 3 -> PM_TAG_FAST */
+		return true;
 	}
+	*t &= (uint8_t)~(3u << shift);
+	if (!g->restate || k >= PM_NFASTBINS)
+		return true;
+	uint64_t sz = (k + 2) * 16;
+	struct hw_chunk c = {
+		.addr = chunk + PM_HDR, .chunk = chunk, .chunk_size = sz,
+		.arena = h->arena, .size = sz - g->p->l.usable_slack,
+		.where = HW_WHERE_HEAP, .used = true,
+	};
+	return g->restate(g->cookie, &c);
 }
 
-bool pm_fast_guess_settle(struct pm_state *p, bool complete,
-			  hw_chunk_fn *restate, void *cookie)
+/* Settle heap h's guesses fastbin by fastbin: those of the fastbins in
+   `failed` are cleared and each given to restate (when not NULL) as the
+   chunk in use it is after all; the others become fastbin tags.  Each
+   guess's size is read again: only the heaps of an arena where some
+   guesses failed pay for it.  False if restate stopped.  */
+static bool settle_tags_by_bin(struct pm_state *p, struct pm_heap *h,
+			       uint16_t failed, hw_chunk_fn *restate,
+			       void *cookie)
 {
-	bool agree = complete;
-	add_up_sums(p);
-	for (size_t a = 0; a < p->narenas && agree; a++) {
-		const struct pm_arena *ar = &p->arenas[a];
-		uint64_t links = ar->sums.guess_links;
-		for (int i = 0; i < PM_NFASTBINS; i++)
-			if (ar->fast_heads >> i & 1)
-				links += pm_fast_hash(ar->fast_head[i],
-						   (uint64_t)(i + 2) * 16);
-		agree = ar->sums.guess_nodes == links &&
-			ar->sums.guess_tails ==
-			(uint64_t)__builtin_popcount(ar->fast_heads);
+	struct guess_settle g = { p, failed, restate, cookie };
+	return pm_each_tagged(p, h, PM_TAG_BINNED, settle_guess, &g);
+}
+
+/* Which of arena ar's fastbins the guesses do not add up in.  */
+static uint16_t failed_fastbins(const struct pm_arena *ar)
+{
+	uint16_t failed = 0;
+	for (int i = 0; i < PM_NFASTBINS; i++) {
+		bool head = ar->fast_heads >> i & 1;
+		uint64_t links = ar->sums.guess_links[i];
+		if (head)
+			links += pm_fast_hash(ar->fast_head[i],
+					      (uint64_t)(i + 2) * 16);
+		if (ar->sums.guess_nodes[i] != links ||
+		    ar->sums.guess_tails[i] != (head ? 1u : 0u))
+			failed |= (uint16_t)(1u << i);
 	}
-	for (size_t i = 0; i < p->nheaps; i++) {
+	return failed;
+}
+
+enum pm_guess_end pm_fast_guess_settle(struct pm_state *p, bool complete,
+				       hw_chunk_fn *restate, void *cookie)
+{
+	add_up_sums(p);
+	bool any_failed = false;
+	for (size_t a = 0; a < p->narenas; a++) {
+		struct pm_arena *ar = &p->arenas[a];
+		ar->fast_guess_failed = complete ? failed_fastbins(ar)
+						 : ar->fast_heads;
+		any_failed |= ar->fast_guess_failed != 0;
+	}
+	bool stopped = false;
+	for (size_t i = 0; i < p->nheaps && !stopped; i++) {
 		struct pm_heap *h = &p->heaps[i];
 		uint64_t guessed = 0;
 		for (int k = 0; k < PM_NFASTBINS; k++)
 			guessed += h->sums.guessed[k];
 		if (!guessed)
 			continue;
-		if (!agree && restate)
-			unguess(p, h, restate, cookie);
-		settle_tags(h, agree);
+		uint16_t failed = p->arenas[h->arena].fast_guess_failed;
+		if (!failed)
+			settle_tags(h, true);
+		else if (!complete)
+			settle_tags(h, false);   /* nothing to take back */
+		else
+			stopped = !settle_tags_by_bin(p, h, failed, restate,
+						      cookie);
 	}
-	if (agree) {
-		for (size_t a = 0; a < p->narenas; a++) {
-			struct pm_arena *ar = &p->arenas[a];
-			for (int k = 0; k < PM_NFASTBINS; k++) {
-				uint64_t n = ar->sums.guessed[k];
-				ar->fast[k].count += n;
-				ar->fast[k].bytes += n * (uint64_t)(k + 2) * 16;
-				ar->fast_done[k] = true;
-				atomic_fetch_add(&p->s->work.guessed, n);
-			}
+	/* The fastbins proven: their entries are the guesses.  */
+	for (size_t a = 0; a < p->narenas; a++) {
+		struct pm_arena *ar = &p->arenas[a];
+		for (int k = 0; k < PM_NFASTBINS; k++) {
+			if (ar->fast_guess_failed >> k & 1)
+				continue;
+			uint64_t n = ar->sums.guessed[k];
+			ar->fast[k].count += n;
+			ar->fast[k].bytes += n * (uint64_t)(k + 2) * 16;
+			ar->fast_done[k] = true;
+			atomic_fetch_add(&p->s->work.guessed, n);
 		}
-		p->fast_lists_done = true;
-	} else if (complete) {
-		atomic_fetch_add(&p->s->work.sums_failed, 1);
 	}
-	return agree;
+	if (!complete) {
+		for (size_t a = 0; a < p->narenas; a++)
+			p->arenas[a].fast_guess_failed = 0;
+		return PM_GUESS_DROPPED;
+	}
+	if (stopped)
+		return PM_GUESS_STOPPED;
+	if (!any_failed) {
+		p->fast_lists_done = true;
+		return PM_GUESS_SETTLED;
+	}
+	/* The others are walked, each its list alone, in lock step and in
+	   threads (lists.c); the entries their lists hold go out free.  */
+	for (size_t a = 0; a < p->narenas; a++) {
+		const struct pm_arena *ar = &p->arenas[a];
+		for (int k = 0; k < PM_NFASTBINS; k++)
+			if (ar->fast_guess_failed >> k & 1)
+				hw_work_fallback(p->s, "arena %zu fastbin 0x%x "
+						 "(%llu guesses, %llu list "
+						 "ends)", a,
+						 (unsigned)(k + 2) * 16,
+						 (unsigned long long)
+						 ar->sums.guessed[k],
+						 (unsigned long long)
+						 ar->sums.guess_tails[k]);
+	}
+	pm_walk_fastbins_left(p);
+	if (restate && !(pm_retract_failed_guesses(p, restate, cookie) &&
+			 pm_retract_fast_orphans(p, restate, cookie)))
+		return PM_GUESS_STOPPED;
+	return PM_GUESS_SETTLED;
 }
 
 /* ---- the lists settled before a walk in address order ------------------ */
@@ -282,23 +424,31 @@ bool pm_walk_by_sums(struct pm_state *p, unsigned nparts, hw_chunk_fn *fn,
 	bool ok = pm_walk_chunks_parallel(p, nparts, fn, cookies,
 					  PM_WALK_SUMS |
 					  (guess ? PM_WALK_GUESS_FAST : 0));
-	bool fast_ok = !guess || pm_fast_guess_settle(p, ok, ok ? restate
-								 : NULL,
-						      cookies[0]);
-	if (!fast_ok) {
-		/* The guesses are back in use: the lists say which chunks
-		   to give as free again.  */
+	enum pm_guess_end end = !guess ? PM_GUESS_SETTLED
+			      : pm_fast_guess_settle(p, ok, ok ? restate : NULL,
+						     cookies[0]);
+	if (end == PM_GUESS_STOPPED)
+		return false;
+	if (end == PM_GUESS_DROPPED) {
+		/* The walk stopped: the guesses are forgotten, and the lists
+		   say which chunks are free.  */
 		pm_walk_fast_lists(p);
 		if (ok && restate)
 			ok = pm_retract_parked(p, restate, cookies[0]) &&
 			     pm_retract_fast_orphans(p, restate, cookies[0]);
 	}
 	/* (A walk fn stopped settles nothing: its caller gives up.)  */
-	if (ok && (!pm_link_sums_settle(p) || !fast_ok)) {
-		pm_walk_lists(p);
-		pm_walk_list_findings(p);
-	}
-	return ok;
+	if (!ok)
+		return false;
+	/* A fastbin whose walk broke has orphans, which only a walk that
+	   knew it before could name: its arena's heaps are walked again
+	   for them, as those of an arena where some bin's sums fail are
+	   (pm_link_sums_settle).  */
+	for (size_t a = 0; a < p->narenas; a++)
+		if (p->arenas[a].fast_broken)
+			p->arenas[a].lists_findings = true;
+	pm_link_sums_settle(p);
+	return true;
 }
 
 void pm_settle_lists(struct pm_state *p)

@@ -794,6 +794,15 @@ static bool fast_step(struct pm_state *p, struct cursor *k)
 		k->ar->fast_broken |= broken;
 		return false;
 	}
+	/* What the heap walk reports too (the same words: said once), for
+	   a fastbin walked after the heap walk, whose entries that walk
+	   took for chunks in use (linksums.c: a fastbin whose guesses
+	   failed).  The next header is a line or two away.  */
+	uint64_t next_size;
+	if (hw_read_u64(p->t, c + want + 8, &next_size) &&
+	    !(next_size & PM_PREV_INUSE))
+		hw_finding(p->s, c, "chunk is in a fastbin but its header "
+			   "says it is free");
 	k->ar->fast[k->index].count++;
 	k->ar->fast[k->index].bytes += want;
 	k->prev = c;
@@ -967,6 +976,26 @@ void pm_walk_fast_lists(struct pm_state *p)
 		return;
 	p->fast_lists_done = true;
 	walk_lists(p, &(struct list_filter){ .arena = -1, .fast_only = true });
+}
+
+void pm_walk_fastbins_left(struct pm_state *p)
+{
+	if (p->lists_done)
+		return;
+	/* (The tcaches were walked before any guess: none is left.)  */
+	walk_all_arena_lists(p, &(struct list_filter){ .arena = -1,
+						       .fast_only = true });
+	pm_count_fast_orphans(p);
+	p->fast_lists_done = true;
+}
+
+void pm_walk_bins_left(struct pm_state *p)
+{
+	if (p->lists_done)
+		return;
+	/* (Every other list was walked or settled before.)  */
+	walk_all_arena_lists(p, &(struct list_filter){ .arena = -1,
+						       .no_fast = true });
 }
 
 void pm_walk_lists_but_sorted(struct pm_state *p)

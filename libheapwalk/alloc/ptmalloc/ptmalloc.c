@@ -297,9 +297,13 @@ static bool pm_states_parallel(void *state, unsigned nparts,
 	bool ok = pm_walk_chunks_parallel(p, nparts, fn, cookies,
 					  PM_WALK_STATES |
 					  (guess ? PM_WALK_GUESS_FAST : 0));
-	if (guess && pm_fast_guess_settle(p, ok, ok ? restate : NULL,
-					  cookies[0]))
+	enum pm_guess_end end = !guess ? PM_GUESS_DROPPED
+			      : pm_fast_guess_settle(p, ok, ok ? restate : NULL,
+						     cookies[0]);
+	if (end == PM_GUESS_SETTLED)
 		return ok;
+	if (end == PM_GUESS_STOPPED)
+		return false;
 	pm_walk_fast_lists(p);
 	return ok && pm_retract_parked(p, restate, cookies[0]) &&
 	       pm_retract_fast_orphans(p, restate, cookies[0]);

@@ -118,15 +118,21 @@ void pm_layout_tcache(struct pm_layout *l, unsigned kind);
 /* What a walk that checks lists by sums (linksums.c) adds up, per heap
    (written only by the thread that walks it), then per arena.  */
 struct pm_sums {
-	/* Free chunks that no walked list holds: their links hashed each
-	   way, how many, their bytes; a link unreadable or to itself.  */
-	uint64_t link_fwd, link_bwd, binned, binned_bytes;
-	bool link_broken;
-	/* In-use chunks that may be fastbin entries, the guesses: the
-	   hashes of their addresses and of their fd pointers, how many end
-	   a list, and how many there are of each fastbin's size.  */
-	uint64_t guess_nodes, guess_links, guess_tails;
-	uint64_t guessed[PM_NFASTBINS];
+	/* Free chunks that no walked list holds, by the bin of their size
+	   (each bin is proven or walked on its own): their links hashed
+	   each way, how many, their bytes; bit b of link_broken, a link
+	   unreadable or to itself in bin b.  */
+	uint64_t link_fwd[PM_NBINS], link_bwd[PM_NBINS];
+	uint64_t bin_count[PM_NBINS], bin_bytes[PM_NBINS];
+	uint64_t link_broken[2];
+	/* An arena's: the chunks and bytes of all its bins (add_up_sums).  */
+	uint64_t binned, binned_bytes;
+	/* In-use chunks that may be fastbin entries, the guesses, fastbin
+	   by fastbin (each is proven or taken back on its own): the hashes
+	   of their addresses and of their fd pointers, how many end a
+	   list, and how many there are.  */
+	uint64_t guess_nodes[PM_NFASTBINS], guess_links[PM_NFASTBINS];
+	uint64_t guess_tails[PM_NFASTBINS], guessed[PM_NFASTBINS];
 };
 
 /* A heap: a contiguous run of chunks.  */
@@ -216,8 +222,21 @@ struct pm_arena {
 	   is not empty; the span of the arena's heaps.  */
 	uint16_t fast_heads;
 	uint64_t fast_head[PM_NFASTBINS];
+	/* bit i: fastbin i's guesses did not add up (a stale fd in a chunk
+	   malloc took back, or program data that decodes into the arena):
+	   they were taken back and its list walked instead.  */
+	uint16_t fast_guess_failed;
 	uint64_t span_lo, span_hi;
 	bool bins_done[PM_NBINS];
+	/* bit b: bin b's count and bytes are its link sums' (proven without
+	   walking it), its chunks untagged: a free chunk of its size on no
+	   other list is in it.  Set only when some other bin's sums failed
+	   (else pm_state.bins_summed says it of every bin).  */
+	uint64_t bins_summed[2];
+	/* Some of its bins were walked after their sums failed, or a
+	   fastbin's walk broke: the heaps of this arena get a walk for the
+	   findings that need the lists (pm_walk_arena_findings).  */
+	bool lists_findings;
 	/* Its heaps' sums, added up when they are settled; binned and
 	   binned_bytes are the small and large bins' chunks and bytes when
 	   pm_state.bins_summed.  */
@@ -418,6 +437,12 @@ void pm_walk_lists(struct pm_state *p);
 /* Only the lists of chunks whose headers say "in use" (tcaches and
    fastbins): enough to tell every chunk's state.  */
 void pm_walk_fast_lists(struct pm_state *p);
+/* The fastbins not walked yet nor settled by guesses (after a walk
+   whose guesses did not add up in some of them).  */
+void pm_walk_fastbins_left(struct pm_state *p);
+/* The small and large bins not walked yet (after a walk whose link
+   sums failed in them; the others are marked walked by then).  */
+void pm_walk_bins_left(struct pm_state *p);
 /* Every tcache list (before a light walk: see pm_states_parallel).  */
 void pm_walk_tcaches(struct pm_state *p);
 /* The tcaches, fastbins and unsorted bins: every list but the small and
@@ -491,6 +516,9 @@ bool pm_take_nothing(void *cookie, const struct hw_chunk *c);
 /* The findings that need every list, by one more walk of the heaps
    (after pm_walk_lists, when a PM_WALK_SUMS walk's sums disagreed).  */
 void pm_walk_list_findings(struct pm_state *p);
+/* The same, over the heaps of the arenas marked lists_findings only
+   (after some of their bins' sums failed and those bins were walked).  */
+void pm_walk_arena_findings(struct pm_state *p);
 /* linksums.c: can the small and large bins be checked by sums (no
    lookup walked one of them yet)?  */
 bool pm_link_sums_usable(const struct pm_state *p);
@@ -498,15 +526,23 @@ bool pm_link_sums_usable(const struct pm_state *p);
    (safe-linked fastbins, none walked yet, and pm_link_sums_usable)?  If
    so, read the fastbins' heads for it and say yes.  */
 bool pm_fast_guess_begin(struct pm_state *p);
-/* After a walk that guessed (`complete`: to the end): do the guesses'
-   sums match the fastbins' heads?  If so they are the fastbins' entries
-   (tagged, counted, the fast lists done).  If not every guess is given
-   to restate(cookie, ...) as in use (when restate is not NULL) and
-   forgotten.  */
-bool pm_fast_guess_settle(struct pm_state *p, bool complete,
-			  hw_chunk_fn *restate, void *cookie);
+/* After a walk that guessed (`complete`: to the end), fastbin by
+   fastbin: do the guesses' sums match the fastbin's head?  If so they
+   are its entries (tagged, counted, the fastbin done).  If not, each of
+   its guesses is given to restate(cookie, ...) as in use (when restate
+   is not NULL) and forgotten, its list is walked, and the entries it
+   holds go to restate as free (the other fastbins are not walked).  An
+   incomplete walk's guesses are all forgotten (DROPPED: the caller
+   walks the lists); STOPPED: restate stopped.  */
+enum pm_guess_end { PM_GUESS_SETTLED, PM_GUESS_DROPPED, PM_GUESS_STOPPED };
+enum pm_guess_end pm_fast_guess_settle(struct pm_state *p, bool complete,
+				       hw_chunk_fn *restate, void *cookie);
 /* After a PM_WALK_SUMS walk: do the hashed links match the bins' heads,
-   arena by arena?  If so the bins are summed (p->bins_summed).  */
+   bin by bin?  If so in every bin, the bins are summed (p->bins_summed).
+   If not, the bins whose sums agree are settled by them
+   (pm_arena.bins_summed), the others walked, and every list is done.
+   Then the heaps of the arenas marked lists_findings (those, and any
+   marked before) are walked for the findings that need the lists.  */
 bool pm_link_sums_settle(struct pm_state *p);
 /* A walk of everything in threads (pm_walk_chunks_parallel) that
    checks the small and large bins by sums and, when may_guess, guesses
@@ -526,6 +562,19 @@ void pm_settle_lists(struct pm_state *p);
    walked), as free blocks to fn(cookie, ...): a walk made before the
    lists gave them as in use.  False if fn stopped.  */
 bool pm_retract_parked(struct pm_state *p, hw_chunk_fn *fn, void *cookie);
+/* tagscan.c: each chunk of heap h tagged `tag`, in address order, to
+   fn(arg, h, chunk, its size field) (a chunk whose header cannot be read
+   is left out); false when fn stopped.  */
+typedef bool pm_tagged_fn(void *arg, struct pm_heap *h, uint64_t chunk,
+			  uint64_t field);
+bool pm_each_tagged(struct pm_state *p, struct pm_heap *h, enum pm_tag tag,
+		    pm_tagged_fn *fn, void *arg);
+
+/* The entries of the fastbins whose guesses were taken back
+   (pm_fast_guess_settle), as free blocks to fn(cookie, ...), after
+   their lists were walked.  False if fn stopped.  */
+bool pm_retract_failed_guesses(struct pm_state *p, hw_chunk_fn *fn,
+			       void *cookie);
 /* After a walk of fastbins: count the orphans of those found broken
    into their arenas (a walk of the heaps of those arenas; once per
    bin).  */
@@ -635,6 +684,14 @@ static inline int pm_bin_index(uint64_t sz)
 	return sz < 0x400 ? pm_smallbin_index(sz) : pm_largebin_index(sz);
 }
 
+/* Is a free chunk of size sz in arena ar, on no walked list, in the bin
+   of its size by that bin's sums (pm_arena.bins_summed)?  */
+static inline bool pm_bin_summed(const struct pm_arena *ar, uint64_t sz)
+{
+	int b = pm_bin_index(sz);
+	return ar->bins_summed[b >> 6] >> (b & 63) & 1;
+}
+
 /* One link of a doubly linked bin, from chunk (or bin head) `from` to
    `to`, both of bin class `cls`, hashed for the link sums: each link is
    added once as a chunk's fd and once as the next one's bk.  */
@@ -685,11 +742,11 @@ pm_fast_guess(struct pm_state *p, struct pm_heap *h, uint64_t chunk,
 		return false;
 	uint64_t g = (chunk - h->start) >> 4;
 	h->tags[g >> 2] |= (uint8_t)(PM_TAG_BINNED << ((g & 3) * 2));
-	h->sums.guess_nodes += pm_fast_hash(chunk, sz);
+	h->sums.guess_nodes[i] += pm_fast_hash(chunk, sz);
 	if (next)
-		h->sums.guess_links += pm_fast_hash(next, sz);
+		h->sums.guess_links[i] += pm_fast_hash(next, sz);
 	else
-		h->sums.guess_tails++;
+		h->sums.guess_tails[i]++;
 	h->sums.guessed[i]++;
 	return true;
 }
