@@ -54,7 +54,7 @@ CFLAGS  ?= -O2 -g
 SAN     := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
 
 LIB_SRC := $(shell find libheapwalk -name '*.c' -not -path 'libheapwalk/cli/*' | sort)
-CLI_SRC := libheapwalk/cli/heapwalk.c
+CLI_SRC := $(sort $(wildcard libheapwalk/cli/*.c))
 # Code generated from a schema (protoc-c), under $(BUILD)/gen, never in
 # the tree: commands/prof/pprof.proto, pprof's profile messages.
 PROTO   := libheapwalk/commands/prof/pprof.proto
@@ -232,10 +232,10 @@ pc_file = sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBDIR@|$(LIBDIR)|' \
 $(BUILD)/asan/libheapwalk.a: $(LIB_OBJ_ASAN)
 	rm -f $@ && ar rcs $@ $^
 
-$(BUILD)/heapwalk: $(BUILD)/obj/$(CLI_SRC:.c=.o) $(BUILD)/libheapwalk.a
+$(BUILD)/heapwalk: $(patsubst %.c,$(BUILD)/obj/%.o,$(CLI_SRC)) $(BUILD)/libheapwalk.a
 	$(CC) $(CFLAGS) -pthread -o $@ $^ $(PKG_LIBS) $(CXXRT) $(LIBM)
 
-$(BUILD)/asan/heapwalk: $(BUILD)/asan/obj/$(CLI_SRC:.c=.o) $(BUILD)/asan/libheapwalk.a
+$(BUILD)/asan/heapwalk: $(patsubst %.c,$(BUILD)/asan/obj/%.o,$(CLI_SRC)) $(BUILD)/asan/libheapwalk.a
 	$(CC) -g $(SAN) -pthread -o $@ $^ $(PKG_LIBS) $(CXXRT) $(LIBM)
 
 $(BUILD)/fuzz/obj/%.o: %.c $(HDRS) | libs

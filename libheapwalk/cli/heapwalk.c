@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "../heapwalk.h"
+#include "memwatch.h"
 #include "revision.h"
 
 #define MAX_DEBUG_DIRS 32
@@ -387,8 +388,9 @@ static double seconds_between(const struct timespec *a,
 /* --stats: what the run took, one line on stderr (after the report, so
    that it never mixes with it).  */
 static void print_stats(const hw_session *s, const struct timespec *start,
-			const struct timespec *opened)
+			const struct timespec *opened, struct memwatch *mem)
 {
+	memwatch_stop(mem);
 	struct timespec now;
 	clock_gettime(CLOCK_MONOTONIC, &now);
 	struct rusage ru;
@@ -396,11 +398,13 @@ static void print_stats(const hw_session *s, const struct timespec *start,
 	struct hw_work w;
 	hw_session_work(s, &w);
 	fprintf(stderr, "heapwalk: stats: open %.3f s, command %.3f s, "
-		"peak RSS %.1f MiB; walks %llu, around %llu, list entries "
-		"%llu, guessed %llu, summed %llu, sums failed %llu; DWARF "
-		"of %llu modules",
+		"peak RSS %.1f MiB, of which heapwalk's own (anonymous, "
+		"sampled) %.1f MiB, the core's pages %.1f MiB; walks %llu, "
+		"around %llu, list entries %llu, guessed %llu, summed %llu, "
+		"sums failed %llu; DWARF of %llu modules",
 		seconds_between(start, opened), seconds_between(opened, &now),
-		(double)ru.ru_maxrss / 1024,
+		(double)ru.ru_maxrss / 1024, (double)mem->anon_kib / 1024,
+		(double)(mem->file_kib + mem->shmem_kib) / 1024,
 		(unsigned long long)w.walks, (unsigned long long)w.around,
 		(unsigned long long)w.list_entries,
 		(unsigned long long)w.guessed, (unsigned long long)w.summed,
@@ -533,6 +537,9 @@ int main(int argc, char **argv)
 	o.cancel = &stop_signal;
 	struct progress prog = { 0 };
 	clock_gettime(CLOCK_MONOTONIC, &prog.run_start);
+	struct memwatch mem = { 0 };
+	if (stats)
+		memwatch_start(&mem);
 	if (!quiet && !json && isatty(STDERR_FILENO)) {
 		o.progress = show_progress;
 		o.progress_cookie = &prog;
@@ -572,7 +579,7 @@ int main(int argc, char **argv)
 		fail(st, "%s", hw_session_errmsg(s));
 	}
 	if (stats)
-		print_stats(s, &prog.run_start, &opened);
+		print_stats(s, &prog.run_start, &opened, &mem);
 	hw_session_close(s);
 	free(cmd);
 	return st;
