@@ -127,7 +127,9 @@ struct hw_session {
 			sums_failed;
 		/* Which sums disagreed, "; "-joined (hw_work_fallback):
 		   written by the thread that settles a walk, after it.  */
-		char fallbacks[384];
+		char fallbacks[1024];
+		size_t fallbacks_len;     /* of its items that fit */
+		unsigned fallbacks_more;  /* items that did not */
 	} work;
 	char err[512];
 };

@@ -143,19 +143,26 @@ void hw_work_fallback(struct hw_session *s, const char *fmt, ...)
 {
 	atomic_fetch_add(&s->work.sums_failed, 1);
 	char *buf = s->work.fallbacks;
-	size_t cap = sizeof s->work.fallbacks, len = strlen(buf);
-	/* A heap of many failures names the first few, then "...".  */
-	if (len + 5 >= cap)
-		return;
-	int n = 0;
-	if (len)
-		n = snprintf(buf + len, cap - len, "; ");
+	/* The items that fit whole, then "; and N more" in the space kept
+	   for it at the end.  */
+	size_t cap = sizeof s->work.fallbacks - 32;
+	size_t len = s->work.fallbacks_len;
+	char item[256];
 	va_list ap;
 	va_start(ap, fmt);
-	n += vsnprintf(buf + len + (size_t)n, cap - len - (size_t)n, fmt, ap);
+	int n = vsnprintf(item, sizeof item, fmt, ap);
 	va_end(ap);
-	if (len + (size_t)n >= cap - 1)
-		memcpy(buf + cap - 5, "...", 4);
+	if (n < 0)
+		return;
+	size_t need = (len ? 2 : 0) + strlen(item);
+	if (s->work.fallbacks_more == 0 && len + need < cap) {
+		snprintf(buf + len, cap - len, "%s%s", len ? "; " : "", item);
+		s->work.fallbacks_len = len + need;
+		return;
+	}
+	s->work.fallbacks_more++;
+	snprintf(buf + len, sizeof s->work.fallbacks - len, "; and %u more",
+		 s->work.fallbacks_more);
 }
 
 void hw_oom(struct hw_session *s)
