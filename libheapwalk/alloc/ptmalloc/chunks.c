@@ -1029,11 +1029,14 @@ static bool retract_one(struct pm_state *p, uint64_t chunk, uint64_t field,
 	if (!have && !hw_read_u64(p->t, chunk + 8, &field))
 		return true;
 	uint64_t sz = field & ~(uint64_t)PM_SIZE_BITS;
+	/* Its arena as the walk gave it: its heap's (an mmapped chunk, in a
+	   tcache in 2.43+, is given as arena 0's there too).  */
+	const struct pm_heap *h = pm_heap_of(p, chunk);
 	/* (An mmapped chunk in a tcache is 2.43+'s: usable as in a heap.)  */
 	struct hw_chunk c = {
 		.addr = chunk + PM_HDR, .chunk = chunk, .chunk_size = sz,
 		.size = sz >= p->l.usable_slack ? sz - p->l.usable_slack : 0,
-		.where = where, .used = false,
+		.arena = h ? h->arena : 0, .where = where, .used = false,
 	};
 	return fn(cookie, &c);
 }
