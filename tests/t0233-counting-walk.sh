@@ -19,7 +19,9 @@
 #   the fastbin entries too)
 #   s3  a small-bin chunk's bk pointing at a live chunk, s4 a fastbin
 #       entry's fd = 0x4141414141414141: the sums of that one list
-#       disagree (--stats names it alone), it is walked, and summary
+#       disagree (--stats names it alone: for summary, which sums all of
+#       an arena's bins at once, the small bin's arena), it is walked,
+#       and summary
 #       counts exactly the findings `check` lists (among them the one at
 #       the damaged chunk)
 # Needs safe-linking (glibc 2.32+); the host's glibc is 2.36.
@@ -129,15 +131,15 @@ case_s2() {
 	one_fastbin_falls_back s2 "$core" 1
 }
 
-# --stats names the one list that fell back: $2, a pattern.
+# --stats of CMD names the one list that fell back: $4, a pattern.
 falls_back_alone() {
-	local name=$1 core=$2 want=$3 line re
-	hw "$T/$name.stats" "$T/$name.stats.err" --stats "$core" summary
+	local name=$1 core=$2 cmd=$3 want=$4 line re
+	hw "$T/$name.stats" "$T/$name.stats.err" --stats "$core" $cmd
 	line=$(grep 'stats: sums that disagreed' "$T/$name.stats.err" || true)
 	re="^heapwalk: stats: sums that disagreed, their lists walked instead: $want \\([0-9]+ [^;]*\\)\$"
 	[[ $line =~ $re ]] ||
 		fail "$name: --stats does not name $want alone: ${line:-nothing}"
-	say "$name: only $want fell back"
+	say "$name: $cmd: only $want fell back"
 }
 
 case_s3() {
@@ -145,7 +147,10 @@ case_s3() {
 	core=$(damaged s3)
 	patch "$core" $((c + 8)) "$(le64 $((live24[0] - 16)))"
 	same_findings s3 "$core" $((c - 16))
-	falls_back_alone s3 "$core" "arena 0 small bin [0-9]+"
+	# (summary, a walk for counting, sums all of an arena's bins at
+	# once, the unsorted one with them; chunks, bin by bin.)
+	falls_back_alone s3 "$core" summary "arena 0 bins"
+	falls_back_alone s3 "$core" chunks "arena 0 small bin [0-9]+"
 }
 
 case_s4() {
@@ -153,7 +158,8 @@ case_s4() {
 	core=$(damaged s4)
 	patch "$core" "$c" 4141414141414141
 	same_findings s4 "$core" $((c - 16))
-	falls_back_alone s4 "$core" "arena 0 fastbin 0x30"
+	falls_back_alone s4 "$core" summary "arena 0 fastbin 0x30"
+	falls_back_alone s4 "$core" chunks "arena 0 fastbin 0x30"
 }
 
 failed=0

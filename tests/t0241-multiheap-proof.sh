@@ -26,8 +26,10 @@
 #         taken back in the churn core, whose other fastbins stay proven
 #         (guessed > 0); the second stats line names only such fastbins;
 #         guessed is the proven fastbins' entries, summed the small and
-#         large bins' chunks
-#   (v)   each worker's arena has two heaps or more
+#         large bins' chunks (summary's: and the unsorted bin's, which a
+#         walk for counting sums with them instead of walking it)
+#   (v)   each worker's arena has two heaps or more; sizes' totals per
+#         arena are those of the chunk lines
 # and, once, that blockcheck does fail on a chunk line made wrong.
 # Needs safe-linked fastbins and malloc_state as glibc 2.32-2.42 lay them
 # out (the program reads its arenas' fastbins itself); the host's glibc
@@ -65,16 +67,32 @@ check_case() {
 	expect_rc 0
 	say "$name: $(grep -c '^live' "$dir/truth.txt") live and $(grep -c '^freed' "$dir/truth.txt") freed blocks; $(sed -n 's/^worker \([0-9]*\) [0-9]* [^ ]* \([0-9]*\) .*/worker \1 \2 heaps/p' "$dir/truth.txt" | paste -sd, -)"
 	sed "s/^/$name: summary: /" "$out/summary.stats" >&2
-	local stats
+	local stats mode
 	for stats in summary chunks; do
+		mode=classify
+		[ $stats = summary ] && mode=counting
 		"$blockcheck" "$dir/truth.txt" "$out/chunks.jsonl" \
 			"$out/summary.json" "$out/bins.json" "$out/arenas.json" \
-			"$out/$stats.stats" >"$out/check.$stats" 2>&1 || {
+			"$out/$stats.stats" $mode >"$out/check.$stats" 2>&1 || {
 			cat "$out/check.$stats" >&2
 			fail "$name: heapwalk disagrees with the truth (stats of $stats; core in $dir)"
 		}
 	done
 	sed "s/^/$name: /" "$out/check.summary" >&2
+	# sizes --json's per-arena totals (a counting walk whose wrong
+	# guesses were given back as in use and the lists' entries as free)
+	# are the chunk lines' of each arena.
+	hw "$out/sizes.json" "$out/sizes.err" --json "$dir/core" sizes
+	expect_rc 0
+	local want got
+	want=$(awk -F'"arena":' '{ split($2, a, ","); st = $0 ~ /"state":"used"/ ? "used" : "free"
+		n[a[1] " " st]++ } END { for (k in n) print k, n[k] }' "$out/chunks.jsonl" | sort)
+	got=$(grep -o '"arenas":\[.*\]' "$out/sizes.json" | grep -o '{"arena":[0-9]*,"addr":"[^"]*","used":[0-9]*,"used_bytes":[0-9]*,"free":[0-9]*' |
+		sed 's/{"arena":\([0-9]*\),"addr":"[^"]*","used":\([0-9]*\),"used_bytes":[0-9]*,"free":\([0-9]*\)/\1 used \2\n\1 free \3/' |
+		awk '$3 != 0' | sort)
+	[ -n "$got" ] && [ "$got" = "$want" ] ||
+		fail "$name: sizes' arenas count $(echo $got), the chunk lines $(echo $want)"
+	say "$name: sizes' per-arena totals are the chunk lines'"
 }
 
 check_case multiheap1
@@ -92,7 +110,7 @@ sed "s/^\(.*\"addr\":\"$victim\".*\)\"state\":\"used\",\"where\":\"heap\"/\1\"st
 	fail "could not make the chunk line of $victim wrong"
 rc=0
 "$blockcheck" "$dir/truth.txt" "$out/wrong.jsonl" "$out/summary.json" \
-	"$out/bins.json" "$out/arenas.json" "$out/summary.stats" \
+	"$out/bins.json" "$out/arenas.json" "$out/summary.stats" counting \
 	>"$out/check.wrong" 2>&1 || rc=$?
 if [ $rc != 1 ] || ! has -F "live $victim" <"$out/check.wrong"; then
 	fail "blockcheck passed (exit $rc) a live block given as free: $(head -c 400 "$out/check.wrong")"

@@ -39,7 +39,9 @@
  *          entries + suspects guesses and 1 + the suspects that decode
  *          to 0 list ends; "guessed" is the entries of the other
  *          fastbins; "summed" is what `bins` holds in the small and
- *          large bins, and not 0.  A clean truth must have no suspect
+ *          large bins (and in the unsorted bin, for the stats of a
+ *          counting walk: the last argument says which), and not 0.
+ *          A clean truth must have no suspect
  *          (so no sum fails and something is guessed); a churn truth
  *          must have both a failing and a proven non-empty fastbin.
  *
@@ -513,7 +515,10 @@ static bool fails(const struct worker *w, int s)
 	return w && w->entries[s] && w->suspects[s];
 }
 
-static void check_stats(const char *path)
+/* `counting`: the stats of a walk for counting (summary), which sums
+   the unsorted bin's chunks with the small and large bins' instead of
+   walking it; else of a walk that classifies (chunks), which walks it.  */
+static void check_stats(const char *path, bool counting)
 {
 	char *text = slurp(path, NULL);
 	char *first = NULL, *second = NULL;
@@ -565,7 +570,8 @@ static void check_stats(const char *path)
 	unsigned long long small_large = 0;
 	for (int a = 0; a < MAX_ARENAS; a++)
 		small_large += from_bins[a][K_SMALL].count +
-			       from_bins[a][K_LARGE].count;
+			       from_bins[a][K_LARGE].count +
+			       (counting ? from_bins[a][K_UNSORTED].count : 0);
 	printf("blockcheck: %s: expected %llu failed fastbins:%s; %u proven, "
 	       "%llu guessed; %llu summed\n", churn ? "churn" : "clean",
 	       want_failed, want_failed ? expect : " none", proven,
@@ -584,8 +590,9 @@ static void check_stats(const char *path)
 		mismatch("stats: guessed %llu, expected %llu (the proven "
 			 "fastbins' entries)", guessed, want_guessed);
 	if (summed != small_large || !summed)
-		mismatch("stats: summed %llu, the small and large bins hold "
-			 "%llu chunks", summed, small_large);
+		mismatch("stats: summed %llu, the small and large bins%s "
+			 "hold %llu chunks", summed,
+			 counting ? " and the unsorted bin" : "", small_large);
 	if (!want_failed && second)
 		mismatch("stats: sums disagreed, none should: %s", second);
 	if (want_failed && !second)
@@ -652,9 +659,10 @@ static void check_stats(const char *path)
 
 int main(int argc, char **argv)
 {
-	if (argc != 7) {
+	if (argc != 8 || (strcmp(argv[7], "counting") &&
+			  strcmp(argv[7], "classify"))) {
 		fprintf(stderr, "usage: blockcheck TRUTH CHUNKS SUMMARY BINS "
-				"ARENAS STATS\n");
+				"ARENAS STATS counting|classify\n");
 		return 2;
 	}
 	read_truth(argv[1]);
@@ -663,7 +671,7 @@ int main(int argc, char **argv)
 	check_heaps(argv[5]);
 	check_mallinfo(argv[3]);
 	check_lists(argv[4]);
-	check_stats(argv[6]);
+	check_stats(argv[6], !strcmp(argv[7], "counting"));
 	char what[64];
 	snprintf(what, sizeof what, "%zu blocks", nblocks);
 	free(blocks);

@@ -261,8 +261,8 @@ static void link_sum(struct pm_heap *h, struct pm_state *p, uint64_t chunk,
 	/* A chunk linked to itself would add equal hashes both ways.  */
 	if (w[0] == chunk || w[1] == chunk)
 		h->sums.link_broken[cls >> 6] |= broken;
-	h->sums.link_fwd[cls] += pm_link_hash(chunk, w[0], (uint64_t)cls);
-	h->sums.link_bwd[cls] += pm_link_hash(w[1], chunk, (uint64_t)cls);
+	h->sums.link_fwd[cls] += pm_link_hash(chunk, w[0]);
+	h->sums.link_bwd[cls] += pm_link_hash(w[1], chunk);
 	h->sums.bin_count[cls]++;
 	h->sums.bin_bytes[cls] += sz;
 }
@@ -343,6 +343,11 @@ static void classify(struct pm_state *p, struct pm_heap *h,
 		return;
 	} else if ((mode & (STATES_ONLY | LINK_SUMS)) && !p->lists_done)
 		c->where = HW_WHERE_COUNT;        /* its bin is not known */
+	else if (tag == PM_TAG_NONE && !tcached &&
+		 p->arenas[h->arena].free_summed)
+		/* In one of its arena's bins, the sums said, but which one
+		   was not asked (a walk for counting).  */
+		c->where = HW_WHERE_COUNT;
 	else {
 		c->where = HW_WHERE_UNBINNED;
 		if (mode & REPORT_LISTS)

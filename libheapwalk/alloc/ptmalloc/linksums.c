@@ -8,21 +8,28 @@
  * fd and bk anyway (they share its header's cache line).
  *
  * So the chunk walk hashes each free chunk's two links: fd as the link
- * (chunk -> fd) and bk as the link (bk -> chunk), each tagged with the
- * bin its size belongs in.  Here the bin heads add theirs.  In lists
- * that are whole and consistent every link is met once from each end, so
- * the two sums of an arena are equal.  A forward link without its back
- * link, a chunk of the wrong size for its neighbours (or its bin), a
- * chunk free by its header that no bin holds (its stale links no longer
- * match its old neighbours'), or a chunk in a bin that its header says
- * is in use (its neighbours' links to it are not matched), each leaves
- * the sums apart, but for a hash collision (one in 2^64) or links
- * forged to match each other both ways.  The unsorted bin mixes sizes,
- * so it is walked, and its chunks are not hashed.
+ * (chunk -> fd) and bk as the link (bk -> chunk), each added to the sums
+ * of the bin the chunk's size belongs in.  Here the bin heads add
+ * theirs.  A link is met once from each end, in the sums of the bins of
+ * its two ends: in a bin whose chunks are all of its size (a small or
+ * large bin whole and consistent) both ends are in that bin, and its
+ * two sums are equal.  A forward link without its back link, a chunk of
+ * the wrong size for its bin, a chunk free by its header that no bin
+ * holds (its stale links no longer match its old neighbours'), or a
+ * chunk in a bin that its header says is in use (its neighbours' links
+ * to it are not matched), each leaves some bin's sums apart, but for a
+ * hash collision (one in 2^64) or links forged to match each other both
+ * ways.  Each bin is settled on its own: where its sums agree its chunks
+ * are those hashed; where they do not, that bin alone is walked, to say
+ * where it breaks.
  *
- * When the sums agree, the bins hold exactly the chunks hashed, and
- * their counts are the arena's summed_count/bytes.  When they do not,
- * the lists are walked after all, to say where they break.
+ * The unsorted bin mixes sizes, so its links join the sums of different
+ * bins.  Before a walk that must say which bin holds each free chunk
+ * (`chunks`) it is walked and its chunks are not hashed.  A walk for
+ * counting needs only to know that every free chunk is in some bin: its
+ * chunks are hashed too, its head's links added, and an arena's sums
+ * added over all its bins must agree (pm_state.free_summed); when they
+ * do not, that arena's lists are walked.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -46,27 +53,27 @@ bool pm_link_sums_usable(const struct pm_state *p)
 	return true;
 }
 
-/* Add arena ar's bin heads' links to fwd[] and bwd[], bin by bin;
-   false when its bins cannot be read.  A head half empty marks its bin
-   in *broken.  */
+/* Add arena ar's bin heads' links to fwd[] and bwd[], bin by bin (the
+   unsorted bin's too when `unsorted`); false when its bins cannot be
+   read.  A head half empty marks its bin in *broken.  */
 static bool head_sums(struct pm_state *p, const struct pm_arena *ar,
-		      uint64_t fwd[], uint64_t bwd[], uint64_t broken[2])
+		      bool unsorted, uint64_t fwd[], uint64_t bwd[],
+		      uint64_t broken[2])
 {
 	/* Bin i's fd and bk follow bin i-1's: one read for all.  */
-	uint64_t w[2 * (LAST_SORTED - FIRST_SORTED + 1)];
-	if (!hw_read(p->t, pm_bin_at(p, ar->addr, FIRST_SORTED) + PM_HDR, w,
-		     sizeof w))
+	uint64_t w[2 * LAST_SORTED];
+	if (!hw_read(p->t, pm_bin_at(p, ar->addr, 1) + PM_HDR, w, sizeof w))
 		return false;
-	for (int i = FIRST_SORTED; i <= LAST_SORTED; i++) {
+	for (int i = unsorted ? 1 : FIRST_SORTED; i <= LAST_SORTED; i++) {
 		uint64_t head = pm_bin_at(p, ar->addr, i);
-		uint64_t fd = w[2 * (i - FIRST_SORTED)];
-		uint64_t bk = w[2 * (i - FIRST_SORTED) + 1];
+		uint64_t fd = w[2 * (i - 1)];
+		uint64_t bk = w[2 * (i - 1) + 1];
 		if (fd == head && bk == head)
 			continue;         /* empty */
 		if (fd == head || bk == head)
 			broken[i >> 6] |= 1ull << (i & 63);
-		fwd[i] += pm_link_hash(head, fd, (uint64_t)i);
-		bwd[i] += pm_link_hash(bk, head, (uint64_t)i);
+		fwd[i] += pm_link_hash(head, fd);
+		bwd[i] += pm_link_hash(bk, head);
 	}
 	return true;
 }
@@ -79,7 +86,7 @@ static void add_up_sums(struct pm_state *p)
 	for (size_t i = 0; i < p->nheaps; i++) {
 		const struct pm_sums *h = &p->heaps[i].sums;
 		struct pm_sums *a = &p->arenas[p->heaps[i].arena].sums;
-		for (int b = FIRST_SORTED; b <= LAST_SORTED; b++) {
+		for (int b = 1; b <= LAST_SORTED; b++) {
 			a->link_fwd[b] += h->link_fwd[b];
 			a->link_bwd[b] += h->link_bwd[b];
 			a->bin_count[b] += h->bin_count[b];
@@ -115,7 +122,7 @@ static void failed_bins(struct pm_state *p, const struct pm_arena *ar,
 				failed[b >> 6] |= 1ull << (b & 63);
 		return;
 	}
-	if (!head_sums(p, ar, fwd, bwd, failed)) {
+	if (!head_sums(p, ar, false, fwd, bwd, failed)) {
 		failed[0] = failed[1] = ~0ull;
 		return;
 	}
@@ -163,9 +170,74 @@ static void settle_bins_apart(struct pm_state *p, uint64_t (*failed)[2])
 	p->lists_reported = true;
 }
 
+/* Do arena ar's sums agree over all its bins, the unsorted one with
+   them (a walk for counting: its unsorted bin was not walked)?  */
+static bool free_sums_agree(struct pm_state *p, const struct pm_arena *ar)
+{
+	if (ar->sums.link_broken[0] || ar->sums.link_broken[1])
+		return false;
+	if (ar->uninit)
+		return ar->sums.binned == 0;
+	if (ar->bins_done[1])
+		return false;     /* (never: the unsorted bins go together) */
+	uint64_t fwd[PM_NBINS], bwd[PM_NBINS], broken[2] = { 0, 0 };
+	memcpy(fwd, ar->sums.link_fwd, sizeof fwd);
+	memcpy(bwd, ar->sums.link_bwd, sizeof bwd);
+	if (!head_sums(p, ar, true, fwd, bwd, broken) || broken[0] ||
+	    broken[1])
+		return false;
+	uint64_t f = 0, b = 0;
+	for (int i = 1; i <= LAST_SORTED; i++) {
+		f += fwd[i];
+		b += bwd[i];
+	}
+	return f == b;
+}
+
+/* The settling of a walk for counting, arena by arena: where the sums
+   over all bins agree, the arena's free chunks in bins are those hashed
+   (free_summed); the other arenas' lists are walked (only theirs), and
+   their heaps for the findings.  */
+static bool settle_free(struct pm_state *p)
+{
+	bool agree = true;
+	for (size_t a = 0; a < p->narenas; a++) {
+		struct pm_arena *ar = &p->arenas[a];
+		ar->free_summed = free_sums_agree(p, ar);
+		if (ar->free_summed) {
+			atomic_fetch_add(&p->s->work.summed, ar->sums.binned);
+			continue;
+		}
+		agree = false;
+		ar->lists_findings = true;
+		hw_work_fallback(p->s, "arena %zu bins (%llu chunks' links)", a,
+				 (unsigned long long)ar->sums.binned);
+	}
+	p->free_summed = true;
+	if (agree)
+		return true;
+	for (size_t a = 0; a < p->narenas; a++)
+		p->arenas[a].lists_skip = p->arenas[a].free_summed;
+	pm_walk_bins_left(p);
+	for (size_t a = 0; a < p->narenas; a++)
+		p->arenas[a].lists_skip = false;
+	return false;
+}
+
 bool pm_link_sums_settle(struct pm_state *p)
 {
 	add_up_sums(p);
+	p->free_summed = false;
+	bool counting = false;
+	for (size_t a = 0; a < p->narenas; a++) {
+		p->arenas[a].free_summed = false;
+		counting |= !p->arenas[a].uninit && !p->arenas[a].bins_done[1];
+	}
+	if (counting) {
+		bool agree = settle_free(p);
+		pm_walk_arena_findings(p);
+		return agree;
+	}
 	uint64_t (*failed)[2] = calloc(p->narenas ? p->narenas : 1,
 				       sizeof *failed);
 	if (!failed) {
@@ -413,14 +485,20 @@ enum pm_guess_end pm_fast_guess_settle(struct pm_state *p, bool complete,
 
 bool pm_walk_by_sums(struct pm_state *p, unsigned nparts, hw_chunk_fn *fn,
 		     void *const cookies[], hw_chunk_fn *restate,
-		     bool may_guess)
+		     bool may_guess, bool classify)
 {
 	pm_find_mmapped(p);
 	bool guess = may_guess && pm_fast_guess_begin(p);
-	if (guess)
+	if (classify && guess)
 		pm_walk_tcaches_unsorted(p);
-	else
+	else if (classify)
 		pm_walk_lists_but_sorted(p);
+	else if (guess)
+		pm_walk_tcaches(p);
+	else {
+		pm_walk_fast_lists(p);
+		p->tcaches_done = true;
+	}
 	bool ok = pm_walk_chunks_parallel(p, nparts, fn, cookies,
 					  PM_WALK_SUMS |
 					  (guess ? PM_WALK_GUESS_FAST : 0));
@@ -459,5 +537,5 @@ void pm_settle_lists(struct pm_state *p)
 		nparts = PM_MAX_PARTS;
 	atomic_fetch_add(&p->s->work.walks, 1);
 	/* Nothing is counted, so the guesses need no taking back.  */
-	pm_walk_by_sums(p, nparts, pm_take_nothing, cookies, NULL, true);
+	pm_walk_by_sums(p, nparts, pm_take_nothing, cookies, NULL, true, true);
 }

@@ -861,7 +861,7 @@ static void *walk_arena_lists(void *arg)
 	}
 	for (size_t a = 0; a < p->narenas; a++) {
 		struct pm_arena *ar = &p->arenas[a];
-		if (ar->part != j->part || ar->uninit)
+		if (ar->part != j->part || ar->uninit || ar->lists_skip)
 			continue;
 		for (int i = 0; p->l.ms_fastbins >= 0 && i < PM_NFASTBINS; i++) {
 			uint64_t c;
@@ -960,6 +960,9 @@ void pm_walk_lists(struct pm_state *p)
 		return;
 	p->lists_done = true;
 	walk_lists(p, &(struct list_filter){ .arena = -1 });
+	/* Every bin's count is now its list's.  */
+	for (size_t a = 0; a < p->narenas; a++)
+		p->arenas[a].free_summed = false;
 }
 
 void pm_walk_tcaches(struct pm_state *p)

@@ -270,7 +270,7 @@ static bool pm_chunks_parallel(void *state, unsigned nparts, hw_chunk_fn *fn,
 	/* Guesses are given as free: only a caller that can take them
 	   back (restate) may have them.  */
 	return pm_walk_by_sums(p, nparts, fn, cookies, restate,
-			       restate != NULL);
+			       restate != NULL, false);
 }
 
 static bool pm_states_parallel(void *state, unsigned nparts,
@@ -335,7 +335,7 @@ static void pm_summary(void *state, struct hw_emitter *e)
 	struct pm_state *p = state;
 	/* (After a counting walk whose link sums agreed, the bins' totals
 	   are known without their lists.)  */
-	if (p->bins_summed)
+	if (p->bins_summed || p->free_summed)
 		pm_find_mmapped(p);
 	else
 		pm_prepare_all(p);

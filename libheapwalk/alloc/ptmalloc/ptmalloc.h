@@ -233,6 +233,11 @@ struct pm_arena {
 	   other list is in it.  Set only when some other bin's sums failed
 	   (else pm_state.bins_summed says it of every bin).  */
 	uint64_t bins_summed[2];
+	/* Its bins, the unsorted one too, were settled by one sum of all
+	   their links (pm_state.free_summed); cleared when they are walked.  */
+	bool free_summed;
+	/* Left out of a walk of the lists (a fallback for other arenas).  */
+	bool lists_skip;
 	/* Some of its bins were walked after their sums failed, or a
 	   fastbin's walk broke: the heaps of this arena get a walk for the
 	   findings that need the lists (pm_walk_arena_findings).  */
@@ -370,6 +375,12 @@ struct pm_state {
 	   their chunks' links and the sums agreed (linksums.c), so each
 	   arena's sums.binned/binned_bytes are theirs.  */
 	bool bins_summed;
+	/* A walk for counting settled the free chunks of every arena's
+	   bins without walking even the unsorted bin: an arena whose
+	   pm_arena.free_summed is set has sums.binned/binned_bytes as the
+	   chunks and bytes of all its bins, unsorted included, and which
+	   bin holds each is not known (the others' lists were walked).  */
+	bool free_summed;
 	/* A whole walk's progress: bytes of heap walked by every part (each
 	   adds at checkpoints), of progress_total; the caller's own part
 	   tells the front end (hw_progress).  */
@@ -548,10 +559,13 @@ bool pm_link_sums_settle(struct pm_state *p);
    checks the small and large bins by sums and, when may_guess, guesses
    the fastbin entries and gives them as free (restate takes back wrong
    guesses; NULL: fn needs none taken back); the lists are walked only
-   where the sums disagree.  False if fn stopped.  */
+   where the sums disagree.  When classify is false (a walk for
+   counting, which needs no free chunk's bin) not even the unsorted bin
+   is walked: its chunks are summed with the others' (free_summed).
+   False if fn stopped.  */
 bool pm_walk_by_sums(struct pm_state *p, unsigned nparts, hw_chunk_fn *fn,
 		     void *const cookies[], hw_chunk_fn *restate,
-		     bool may_guess);
+		     bool may_guess, bool classify);
 /* Before a walk in address order that shows each free chunk's bin but
    not the lists themselves (`chunks`, `frag`, `map`): a walk in threads
    that only settles the lists by sums (the fastbins guessed, the small
@@ -693,12 +707,13 @@ static inline bool pm_bin_summed(const struct pm_arena *ar, uint64_t sz)
 }
 
 /* One link of a doubly linked bin, from chunk (or bin head) `from` to
-   `to`, both of bin class `cls`, hashed for the link sums: each link is
-   added once as a chunk's fd and once as the next one's bk.  */
-static inline uint64_t pm_link_hash(uint64_t from, uint64_t to, uint64_t cls)
+   `to`, hashed for the link sums: each link is added once as a chunk's
+   fd and once as the next one's bk, each to the sums of the bin of its
+   own chunk's size (linksums.c).  */
+static inline uint64_t pm_link_hash(uint64_t from, uint64_t to)
 {
 	uint64_t x = from * 0x9e3779b97f4a7c15ull +
-		     to * 0xc2b2ae3d27d4eb4full + cls * 0x165667b19e3779f9ull;
+		     to * 0xc2b2ae3d27d4eb4full;
 	x ^= x >> 32;
 	x *= 0xd6e8feb86659fd93ull;
 	x ^= x >> 32;
@@ -709,7 +724,7 @@ static inline uint64_t pm_link_hash(uint64_t from, uint64_t to, uint64_t cls)
    so that a link to a node of its size adds what the node adds.  */
 static inline uint64_t pm_fast_hash(uint64_t chunk, uint64_t size)
 {
-	return pm_link_hash(chunk, size, 0xfa57);
+	return pm_link_hash(chunk, size ^ 0xfa57000000000000ull);
 }
 
 /* Undo safe-linking: `stored` was read from the field at `field_addr`.  */

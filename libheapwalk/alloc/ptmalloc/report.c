@@ -26,9 +26,12 @@ static void compute_mallinfo(const struct pm_state *p, struct mallinfo_sum *m)
 			fast += ar->fast[b].bytes + ar->fast_orphans[b].bytes;
 		}
 		avail += fast;
-		/* Summed bins were not walked; only a lookup's might be.  */
-		bool summed = p->bins_summed && !p->lists_done;
-		for (int b = 1; b < (summed ? 2 : PM_NBINS); b++) {
+		/* Summed bins were not walked; only a lookup's might be.
+		   Summed with the unsorted bin, none counts.  */
+		bool summed = (p->bins_summed && !p->lists_done) ||
+			      ar->free_summed;
+		int last = ar->free_summed ? 1 : summed ? 2 : PM_NBINS;
+		for (int b = 1; b < last; b++) {
 			nblocks += ar->bins[b].count;
 			avail += ar->bins[b].bytes;
 		}
