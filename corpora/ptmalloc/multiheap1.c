@@ -103,6 +103,7 @@
 #include <unistd.h>
 
 #include "../common/out.h"
+#include "../common/glibcver.h"
 #include "../common/turns.h"
 
 #ifndef MULTIHEAP_CHURN
@@ -178,16 +179,6 @@ static uintptr_t arena_top(uintptr_t arena)
 	return *(const uintptr_t *)(arena + MS_TOP);
 }
 
-static int glibc_minor(void)
-{
-	const char *v = gnu_get_libc_version();
-	int minor = 0;
-	if (v[0] != '2' || v[1] != '.')
-		die("not a glibc 2.x");
-	for (v += 2; *v >= '0' && *v <= '9'; v++)
-		minor = minor * 10 + (*v - '0');
-	return minor;
-}
 
 /* ---- blocks ---------------------------------------------------------- */
 

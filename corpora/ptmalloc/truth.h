@@ -51,6 +51,7 @@
 #include <unistd.h>
 
 #include "../common/out.h"
+#include "../common/glibcver.h"
 #include "../common/live.h"
 
 /* mallinfo2() is glibc 2.33+; older ones only have int mallinfo().  */
@@ -68,7 +69,7 @@
 #define CHUNK_NON_MAIN 4u
 #define HEAP_MAX ((uintptr_t)64 << 20)
 /* 2.43 removed the fastbins and fills each tcache bin with 16 chunks
-   (mp_.tcache_count) instead of 7; glibc_minor() is below.  */
+   (mp_.tcache_count) instead of 7; glibc_minor() is glibcver.h's.  */
 #define TCACHE_FILL (glibc_minor() >= 43 ? 16 : 7)
 #define TCACHE_MAX_CHUNK 0x410
 #define FAST_MAX_CHUNK (glibc_minor() >= 43 ? 0 : 0x80)
@@ -187,17 +188,6 @@ static int free_neighbour(int t, const struct rec *r)
 	return 0;
 }
 
-/* The running glibc's minor version (2.NN), without malloc.  */
-static int glibc_minor(void)
-{
-	const char *v = gnu_get_libc_version();
-	int minor = 0;
-	if (v[0] != '2' || v[1] != '.')
-		die("not a glibc 2.x");
-	for (v += 2; *v >= '0' && *v <= '9'; v++)
-		minor = minor * 10 + (*v - '0');
-	return minor;
-}
 
 /* What a malloc that nothing free satisfies exactly does to the unsorted
    bin: every chunk in it goes to its small or large bin.  */
