@@ -7,8 +7,10 @@
 #                   against REV (default HEAD), byte for byte: the check of a
 #                   refactor (scripts/report-compare.sh; after make check)
 #   make demo       deps, build, analyse a sample core made from corpora/
-#   make bench      the big-heap benchmark (>= 1 GiB heap, >= 10M chunks): cores,
-#                   gdb's heap on the first (scripts/bench/gdb-heap.sh), then a
+#   make bench      the big-heap benchmark: cores of nine heap shapes (bigheap,
+#                   >= 1 GiB and >= 10M chunks, and eight others; BENCH_SHAPES
+#                   picks some, scripts/bench.sh), gdb's heap on the first
+#                   (scripts/bench/gdb-heap.sh), prof (prof-bench.sh), then a
 #                   live process of that size (scripts/bench/live-big.sh)
 #   make bench-live 1000 attach/analyse/detach cycles of --pid on a busy
 #                   16-thread program (scripts/bench/live-cycles.sh; minutes),
@@ -362,19 +364,15 @@ demo: deps
 	@$(MAKE) --no-print-directory $(BUILD)/heapwalk $(PLUGIN)
 	@scripts/demo.sh $(BUILD)
 
+# BENCH_SHAPES="churn ptrs" runs those heap shapes alone, without the gdb,
+# prof and live benchmarks (scripts/bench.sh lists the shapes).
 bench: deps
 	@$(MAKE) --no-print-directory $(BUILD)/heapwalk $(PLUGIN)
 	@scripts/bench.sh $(BUILD)
-	@echo
-	@scripts/bench/gdb-heap.sh $(BUILD) || [ $$? = 77 ]
-	@echo
-	@BENCH_ALLOCATOR=jemalloc BIGHEAP_ARGS="4 5000000" scripts/bench.sh $(BUILD)
-	@echo
-	@BENCH_ALLOCATOR=tcmalloc BIGHEAP_ARGS="4 5000000" scripts/bench.sh $(BUILD)
-	@echo
-	@scripts/bench/prof-bench.sh $(BUILD) || [ $$? = 77 ]
-	@echo
-	@scripts/bench/live-big.sh $(BUILD) || [ $$? = 77 ]
+	@if [ -z "$(BENCH_SHAPES)" ]; then echo; \
+	  scripts/bench/gdb-heap.sh $(BUILD) || [ $$? = 77 ] || exit 1; echo; \
+	  scripts/bench/prof-bench.sh $(BUILD) || [ $$? = 77 ] || exit 1; echo; \
+	  scripts/bench/live-big.sh $(BUILD) || [ $$? = 77 ] || exit 1; fi
 
 # Not part of `bench`: it runs for minutes (77: this heapwalk has no --pid).
 # live-signals.sh: the soak of heapwalk signalled at random moments of
@@ -389,4 +387,4 @@ clean:
 	rm -rf $(BUILD)
 
 clean-bench:
-	rm -rf $(BUILD)/bench $(BUILD)/bench-jemalloc $(BUILD)/bench-live
+	rm -rf $(BUILD)/bench $(BUILD)/bench-*
