@@ -176,7 +176,7 @@ bool bm_add(struct hw_blockmap *m, struct bm_filler *f, uint64_t addr,
 	if (!r)
 		return false;
 	uint64_t end = size > r->end - addr ? r->end : addr + size;
-	const struct bm_slab *sl = bm_slab_at(m, r, addr);
+	const struct bm_slab_page *sl = bm_slab_at(r, addr);
 	if (sl) {
 		if (!bm_slab_add(m, sl, addr, size))
 			return false;
@@ -232,7 +232,7 @@ static uint32_t leaf_blocks(const struct hw_blockmap *m,
 bool bm_remove(struct hw_blockmap *m, uint64_t addr)
 {
 	struct bm_run *r = bm_run_of(m, addr);
-	const struct bm_slab *sl = r ? bm_slab_at(m, r, addr) : NULL;
+	const struct bm_slab_page *sl = r ? bm_slab_at(r, addr) : NULL;
 	if (sl)
 		return bm_slab_remove(m, sl, addr);
 	if (!r || !r->leaves || (addr & (((uint64_t)1 << m->shift) - 1)))
@@ -290,13 +290,32 @@ bool bm_seal(struct hw_blockmap *m)
 	return ok;
 }
 
+/* The end of the block starting at addr, bit b of a group whose starts
+   and ends are `bounds`, when the next start or end is in the group;
+   else 0 (bm_block_end() looks further).  Most blocks end in the group
+   they start in: a scan's lookups and a sweep's blocks skip the search
+   bm_block_end() makes from the address.  */
+static inline uint64_t end_in_group(const struct hw_blockmap *m,
+				    const struct bm_run *r, uint64_t bounds,
+				    unsigned b, uint64_t addr)
+{
+	uint64_t above = b == 63 ? 0 : bounds >> (b + 1);
+	if (!above)
+		return 0;
+	uint64_t end = addr + ((uint64_t)(__builtin_ctzll(above) + 1) <<
+			       m->shift);
+	return end < r->end ? end : r->end;
+}
+
 /* A block's ref: its group w of leaf, bit b.  */
-static void ref_make(struct bm_ref *ref, const struct bm_run *r,
-		     struct bm_leaf *leaf, size_t w, unsigned b, uint64_t addr)
+static void ref_make(const struct hw_blockmap *m, struct bm_ref *ref,
+		     const struct bm_run *r, struct bm_leaf *leaf, size_t w,
+		     unsigned b, uint64_t addr)
 {
 	uint64_t bit = (uint64_t)1 << b;
 	ref->addr = addr;
-	ref->end = 0;
+	ref->end = end_in_group(m, r, leaf->g[w].start | leaf->g[w].end, b,
+				addr);
 	ref->run = r;
 	ref->mk = &leaf->marks[leaf->rank[w] +
 			       bm_popcount64(leaf->g[w].start &
@@ -315,42 +334,70 @@ bool bm_find(const struct hw_blockmap *m, uint64_t addr, struct bm_ref *ref,
 	return bm_find_near(m, &hint, addr, ref, exact);
 }
 
-bool bm_find_near(const struct hw_blockmap *m, const struct bm_run **hint,
-		  uint64_t addr, struct bm_ref *ref, bool *exact)
+void bm_probe_start(const struct hw_blockmap *m, const struct bm_run **hint,
+		    struct bm_probe *p, uint64_t addr)
 {
+	p->addr = addr;
+	p->found = false;
+	p->step = BM_PR_DONE;
 	if (addr - m->lo >= m->hi - m->lo)
-		return false;
+		return;
 	const struct bm_run *r = *hint;
 	if (!r || addr < r->start || addr >= r->end)
 		*hint = r = bm_run_of(m, addr);
 	if (!r)
-		return false;
-	const struct bm_slab *sl = bm_slab_at(m, r, addr);
-	if (sl)
-		return bm_slab_find(m, sl, addr, ref, exact);
-	if (!r->leaves)
-		return false;
-	uint64_t g = (addr - r->base) >> m->shift;
+		return;
+	p->ref.run = r;
+	if (r->page_slab) {
+		p->at = &r->page_slab[(addr - r->start) >> BM_PAGE_SHIFT];
+		BM_PREFETCH_READ(p->at);
+		p->step = BM_PR_PAGE;
+		return;
+	}
+	bm_probe_leaf(m, p);
+}
+
+void bm_probe_leaf(const struct hw_blockmap *m, struct bm_probe *p)
+{
+	const struct bm_run *r = p->ref.run;
+	uint64_t g = (p->addr - r->base) >> m->shift;
 	unsigned lshift = LEAF_SHIFT - m->shift;
 	size_t k = (size_t)(g >> lshift);
 	struct bm_leaf *leaf = leaf_get(r, k);
+	p->step = BM_PR_DONE;
 	if (!leaf)
-		return false;
-	size_t w = (size_t)((g & (((uint64_t)1 << lshift) - 1)) >> 6);
-	unsigned b = (unsigned)(g & 63);
+		return;
+	p->at = leaf;
+	p->k = k;
+	p->w = (size_t)((g & (((uint64_t)1 << lshift) - 1)) >> 6);
+	p->b = (unsigned)(g & 63);
+	BM_PREFETCH_READ(&leaf->g[p->w]);
+	p->step = BM_PR_GROUP;
+}
+
+/* The block holding granule b of group w of leaf k of run r: the
+   nearest start at or below it, unless an end lies between.  True with
+   *leafp, *kp, *wp and *bp moved to that start's; false when no block
+   holds it.  */
+static inline bool find_start(const struct hw_blockmap *m,
+			      const struct bm_run *r,
+			      const struct bm_leaf **leafp, size_t *kp,
+			      size_t *wp, unsigned *bp)
+{
+	const struct bm_leaf *leaf = *leafp;
+	size_t k = *kp, w = *wp;
 	/* Bits at or below b in this group, then whole groups downwards.  */
-	uint64_t keep = b == 63 ? ~(uint64_t)0 : ((uint64_t)2 << b) - 1;
+	uint64_t keep = *bp == 63 ? ~(uint64_t)0 : ((uint64_t)2 << *bp) - 1;
 	for (;;) {
 		uint64_t any = (leaf->g[w].start | leaf->g[w].end) & keep;
 		if (any) {
 			unsigned top = 63 - (unsigned)__builtin_clzll(any);
 			if (!(leaf->g[w].start & ((uint64_t)1 << top)))
 				return false;     /* an end: a gap */
-			uint64_t gs = ((uint64_t)k << lshift) + ((uint64_t)w << 6)
-				      + top;
-			ref_make(ref, r, leaf, w, top,
-				 r->base + (gs << m->shift));
-			*exact = ref->addr == addr;
+			*leafp = leaf;
+			*kp = k;
+			*wp = w;
+			*bp = top;
 			return true;
 		}
 		keep = ~(uint64_t)0;
@@ -363,6 +410,76 @@ bool bm_find_near(const struct hw_blockmap *m, const struct bm_run **hint,
 			return false;
 		w = leaf_groups(m) - 1;
 	}
+}
+
+/* The address of granule b of group w of leaf k of run r.  */
+static inline uint64_t granule_addr(const struct hw_blockmap *m,
+				    const struct bm_run *r, size_t k, size_t w,
+				    unsigned b)
+{
+	uint64_t g = ((uint64_t)k << (LEAF_SHIFT - m->shift)) +
+		     ((uint64_t)w << 6) + b;
+	return r->base + (g << m->shift);
+}
+
+bool bm_probe_step(const struct hw_blockmap *m, struct bm_probe *p)
+{
+	switch (p->step) {
+	case BM_PR_PAGE:
+	case BM_PR_SLOT:
+		return bm_slab_probe_step(m, p);
+	case BM_PR_GROUP: {
+		const struct bm_leaf *leaf = p->at;
+		if (!find_start(m, p->ref.run, &leaf, &p->k, &p->w, &p->b))
+			break;
+		p->at = leaf;
+		BM_PREFETCH_READ(&leaf->rank[p->w]);
+		p->step = BM_PR_RANK;
+		return true;
+	}
+	case BM_PR_RANK: {
+		struct bm_leaf *leaf = (struct bm_leaf *)p->at;
+		ref_make(m, &p->ref, p->ref.run, leaf, p->w, p->b,
+			 granule_addr(m, p->ref.run, p->k, p->w, p->b));
+		BM_PREFETCH_WRITE(p->ref.mk);
+		p->exact = p->ref.addr == p->addr;
+		p->found = true;
+		break;
+	}
+	default:
+		break;
+	}
+	p->step = BM_PR_DONE;
+	return false;
+}
+
+bool bm_find_near(const struct hw_blockmap *m, const struct bm_run **hint,
+		  uint64_t addr, struct bm_ref *ref, bool *exact)
+{
+	if (addr - m->lo >= m->hi - m->lo)
+		return false;
+	const struct bm_run *r = *hint;
+	if (!r || addr < r->start || addr >= r->end)
+		*hint = r = bm_run_of(m, addr);
+	if (!r)
+		return false;
+	const struct bm_slab_page *sl = bm_slab_at(r, addr);
+	if (sl)
+		return bm_slab_find(m, sl, addr, ref, exact);
+	uint64_t g = (addr - r->base) >> m->shift;
+	unsigned lshift = LEAF_SHIFT - m->shift;
+	size_t k = (size_t)(g >> lshift);
+	const struct bm_leaf *leaf = leaf_get(r, k);
+	if (!leaf)
+		return false;
+	size_t w = (size_t)((g & (((uint64_t)1 << lshift) - 1)) >> 6);
+	unsigned b = (unsigned)(g & 63);
+	if (!find_start(m, r, &leaf, &k, &w, &b))
+		return false;
+	ref_make(m, ref, r, (struct bm_leaf *)leaf, w, b,
+		 granule_addr(m, r, k, w, b));
+	*exact = ref->addr == addr;
+	return true;
 }
 
 bool bm_at(const struct hw_blockmap *m, uint64_t addr, struct bm_ref *ref)
@@ -404,64 +521,138 @@ uint64_t bm_block_end(const struct hw_blockmap *m, const struct bm_ref *ref)
 	return end < r->end ? end : r->end;
 }
 
-/* The blocks of the leaves numbered [lf, ll) in address order (counting
-   every leaf made, run after run) and of the slabs [sf, sl), merged in
-   address order.  */
-static bool each_in(const struct hw_blockmap *m, size_t lf, size_t ll,
-		    size_t sf, size_t sl, bm_block_fn *fn, void *cookie)
+uint64_t bm_end_near(const struct hw_blockmap *m, const struct bm_run **hint,
+		     uint64_t addr)
+{
+	const struct bm_run *r = *hint;
+	if (!r || addr < r->start || addr >= r->end)
+		*hint = r = bm_run_of(m, addr);
+	if (!r)
+		return addr;
+	const struct bm_slab_page *pg = bm_slab_at(r, addr);
+	if (pg)
+		return addr + pg->slot;
+	struct bm_ref ref = { .addr = addr, .run = r };
+	return bm_block_end(m, &ref);
+}
+
+/* The blocks of leaf k of run r in [lo, hi), each after the slabs'
+   blocks below it (from *slab on): false when fn stopped.  */
+static bool each_in_leaf(const struct hw_blockmap *m, const struct bm_run *r,
+			 size_t k, uint64_t lo, uint64_t hi, size_t *slab,
+			 bm_block_fn *fn, void *cookie)
 {
 	unsigned lshift = LEAF_SHIFT - m->shift;
-	size_t slab = sf;     /* the slabs' blocks go in address order too */
-	size_t nth_leaf = 0;
-	for (size_t i = 0; i < m->nruns && nth_leaf < ll; i++) {
-		const struct bm_run *r = &m->runs[i];
-		for (size_t k = 0; r->leaves && k < r->nleaves; k++) {
-			struct bm_leaf *leaf = r->leaves[k];
-			if (!leaf || nth_leaf++ < lf)
+	struct bm_leaf *leaf = r->leaves[k];
+	size_t nth = 0;       /* the block's mark byte */
+	for (size_t w = 0; w < leaf_groups(m); w++) {
+		uint64_t bounds = leaf->g[w].start | leaf->g[w].end;
+		for (uint64_t bits = leaf->g[w].start; bits; bits &= bits - 1) {
+			unsigned b = (unsigned)__builtin_ctzll(bits);
+			uint64_t g = ((uint64_t)k << lshift) + ((uint64_t)w << 6) + b;
+			struct bm_ref ref = { r->base + (g << m->shift), 0,
+					      &leaf->marks[nth++], r };
+			ref.end = end_in_group(m, r, bounds, b, ref.addr);
+			if (ref.addr < lo)
 				continue;
-			if (nth_leaf > ll)
-				break;
-			size_t nth = 0;       /* the block's mark byte */
-			for (size_t w = 0; w < leaf_groups(m); w++) {
-				for (uint64_t bits = leaf->g[w].start; bits;
-				     bits &= bits - 1) {
-					unsigned b = (unsigned)__builtin_ctzll(bits);
-					uint64_t g = ((uint64_t)k << lshift) +
-						     ((uint64_t)w << 6) + b;
-					struct bm_ref ref = {
-						r->base + (g << m->shift), 0,
-						&leaf->marks[nth++], r };
-					if ((slab < sl &&
-					     !bm_slabs_each_below(m, &slab, sl,
-								  ref.addr, fn,
-								  cookie)) ||
-					    !fn(cookie, &ref))
-						return false;
-				}
-			}
+			if (ref.addr >= hi)
+				return true;
+			if (!bm_slabs_each_below(m, slab, ref.addr, lo, hi, fn,
+						 cookie) ||
+			    !fn(cookie, &ref))
+				return false;
 		}
 	}
-	return bm_slabs_each_below(m, &slab, sl, UINT64_MAX, fn, cookie);
+	return true;
+}
+
+bool bm_each_range(const struct hw_blockmap *m, uint64_t lo, uint64_t hi,
+		   bm_block_fn *fn, void *cookie)
+{
+	size_t slab = bm_slab_from(m, lo);  /* its blocks go in address
+					       order too */
+	for (size_t i = 0; i < m->nruns; i++) {
+		const struct bm_run *r = &m->runs[i];
+		if (r->end <= lo)
+			continue;
+		if (r->start >= hi)
+			break;
+		for (size_t k = 0; r->leaves && k < r->nleaves; k++) {
+			uint64_t at = r->base + ((uint64_t)k << LEAF_SHIFT);
+			if (!r->leaves[k] || at + LEAF_SPAN <= lo)
+				continue;
+			if (at >= hi)
+				break;
+			if (!each_in_leaf(m, r, k, lo, hi, &slab, fn, cookie))
+				return false;
+		}
+	}
+	return bm_slabs_each_below(m, &slab, hi, lo, hi, fn, cookie);
 }
 
 bool bm_each(const struct hw_blockmap *m, bm_block_fn *fn, void *cookie)
 {
-	return each_in(m, 0, SIZE_MAX, 0, m->nslabs, fn, cookie);
+	return bm_each_range(m, 0, UINT64_MAX, fn, cookie);
 }
 
-bool bm_each_part(const struct hw_blockmap *m, unsigned part, unsigned nparts,
-		  bm_block_fn *fn, void *cookie)
+/* bm_part_cuts' walk through the leaves and slabs in address order,
+   weighing each by its blocks: part p starts at the first leaf or slab
+   with blocks * p / nparts blocks before it.  */
+struct cutter {
+	uint64_t blocks, before;
+	unsigned nparts, p;
+	uint64_t *cuts;
+	size_t slab;              /* the next slab to weigh */
+};
+
+static void cut_at(struct cutter *c, uint64_t at, uint64_t blocks)
 {
-	uint64_t leaves = 0;
+	while (c->p < c->nparts && c->before >= c->blocks * c->p / c->nparts)
+		c->cuts[c->p++] = at;
+	c->before += blocks;
+}
+
+static uint64_t slab_blocks(const struct hw_blockmap *m,
+			    const struct bm_slab *s)
+{
+	uint64_t n = 0;
+	for (size_t w = 0; w < (s->nslots + 63) / 64; w++)
+		n += bm_popcount64(m->slot_used[s->word0 + w]);
+	return n;
+}
+
+static void cut_slabs_below(const struct hw_blockmap *m, struct cutter *c,
+			    uint64_t addr)
+{
+	for (; c->slab < m->nslabs && m->slabs[c->slab].lo < addr; c->slab++)
+		cut_at(c, m->slabs[c->slab].lo,
+		       slab_blocks(m, &m->slabs[c->slab]));
+}
+
+void bm_part_cuts(const struct hw_blockmap *m, unsigned nparts,
+		  uint64_t *cuts)
+{
+	struct cutter c = { .nparts = nparts, .p = 1, .cuts = cuts };
+	for (size_t i = 0; i < m->nslabs; i++)
+		c.blocks += slab_blocks(m, &m->slabs[i]);
 	for (size_t i = 0; i < m->nruns; i++)
 		for (size_t k = 0; m->runs[i].leaves && k < m->runs[i].nleaves;
 		     k++)
-			leaves += m->runs[i].leaves[k] != NULL;
-	return each_in(m, (size_t)(leaves * part / nparts),
-		       (size_t)(leaves * (part + 1) / nparts),
-		       (size_t)((uint64_t)m->nslabs * part / nparts),
-		       (size_t)((uint64_t)m->nslabs * (part + 1) / nparts),
-		       fn, cookie);
+			if (m->runs[i].leaves[k])
+				c.blocks += leaf_blocks(m, m->runs[i].leaves[k]);
+	for (unsigned p = 0; p <= nparts; p++)
+		cuts[p] = p ? UINT64_MAX : 0;
+	for (size_t i = 0; i < m->nruns; i++) {
+		const struct bm_run *r = &m->runs[i];
+		for (size_t k = 0; r->leaves && k < r->nleaves; k++) {
+			if (!r->leaves[k])
+				continue;
+			uint64_t at = r->base + ((uint64_t)k << LEAF_SHIFT);
+			cut_slabs_below(m, &c, at);
+			cut_at(&c, at, leaf_blocks(m, r->leaves[k]));
+		}
+	}
+	cut_slabs_below(m, &c, UINT64_MAX);
 }
 
 void bm_settle_marks(struct hw_blockmap *m, uint64_t *marked,

@@ -30,16 +30,18 @@
  * slots (jemalloc's slabs, a large extent's one block; tcmalloc's spans),
  * its blocks' bounds follow from the slot size, and the map keeps one
  * bit per slot instead: a slab is registered before filling
- * (bm_add_slab, then bm_slabs_done), a 4-byte entry per page says which
- * slab holds it, and blocks added in those pages set their slot's bit.
- * On the jemalloc bench core (14.7 million blocks in use, 2.8 GiB of
- * heap, 8-byte granule) `leaks` peaked at 170.5 MiB of anonymous memory
- * with bitmaps, 87.8 MiB with slabs (most of it the mark bytes and the
- * libraries' own).
+ * (bm_add_slab, then bm_slabs_done), a 16-byte entry per page (0.4% of
+ * the slabs' pages) says where the page's slots start, their size and
+ * the first one's bit, and blocks added in those pages set their slot's
+ * bit.  Finding a slot is then that entry, the slot's bit and its word's
+ * rank, and its mark byte.  On the jemalloc bench core (14.7 million
+ * blocks in use, 2.8 GiB of heap, 8-byte granule) `leaks` peaked at
+ * 170.5 MiB of anonymous memory with bitmaps, 87.8 MiB with slabs (most
+ * of it the mark bytes and the libraries' own).
  *
  * Filling is thread-safe (atomic ORs, leaves installed by compare and
- * swap); so is the first marking phase (bm_settle_marks), the others are
- * done by one thread.
+ * swap); so are marking phases 1 and 2 (atomic marks, bm_settle_marks);
+ * phase 3 is done by one thread.
  */
 #ifndef HW_BLOCKMAP_H
 #define HW_BLOCKMAP_H
@@ -147,11 +149,43 @@ bool bm_find(const struct hw_blockmap *m, uint64_t addr, struct bm_ref *ref,
 bool bm_find_near(const struct hw_blockmap *m, const struct bm_run **hint,
 		  uint64_t addr, struct bm_ref *ref, bool *exact);
 
+/* A lookup of bm_find_near's in steps, for marking from batches of words
+   (reach.c).  On a heap of millions of blocks each lookup is a chain of
+   cache misses (the slab page's entry, its slot's bit and rank, the
+   mark byte; or a leaf's group, its rank, the mark byte), each waiting
+   for the one before.  Taken one step at a time across a batch, every
+   step reads what the step before prefetched and prefetches what the
+   next one reads, so that the batch's misses overlap.
+
+   bm_probe_start(), then bm_probe_step() while it returns true; then
+   `found`, `exact` and `ref` are bm_find_near's answer (and the mark
+   byte is on its way to the cache).  */
+struct bm_probe {
+	struct bm_ref ref;
+	uint64_t addr;            /* the address looked up */
+	const void *at;           /* what the next step reads */
+	size_t k;                 /* leaf, or the slot's bit in slot_used */
+	size_t w;                 /* group of the leaf */
+	unsigned b;               /* bit in it */
+	uint8_t step;             /* the next step (blockmap.c) */
+	bool found, exact;
+};
+
+void bm_probe_start(const struct hw_blockmap *m, const struct bm_run **hint,
+		    struct bm_probe *p, uint64_t addr);
+bool bm_probe_step(const struct hw_blockmap *m, struct bm_probe *p);
+
 /* The ref of the block starting at addr, if one does.  */
 bool bm_at(const struct hw_blockmap *m, uint64_t addr, struct bm_ref *ref);
 
 /* Where the block at ref ends (its size rounded up to the granule).  */
 uint64_t bm_block_end(const struct hw_blockmap *m, const struct bm_ref *ref);
+
+/* Where the block starting at addr ends, without its mark byte (a mark
+   stack's entry): *hint as bm_find_near's.  addr must be a block's
+   start.  */
+uint64_t bm_end_near(const struct hw_blockmap *m, const struct bm_run **hint,
+		     uint64_t addr);
 
 static inline enum bm_mark bm_mark_of(const struct bm_ref *r)
 {
@@ -183,11 +217,17 @@ static inline void bm_clear_done(const struct bm_ref *r)
 typedef bool bm_block_fn(void *cookie, const struct bm_ref *ref);
 bool bm_each(const struct hw_blockmap *m, bm_block_fn *fn, void *cookie);
 
-/* bm_each over part `part` (from 0) of nparts: the map cut into nparts
-   pieces of about as many leaves and slabs each, so that threads can go
-   through it at once; the parts give every block once.  */
-bool bm_each_part(const struct hw_blockmap *m, unsigned part, unsigned nparts,
-		  bm_block_fn *fn, void *cookie);
+/* bm_each over the blocks starting in [lo, hi).  */
+bool bm_each_range(const struct hw_blockmap *m, uint64_t lo, uint64_t hi,
+		   bm_block_fn *fn, void *cookie);
+
+/* The map cut into nparts ranges of addresses of about as many blocks
+   each (cut where a leaf or a slab starts), so that threads can go
+   through it at once, each in address order: part p is [cuts[p],
+   cuts[p + 1]), cuts[0] is 0 and cuts[nparts] UINT64_MAX (cuts has
+   nparts + 1 entries).  After bm_seal().  */
+void bm_part_cuts(const struct hw_blockmap *m, unsigned nparts,
+		  uint64_t *cuts);
 
 /* Marking by several threads at once (reach.c) sets the mark byte's
    BM_REACHABLE bit and the BM_POSSIBLE bit (met through an interior

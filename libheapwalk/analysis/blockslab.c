@@ -9,8 +9,10 @@
 bool bm_add_slab(struct hw_blockmap *m, uint64_t lo, uint64_t hi,
 		 uint64_t base, uint64_t slot, uint32_t nslots)
 {
-	if (lo >= hi || (lo | hi) & (PAGE - 1) || !slot || !nslots ||
-	    base < lo || base >= hi || (hi - base) / slot < nslots)
+	/* A page entry holds the slot size and an offset within a slot in
+	   32 bits.  */
+	if (lo >= hi || (lo | hi) & (PAGE - 1) || !slot || slot > INT32_MAX ||
+	    !nslots || base < lo || base >= hi || (hi - base) / slot < nslots)
 		return true;   /* not a slab the map can take: bitmaps */
 	if (m->nslabs == m->cap_slabs) {
 		size_t cap = m->cap_slabs ? 2 * m->cap_slabs : 1024;
@@ -25,7 +27,7 @@ bool bm_add_slab(struct hw_blockmap *m, uint64_t lo, uint64_t hi,
 	}
 	m->slabs[m->nslabs++] = (struct bm_slab){
 		.lo = lo, .hi = hi, .base = base, .slot = slot,
-		.limit = base + nslots * slot, .nslots = nslots };
+		.nslots = nslots };
 	return true;
 }
 
@@ -43,6 +45,22 @@ static struct bm_run *slab_run(const struct hw_blockmap *m,
 	return r && s->hi <= r->end && !(r->start & (PAGE - 1)) ? r : NULL;
 }
 
+/* The entry of page p of slab s (whose slot bits start at bit0).  */
+static struct bm_slab_page page_entry(const struct bm_slab *s, uint64_t p,
+				      uint64_t bit0)
+{
+	struct bm_slab_page pg = { .slot = (uint32_t)s->slot };
+	if (p + PAGE <= s->base)
+		return pg;                /* no slot meets it */
+	uint64_t k0 = p < s->base ? 0 : (p - s->base) / s->slot;
+	if (k0 >= s->nslots)
+		return pg;                /* past the last slot */
+	pg.bit0 = (uint32_t)(bit0 + k0);
+	pg.nslots = s->nslots - (uint32_t)k0;
+	pg.delta = (int32_t)((int64_t)p - (int64_t)(s->base + k0 * s->slot));
+	return pg;
+}
+
 bool bm_slabs_done(struct hw_blockmap *m)
 {
 	if (m->oom)
@@ -53,11 +71,15 @@ bool bm_slabs_done(struct hw_blockmap *m)
 	size_t n = 0, words = 0;
 	for (size_t i = 0; i < m->nslabs; i++) {
 		struct bm_slab s = m->slabs[i];
-		/* Overlapping pages: damaged metadata; the first keeps them. */
-		if ((n && s.lo < m->slabs[n - 1].hi) || !slab_run(m, &s))
+		size_t need = (s.nslots + 63) / 64;
+		/* Overlapping pages: damaged metadata; the first keeps them.
+		   Past 2^32 slots a page entry cannot number them: the rest
+		   go to the bitmaps.  */
+		if ((n && s.lo < m->slabs[n - 1].hi) || !slab_run(m, &s) ||
+		    (words + need) * 64 > UINT32_MAX)
 			continue;
 		s.word0 = words;
-		words += (s.nslots + 63) / 64;
+		words += need;
 		m->slabs[n++] = s;
 	}
 	m->nslabs = n;
@@ -78,40 +100,48 @@ bool bm_slabs_done(struct hw_blockmap *m)
 		}
 		for (uint64_t p = s->lo; p < s->hi; p += PAGE)
 			r->page_slab[(p - r->start) >> BM_PAGE_SHIFT] =
-				(uint32_t)i + 1;
+				page_entry(s, p, (uint64_t)s->word0 * 64);
 	}
 	return true;
 }
 
-/* The slot of s at addr, if one starts there.  */
-static bool slot_of(const struct bm_slab *s, uint64_t addr, uint64_t *k)
+/* The slot of slab page pg holding addr: its slot bit and its start;
+   false when addr lies in no slot (before the first, past the last).  */
+static inline bool page_slot(const struct bm_slab_page *pg, uint64_t addr,
+			     uint64_t *bit, uint64_t *start)
 {
-	if (addr < s->base || addr >= s->limit)
+	int64_t off = (int64_t)(addr & (PAGE - 1)) + pg->delta;
+	if (off < 0)
 		return false;
-	*k = (addr - s->base) / s->slot;
-	return s->base + *k * s->slot == addr;
-}
-
-bool bm_slab_add(struct hw_blockmap *m, const struct bm_slab *s,
-		 uint64_t addr, uint64_t size)
-{
-	uint64_t k;
-	if (!slot_of(s, addr, &k) || size > s->slot)
+	uint64_t j = (uint64_t)off / pg->slot;
+	if (j >= pg->nslots)
 		return false;
-	__atomic_fetch_or(&m->slot_used[s->word0 + k / 64],
-			  (uint64_t)1 << (k % 64), __ATOMIC_RELAXED);
+	*bit = pg->bit0 + j;
+	*start = addr - ((uint64_t)off - j * pg->slot);
 	return true;
 }
 
-bool bm_slab_remove(struct hw_blockmap *m, const struct bm_slab *s,
+bool bm_slab_add(struct hw_blockmap *m, const struct bm_slab_page *pg,
+		 uint64_t addr, uint64_t size)
+{
+	uint64_t bit, start;
+	if (!page_slot(pg, addr, &bit, &start) || start != addr ||
+	    size > pg->slot)
+		return false;
+	__atomic_fetch_or(&m->slot_used[bit / 64], (uint64_t)1 << (bit % 64),
+			  __ATOMIC_RELAXED);
+	return true;
+}
+
+bool bm_slab_remove(struct hw_blockmap *m, const struct bm_slab_page *pg,
 		    uint64_t addr)
 {
-	uint64_t k;
-	if (!slot_of(s, addr, &k))
+	uint64_t bit, start;
+	if (!page_slot(pg, addr, &bit, &start) || start != addr)
 		return false;
-	uint64_t bit = (uint64_t)1 << (k % 64);
-	return __atomic_fetch_and(&m->slot_used[s->word0 + k / 64], ~bit,
-				  __ATOMIC_RELAXED) & bit;
+	uint64_t mask = (uint64_t)1 << (bit % 64);
+	return __atomic_fetch_and(&m->slot_used[bit / 64], ~mask,
+				  __ATOMIC_RELAXED) & mask;
 }
 
 bool bm_slabs_seal(struct hw_blockmap *m)
@@ -132,38 +162,101 @@ bool bm_slabs_seal(struct hw_blockmap *m)
 	return m->slot_marks != NULL;
 }
 
+/* The mark byte of used slot bit `bit`: after the used slots before it. */
+static inline uint8_t *slot_mark(const struct hw_blockmap *m, uint64_t bit)
+{
+	size_t w = (size_t)(bit / 64);
+	uint64_t below = ((uint64_t)1 << (bit % 64)) - 1;
+	return &m->slot_marks[m->slot_rank[w] +
+			      bm_popcount64(m->slot_used[w] & below)];
+}
+
+static inline bool slot_is_used(const struct hw_blockmap *m, uint64_t bit)
+{
+	return m->slot_used[bit / 64] >> (bit % 64) & 1;
+}
+
 static void slot_ref(const struct hw_blockmap *m, const struct bm_slab *s,
 		     uint64_t k, struct bm_ref *ref)
 {
-	size_t w = s->word0 + (size_t)(k / 64);
-	uint64_t below = ((uint64_t)1 << (k % 64)) - 1;
 	ref->addr = s->base + k * s->slot;
 	ref->end = ref->addr + s->slot;
 	ref->run = NULL;
-	ref->mk = &m->slot_marks[m->slot_rank[w] +
-				 bm_popcount64(m->slot_used[w] & below)];
+	ref->mk = slot_mark(m, (uint64_t)s->word0 * 64 + k);
 }
 
-bool bm_slab_find(const struct hw_blockmap *m, const struct bm_slab *s,
+bool bm_slab_find(const struct hw_blockmap *m, const struct bm_slab_page *pg,
 		  uint64_t addr, struct bm_ref *ref, bool *exact)
 {
-	if (addr < s->base || addr >= s->limit || !m->slot_marks)
+	uint64_t bit, start;
+	if (!m->slot_marks || !page_slot(pg, addr, &bit, &start) ||
+	    !slot_is_used(m, bit))
 		return false;
-	uint64_t k = (addr - s->base) / s->slot;
-	if (!(m->slot_used[s->word0 + k / 64] >> (k % 64) & 1))
-		return false;
-	slot_ref(m, s, k, ref);
-	*exact = ref->addr == addr;
+	ref->addr = start;
+	ref->end = start + pg->slot;
+	ref->run = NULL;
+	ref->mk = slot_mark(m, bit);
+	*exact = start == addr;
 	return true;
 }
 
-bool bm_slabs_each_below(const struct hw_blockmap *m, size_t *next,
-			 size_t last, uint64_t addr, bm_block_fn *fn,
-			 void *cookie)
+bool bm_slab_probe_step(const struct hw_blockmap *m, struct bm_probe *p)
 {
-	if (last > m->nslabs)
-		last = m->nslabs;
-	for (; *next < last && m->slabs[*next].lo < addr; ++*next) {
+	switch (p->step) {
+	case BM_PR_PAGE: {
+		const struct bm_slab_page *pg = p->at;
+		if (!pg->slot) {
+			bm_probe_leaf(m, p);
+			return p->step != BM_PR_DONE;
+		}
+		uint64_t bit, start;
+		if (!m->slot_marks || !page_slot(pg, p->addr, &bit, &start))
+			break;
+		p->k = (size_t)bit;
+		p->ref.addr = start;
+		p->ref.end = start + pg->slot;
+		p->ref.run = NULL;
+		BM_PREFETCH_READ(&m->slot_used[bit / 64]);
+		BM_PREFETCH_READ(&m->slot_rank[bit / 64]);
+		p->step = BM_PR_SLOT;
+		return true;
+	}
+	case BM_PR_SLOT:
+		if (!slot_is_used(m, p->k))
+			break;
+		p->ref.mk = slot_mark(m, p->k);
+		BM_PREFETCH_WRITE(p->ref.mk);
+		p->exact = p->ref.addr == p->addr;
+		p->found = true;
+		break;
+	default:
+		break;
+	}
+	p->step = BM_PR_DONE;
+	return false;
+}
+
+size_t bm_slab_from(const struct hw_blockmap *m, uint64_t addr)
+{
+	/* Slabs do not overlap: by lo, their ends are in order too.  */
+	size_t lo = 0, hi = m->nslabs;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (m->slabs[mid].hi <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+bool bm_slabs_each_below(const struct hw_blockmap *m, size_t *next,
+			 uint64_t addr, uint64_t lo, uint64_t hi,
+			 bm_block_fn *fn, void *cookie)
+{
+	if (addr > hi)
+		addr = hi;
+	for (; *next < m->nslabs && m->slabs[*next].lo < addr; ++*next) {
 		const struct bm_slab *s = &m->slabs[*next];
 		for (uint32_t w = 0; m->slot_marks && w < (s->nslots + 63) / 64;
 		     w++)
@@ -172,6 +265,8 @@ bool bm_slabs_each_below(const struct hw_blockmap *m, size_t *next,
 				struct bm_ref ref;
 				slot_ref(m, s, (uint64_t)w * 64 +
 					 (unsigned)__builtin_ctzll(bits), &ref);
+				if (ref.addr < lo || ref.addr >= hi)
+					continue;
 				if (!fn(cookie, &ref))
 					return false;
 			}

@@ -13,9 +13,23 @@
  *      too).  The leaders left are the definite leaks.
  *
  * Marked blocks wait on a stack of bounded size; when it is full a block
- * stays marked but not done (the map's `done` bit), and a sweep of the
- * map finds it afterwards, so memory stays bounded whatever the shape of
- * the heap.
+ * stays marked but not done (the map's `done` bit: scanned, or on a
+ * stack to be), and a sweep of the map finds it afterwards, so memory
+ * stays bounded whatever the shape of the heap.
+ *
+ * On a heap of millions of blocks nearly all the time goes in cache and
+ * TLB misses (on the redis core, 9 million dictionary entries reached in
+ * hash order, half its blocks through interior pointers), so the scan is
+ * shaped to miss less and to miss in parallel:
+ *
+ *   - the words of a scan are looked up in batches (struct bm_probe:
+ *     each lookup's dependent misses, step by step across the batch,
+ *     overlap); a word pointing into its own block is not looked up;
+ *   - a block pushed has its first bytes prefetched, and is popped by
+ *     its address alone (its end is all a scan needs);
+ *   - a sweep, which reads the heap in address order, leaves a block it
+ *     marks ahead of itself for itself to reach, instead of pushing it
+ *     and reading it now, out of order.
  *
  * Phase 1 is nearly all of the work (every reachable block's words) and
  * its result does not depend on the order of the scan, so it runs in the
@@ -24,8 +38,10 @@
  * drains its own stack, and a thread that runs dry takes work that busy
  * ones hand to a shared pool.  A block of over a MiB goes to the pool in
  * slices, and what its slices mark is left to the sweep (address order,
- * all threads).  Phases 2 and 3 are ordered (a clique's
- * leader is the lowest block) and usually small: one thread.
+ * all threads, each its own range of addresses).  Phase 2's result does
+ * not depend on the order either: its sweep runs in threads too.
+ * Phase 3 is ordered (a clique's leader is the lowest block) and
+ * usually small: one thread.
  */
 #include <pthread.h>
 #include <stdlib.h>
@@ -163,12 +179,19 @@ enum phase { PH_REACH, PH_POSSIBLE, PH_CLIQUE };
 
 struct mark_pool;
 
+/* Words met in a scan wait in a batch of this many; the batch's lookups
+   go step by step together (struct bm_probe), their cache misses
+   overlapping.  Large enough to keep a core's memory busy, small enough
+   to stay in L1.  */
+#define VISIT_BATCH 64
+
 struct marker {
 	struct hw_reach *r;
 	struct hw_target *t;
 	const struct hw_blockmap *m;
 	const struct bm_run *hint;    /* the range of the last hit */
 	const struct hw_region *region;  /* of the last word scanned */
+	const struct hw_region *push_region;  /* of the last block pushed */
 	uint64_t mask;
 	uint64_t header;          /* alloc.h's header_bytes */
 	enum phase phase;
@@ -182,23 +205,81 @@ struct marker {
 	struct mark_pool *pool;   /* phase 1 in threads: marks are atomic */
 	bool defer;               /* pool: leave what is marked to the sweep */
 	bool collect;             /* roots only push (threads drain later) */
+	/* The block being scanned: a word pointing into it changes no mark
+	   (a block is scanned only once marked as what its words would mark
+	   it), so it is passed over without a lookup (redis's embedded
+	   strings, a list's sentinel).  */
+	uint64_t self_lo, self_len;
+	/* A sweep in address order is at ahead_lo (and goes up to
+	   ahead_hi): a block it has still to reach is marked but not pushed,
+	   for the sweep to scan in address order, sequentially, instead of
+	   now, a cache and TLB miss away (a chained hash table's entries
+	   point every which way).  Empty outside sweeps.  */
+	uint64_t ahead_lo, ahead_hi;
+	/* Sweeps in threads: all parts' (for the blocks they have still to
+	   reach), and which part is this thread's.  */
+	struct sweep_shared *sweeps;
+	unsigned part;
+	struct bm_probe batch[VISIT_BATCH];
+	unsigned nbatch;
 };
 
-static void push(struct marker *k, uint64_t addr)
+/* False when the stack is full (then k->overflow is set).  */
+static bool push(struct marker *k, uint64_t addr)
 {
 	if (k->n == k->cap) {
 		size_t cap = k->cap ? 2 * k->cap : 4096;
 		uint64_t *v = cap <= STACK_MAX ? realloc(k->stack, cap * sizeof *v)
 					       : NULL;
 		if (!v) {
-			/* Left marked but not done: a sweep finds it.  */
 			k->overflow = true;
-			return;
+			return false;
 		}
 		k->stack = v;
 		k->cap = cap;
 	}
 	k->stack[k->n++] = addr;
+	return true;
+}
+
+static bool other_sweep_reaches(const struct marker *k, uint64_t addr);
+
+/* Block ref, just marked, to be scanned: pushed, unless the sweep under
+   way will reach it.  Pushed, it is done from then on (`done` means
+   scanned or on a stack to be), so that neither a sweep nor its block's
+   other words take it again, and popping it needs only its end, not
+   its mark byte.  Its first bytes are started on their way to the
+   cache: it is scanned soon (the stack is last in, first out), and on a
+   big heap its memory is a cache and TLB miss otherwise, most of a
+   scan's time when blocks are reached in pointer order.  A full stack
+   leaves it marked but not done: a sweep finds it.  */
+static void to_scan(struct marker *k, const struct bm_ref *ref)
+{
+	if (ref->addr > k->ahead_lo && ref->addr < k->ahead_hi)
+		return;
+	if (k->sweeps && other_sweep_reaches(k, ref->addr))
+		return;
+	if (!push(k, ref->addr))
+		return;
+	if (k->pool)
+		__atomic_fetch_or(ref->mk, (uint8_t)BM_DONE, __ATOMIC_RELAXED);
+	else
+		bm_set_done(ref);
+	const uint8_t *p = hw_peek_near(k->t, &k->push_region, ref->addr, 1);
+	if (p)
+		__builtin_prefetch(p, 0, 3);
+}
+
+/* Push again block addr, taken from another stack (done since its first
+   push); if this stack is full, it is made not done again, for the sweep
+   that the full stack calls for to find.  */
+static void repush(struct marker *k, uint64_t addr)
+{
+	struct bm_ref ref;
+	bool exact;
+	if (!push(k, addr) && bm_find(k->m, addr, &ref, &exact))
+		__atomic_fetch_and(ref.mk, (uint8_t)~BM_DONE,
+				   __ATOMIC_RELAXED);
 }
 
 /* Is v, inside the block at ref, the address of the header of the chunk
@@ -212,33 +293,59 @@ static bool header_of_next(struct marker *k, const struct bm_ref *ref,
 	return v == bm_block_end(k->m, ref) - k->header;
 }
 
-/* A word that may point into a block.  */
-static void visit(struct marker *k, uint64_t v)
+/* Phase 1 in threads: the bits alone, atomically; bm_settle_marks()
+   makes marks of them afterwards.  The plain load first: most words
+   point to blocks marked already, and a locked OR costs more than a
+   load.  The OR is sequentially consistent for the sweeps in threads
+   (see SWEEP_STEP).  */
+static void visit_reach_atomic(struct marker *k, const struct bm_ref *ref,
+			       bool exact)
 {
-	struct bm_ref ref;
-	bool exact;
-	if (!bm_find_near(k->m, &k->hint, v, &ref, &exact))
-		return;
-	if (!exact && k->header && header_of_next(k, &ref, v))
-		return;
-	enum bm_mark mark = bm_mark_of(&ref);
-	if (k->pool) {
-		/* Several threads: the bits alone, atomically;
-		   bm_settle_marks() makes marks of them afterwards.  */
-		if (exact) {
-			if (!(__atomic_fetch_or(ref.mk, (uint8_t)BM_REACHABLE,
-						__ATOMIC_RELAXED) & BM_REACHABLE)) {
-				if (k->defer)
-					k->overflow = true;
-				else
-					push(k, ref.addr);
-			}
-		} else if (!(__atomic_load_n(ref.mk, __ATOMIC_RELAXED) &
-			     BM_REACHABLE))
-			__atomic_fetch_or(ref.mk, (uint8_t)BM_POSSIBLE,
+	uint8_t mk = __atomic_load_n(ref->mk, __ATOMIC_RELAXED);
+	if (!exact) {
+		if (!(mk & (BM_REACHABLE | BM_POSSIBLE)))
+			__atomic_fetch_or(ref->mk, (uint8_t)BM_POSSIBLE,
 					  __ATOMIC_RELAXED);
 		return;
 	}
+	if ((mk & BM_REACHABLE) ||
+	    (__atomic_fetch_or(ref->mk, (uint8_t)BM_REACHABLE,
+			       __ATOMIC_SEQ_CST) & BM_REACHABLE))
+		return;
+	if (k->defer)
+		k->overflow = true;     /* a big block's slice: the sweep's */
+	else
+		to_scan(k, ref);
+}
+
+/* Phase 2 in threads: reachable marks are settled and stay, so an
+   unreached block can only become possible, which an OR does whoever
+   wins; the winner scans it.  */
+static void visit_possible_atomic(struct marker *k, const struct bm_ref *ref)
+{
+	if ((__atomic_load_n(ref->mk, __ATOMIC_RELAXED) & BM_MARK_BITS) ||
+	    (__atomic_fetch_or(ref->mk, (uint8_t)BM_POSSIBLE,
+			       __ATOMIC_SEQ_CST) & BM_MARK_BITS))
+		return;
+	k->reached++;
+	to_scan(k, ref);
+}
+
+/* Word v, found to point into the block at ref (at its start: exact).  */
+static void visit_ref(struct marker *k, uint64_t v, const struct bm_ref *rf,
+		      bool exact)
+{
+	struct bm_ref ref = *rf;
+	if (!exact && k->header && header_of_next(k, &ref, v))
+		return;
+	if (k->pool) {
+		if (k->phase == PH_REACH)
+			visit_reach_atomic(k, &ref, exact);
+		else
+			visit_possible_atomic(k, &ref);
+		return;
+	}
+	enum bm_mark mark = bm_mark_of(&ref);
 	switch (k->phase) {
 	case PH_REACH:
 		if (mark == BM_REACHABLE)
@@ -247,7 +354,7 @@ static void visit(struct marker *k, uint64_t v)
 		if (exact) {
 			k->possible -= mark == BM_POSSIBLE;
 			bm_set_mark(&ref, BM_REACHABLE);
-			push(k, ref.addr);
+			to_scan(k, &ref);
 		} else if (mark == BM_UNREACHED) {
 			bm_set_mark(&ref, BM_POSSIBLE);
 			k->possible++;
@@ -257,7 +364,7 @@ static void visit(struct marker *k, uint64_t v)
 		if (mark == BM_UNREACHED) {
 			bm_set_mark(&ref, BM_POSSIBLE);
 			k->reached++;
-			push(k, ref.addr);
+			to_scan(k, &ref);
 		}
 		return;
 	case PH_CLIQUE:
@@ -266,10 +373,40 @@ static void visit(struct marker *k, uint64_t v)
 			/* An earlier leader was scanned already: what it
 			   reaches is indirect already.  */
 			if (!bm_done(&ref))
-				push(k, ref.addr);
+				to_scan(k, &ref);
 		}
 		return;
 	}
+}
+
+/* The batch's lookups, step by step all together, then their visits in
+   the order the words came.  Before anything looks at the mark stack
+   or the marks (a drain, a sweep's next block, the end of a phase):
+   what the batch holds is not marked yet.  */
+static void flush(struct marker *k)
+{
+	unsigned n = k->nbatch;
+	for (bool more = true; more;) {
+		more = false;
+		for (unsigned i = 0; i < n; i++)
+			more |= bm_probe_step(k->m, &k->batch[i]);
+	}
+	for (unsigned i = 0; i < n; i++) {
+		const struct bm_probe *p = &k->batch[i];
+		if (p->found)
+			visit_ref(k, p->addr, &p->ref, p->exact);
+	}
+	k->nbatch = 0;
+}
+
+/* A word that may point into a block: into the batch.  */
+static void visit(struct marker *k, uint64_t v)
+{
+	if (v - k->self_lo < k->self_len)
+		return;
+	bm_probe_start(k->m, &k->hint, &k->batch[k->nbatch], v);
+	if (++k->nbatch == VISIT_BATCH)
+		flush(k);
 }
 
 /* visit() as scanwords.h's callback: the leaks scan never stops early.  */
@@ -284,6 +421,11 @@ static bool visit_word(void *cookie, uint64_t slot, uint64_t v)
    lacks is counted in k->unreadable.  */
 static void scan(struct marker *k, uint64_t start, uint64_t end)
 {
+	/* Words pointing into what is scanned are passed over: a block's
+	   into itself (see self_lo), a root's into the roots (no block
+	   lies there).  */
+	k->self_lo = start;
+	k->self_len = end - start;
 	hw_scan_words(k->t, &k->region, start, end, k->mask, k->m->lo,
 		      k->m->hi,
 		      visit_word, k, &k->unreadable);
@@ -302,32 +444,56 @@ static bool hand_out(struct mark_pool *p, uint64_t lo, uint64_t hi);
    cache miss each.  So in threads its slices go to the pool for any
    thread to scan, and the blocks they mark are left to the sweep that
    follows, which takes them in address order in every thread.  */
-static void scan_block(struct marker *k, const struct bm_ref *ref)
+static void scan_block(struct marker *k, uint64_t addr, uint64_t end)
+{
+	if (k->pool && end - addr > BIG_BLOCK && hand_out(k->pool, addr, end))
+		return;
+	scan(k, addr, end);
+}
+
+/* Scan block ref, which a sweep or a clique's lead found marked and not
+   done.  */
+static void scan_found(struct marker *k, const struct bm_ref *ref)
 {
 	if (k->pool)
 		__atomic_fetch_or(ref->mk, (uint8_t)BM_DONE, __ATOMIC_RELAXED);
 	else
 		bm_set_done(ref);
-	uint64_t end = bm_block_end(k->m, ref);
-	if (k->pool && end - ref->addr > BIG_BLOCK &&
-	    hand_out(k->pool, ref->addr, end))
-		return;
-	scan(k, ref->addr, end);
+	scan_block(k, ref->addr, bm_block_end(k->m, ref));
 }
 
-static bool pop_ref(struct marker *k, struct bm_ref *ref)
+/* Scan the block on top of the stack (done since it was pushed).  */
+static void scan_popped(struct marker *k)
 {
-	bool exact;
-	return bm_find_near(k->m, &k->hint, k->stack[--k->n], ref, &exact) &&
-	       exact;
+	uint64_t addr = k->stack[--k->n];
+	scan_block(k, addr, bm_end_near(k->m, &k->hint, addr));
 }
 
-static void drain(struct marker *k)
+/* Is there a block to scan on k's stack?  The batch's visits go first
+   when it is empty: they may push some.  */
+static bool more_to_scan(struct marker *k)
 {
-	while (k->n) {
-		struct bm_ref ref;
-		if (pop_ref(k, &ref) && !bm_done(&ref))
-			scan_block(k, &ref);
+	if (!k->n && k->nbatch)
+		flush(k);
+	return k->n != 0;
+}
+
+/* Scan the blocks on k's stack and those their words push, until none
+   is left.  Lazily (in a sweep, which goes on to its next block), the
+   visits still in the batch when the stack runs dry wait for the next
+   blocks' words to fill it: flushed after every small block, a batch
+   would overlap next to nothing.  The sweep drains eagerly at its end.  */
+static void drain(struct marker *k, bool lazy)
+{
+	for (;;) {
+		if (!k->n) {
+			if (lazy || !k->nbatch)
+				return;
+			flush(k);
+			if (!k->n)
+				return;
+		}
+		scan_popped(k);
 	}
 }
 
@@ -340,8 +506,9 @@ static bool sweep_one(void *cookie, const struct bm_ref *ref)
 {
 	struct sweep *w = cookie;
 	if (bm_mark_of(ref) == w->want && !bm_done(ref)) {
-		scan_block(w->k, ref);
-		drain(w->k);
+		w->k->ahead_lo = ref->addr;
+		scan_found(w->k, ref);
+		drain(w->k, true);
 	}
 	return true;
 }
@@ -353,7 +520,11 @@ static void sweep(struct marker *k, enum bm_mark want)
 	struct sweep w = { k, want };
 	do {
 		k->overflow = false;
+		k->ahead_lo = 0;
+		k->ahead_hi = UINT64_MAX;
 		bm_each(k->m, sweep_one, &w);
+		k->ahead_hi = 0;
+		drain(k, false);
 	} while (k->overflow);
 }
 
@@ -459,7 +630,7 @@ static bool take(struct marker *k, struct mark_pool *p, struct slice *job)
 	} else {
 		size_t n = p->n < SHARE_BATCH ? p->n : SHARE_BATCH;
 		for (size_t i = 0; i < n; i++)
-			push(k, p->v[--p->n]);   /* a full stack: a sweep finds it */
+			repush(k, p->v[--p->n]);
 	}
 	if (!p->n && !p->nslices)
 		__atomic_store_n(&p->hungry, p->idle > 0, __ATOMIC_RELAXED);
@@ -477,13 +648,12 @@ static void *mark_worker(void *arg)
 			/* A slice: what it marks is the sweep's.  */
 			k->defer = true;
 			scan(k, job.lo, job.hi);
+			flush(k);
 			k->defer = false;
 			job.lo = job.hi = 0;
 		}
-		while (k->n) {
-			struct bm_ref ref;
-			if (pop_ref(k, &ref))
-				scan_block(k, &ref);
+		while (more_to_scan(k)) {
+			scan_popped(k);
 			if (k->n >= 2 * SHARE_BATCH &&
 			    __atomic_load_n(&p->hungry, __ATOMIC_RELAXED))
 				share(k, p);
@@ -517,7 +687,7 @@ static void mark_parallel(struct marker *k, unsigned nthreads)
 	/* Each thread starts with its share of the roots' blocks.  */
 	for (unsigned i = 1; i < nthreads; i++)
 		for (size_t j = i; j < k->n; j += nthreads)
-			push(&ks[i], k->stack[j]);
+			repush(&ks[i], k->stack[j]);
 	size_t n = 0;
 	for (size_t j = 0; j < k->n; j += nthreads)
 		ks[0].stack[n++] = k->stack[j];
@@ -532,7 +702,7 @@ static void mark_parallel(struct marker *k, unsigned nthreads)
 			p.threads--;
 			pthread_mutex_unlock(&p.lock);
 			while (ks[i].n)
-				push(&ks[0], ks[i].stack[--ks[i].n]);
+				repush(&ks[0], ks[i].stack[--ks[i].n]);
 		}
 	mark_worker(&ks[0]);
 	for (unsigned i = 1; i < nthreads; i++)
@@ -557,6 +727,7 @@ static void root_one(void *cookie, const struct hw_root *root)
 	if (root->kind == HW_ROOT_REGISTER || root->kind == HW_ROOT_DTV) {
 		k->r->registers += root->kind == HW_ROOT_REGISTER;
 		uint64_t v = root->value & k->mask;
+		k->self_len = 0;
 		if (v - k->m->lo < k->m->hi - k->m->lo)
 			visit(k, v);
 	} else {
@@ -565,7 +736,7 @@ static void root_one(void *cookie, const struct hw_root *root)
 		scan(k, root->start, root->end);
 	}
 	if (!k->collect)
-		drain(k);
+		drain(k, false);
 }
 
 static bool lead_clique(void *cookie, const struct bm_ref *ref)
@@ -574,74 +745,166 @@ static bool lead_clique(void *cookie, const struct bm_ref *ref)
 	if (bm_mark_of(ref) != BM_UNREACHED || bm_done(ref))
 		return true;
 	k->leader = ref->addr;
-	scan_block(k, ref);
-	drain(k);
+	scan_found(k, ref);
+	drain(k, false);
 	if (k->overflow)
 		sweep(k, BM_INDIRECT);
 	return true;
 }
 
-/* ---- the sweep for phase 1, in threads ---------------------------------- */
+/* ---- sweeps in threads ------------------------------------------------- */
 
 /* Where a mark stack filled up (a block of millions of pointers: the
-   bench's tables), the blocks left behind are marked reachable and not
-   done; each thread sweeps a part of the map for them, in address
-   order, scanning them and what they mark (marks atomic, as in phase 1
-   in threads).  Going through the map in address order reads the heap
-   almost sequentially: faster than phase 1's pointer order.  */
-struct sweep_part {
-	struct marker k;
-	unsigned part, nparts;
+   bench's tables, redis's dictionary), the blocks left behind are marked
+   reachable and not done; and in phase 2 every block marked possible is
+   to be scanned.  The map is cut into parts, ranges of addresses of
+   about as many blocks each, more parts than threads (how much there is
+   to scan in each is known only when it is done); each thread takes the
+   next part not taken and sweeps it in address order, scanning what it
+   finds and what that marks (marks atomic, as in phase 1 in threads).
+   Going through the map in address order reads the heap almost
+   sequentially: faster than pointer order.
+
+   A block a thread marks that the sweep of its part has still to reach
+   is left to that sweep (see `ahead_lo`), and so is one that another
+   part's sweep has still to reach: each part publishes how far its
+   sweep may have looked (a bound, raised SWEEP_STEP bytes at a time;
+   its start until taken, everything once swept), and a thread that has
+   just marked a block at or past that bound of its part leaves it.  The
+   mark (an atomic read-modify-write) and the load of the bound, and the
+   bound's store and the sweep's load of the mark, are sequentially
+   consistent: either the marking thread sees that the sweep may have
+   passed (and pushes the block itself), or the sweep's load of the mark
+   comes after it and sees it.  */
+#define SWEEP_STEP ((uint64_t)64 << 10)
+#define SWEEP_PARTS_PER_THREAD 16
+#define SWEEP_MAX_PARTS (SWEEP_PARTS_PER_THREAD * MARK_MAX_THREADS)
+
+struct sweep_shared {
+	uint64_t cuts[SWEEP_MAX_PARTS + 1];   /* part p: [cuts[p], cuts[p+1]) */
+	unsigned nparts;
+	unsigned next;                        /* atomic: the next part to take */
+	struct {
+		_Alignas(128) uint64_t at;      /* atomic: the sweep of this
+						   part has not loaded the mark
+						   of a block at or past it */
+	} bound[SWEEP_MAX_PARTS];
 };
 
-static bool sweep_reached(void *cookie, const struct bm_ref *ref)
+struct sweep_part {
+	struct marker k;
+	enum bm_mark want;
+	uint64_t bound;           /* this part's, as published */
+};
+
+/* The part holding addr.  */
+static unsigned part_of(const struct sweep_shared *sh, uint64_t addr)
 {
-	struct marker *k = cookie;
-	uint8_t mk = __atomic_load_n(ref->mk, __ATOMIC_RELAXED);
-	if (!(mk & BM_REACHABLE) || (mk & BM_DONE))
-		return true;
-	scan_block(k, ref);
-	while (k->n) {
-		struct bm_ref next;
-		if (pop_ref(k, &next))
-			scan_block(k, &next);
+	unsigned lo = 0, hi = sh->nparts;       /* cuts[lo] <= addr */
+	while (hi - lo > 1) {
+		unsigned mid = lo + (hi - lo) / 2;
+		if (addr >= sh->cuts[mid])
+			lo = mid;
+		else
+			hi = mid;
 	}
+	return lo;
+}
+
+static bool other_sweep_reaches(const struct marker *k, uint64_t addr)
+{
+	const struct sweep_shared *sh = k->sweeps;
+	unsigned q = part_of(sh, addr);
+	return q != k->part &&
+	       addr >= __atomic_load_n(&sh->bound[q].at, __ATOMIC_SEQ_CST);
+}
+
+static bool sweep_found(void *cookie, const struct bm_ref *ref)
+{
+	struct sweep_part *sp = cookie;
+	struct marker *k = &sp->k;
+	if (ref->addr >= sp->bound) {
+		sp->bound = ref->addr + SWEEP_STEP;
+		__atomic_store_n(&k->sweeps->bound[k->part].at, sp->bound,
+				 __ATOMIC_SEQ_CST);
+	}
+	uint8_t mk = __atomic_load_n(ref->mk, __ATOMIC_SEQ_CST);
+	/* Phase 1's marks are bits until settled: the reachable bit.  */
+	bool want = sp->want == BM_REACHABLE ? (mk & BM_REACHABLE) != 0
+		    : (mk & BM_MARK_BITS) == sp->want;
+	if (!want || (mk & BM_DONE))
+		return true;
+	k->ahead_lo = ref->addr;
+	scan_found(k, ref);
+	drain(k, true);
 	return true;
 }
 
 static void *sweep_worker(void *arg)
 {
 	struct sweep_part *sp = arg;
-	bm_each_part(sp->k.m, sp->part, sp->nparts, sweep_reached, &sp->k);
+	struct marker *k = &sp->k;
+	struct sweep_shared *sh = k->sweeps;
+	for (;;) {
+		unsigned p = __atomic_fetch_add(&sh->next, 1, __ATOMIC_RELAXED);
+		if (p >= sh->nparts)
+			break;
+		k->part = p;
+		k->ahead_lo = sp->bound = sh->cuts[p];
+		k->ahead_hi = sh->cuts[p + 1];
+		bm_each_range(k->m, sh->cuts[p], sh->cuts[p + 1], sweep_found,
+			      sp);
+		__atomic_store_n(&sh->bound[p].at, UINT64_MAX,
+				 __ATOMIC_SEQ_CST);
+	}
+	k->ahead_hi = 0;
+	drain(k, false);
 	return NULL;
 }
 
-/* sweep(k, BM_REACHABLE) in nthreads threads, after phase 1 in threads
-   (marks settled); settles them again.  */
-static void sweep_parallel(struct marker *k, unsigned nthreads)
+/* sweep(k, want) in nthreads threads: phase 1's after phase 1 in threads
+   (marks settled, and settled again after), or phase 2's.  */
+static void sweep_parallel(struct marker *k, unsigned nthreads,
+			   enum bm_mark want)
 {
 	struct mark_pool none = { .threads = nthreads };  /* atomic marks */
 	struct sweep_part sp[MARK_MAX_THREADS];
+	struct sweep_shared *sh = malloc(sizeof *sh);
+	if (!sh) {
+		/* One thread, a part of its own.  */
+		sweep(k, want);
+		return;
+	}
+	sh->nparts = nthreads * SWEEP_PARTS_PER_THREAD;
+	bm_part_cuts(k->m, sh->nparts, sh->cuts);
 	do {
 		k->overflow = false;
+		sh->next = 0;
+		for (unsigned p = 0; p < sh->nparts; p++)
+			sh->bound[p].at = sh->cuts[p];
 		for (unsigned i = 0; i < nthreads; i++) {
-			sp[i] = (struct sweep_part){ .k = *k, .part = i,
-						     .nparts = nthreads };
+			sp[i] = (struct sweep_part){ .k = *k, .want = want };
 			sp[i].k.pool = &none;
+			sp[i].k.sweeps = sh;
 			sp[i].k.stack = NULL;
 			sp[i].k.n = sp[i].k.cap = 0;
 			sp[i].k.unreadable = 0;
+			sp[i].k.reached = 0;
 			sp[i].k.hint = NULL;
 			sp[i].k.region = NULL;
+			sp[i].k.push_region = NULL;
 		}
 		hw_run_parts(sp, sizeof *sp, nthreads, sweep_worker);
 		for (unsigned i = 0; i < nthreads; i++) {
 			k->overflow |= sp[i].k.overflow;
 			k->unreadable += sp[i].k.unreadable;
+			k->reached += sp[i].k.reached;
 			free(sp[i].k.stack);
 		}
-		bm_settle_marks(&k->r->map, &k->reached, &k->possible);
+		if (want == BM_REACHABLE)
+			bm_settle_marks(&k->r->map, &k->reached, &k->possible);
 	} while (k->overflow);
+	free(sh);
 }
 
 static void mark(struct hw_session *s, struct hw_reach *r,
@@ -660,19 +923,22 @@ static void mark(struct hw_session *s, struct hw_reach *r,
 		nthreads = MARK_MAX_THREADS;
 	k.collect = nthreads > 1;
 	hw_roots_each(s, owned, root_one, &k);
+	flush(&k);
 	if (k.collect) {
 		mark_parallel(&k, nthreads);
 		k.collect = false;
 		bm_settle_marks(&r->map, &k.reached, &k.possible);
 	}
 	if (k.overflow && nthreads > 1)
-		sweep_parallel(&k, nthreads);
+		sweep_parallel(&k, nthreads, BM_REACHABLE);
 	else if (k.overflow)
 		sweep(&k, BM_REACHABLE);
 	/* The sweeps visit every block of the map: only when some block
 	   may need them.  */
 	k.phase = PH_POSSIBLE;
-	if (k.possible)
+	if (k.possible && nthreads > 1)
+		sweep_parallel(&k, nthreads, BM_POSSIBLE);
+	else if (k.possible)
 		sweep(&k, BM_POSSIBLE);
 	k.phase = PH_CLIQUE;
 	r->all_reachable = k.reached == r->blocks && !k.possible;
@@ -739,8 +1005,16 @@ void hw_reach_free(struct hw_reach *r)
 bool hw_reach_mark(const struct hw_reach *r, uint64_t addr,
 		   enum bm_mark *mark)
 {
+	const struct bm_run *hint = NULL;
+	return hw_reach_mark_near(r, &hint, addr, mark);
+}
+
+bool hw_reach_mark_near(const struct hw_reach *r, const struct bm_run **hint,
+			uint64_t addr, enum bm_mark *mark)
+{
 	struct bm_ref ref;
-	if (!bm_at(&r->map, addr, &ref))
+	bool exact;
+	if (!bm_find_near(&r->map, hint, addr, &ref, &exact) || !exact)
 		return false;
 	*mark = bm_mark_of(&ref);
 	return true;

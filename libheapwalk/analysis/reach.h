@@ -57,5 +57,9 @@ void hw_reach_free(struct hw_reach *r);
    of the map starts there.  */
 bool hw_reach_mark(const struct hw_reach *r, uint64_t addr,
 		   enum bm_mark *mark);
+/* The same, for blocks asked in address order (a walk of every block):
+   *hint (NULL at first) keeps the mapped range of the last one.  */
+bool hw_reach_mark_near(const struct hw_reach *r, const struct bm_run **hint,
+			uint64_t addr, enum bm_mark *mark);
 
 #endif /* HW_REACH_H */

@@ -70,6 +70,8 @@ struct leaks_walk {
 	uint64_t unmarked;      /* in use but not in the map */
 	struct prof_sites sites;           /* allocation sites, if sampled */
 	bool any_site;
+	const struct hw_region *head_region;   /* hw_peek_near's hint */
+	const struct bm_run *map_hint;         /* hw_reach_mark_near's */
 };
 
 static size_t record_hash(uint64_t size, unsigned kind, const char *type,
@@ -128,13 +130,35 @@ static const struct em_table BLOCKS = {
 	.cols = BLOCK_COLS, .ncols = 6, .flags = EM_TB_LINES,
 	.only = EM_JSON_ONLY };
 
+/* A block's first bytes in hex (fewer for a smaller block): what `diff`
+   matches a saved leak by.  Read in place where the target holds them in
+   one piece (nearly always: blocks follow one another in a region, which
+   the hint keeps), copied where they straddle two.  False when the block
+   is empty or its bytes are not all in the target.  */
+#define HEAD_BYTES 16
+static bool head_of(struct leaks_walk *w, const struct hw_chunk *c,
+		    char *head)
+{
+	size_t n = c->size < HEAD_BYTES ? (size_t)c->size : HEAD_BYTES;
+	if (!n)
+		return false;
+	uint8_t copy[HEAD_BYTES];
+	const uint8_t *b = hw_peek_near(w->s->target, &w->head_region,
+					c->addr, n);
+	if (!b && hw_read(w->s->target, c->addr, copy, n))
+		b = copy;
+	if (b)
+		hw_hex_bytes(b, n, head);
+	return b != NULL;
+}
+
 static bool leak_one(void *cookie, const struct hw_chunk *c)
 {
 	struct leaks_walk *w = cookie;
 	if (!hw_program_block(c))
 		return true;
 	enum bm_mark mark;
-	if (!hw_reach_mark(w->r, c->addr, &mark)) {
+	if (!hw_reach_mark_near(w->r, &w->map_hint, c->addr, &mark)) {
 		w->unmarked++;
 		return true;
 	}
@@ -149,13 +173,8 @@ static bool leak_one(void *cookie, const struct hw_chunk *c)
 	struct record *rec = record_of(w, c->size, mark, type, site);
 	if (rec && !rec->count++)
 		rec->first = c->addr;
-	/* Its first bytes in hex: what `diff` matches a saved leak by.  */
-	uint8_t b[16];
-	char head[2 * sizeof b + 1];
-	size_t n = c->size < sizeof b ? (size_t)c->size : sizeof b;
-	bool have_head = n && hw_read(w->s->target, c->addr, b, n);
-	for (size_t i = 0; have_head && i < n; i++)
-		snprintf(head + 2 * i, sizeof head - 2 * i, "%02x", b[i]);
+	char head[2 * HEAD_BYTES + 1];
+	bool have_head = head_of(w, c, head);
 	const struct em_val v[] = { ev_addr(c->addr), ev_u64(c->size),
 				    ev_str(kind_names[mark]),
 				    have_head ? ev_str(head) : ev_absent(),

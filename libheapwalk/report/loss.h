@@ -20,4 +20,8 @@ int hw_loss_order(const struct hw_loss_key *x, const struct hw_loss_key *y);
    (96 bytes hold 16).  */
 void hw_first_bytes_text(const uint8_t *b, size_t n, char *out, size_t len);
 
+/* The n bytes at b as 2n lowercase hex digits ("a5a500..."), then a NUL,
+   in out (2n + 1 bytes): `leaks --json`'s "head".  */
+void hw_hex_bytes(const uint8_t *b, size_t n, char *out);
+
 #endif /* HW_REPORT_LOSS_H */
