@@ -24,6 +24,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "benchio.h"
+
 #define SAMPLES 24
 
 struct worker {
@@ -44,37 +46,6 @@ struct worker {
 };
 
 static pthread_barrier_t done_barrier;
-
-static void say(const char *fmt, ...)
-{
-    char buf[512];
-    va_list ap;
-    va_start(ap, fmt);
-    int n = vsnprintf(buf, sizeof buf, fmt, ap);
-    va_end(ap);
-    if (n < 0)
-        return;
-    size_t len = (size_t)n < sizeof buf ? (size_t)n : sizeof buf - 1;
-    const char *p = buf;
-    while (len > 0) {
-        ssize_t w = write(STDOUT_FILENO, p, len);
-        if (w <= 0)
-            return;
-        p += w;
-        len -= (size_t)w;
-    }
-}
-
-static uint64_t next_rand(uint64_t *s)
-{
-    /* xorshift64* */
-    uint64_t x = *s;
-    x ^= x >> 12;
-    x ^= x << 25;
-    x ^= x >> 27;
-    *s = x;
-    return x * 0x2545F4914F6CDD1DULL;
-}
 
 /* Mostly small blocks, a tail of bigger ones: 70% 16..64, 20% 65..256,
  * 10% 257..1000 bytes.  Average ~125 bytes requested. */

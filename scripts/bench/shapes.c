@@ -53,6 +53,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "benchio.h"
+
 #define MAX_THREADS 64
 #define SAMPLES 24              /* per worker, at most */
 #define HEAP_MAX (64UL << 20)   /* a non-main arena's heap: aligned to this */
@@ -79,40 +81,9 @@ struct worker {
 
 static pthread_barrier_t built;
 
-static void say(const char *fmt, ...)
-{
-    char buf[512];
-    va_list ap;
-    va_start(ap, fmt);
-    int n = vsnprintf(buf, sizeof buf, fmt, ap);
-    va_end(ap);
-    if (n < 0)
-        return;
-    size_t len = (size_t)n < sizeof buf ? (size_t)n : sizeof buf - 1;
-    const char *p = buf;
-    while (len > 0) {
-        ssize_t w = write(STDOUT_FILENO, p, len);
-        if (w <= 0)
-            return;
-        p += w;
-        len -= (size_t)w;
-    }
-}
-
-static uint64_t rnd(uint64_t *s)
-{
-    /* xorshift64*: fixed seeds, so a shape is the same heap every time */
-    uint64_t x = *s;
-    x ^= x >> 12;
-    x ^= x << 25;
-    x ^= x >> 27;
-    *s = x;
-    return x * 0x2545F4914F6CDD1DULL;
-}
-
 static double unit(uint64_t *s)
 {
-    return (double)(rnd(s) >> 11) * (1.0 / 9007199254740992.0);
+    return (double)(next_rand(s) >> 11) * (1.0 / 9007199254740992.0);
 }
 
 static void *xmalloc(struct worker *w, size_t n)
@@ -141,8 +112,8 @@ static void xfree(struct worker *w, void *p)
  * heaps. */
 static size_t size_manyheaps(uint64_t *s)
 {
-    if (rnd(s) % 100 < 85)
-        return 16 + (size_t)(rnd(s) % 113);
+    if (next_rand(s) % 100 < 85)
+        return 16 + (size_t)(next_rand(s) % 113);
     double u = unit(s);
     return 129 + (size_t)(1871.0 * u * u * u * u * u * u);
 }
@@ -150,7 +121,7 @@ static size_t size_manyheaps(uint64_t *s)
 /* churn and arenas64: bigheap's mix, 70% 16..64, 20% 65..256, 10% ..1000. */
 static size_t size_mixed(uint64_t *s)
 {
-    uint64_t r = rnd(s);
+    uint64_t r = next_rand(s);
     unsigned b = (unsigned)(r % 100);
     r >>= 8;
     if (b < 70)
@@ -218,7 +189,7 @@ static void build_churn(struct worker *w)
     for (int round = 0; round < 3; round++) {
         size_t nh = 0;
         for (size_t k = 0; k < n * 3 / 10; k++) {
-            size_t i = (size_t)(rnd(&w->rng) % n);
+            size_t i = (size_t)(next_rand(&w->rng) % n);
             if (w->tab[i] != NULL) {
                 xfree(w, w->tab[i]);
                 w->tab[i] = NULL;
@@ -237,7 +208,7 @@ static void build_churn(struct worker *w)
     /* The last frees: the bins hold entries at the crash, beside in-use
        chunks that carry the fd words of earlier ones. */
     for (size_t k = 0; k < n / 5; k++) {
-        size_t i = (size_t)(rnd(&w->rng) % n);
+        size_t i = (size_t)(next_rand(&w->rng) % n);
         if (w->tab[i] != NULL) {
             xfree(w, w->tab[i]);
             w->tab[i] = NULL;
@@ -264,7 +235,7 @@ struct tnode {                  /* binary search tree, parent first */
 
 static size_t payload(uint64_t *s)
 {
-    return (size_t)(rnd(s) % 97);   /* nodes of 16..128 bytes */
+    return (size_t)(next_rand(s) % 97);   /* nodes of 16..128 bytes */
 }
 
 /* A third of the leaves (in a walk from ROOT) cut off and freed.  The walk's
@@ -281,7 +252,7 @@ static void prune(struct worker *w, struct tnode *root)
     while (top > 0) {
         struct tnode *t = stack[--top];
         if (t->left == NULL && t->right == NULL) {
-            if (t->parent != NULL && rnd(&w->rng) % 3 == 0) {
+            if (t->parent != NULL && next_rand(&w->rng) % 3 == 0) {
                 if (t->parent->left == t)
                     t->parent->left = NULL;
                 else
@@ -319,7 +290,7 @@ static void build_ptrs(struct worker *w)
                 size_t pl = payload(&w->rng);
                 struct snode *x = xmalloc(w, sizeof *x + pl);
                 x->next = head;
-                x->key = rnd(&w->rng);
+                x->key = next_rand(&w->rng);
                 memset(x->payload, 0x5a, pl);
                 head = x;
             }
@@ -331,7 +302,7 @@ static void build_ptrs(struct worker *w)
                 struct dnode *x = xmalloc(w, sizeof *x + pl);
                 x->next = head;
                 x->prev = NULL;
-                x->key = rnd(&w->rng);
+                x->key = next_rand(&w->rng);
                 memset(x->payload, 0xa5, pl);
                 if (head != NULL)
                     head->prev = x;
@@ -344,7 +315,7 @@ static void build_ptrs(struct worker *w)
                 size_t pl = payload(&w->rng);
                 struct tnode *x = xmalloc(w, sizeof *x + pl);
                 x->left = x->right = x->parent = NULL;
-                x->key = rnd(&w->rng);
+                x->key = next_rand(&w->rng);
                 memset(x->payload, 0x3c, pl);
                 if (root == NULL) {
                     root = x;
@@ -411,7 +382,7 @@ static void build_arenas64(struct worker *w)
         fill(w->tab[i], sz, 0, w->index);
     }
     for (size_t k = 0; k < n / 4; k++) {
-        size_t i = (size_t)(rnd(&w->rng) % n);
+        size_t i = (size_t)(next_rand(&w->rng) % n);
         if (w->tab[i] != NULL) {
             xfree(w, w->tab[i]);
             w->tab[i] = NULL;

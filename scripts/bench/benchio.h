@@ -1,0 +1,46 @@
+/* benchio.h - what the bench programs (bigheap.c, shapes.c) share: their
+ * report, written with write(2) (stdio's buffers come from malloc and
+ * could be lost at the abort), and their random numbers (xorshift64*,
+ * fixed seeds, so that a heap is the same every run).
+ */
+#ifndef BENCH_BENCHIO_H
+#define BENCH_BENCHIO_H
+
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <unistd.h>
+
+static void say(const char *fmt, ...)
+    __attribute__((format(printf, 1, 2)));
+static void say(const char *fmt, ...)
+{
+    char buf[512];
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(buf, sizeof buf, fmt, ap);
+    va_end(ap);
+    if (n < 0)
+        return;
+    size_t len = (size_t)n < sizeof buf ? (size_t)n : sizeof buf - 1;
+    const char *p = buf;
+    while (len > 0) {
+        ssize_t w = write(STDOUT_FILENO, p, len);
+        if (w <= 0)
+            return;
+        p += w;
+        len -= (size_t)w;
+    }
+}
+
+static uint64_t next_rand(uint64_t *s)
+{
+    uint64_t x = *s;
+    x ^= x >> 12;
+    x ^= x << 25;
+    x ^= x >> 27;
+    *s = x;
+    return x * 0x2545F4914F6CDD1DULL;
+}
+
+#endif
