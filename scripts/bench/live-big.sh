@@ -193,18 +193,27 @@ if command -v gdb >/dev/null && command -v gdbserver >/dev/null && [[ -f $script
 		echo "$((16#${range#*-} - 16#${range%-*})) ${range%-*} ${range#*-}"
 	done <"/proc/$pid/maps" | sort -n | tail -n 1 | cut -d' ' -f2-)
 	gs_time() { # gs_time GDB-ARGS...: wall seconds of one gdb run
-		local s e port= i
-		gdbserver --once --attach 127.0.0.1:0 "$pid" >"$work/gdbserver.log" 2>&1 &
+		local s e port= i gs
+		# Emptied here, not by the background job's redirection: that
+		# one may come after the loop below has read the last run's
+		# port, and gdb then waits on a port nobody listens on.
+		: >"$work/gdbserver.log"
+		gdbserver --once --attach 127.0.0.1:0 "$pid" >>"$work/gdbserver.log" 2>&1 &
+		gs=$!
 		for ((i = 0; i < 100 && !port; i++)); do
 			port=$(sed -n 's/^Listening on port \([0-9]*\)$/\1/p' "$work/gdbserver.log")
 			[[ $port ]] || sleep 0.1
 		done
 		s=$(date +%s.%N)
+		local ok=1
 		timeout -k 10 1200 gdb -nx -batch -iex 'set pagination off' \
 			-ex "target remote 127.0.0.1:${port:-0}" "$@" -ex detach "$out/bigheap" \
-			>"$work/gs.out" 2>&1 || echo "FAILED" >>"$work/gs.out"
+			>"$work/gs.out" 2>&1 || { ok=0; echo "FAILED" >>"$work/gs.out"; }
 		e=$(date +%s.%N)
-		wait "$!" 2>/dev/null || true
+		# A gdb that failed (maybe never connected) leaves gdbserver
+		# --once waiting; one that detached has let it end.
+		((ok)) || kill "$gs" 2>/dev/null || true
+		wait "$gs" 2>/dev/null || true
 		awk -v s="$s" -v e="$e" 'BEGIN { printf "%.2f", e - s }'
 	}
 	attach=$(gs_time)
