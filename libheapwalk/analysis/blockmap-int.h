@@ -61,9 +61,10 @@ static inline const struct bm_slab_page *bm_slab_at(const struct bm_run *r,
 	return pg->slot ? pg : NULL;
 }
 
-/* The steps of a probe (struct bm_probe) and what each reads.  */
+/* The steps of a probe (struct bm_probe) and what each reads; done is 0
+   (bm_probe_busy).  */
 enum bm_probe_step {
-	BM_PR_DONE,
+	BM_PR_DONE = 0,
 	BM_PR_PAGE,       /* the run's page entry: which slot, if any */
 	BM_PR_SLOT,       /* the slot's bit and its word's rank */
 	BM_PR_GROUP,      /* bitmaps: the leaf's group, for the start */

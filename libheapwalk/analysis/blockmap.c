@@ -293,8 +293,9 @@ bool bm_seal(struct hw_blockmap *m)
 /* The end of the block starting at addr, bit b of a group whose starts
    and ends are `bounds`, when the next start or end is in the group;
    else 0 (bm_block_end() looks further).  Most blocks end in the group
-   they start in: a scan's lookups and a sweep's blocks skip the search
-   bm_block_end() makes from the address.  */
+   they start in, and ptmalloc's check of every interior pointer
+   (reach.c, header_of_next) wants the end: found with the start, it
+   costs no second search from the address.  */
 static inline uint64_t end_in_group(const struct hw_blockmap *m,
 				    const struct bm_run *r, uint64_t bounds,
 				    unsigned b, uint64_t addr)
@@ -308,9 +309,10 @@ static inline uint64_t end_in_group(const struct hw_blockmap *m,
 }
 
 /* A block's ref: its group w of leaf, bit b.  */
-static void ref_make(const struct hw_blockmap *m, struct bm_ref *ref,
-		     const struct bm_run *r, struct bm_leaf *leaf, size_t w,
-		     unsigned b, uint64_t addr)
+static inline void ref_make(const struct hw_blockmap *m,
+			    struct bm_ref *ref, const struct bm_run *r,
+			    struct bm_leaf *leaf, size_t w, unsigned b,
+			    uint64_t addr)
 {
 	uint64_t bit = (uint64_t)1 << b;
 	ref->addr = addr;
@@ -546,19 +548,20 @@ static bool each_in_leaf(const struct hw_blockmap *m, const struct bm_run *r,
 	struct bm_leaf *leaf = r->leaves[k];
 	size_t nth = 0;       /* the block's mark byte */
 	for (size_t w = 0; w < leaf_groups(m); w++) {
-		uint64_t bounds = leaf->g[w].start | leaf->g[w].end;
 		for (uint64_t bits = leaf->g[w].start; bits; bits &= bits - 1) {
 			unsigned b = (unsigned)__builtin_ctzll(bits);
 			uint64_t g = ((uint64_t)k << lshift) + ((uint64_t)w << 6) + b;
 			struct bm_ref ref = { r->base + (g << m->shift), 0,
 					      &leaf->marks[nth++], r };
-			ref.end = end_in_group(m, r, bounds, b, ref.addr);
 			if (ref.addr < lo)
 				continue;
 			if (ref.addr >= hi)
 				return true;
-			if (!bm_slabs_each_below(m, slab, ref.addr, lo, hi, fn,
-						 cookie) ||
+			/* (Most heaps have no slab among their leaves' blocks:
+			   no call per block to find none.)  */
+			if ((*slab < m->nslabs && m->slabs[*slab].lo < ref.addr &&
+			     !bm_slabs_each_below(m, slab, ref.addr, lo, hi, fn,
+						  cookie)) ||
 			    !fn(cookie, &ref))
 				return false;
 		}

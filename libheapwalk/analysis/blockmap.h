@@ -167,13 +167,21 @@ struct bm_probe {
 	size_t k;                 /* leaf, or the slot's bit in slot_used */
 	size_t w;                 /* group of the leaf */
 	unsigned b;               /* bit in it */
-	uint8_t step;             /* the next step (blockmap.c) */
+	uint8_t step;             /* the next step (blockmap-int.h); 0 when
+				     done */
 	bool found, exact;
 };
 
 void bm_probe_start(const struct hw_blockmap *m, const struct bm_run **hint,
 		    struct bm_probe *p, uint64_t addr);
 bool bm_probe_step(const struct hw_blockmap *m, struct bm_probe *p);
+
+/* Has probe p steps to go (bm_probe_step would not return false at
+   once)?  */
+static inline bool bm_probe_busy(const struct bm_probe *p)
+{
+	return p->step != 0;
+}
 
 /* The ref of the block starting at addr, if one does.  */
 bool bm_at(const struct hw_blockmap *m, uint64_t addr, struct bm_ref *ref);

@@ -184,6 +184,7 @@ struct mark_pool;
    overlapping.  Large enough to keep a core's memory busy, small enough
    to stay in L1.  */
 #define VISIT_BATCH 64
+_Static_assert(VISIT_BATCH <= 256, "flush() keeps a batch's indexes in bytes");
 
 struct marker {
 	struct hw_reach *r;
@@ -386,10 +387,18 @@ static void visit_ref(struct marker *k, uint64_t v, const struct bm_ref *rf,
 static void flush(struct marker *k)
 {
 	unsigned n = k->nbatch;
-	for (bool more = true; more;) {
-		more = false;
-		for (unsigned i = 0; i < n; i++)
-			more |= bm_probe_step(k->m, &k->batch[i]);
+	/* Each round steps the probes still under way (their indexes).  */
+	uint8_t busy[VISIT_BATCH];
+	unsigned nbusy = 0;
+	for (unsigned i = 0; i < n; i++)
+		if (bm_probe_busy(&k->batch[i]))
+			busy[nbusy++] = (uint8_t)i;
+	while (nbusy) {
+		unsigned still = 0;
+		for (unsigned j = 0; j < nbusy; j++)
+			if (bm_probe_step(k->m, &k->batch[busy[j]]))
+				busy[still++] = busy[j];
+		nbusy = still;
 	}
 	for (unsigned i = 0; i < n; i++) {
 		const struct bm_probe *p = &k->batch[i];
