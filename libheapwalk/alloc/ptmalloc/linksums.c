@@ -507,17 +507,13 @@ bool pm_walk_by_sums(struct pm_state *p, unsigned nparts, hw_chunk_fn *fn,
 						     cookies[0]);
 	if (end == PM_GUESS_STOPPED)
 		return false;
-	if (end == PM_GUESS_DROPPED) {
-		/* The walk stopped: the guesses are forgotten, and the lists
-		   say which chunks are free.  */
+	/* (A walk fn stopped settles nothing: its caller gives up.  Its
+	   guesses were forgotten (DROPPED, the only end of a walk that
+	   stopped): the fast lists are walked for any later walk.)  */
+	if (!ok) {
 		pm_walk_fast_lists(p);
-		if (ok && restate)
-			ok = pm_retract_parked(p, restate, cookies[0]) &&
-			     pm_retract_fast_orphans(p, restate, cookies[0]);
-	}
-	/* (A walk fn stopped settles nothing: its caller gives up.)  */
-	if (!ok)
 		return false;
+	}
 	/* A fastbin whose walk broke has orphans, which only a walk that
 	   knew it before could name: its arena's heaps are walked again
 	   for them, as those of an arena where some bin's sums fail are
