@@ -6,6 +6,7 @@
 #ifndef BENCH_BENCHIO_H
 #define BENCH_BENCHIO_H
 
+#include <malloc.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -31,6 +32,15 @@ static void say(const char *fmt, ...)
         p += w;
         len -= (size_t)w;
     }
+}
+
+/* glibc's own statistics, the bench's truth for heapwalk's mallinfo.  */
+static void say_mallinfo(const struct mallinfo2 *mi)
+{
+    say("mallinfo arena=%zu ordblks=%zu smblks=%zu hblks=%zu hblkhd=%zu "
+        "usmblks=%zu fsmblks=%zu uordblks=%zu fordblks=%zu keepcost=%zu\n",
+        mi->arena, mi->ordblks, mi->smblks, mi->hblks, mi->hblkhd,
+        mi->usmblks, mi->fsmblks, mi->uordblks, mi->fordblks, mi->keepcost);
 }
 
 static uint64_t next_rand(uint64_t *s)

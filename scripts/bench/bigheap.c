@@ -275,10 +275,7 @@ int main(int argc, char **argv)
         say("heap_bytes=%zu\n", mi.arena + mi.hblkhd);
         say("heap_how=mallinfo2 arena+hblkhd\n");
     }
-    say("mallinfo arena=%zu ordblks=%zu smblks=%zu hblks=%zu hblkhd=%zu "
-        "usmblks=%zu fsmblks=%zu uordblks=%zu fordblks=%zu keepcost=%zu\n",
-        mi.arena, mi.ordblks, mi.smblks, mi.hblks, mi.hblkhd, mi.usmblks,
-        mi.fsmblks, mi.uordblks, mi.fordblks, mi.keepcost);
+    say_mallinfo(&mi);
 
     for (unsigned t = 0; t <= nthreads; t++)
         for (size_t k = 0; k < ws[t].nsamples; k++)
