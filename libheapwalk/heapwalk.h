@@ -340,6 +340,11 @@ void hw_session_work(const hw_session *s, struct hw_work *out);
    fastbin 0x40: ..."; "; "-joined, "" when none): owned by the session,
    valid until it is closed.  */
 const char *hw_session_work_fallbacks(const hw_session *s);
+/* How many walks of a heap were cut into pieces for several threads (a
+   heap holding more than a thread's share of all heaps' bytes, as in a
+   program of one arena), and into how many pieces in all (*pieces, when
+   not NULL).  */
+uint64_t hw_session_heaps_cut(const hw_session *s, uint64_t *pieces);
 /* How many modules' DWARF the session read so far (struct layouts,
    source lines): inflating a big debug file is most of an open, and a
    command should read none it does not need.  (Not in struct hw_work:

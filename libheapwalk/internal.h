@@ -125,6 +125,9 @@ struct hw_session {
 	struct {
 		_Atomic uint64_t walks, around, list_entries, guessed, summed,
 			sums_failed;
+		/* Heaps whose walk was cut among threads, and their pieces
+		   (hw_work_heap_cut).  */
+		_Atomic uint64_t heaps_cut, cut_pieces;
 		/* Which sums disagreed, "; "-joined (hw_work_fallback):
 		   written by the thread that settles a walk, after it.  */
 		char fallbacks[1024];

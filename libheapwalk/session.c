@@ -694,6 +694,13 @@ const char *hw_session_work_fallbacks(const hw_session *s)
 	return s ? s->work.fallbacks : "";
 }
 
+uint64_t hw_session_heaps_cut(const hw_session *s, uint64_t *pieces)
+{
+	if (pieces)
+		*pieces = s ? atomic_load(&s->work.cut_pieces) : 0;
+	return s ? atomic_load(&s->work.heaps_cut) : 0;
+}
+
 uint64_t hw_session_dwarf_modules(const hw_session *s)
 {
 	return s ? hw_syms_dwarf_modules(s->syms) : 0;

@@ -10,6 +10,13 @@
 # overwritten all through the big heap (so that the walk resynchronises
 # inside pieces and across their marks).  The work is the same too: the
 # walk that settles the lists, then the walk in order (--stats: 2 walks).
+# On leakstable1 and its damaged copies the first walk itself is cut too
+# (alloc/ptmalloc/split.c: one heap holds nearly everything, so one
+# thread follows its chain of sizes and all of them walk the pieces
+# behind it): summary, sizes and leaks, whose walks count, hash the free
+# lists' links and guess the fastbin entries piece by piece, must say
+# with two and three threads what they say with one, --stats' counts
+# (entries guessed, proven by sums, walked) included.
 # shellcheck source=tests/lib.sh
 . "$(dirname "$0")/lib.sh"
 # shellcheck source=tests/damage-lib.sh
@@ -47,6 +54,41 @@ same() {
 	done
 }
 
+# counts_same NAME CORE: summary, sizes and leaks (text and JSON) with
+# one thread and with two and three are the same, and so is what their
+# --stats line counts.
+counts_same() {
+	local name=$1 core=$2 cmd form n ref
+	for cmd in summary sizes leaks; do
+		for form in text json; do
+			local -a opt=()
+			[ $form = json ] && opt=(--json)
+			for n in 1 2 3; do
+				hw "$T/$name.$cmd.$form.$n" "$T/$name.$cmd.$form.$n.err" \
+					--threads $n --stats "${opt[@]}" "$core" $cmd
+				expect_rc 0 1
+				# (times and memory vary, and whether a heap was
+				# cut; the counts must not)
+				sed -e 's/open [0-9.]* s, command [0-9.]* s, peak RSS .*; walks/walks/' \
+					-e 's/, [0-9]* heap walks* cut into [0-9]* pieces for threads//' \
+					"$T/$name.$cmd.$form.$n.err" >"$T/$name.$cmd.$form.$n.msg"
+			done
+			grep -q 'stats: .*, [0-9]* heap walks* cut into [0-9]* pieces for threads' \
+				"$T/$name.$cmd.$form.2.err" ||
+				fail "$name: $cmd with 2 threads did not cut the big heap: $(grep stats: "$T/$name.$cmd.$form.2.err")"
+			ref=$T/$name.$cmd.$form.1
+			[ -s "$ref" ] || fail "$name: $cmd ($form) printed nothing"
+			for n in 2 3; do
+				cmp -s "$ref" "$T/$name.$cmd.$form.$n" ||
+					fail "$name: $cmd ($form) with $n threads differs from one thread: $(diff "$ref" "$T/$name.$cmd.$form.$n" | sed -n 1,6p)"
+				cmp -s "$ref.msg" "$T/$name.$cmd.$form.$n.msg" ||
+					fail "$name: $cmd ($form) with $n threads says other things on stderr: $(diff "$ref.msg" "$T/$name.$cmd.$form.$n.msg" | sed -n 1,6p)"
+			done
+		done
+		say "$name: $cmd (text and JSON, --stats' counts): the same with 1, 2 and 3 threads"
+	done
+}
+
 dir=$(corpus_core threads8)
 same threads8 "$dir/core"
 
@@ -54,6 +96,7 @@ dir=$(corpus_core leakstable1)
 corpus_copy "$dir" "$T"
 mv "$T/core" "$T/orig.core"
 same leakstable1 "$T/orig.core"
+counts_same leakstable1 "$T/orig.core"
 
 # The truth's blocks in the heap (not the table, which is mmapped), by
 # address; the victims are spread over them, pieces apart.
@@ -71,6 +114,7 @@ damage() {
 		patch "$core" $((v - 8)) "$pattern"
 	done
 	same "$name" "$core"
+	counts_same "$name" "$core"
 	hw "$T/$name.check" "$T/$name.check.err" "$core" check
 	expect_rc 1
 	grep -q 'invalid chunk size' "$T/$name.check" ||

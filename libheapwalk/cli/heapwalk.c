@@ -410,6 +410,11 @@ static void print_stats(const hw_session *s, const struct timespec *start,
 		(unsigned long long)w.guessed, (unsigned long long)w.summed,
 		(unsigned long long)w.sums_failed,
 		(unsigned long long)hw_session_dwarf_modules(s));
+	uint64_t pieces, cut = hw_session_heaps_cut(s, &pieces);
+	if (cut)
+		fprintf(stderr, ", %llu heap walk%s cut into %llu pieces "
+			"for threads", (unsigned long long)cut,
+			cut == 1 ? "" : "s", (unsigned long long)pieces);
 	uint64_t cached = hw_session_layouts_cached(s);
 	if (cached)
 		fprintf(stderr, ", %llu struct layouts from the cache",

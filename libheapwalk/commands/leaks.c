@@ -173,6 +173,8 @@ static bool leak_one(void *cookie, const struct hw_chunk *c)
 	struct record *rec = record_of(w, c->size, mark, type, site);
 	if (rec && !rec->count++)
 		rec->first = c->addr;
+	if (!em_rows_shown(w->e))
+		return !w->oom;   /* (text: the records say it all) */
 	char head[2 * HEAD_BYTES + 1];
 	bool have_head = head_of(w, c, head);
 	const struct em_val v[] = { ev_addr(c->addr), ev_u64(c->size),

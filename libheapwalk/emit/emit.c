@@ -298,6 +298,11 @@ void em_row(struct hw_emitter *e, const struct em_val *v)
 		e->r->row(e, &e->tables[e->ntables - 1], NULL, v);
 }
 
+bool em_rows_shown(const struct hw_emitter *e)
+{
+	return !e->hidden && e->ntables;
+}
+
 void em_unpack(const struct em_field *cols, unsigned ncols,
 	       const struct em_packed_row *r, struct em_val *v)
 {

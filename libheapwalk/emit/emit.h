@@ -248,6 +248,10 @@ void em_table_begin(struct hw_emitter *e, const struct em_table *t);
 void em_table_end(struct hw_emitter *e);
 /* A row of the innermost table: v[i] is the value of column i.  */
 void em_row(struct hw_emitter *e, const struct em_val *v);
+/* Do rows em_row()'d now reach the output?  False inside a table the
+   form does not show (EM_JSON_ONLY in text): a caller of millions of
+   rows may skip making their values.  */
+bool em_rows_shown(const struct hw_emitter *e);
 /* Packed rows, for the tables of millions of rows (`chunks`): every
    column's kind is fixed by its em_field (`kind`, `words`), and a row is
    one 64-bit word per column and which columns have a value, so that a

@@ -657,6 +657,7 @@ struct unit_queue {
 	size_t n;
 	_Atomic size_t next;
 	_Atomic bool stop;        /* a part's fn said stop */
+	struct pm_split split;    /* the biggest heap, when it is cut */
 };
 
 /* A unit's share of the work: a heap's bytes are walked, an mmapped
@@ -728,6 +729,26 @@ struct part_job {
 	bool ok;
 };
 
+/* The pieces of the split heap (split.c) this part takes, walked as
+   its own copy of the heap; each piece's bytes count for progress once
+   walked.  The tail is walked as a heap's end: findings and marks.  */
+static bool walk_split_pieces(struct part_job *j)
+{
+	struct pm_split *sp = &j->q->split;
+	struct pm_heap *mine = &sp->shadow[j->part];
+	uint64_t from, until;
+	bool tail;
+	unsigned piece_mode = j->mode & ~(unsigned)(PROGRESS | MARK_PIECES);
+	while (pm_split_take(sp, &j->q->stop, &from, &until, &tail)) {
+		if (!walk_heap_range(j->p, mine, from, until, j->fn, j->cookie,
+				     tail ? j->mode & ~(unsigned)PROGRESS
+					  : piece_mode))
+			return false;
+		progress(j->p, until - from, 0, j->mode);
+	}
+	return true;
+}
+
 static void *walk_part(void *arg)
 {
 	struct part_job *j = arg;
@@ -736,6 +757,10 @@ static void *walk_part(void *arg)
 	j->ok = true;
 	while (j->ok && queue_take(j->q, j->part, &started, &u)) {
 		struct pm_state *p = j->p;
+		if (j->q->split.active && u == j->q->split.unit) {
+			pm_split_follow(&j->q->split, &j->q->stop);
+			continue;
+		}
 		if (u < p->nheaps) {
 			j->ok = walk_heap(p, &p->heaps[u], p->heaps[u].start,
 					  j->fn, j->cookie, j->mode);
@@ -747,8 +772,12 @@ static void *walk_part(void *arg)
 		j->ok = j->fn(j->cookie, &c);
 		progress(p, unit_bytes(p, u), 0, j->mode);
 	}
-	if (!j->ok)
+	if (j->ok && j->q->split.active)
+		j->ok = walk_split_pieces(j);
+	if (!j->ok) {
 		atomic_store(&j->q->stop, true);
+		pm_split_wake(&j->q->split);
+	}
 	return NULL;
 }
 
@@ -797,11 +826,19 @@ bool pm_walk_chunks_parallel(struct pm_state *p, unsigned nparts,
 	unsigned mode = full_walk_mode(p, how) | (marking ? MARK_PIECES : 0);
 	progress_begin(p);
 	queue_init(&q, p, nparts);
+	uint64_t heap_bytes = 0;
+	for (size_t i = 0; i < p->nheaps; i++)
+		heap_bytes += unit_bytes(p, i);
+	q.split.active = false;
+	if (q.order && q.n)
+		pm_split_begin(&q.split, p, q.order[0], nparts, heap_bytes,
+			       marking);
 	for (unsigned k = 0; k < nparts; k++)
 		jobs[k] = (struct part_job){ .p = p, .q = &q, .part = k, .fn = fn,
 					     .cookie = cookies[k],
 					     .mode = k ? mode : mode | PROGRESS };
 	hw_run_parts(jobs, sizeof *jobs, nparts, walk_part);
+	pm_split_end(&q.split);
 	free(q.order);
 	bool ok = true;
 	for (unsigned k = 0; k < nparts; k++)

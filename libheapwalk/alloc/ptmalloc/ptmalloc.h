@@ -26,6 +26,7 @@
 #ifndef HW_PTMALLOC_H
 #define HW_PTMALLOC_H
 
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -152,7 +153,9 @@ struct pm_heap {
 /* The heap bytes of a piece: a walk from a mark to the next one lists
    some 2,000 small chunks, a few hundred KiB of `chunks` report that a
    thread holds until its turn to write it.  */
+#ifndef PM_PIECE_BYTES
 #define PM_PIECE_BYTES (256u << 10)
+#endif
 
 /* Note the walk at chunk c (a marking walk met it first in its span);
    returns where the next span starts.  */
@@ -608,6 +611,41 @@ void pm_pieces_mark_end(struct pm_state *p, bool complete);
    marks (p->pieces.marked): how many, 0 when out of memory.  */
 size_t pm_pieces_build(struct pm_state *p);
 void pm_pieces_free(struct pm_state *p);
+/* split.c: the biggest heap of a walk in threads cut into pieces as one
+   thread follows its chain of sizes (pm_split_follow), the pieces walked
+   by every thread (pm_split_take) with a copy of the heap whose sums are
+   the part's own (shadow[part]), added to the heap's by pm_split_end.  */
+struct pm_split {
+	bool active;
+	size_t unit;              /* the heap split */
+	struct pm_state *p;
+	struct pm_heap *h;
+	const uint8_t *base;      /* the heap's bytes, in place */
+	unsigned nparts;
+	bool mark;                /* the follower marks h's pieces too */
+	struct pm_heap *shadow;   /* one per part */
+	uint64_t *bounds;         /* chunks the walk meets, a piece apart */
+	size_t published;         /* bounds known to the walkers */
+	size_t next;              /* the next piece to take */
+	bool finished;            /* the follower is done: the tail is due */
+	pthread_mutex_t lock;
+	pthread_cond_t more;
+};
+/* Should heap `unit` be split among nparts threads (total_bytes: every
+   heap's)?  When so, sp is made ready (active).  */
+bool pm_split_begin(struct pm_split *sp, struct pm_state *p, size_t unit,
+		    unsigned nparts, uint64_t total_bytes, bool mark);
+/* Follow the heap's chain, publishing bounds, until its tail or *stop.  */
+void pm_split_follow(struct pm_split *sp, _Atomic bool *stop);
+/* The next piece, waiting for the follower if need be: chunks from
+   *from to the first at or past *until; *tail when it is the heap's
+   last (walked with findings and marks).  False when none is left.  */
+bool pm_split_take(struct pm_split *sp, _Atomic bool *stop, uint64_t *from,
+		   uint64_t *until, bool *tail);
+/* Wake the parts waiting for pieces (after *stop was set).  */
+void pm_split_wake(struct pm_split *sp);
+/* The parts' sums added to the heap's; everything freed.  */
+void pm_split_end(struct pm_split *sp);
 /* chunks.c: piece i's chunks to fn, as pm_walk_chunks gives them
    (findings were taken by the walk that marked); safe to run for
    several pieces at once.  */
