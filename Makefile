@@ -9,7 +9,7 @@
 #   make demo       deps, build, analyse a sample core made from corpora/
 #   make bench      the big-heap benchmark: cores of nine heap shapes (bigheap,
 #                   >= 1 GiB and >= 10M chunks, and eight others; BENCH_SHAPES
-#                   picks some, scripts/bench.sh), gdb's heap on the first
+#                   picks some, scripts/bench.sh), gdb's heap on each
 #                   (scripts/bench/gdb-heap.sh), prof (prof-bench.sh), then a
 #                   live process of that size (scripts/bench/live-big.sh)
 #   make bench-live 1000 attach/analyse/detach cycles of --pid on a busy
