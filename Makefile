@@ -3,6 +3,7 @@
 #   make            build/heapwalk (optimised, with debug info); installs nothing
 #   make deps       install the missing Debian packages (apt-get; sudo if not root)
 #   make check      deps, ASan/UBSan build, every test; ends "N passed, N failed"
+#                   (T="t0100 t02": only those tests, by name or prefix)
 #   make check-reports  every command's output on the corpus, this tree
 #                   against REV (default HEAD), byte for byte: the check of a
 #                   refactor (scripts/report-compare.sh; after make check)
@@ -265,14 +266,19 @@ $(BUILD)/tools/%: tests/tools/%.c $(wildcard tests/tools/*.h)
 # The set-up first, then the builds (a sub-make, so that pkg-config runs
 # after the set-up installed it).
 # The fuzz harnesses only where clang has libFuzzer (t0222 says why not).
+# `make check T="t0100 t02"` runs only the tests named (names or
+# prefixes); the fuzz harnesses are then built only for t0222.
+T ?=
 check test: deps
 	@$(MAKE) --no-print-directory $(BUILD)/asan/heapwalk $(TOOLS) $(PLUGIN)
-	@if FUZZ_CC=$(FUZZ_CC) tests/fuzz/have-libfuzzer.sh; then \
+	@fuzz=; [ -n "$(T)" ] || fuzz=1; \
+	 for w in $(T); do case t0222-fuzz-smoke.sh in "$${w##*/}"*) fuzz=1;; esac; done; \
+	 if [ -n "$$fuzz" ] && FUZZ_CC=$(FUZZ_CC) tests/fuzz/have-libfuzzer.sh; then \
 	  $(MAKE) --no-print-directory fuzzers; fi
 	@HEAPWALK=$(abspath $(BUILD)/asan/heapwalk) TOOLS=$(abspath $(BUILD)/tools) \
 	 FUZZ=$(abspath $(BUILD)/fuzz) BUILDDIR=$(abspath $(BUILD)) \
 	 GDB_SCRIPT=$(abspath $(BUILD)/plugin/heapwalk.gdb) \
-	 CORPUS=$(abspath $(BUILD)/corpus) TOP=$(CURDIR) tests/run.sh
+	 CORPUS=$(abspath $(BUILD)/corpus) TOP=$(CURDIR) tests/run.sh $(T)
 
 # The tests whose set-up takes minutes on a fresh machine (cross-building a
 # prof-enabled aarch64 jemalloc: tests/t0442); `make check` runs them only
