@@ -1,5 +1,5 @@
 #!/bin/bash
-# Hostile cores (issue #17, found by fuzzing): real corpus cores with one
+# Hostile cores (found by fuzzing): real corpus cores with one
 # hostile change each, made by tests/tools/corecraft.  Every run is under
 # `timeout 30` and must finish: exit 0, 1 (check's findings), 3 or 4 (then
 # with exactly one "heapwalk: " line on stderr), no sanitizer report.

@@ -5,7 +5,6 @@
 # basic1 and threads8 (corpora/jemalloc) match their own truth: chunks,
 # bins, sizes and summary (tests/tools/jetruthcmp), with --no-debuginfo
 # (Debian's libjemalloc.so.2 is stripped).
-# Pending until heapwalk reads jemalloc; runs from tests/pending/ or tests/.
 # shellcheck source=tests/jemalloc-lib.sh
 if [ -f "$(dirname "$0")/jemalloc-lib.sh" ]; then
 	. "$(dirname "$0")/jemalloc-lib.sh"

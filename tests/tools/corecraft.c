@@ -4,7 +4,7 @@
  *
  * Reads the core IN (64-bit little-endian) and writes OUT, a copy with one
  * hostile change.  Each mode reproduces a kind of input found by fuzzing
- * (issue #17, "Hostile input"); what it changes comes from the core's own
+ * (the hostile-input rounds); what it changes comes from the core's own
  * structure, never from heapwalk's output:
  *
  *   huge-memsz     the writable PT_LOAD holding the most file bytes gets

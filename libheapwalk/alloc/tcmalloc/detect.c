@@ -5,7 +5,7 @@
  * Debian's libraries are stripped and keep the size map, the central
  * lists and the page heap hidden; each is recognised by its shape in the
  * library's writable memory and accepted only when every cross-check
- * holds (the research's tcmalloc.md, section 10):
+ * holds:
  *   size map      class_to_size_ begins 0, 8, 16, 32, ..., 128 (int32),
  *                 ascends to 262144 (kMaxSize), and class_array_ is its
  *                 inverse;
