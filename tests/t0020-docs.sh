@@ -1,14 +1,15 @@
 #!/bin/bash
 # The repository's documentation stands alone: every relative link in the
-# README, doc/ and plugin/ points at a file (and, for #anchors into
-# Markdown, a heading) inside this repository; nothing refers to files
-# outside it.  Every command in heapwalk's own help is in the reference.
+# README, doc/ (and its folders), tests/README.md and plugin/ points at a
+# file (and, for #anchors into Markdown, a heading) inside this
+# repository; nothing refers to files outside it.  Every command in heapwalk's own help is in the reference.
 # shellcheck source=tests/lib.sh
 . "$(dirname "$0")/lib.sh"
 cd "$TOP"
 
 docs=(README.md plugin/README.md)
-for f in doc/*.md; do [ -e "$f" ] && docs+=("$f"); done
+[ -f tests/README.md ] && docs+=(tests/README.md)
+while IFS= read -r f; do docs+=("$f"); done < <(find doc -name '*.md' | sort)
 [ -f doc/heapwalk.md ] || fail "no doc/heapwalk.md (the reference)"
 
 # anchor_of "Heading text": GitHub's anchor for a Markdown heading.
