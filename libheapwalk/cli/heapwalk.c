@@ -401,20 +401,22 @@ static void print_stats(const hw_session *s, const struct timespec *start,
 		"peak RSS %.1f MiB, of which heapwalk's own (anonymous, "
 		"sampled) %.1f MiB, the core's pages %.1f MiB; walks %llu, "
 		"around %llu, list entries %llu, guessed %llu, summed %llu, "
-		"sums failed %llu; DWARF of %llu modules",
+		"sums failed %llu",
 		seconds_between(start, opened), seconds_between(opened, &now),
 		(double)ru.ru_maxrss / 1024, (double)mem->anon_kib / 1024,
 		(double)(mem->file_kib + mem->shmem_kib) / 1024,
 		(unsigned long long)w.walks, (unsigned long long)w.around,
 		(unsigned long long)w.list_entries,
 		(unsigned long long)w.guessed, (unsigned long long)w.summed,
-		(unsigned long long)w.sums_failed,
-		(unsigned long long)hw_session_dwarf_modules(s));
+		(unsigned long long)w.sums_failed);
+	/* (Before the DWARF count: scripts read the line's end.)  */
 	uint64_t pieces, cut = hw_session_heaps_cut(s, &pieces);
 	if (cut)
 		fprintf(stderr, ", %llu heap walk%s cut into %llu pieces "
 			"for threads", (unsigned long long)cut,
 			cut == 1 ? "" : "s", (unsigned long long)pieces);
+	fprintf(stderr, "; DWARF of %llu modules",
+		(unsigned long long)hw_session_dwarf_modules(s));
 	uint64_t cached = hw_session_layouts_cached(s);
 	if (cached)
 		fprintf(stderr, ", %llu struct layouts from the cache",
