@@ -56,7 +56,11 @@ STD     := -std=c11 -D_GNU_SOURCE -Ilibheapwalk -I$(BUILD)/gen -pthread
 CFLAGS  ?= -O2 -g
 SAN     := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
 
-LIB_SRC := $(shell find libheapwalk -name '*.c' -not -path 'libheapwalk/cli/*' | sort)
+# libheapwalk/link/: the public calls whose arguments changed, as a
+# static link (static.c) and the shared library (shared.c: every version)
+# export them; the shared library is linked without static.c.
+LIB_SRC := $(shell find libheapwalk -name '*.c' -not -path 'libheapwalk/cli/*' \
+	     -not -path 'libheapwalk/link/shared.c' | sort)
 CLI_SRC := $(sort $(wildcard libheapwalk/cli/*.c))
 # Code generated from a schema (protoc-c), under $(BUILD)/gen, never in
 # the tree: commands/prof/pprof.proto, pprof's profile messages.
@@ -219,8 +223,10 @@ $(BUILD)/plugin/heapwalk.gdb: plugin/heapwalk.gdb.in $(BUILD)/plugin/gen-script
 $(BUILD)/libheapwalk.a: $(LIB_OBJ)
 	rm -f $@ && ar rcs $@ $^
 
-$(SHLIB): $(LIB_OBJ_PIC) libheapwalk/libheapwalk.map
-	$(CC) $(CFLAGS) -shared -pthread -o $@ $(LIB_OBJ_PIC) \
+SHLIB_OBJ := $(filter-out $(BUILD)/pic/obj/libheapwalk/link/static.o,$(LIB_OBJ_PIC)) \
+	     $(BUILD)/pic/obj/libheapwalk/link/shared.o
+$(SHLIB): $(SHLIB_OBJ) libheapwalk/libheapwalk.map
+	$(CC) $(CFLAGS) -shared -pthread -o $@ $(SHLIB_OBJ) \
 	  -Wl,-soname,libheapwalk.so.$(SOMAJOR) \
 	  -Wl,--version-script=libheapwalk/libheapwalk.map -Wl,-z,defs \
 	  $(PKG_LIBS) -lstdc++ $(LIBM)

@@ -1,13 +1,47 @@
 /* heapwalk.h - the public interface of libheapwalk.
  *
  * libheapwalk answers "where did the memory go?" for a process it does not
- * control: it reads an ELF core file (or, later, a live process or gdb's
- * view of one), finds the allocator's own metadata and walks it.
+ * control: it reads an ELF core file, a live process or a debugger's view
+ * of one, finds the allocator's own metadata (glibc's ptmalloc, jemalloc,
+ * gperftools' tcmalloc, musl's mallocng) and walks it.
  *
  * This is the only header the command-line tool and the gdb plugin include.
  * Everything hangs off one opaque session; the library keeps no global
  * mutable state and prints nothing by itself: output goes through the
  * write callback the caller hands to hw_session_run().
+ *
+ * The contract, for every call below:
+ *
+ * Memory.  What a call is given is read during the call unless said
+ *   otherwise.  hw_session_open() copies every string and array of
+ *   struct hw_open_opts and of struct hw_memory (paths, debug
+ *   directories, the allocator's name, the cache directory, regions,
+ *   threads, auxv, siginfo): the caller may free them once it returns.
+ *   Not copied, and to stay valid until hw_session_close(): the
+ *   callbacks and their cookies (hw_open_opts.progress and
+ *   progress_cookie, hw_memory.read and cookie), hw_open_opts.cancel
+ *   and hw_memory.spans.  Strings the library returns
+ *   (hw_session_errmsg(), hw_session_work_fallbacks()) belong to the
+ *   session: valid until the next call on it that can fail, or its
+ *   close.  hw_command_*() strings are static.  Strings handed to a
+ *   callback live until it returns.
+ * Errors.  Every call that can fail returns an enum hw_status, the tool's
+ *   exit statuses; hw_session_errmsg() says why in one line.  A session
+ *   whose open failed can still be asked why, and must be closed.
+ * Threads.  A session is used by one thread at a time; sessions are
+ *   independent, any number may be open in as many threads.  A call may
+ *   start threads of its own (hw_open_opts.threads) and joins them before
+ *   it returns.  The callbacks of hw_blocks() and the other data calls,
+ *   and hw_write_fn, run in the calling thread; hw_memory.read in the
+ *   calling thread too, unless hw_memory says otherwise (threads > 1).
+ *   hw_open_opts.progress runs in the thread that opens or runs.
+ *   Signals: the library installs no handler and leaves the calling
+ *   thread's mask as it found it; to stop an attach, set *cancel.
+ * Versions.  The shared library exports these functions and nothing else,
+ *   each in the version node of the release that added it
+ *   (libheapwalk.map); a call whose arguments change gets a new node and
+ *   the old one stays.  Structs that may grow start with `sz`: set it to
+ *   sizeof (the *_INIT macros do), and fields added later read as zero.
  */
 #ifndef HEAPWALK_H
 #define HEAPWALK_H
@@ -206,16 +240,30 @@ enum hw_need {
 };
 
 /* Where output goes: `len` bytes at `data`.  Returns false when the sink
-   failed (e.g. EPIPE); the command then stops early.  */
+   failed (e.g. EPIPE); the command then stops early.  Called from the
+   thread that called hw_session_run() only, in order.  */
 typedef bool hw_write_fn(void *cookie, const char *data, size_t len);
 
-struct hw_output {
-	hw_write_fn *write;
-	void *cookie;
-	bool json;
-	bool color;       /* text: labels and table headers in bold (ANSI
-			     escapes), for a terminal */
+/* The forms of a report.  */
+enum hw_form {
+	HW_FORM_TEXT = 0,   /* for people: aligned, as the tool prints */
+	HW_FORM_JSON = 1,   /* one JSON document (JSON Lines for the
+			       commands that list blocks: doc/heapwalk.md) */
 };
+
+/* Where a command's report goes and in what form.  Start from
+   HW_OUTPUT_INIT (it sets `sz`): fields added later are zero for a
+   caller built before them.  Read during hw_session_run() only; not
+   kept.  */
+struct hw_output {
+	size_t sz;           /* sizeof (struct hw_output) */
+	hw_write_fn *write;
+	void *cookie;        /* handed to write() as it is */
+	enum hw_form form;
+	bool color;          /* text: labels and table headers in bold
+				(ANSI escapes), for a terminal */
+};
+#define HW_OUTPUT_INIT { .sz = sizeof(struct hw_output) }
 
 /* Open a session.  Returns HW_OK and sets *out, or a failing status with
    *out still set (when memory allowed) so hw_session_errmsg() can say why;
@@ -227,7 +275,9 @@ enum hw_status hw_session_open(const struct hw_open_opts *opts,
 const char *hw_session_errmsg(const hw_session *s);
 
 /* Run one command (`argv[0]` is its name: "summary", "chunks", ...) and
-   write its report to `out`.  Returns the exit status for it.  */
+   write its report to `out`.  Returns the exit status for it (HW_USAGE
+   when out->sz is not set or the form is not one of enum hw_form).
+   argv is read during the call only.  */
 enum hw_status hw_session_run(hw_session *s, int argc, char *const argv[],
 			      const struct hw_output *out);
 

@@ -79,10 +79,13 @@ struct hw_policy {
 
 struct hw_session {
 	struct hw_open_opts opts;
+	/* The caller's strings, copied at open (opts points at these).  */
 	char *core_path;
 	char *exe;
 	char *sysroot;
 	char **debug_dirs;
+	char *allocator;
+	char *cache_dir;
 	struct hw_target *target;
 	Elf *core_elf;
 	struct hw_syms *syms;
@@ -163,6 +166,11 @@ void hw_progress(const struct hw_session *s, const char *phase, uint64_t done,
    every case.  */
 enum hw_status hw_session_open_like(const struct hw_session *s,
 				    const char *core, struct hw_session **out);
+
+/* hw_session_run() itself (commands/table.c), which link/ exports under
+   the public name, as each kind of link needs it.  */
+enum hw_status hw_command_run(hw_session *s, int argc, char *const argv[],
+			      const struct hw_output *out);
 
 /* Record an error for hw_session_errmsg() and return st.  */
 enum hw_status hw_error(struct hw_session *s, enum hw_status st,

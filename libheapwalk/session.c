@@ -620,6 +620,8 @@ enum hw_status hw_session_open(const struct hw_open_opts *opts,
 	s->core_path = dup_or_null(s->opts.core);
 	s->exe = dup_or_null(s->opts.exe);
 	s->sysroot = dup_or_null(s->opts.sysroot);
+	s->allocator = dup_or_null(s->opts.allocator);
+	s->cache_dir = dup_or_null(s->opts.cache_dir);
 	if (s->opts.n_debug_dirs) {
 		s->debug_dirs = calloc(s->opts.n_debug_dirs, sizeof(char *));
 		if (!s->debug_dirs)
@@ -630,6 +632,8 @@ enum hw_status hw_session_open(const struct hw_open_opts *opts,
 	s->opts.core = s->core_path;
 	s->opts.exe = s->exe;
 	s->opts.sysroot = s->sysroot;
+	s->opts.allocator = s->allocator;
+	s->opts.cache_dir = s->cache_dir;
 	s->opts.debug_dirs = (const char *const *)s->debug_dirs;
 	resolve_policy(s);
 	if (!!s->opts.pid + !!s->core_path + !!s->opts.memory > 1)
@@ -754,6 +758,8 @@ void hw_session_close(hw_session *s)
 	free(s->core_path);
 	free(s->exe);
 	free(s->sysroot);
+	free(s->allocator);
+	free(s->cache_dir);
 	free(s->findings);
 	free(s->seen.slots);
 	pthread_mutex_destroy(&s->findings_lock);

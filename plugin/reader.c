@@ -673,8 +673,10 @@ static enum hw_status run_request(struct request *rq,
 		to_file = (struct echo_file){ .f = rq->file, .raw = true };
 		sink = &to_file;
 	}
-	struct hw_output out = { .write = echo_write, .cookie = sink,
-				 .json = po.json };
+	struct hw_output out = HW_OUTPUT_INIT;
+	out.write = echo_write;
+	out.cookie = sink;
+	out.form = po.json ? HW_FORM_JSON : HW_FORM_TEXT;
 	st = hw_session_run(rq->session, argc, argv, &out);
 	if (st != HW_OK && st != HW_CORRUPT)
 		say(ans, "heapwalk: %s\n", hw_session_errmsg(rq->session));

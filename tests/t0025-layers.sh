@@ -11,11 +11,14 @@
 #              lists them all and is used by none of them;
 # and below them all the core: the session, the targets, the symbols, the
 # allocators' walkers (whose own reports use the emitter) and analyses.
-# api.c, the public data calls, uses report/ like a command.
+# api.c, the public data calls, uses report/ like a command; link/, the
+# calls exported under their public names, the command table.
 #
 # Checked, on the source:
-#  - no report reads the output form (`->json`, `.json`): only
-#    emit/emit.c, which picks the renderer, and the renderers;
+#  - no report reads the output form (`HW_FORM_*`, `.json`): only
+#    emit/emit.c, which picks the renderer, and the renderers (and where
+#    it is made: the header, the tool, the table's check of a caller's
+#    struct hw_output, link/shared.c's HEAPWALK_0.1 bool);
 #  - the emitter's insides (emit/render.h) are included by those alone;
 #  - commands and reports print nothing themselves (no printf, puts,
 #    fwrite, ...: all output goes through the emitter to the caller's
@@ -35,7 +38,7 @@
 cd "$TOP"
 
 # The emitter: where the form is chosen and rendered.
-renderers='^libheapwalk/emit/'
+renderers='^libheapwalk/(emit/|link/shared\.c:|cli/|heapwalk\.h:|commands/table\.c:)'
 reports=()
 for f in libheapwalk/report/*.c libheapwalk/commands/*.c \
 	libheapwalk/commands/*/*.c libheapwalk/alloc/*/report.c; do
@@ -61,7 +64,7 @@ code() {
 
 if code libheapwalk/*.c libheapwalk/*/*.c libheapwalk/*/*/*.c libheapwalk/*.h \
 	libheapwalk/*/*.h libheapwalk/*/*/*.h |
-	grep -E '(->|\.)json\b' | grep -Ev "$renderers" >"$T/json"; then
+	grep -E '(->|\.)json\b|HW_FORM_' | grep -Ev "$renderers" >"$T/json"; then
 	say "the output form is read outside the emitter (emit/):"
 	cat "$T/json" >&2
 	bad=1
@@ -96,8 +99,8 @@ fi
 
 # The check itself must see something: the emitter does read the form.
 code libheapwalk/emit/emit.c >"$T/emit"
-grep -qE '(->|\.)json\b' "$T/emit" ||
-	fail "t0025 no longer finds where emit/emit.c picks the form (out->json): update the test"
+grep -qE 'HW_FORM_' "$T/emit" ||
+	fail "t0025 no longer finds where emit/emit.c picks the form (out->form): update the test"
 
 # ---- the graph of files ------------------------------------------------
 # Objects of the build under test (make check: build/asan/obj), which must
@@ -106,7 +109,10 @@ objdir=$(dirname "$HEAPWALK")/obj/libheapwalk
 [ -d "$objdir" ] || fail "no objects at $objdir: build first (make check does)"
 need_cmd nm perl
 cd libheapwalk
-for f in $(find . -name '*.c' -not -path './cli/*' | sed 's|^\./||' | sort); do
+# (link/shared.c is built into the shared library alone: it calls what
+# link/static.c calls.)
+for f in $(find . -name '*.c' -not -path './cli/*' -not -path './link/shared.c' |
+	sed 's|^\./||' | sort); do
 	o=$objdir/${f%.c}.o
 	[ -f "$o" ] || fail "no object $o for libheapwalk/$f: build first"
 	[ "$o" -nt "$f" ] || fail "$o is older than libheapwalk/$f: rebuild first"
@@ -142,6 +148,7 @@ cat "$T/syms" "$T/incs" | perl -e '
 		return "table" if $f eq "commands/table.c";
 		return "command" if $f =~ m{^commands/};
 		return "api" if $f eq "api.c";
+		return "link" if $f =~ m{^link/};
 		return "public" if $f eq "heapwalk.h";
 		return "core";
 	}
@@ -157,6 +164,7 @@ cat "$T/syms" "$T/incs" | perl -e '
 		command => { emit => 1, report => 1, core => 1, command => 1 },
 		table => { command => 1, emit => 1, core => 1 },
 		api => { emit => 1, report => 1, core => 1 },
+		link => { table => 1, core => 1 },
 		core => { core => 1, emit => 1 },
 	);
 	my $bad = 0;

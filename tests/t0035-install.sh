@@ -62,15 +62,20 @@ fi
 
 # (b)
 nm -D --defined-only "$stage/usr/lib/libheapwalk.so.0" | awk '{ print $3 }' | sort >"$T/exports"
-# Each function in the version node the map puts it in, and the nodes.
+# Each function in the version node the map puts it in, and the nodes; a
+# function in several nodes (its arguments changed) in each, the last
+# one its default (@@), the others kept for programs linked before (@).
 awk '/^HEAPWALK_[0-9.]+ \{/ { node = $1; print node }
-	/^\thw_[a-z_]*;$/ { f = $1; sub(/;$/, "", f); print f "@@" node }' \
+	/^\thw_[a-z_]*;$/ { f = $1; sub(/;$/, "", f)
+		if (f in last) print f "@" last[f]
+		last[f] = node }
+	END { for (f in last) print f "@@" last[f] }' \
 	"$TOP/libheapwalk/libheapwalk.map" | sort >"$T/want"
 diff "$T/want" "$T/exports" >"$T/exports.diff" ||
 	fail "libheapwalk.so.0 exports other symbols than heapwalk.h's (< wanted, > exported): $(head -n 8 "$T/exports.diff")"
 while read -r fn; do
 	grep -q "\b$fn(" "$TOP/libheapwalk/heapwalk.h" || fail "$fn is exported but not declared in heapwalk.h"
-done < <(sed -n 's/^\t\(hw_[a-z_]*\);$/\1/p' "$TOP/libheapwalk/libheapwalk.map")
+done < <(sed -n 's/^\t\(hw_[a-z_]*\);$/\1/p' "$TOP/libheapwalk/libheapwalk.map" | sort -u)
 
 # (c)
 prefix=$T/prefix
@@ -98,6 +103,50 @@ LD_LIBRARY_PATH=$prefix/lib "$T/triage" "$T/leaks1/core" >"$T/t.out" 2>"$T/t.err
 	fail "triage on leaks1: exit $?: $(head -n 3 "$T/t.err")"
 "$T/triage-static" "$T/leaks1/core" >"$T/t2.out" 2>&1 || fail "the static triage fails"
 cmp -s "$T/t.out" "$T/t2.out" || fail "the static and shared triage disagree"
+# A program linked before HEAPWALK_0.6 passes the old struct hw_output
+# (no size, a bool for JSON) to hw_session_run@HEAPWALK_0.1: it must get
+# the report it asked for, as the tool prints it.
+cat >"$T/old.c" <<'OLD'
+#include <stdbool.h>
+#include <stdio.h>
+#include <heapwalk/heapwalk.h>
+struct old_output { hw_write_fn *write; void *cookie; bool json; bool color; };
+__asm__(".symver old_run, hw_session_run@HEAPWALK_0.1");
+enum hw_status old_run(hw_session *, int, char *const [], const struct old_output *);
+static bool to_stdout(void *cookie, const char *d, size_t n)
+{
+	(void)cookie;
+	return fwrite(d, 1, n, stdout) == n;
+}
+int main(int argc, char **argv)
+{
+	struct hw_open_opts o = HW_OPEN_OPTS_INIT;
+	hw_session *s;
+	o.core = argv[1];
+	o.cache_dir = NULL;
+	if (argc < 3 || hw_session_open(&o, &s) != HW_OK)
+		return 3;
+	char *cmd[] = { argv[2], NULL };
+	struct old_output out = { to_stdout, NULL, argc > 3, false };
+	enum hw_status st = old_run(s, 1, cmd, &out);
+	hw_session_close(s);
+	return st;
+}
+OLD
+# shellcheck disable=SC2046
+cc -Wall -Wextra -Werror -o "$T/old" "$T/old.c" $(pkg-config --cflags --libs heapwalk) 2>"$T/old.err" ||
+	fail "a caller of hw_session_run@HEAPWALK_0.1 does not build: $(head -n 5 "$T/old.err")"
+for form in text json; do
+	old_args=(summary) tool_opts=()
+	if [ $form = json ]; then old_args+=(json) tool_opts=(--json); fi
+	LD_LIBRARY_PATH=$prefix/lib "$T/old" "$T/leaks1/core" "${old_args[@]}" >"$T/old.$form" 2>&1 ||
+		fail "hw_session_run@HEAPWALK_0.1 ($form) fails: $(head -n 3 "$T/old.$form")"
+	HEAPWALK_CACHE_DIR= "$prefix/bin/heapwalk" "${tool_opts[@]}" "$T/leaks1/core" summary \
+		>"$T/new.$form" 2>&1 || fail "the installed heapwalk ${tool_opts[*]} summary fails"
+	cmp -s "$T/old.$form" "$T/new.$form" ||
+		fail "hw_session_run@HEAPWALK_0.1 ($form) reports otherwise than the tool: $(diff "$T/old.$form" "$T/new.$form" | head -n 6)"
+done
+say "hw_session_run@HEAPWALK_0.1 (the old struct hw_output) reports as the tool does, text and JSON"
 # Into a file first: the loader writes ldd's lines one by one, and a
 # grep -q that stops at the first match could leave it a broken pipe
 # (pipefail: a failure, now and then, on a loaded machine).

@@ -572,8 +572,11 @@ int main(int argc, char **argv)
 		color = isatty(STDOUT_FILENO) && !(nc && *nc);
 	}
 	if (st == HW_OK) {
-		struct hw_output out = { write_stdout, &sink, json,
-					 color && !json };
+		struct hw_output out = HW_OUTPUT_INIT;
+		out.write = write_stdout;
+		out.cookie = &sink;
+		out.form = json ? HW_FORM_JSON : HW_FORM_TEXT;
+		out.color = color && !json;
 		st = hw_session_run(s, ncmd, cmd, &out);
 		end_progress(&prog);
 	}

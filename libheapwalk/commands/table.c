@@ -5,6 +5,7 @@
  * the gdb plugin, help, the man pages' test and bash completion (through
  * --help) all read it through the hw_command_*() calls.
  */
+#include <stddef.h>
 #include <string.h>
 
 #include "../emit/emit.h"
@@ -85,9 +86,28 @@ unsigned hw_command_needs(const char *name)
 	return cmd ? cmd->needs : 0;
 }
 
-enum hw_status hw_session_run(hw_session *s, int argc, char *const argv[],
-			      const struct hw_output *out)
+/* The caller's output, its fields past its `sz` zero; false when it
+   is not one this library can write.  */
+static bool output_of(const struct hw_output *given, struct hw_output *out)
 {
+	*out = (struct hw_output){ 0 };
+	size_t need = offsetof(struct hw_output, form) + sizeof out->form;
+	if (!given || given->sz < need || !given->write)
+		return false;
+	memcpy(out, given, given->sz < sizeof *out ? given->sz : sizeof *out);
+	out->sz = sizeof *out;
+	return out->form == HW_FORM_TEXT || out->form == HW_FORM_JSON;
+}
+
+enum hw_status hw_command_run(hw_session *s, int argc, char *const argv[],
+			      const struct hw_output *given)
+{
+	struct hw_output o;
+	if (!output_of(given, &o))
+		return hw_error(s, HW_USAGE, "hw_session_run: struct "
+				"hw_output without its size, its write "
+				"function or a known form");
+	const struct hw_output *out = &o;
 	const char *name = argc > 0 ? argv[0] : "summary";
 	const struct hw_command *cmd = find(name);
 	if (!cmd)

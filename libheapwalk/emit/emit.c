@@ -25,8 +25,9 @@ struct hw_emitter *em_open(const struct hw_output *out)
 		return NULL;
 	}
 	e->out = *out;
-	e->r = out->json ? &em_json_renderer : &em_text_renderer;
-	e->hide = out->json ? EM_TEXT_ONLY : EM_JSON_ONLY;
+	bool json = out->form == HW_FORM_JSON;
+	e->r = json ? &em_json_renderer : &em_text_renderer;
+	e->hide = json ? EM_TEXT_ONLY : EM_JSON_ONLY;
 	e->frames[0].kind = EM_F_ROOT;
 	return e;
 }
@@ -54,7 +55,7 @@ struct hw_emitter *em_open_file(const char *path, int *err)
 		*err = errno;
 		return NULL;
 	}
-	struct hw_output out = { .write = file_write,
+	struct hw_output out = { .sz = sizeof out, .write = file_write,
 				 .cookie = (void *)(intptr_t)fd };
 	struct hw_emitter *e = em_open(&out);
 	if (!e) {

@@ -216,7 +216,7 @@ struct em_table {
 	uint8_t only;                /* enum em_only */
 };
 
-/* Open an emitter writing to `out` in the form out->json asks for.  NULL
+/* Open an emitter writing to `out` in the form out->form asks for.  NULL
    when out of memory.  */
 struct hw_emitter *em_open(const struct hw_output *out);
 /* An emitter writing the text form to a new file at path (created or
@@ -300,9 +300,9 @@ void em_notef(struct hw_emitter *e, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 
 /* A sink into memory, for tests and front ends that print elsewhere:
-   struct hw_output out = { .write = em_membuf_write, .cookie = &buf,
-   .json = json }.  The text is
-   NUL-terminated; free(buf.data) when done.  */
+   struct hw_output out = { .sz = sizeof out, .write = em_membuf_write,
+   .cookie = &buf, .form = HW_FORM_JSON }.  The text is NUL-terminated;
+   free(buf.data) when done.  */
 struct em_membuf {
 	char *data;
 	size_t len, cap;

@@ -151,8 +151,10 @@ static inline void fuzz_run_into(hw_session *s, const char *cmd, bool json,
 	for (char *w = strtok(line, " "); w && argc < 15; w = strtok(NULL, " "))
 		argv[argc++] = w;
 	argv[argc] = NULL;
-	struct hw_output out = { .write = fuzz_write, .cookie = sink,
-				 .json = json };
+	struct hw_output out = HW_OUTPUT_INIT;
+	out.write = fuzz_write;
+	out.cookie = sink;
+	out.form = json ? HW_FORM_JSON : HW_FORM_TEXT;
 	hw_session_run(s, argc, argv, &out);
 }
 

@@ -25,8 +25,9 @@ static int failures, cases;
 static char *render(void (*fn)(struct hw_emitter *), bool json)
 {
 	struct em_membuf buf = { 0 };
-	struct hw_output out = { .write = em_membuf_write, .cookie = &buf,
-				 .json = json };
+	struct hw_output out = { .sz = sizeof out, .write = em_membuf_write,
+				 .cookie = &buf,
+				 .form = json ? HW_FORM_JSON : HW_FORM_TEXT };
 	struct hw_emitter *e = em_open(&out);
 	if (!e) {
 		fprintf(stderr, "em_open failed\n");
@@ -458,7 +459,8 @@ static bool failing_sink(void *cookie, const char *data, size_t len)
 
 static void sink_failure(void)
 {
-	struct hw_output out = { .write = failing_sink, .json = true };
+	struct hw_output out = { .sz = sizeof out, .write = failing_sink,
+				 .form = HW_FORM_JSON };
 	struct hw_emitter *e = em_open(&out);
 	cases++;
 	if (!e)
