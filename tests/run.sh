@@ -43,15 +43,24 @@ if [ $# -eq 0 ]; then
 		[ -e "$t" ] && tests+=("$t")
 	done
 else
+	# A path or a file name is that test; a prefix, every test it
+	# begins (t07: t0700 to t0799).
 	for a; do
 		matched=0
-		for t in "$a" "$TOP/tests/$a" "$TOP/tests/$a".sh "$TOP/tests/$a"*.sh; do
+		for t in "$a" "$TOP/tests/$a" "$TOP/tests/$a".sh; do
 			if [ -f "$t" ]; then
 				tests+=("$t")
 				matched=1
 				break
 			fi
 		done
+		if [ $matched = 0 ]; then
+			for t in "$TOP/tests/$a"*.sh; do
+				[ -f "$t" ] || continue
+				tests+=("$t")
+				matched=1
+			done
+		fi
 		[ $matched = 1 ] || { echo "run.sh: no test matches '$a'" >&2; exit 2; }
 	done
 fi
