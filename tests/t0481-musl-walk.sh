@@ -13,7 +13,8 @@
 # possibly lost), no other; `bins`' slots per class add up to the
 # context's usage_by_class (the allocator's own count); `check` is clean;
 # the context is where the symbol says, found by the secret in the
-# stripped copy.  Damage: a byte written past a block, a meta area's
+# stripped copy; `frag` has no reserve column (no `top`: mallocng keeps
+# none), its free the bytes of the free slots, avail and freed.  Damage: a byte written past a block, a meta area's
 # check word, an active list's link and the meta areas' list (made a
 # loop) overwritten: `check` names each.  Then --pid on the dynamic
 # build: the same check, and the program is left running.
@@ -45,6 +46,35 @@ check s1 "$T/s1/core"
 ctx=$(sed -n 's/^ctx //p' "$T/s1/truth.txt")
 grep -q "\"context\":\"$ctx\"" "$T/s1/summary" ||
 	fail "s1: the context is not the symbol's ($ctx): $(grep -o '"context[^,]*,[^,]*' "$T/s1/summary")"
+
+# frag: mallocng keeps no page-level reserve (a group wholly free is
+# given back to the system), so frag has no reserve column, glibc's
+# `top` least of all: its free memory is its free slots, `avail` (in
+# its group's avail_mask: ready to hand out) and `freed` (in the
+# freed_mask: freed, or never handed out), and frag's free is their
+# bytes, as `chunks` lists them.
+hw "$T/s1/frag" "$T/s1/frag.err" "$T/s1/core" frag
+expect_rc 0
+hw "$T/s1/frag.json" "$T/s1/frag.json.err" --json "$T/s1/core" frag
+expect_rc 0
+head=$(sed -n 1p "$T/s1/frag" | tr -s ' ')
+[ "$head" = " arena used free largest free% frag" ] ||
+	fail "s1: frag's columns are not the free ones alone: '$head'"
+if grep -qw top "$T/s1/frag" || grep -q '"top"' "$T/s1/frag.json"; then
+	fail "s1: frag speaks of a top on mallocng: $(grep -w top "$T/s1/frag" | head -n 2) $(head -c 300 "$T/s1/frag.json")"
+fi
+grep -q 'free slots of groups, avail or freed' "$T/s1/frag" ||
+	fail "s1: frag's legend does not say what mallocng's free is: $(sed -n '/^used, free/p' "$T/s1/frag")"
+want=$(awk -F'"size":|,"state":"free","where":"' '
+	NF == 3 { split($3, w, "\""); if (w[1] != "avail" && w[1] != "freed") bad = 1
+		  split($2, n, ","); s += n[1] }
+	END { print bad ? "bad" : s + 0 }' "$T/s1/chunks")
+[ "$want" != bad ] || fail "s1: a free block neither avail nor freed in chunks"
+got=$(sed -n 's/.*"total":{"used":[0-9]*,"free":\([0-9]*\),.*/\1/p' "$T/s1/frag.json")
+[ "$got" = "$want" ] ||
+	fail "s1: frag's free is ${got:-missing}, the free slots in chunks hold $want bytes"
+say "s1: frag has no reserve column; its free, $got bytes, is the avail and freed slots'"
+
 run_core s8 ts 8
 check s8 "$T/s8/core"
 run_core ss8 tss 8

@@ -61,6 +61,80 @@ const char *hw_where_name(enum hw_where w);
 /* All of them, indexed by place (HW_WHERE_COUNT's is "?").  */
 extern const char hw_where_names[HW_WHERE_COUNT + 1][HW_WHERE_NAME_ROOM];
 
+/* A set of places, one bit each (hw_allocator_ops.reserve_places).  */
+#define HW_PLACE_BIT(w) (1u << (w))
+_Static_assert(HW_WHERE_COUNT <= 32, "a set of places is a uint32_t");
+
+/* What a place is, in the terms reports count by.  A block's own `used`
+   says whether it is in use; this says of what kind the place is.  */
+enum hw_place_state {
+	HW_PLACE_IN_USE,
+	HW_PLACE_FREE,       /* a block free for reuse */
+	/* Pages the allocator keeps but hands out no block from as they
+	   are (top, unused extents, free spans): not free blocks.  */
+	HW_PLACE_RESERVE,
+	HW_PLACE_UNKNOWN,    /* HW_WHERE_COUNT: the walk did not say */
+};
+
+/* The column of frag and map a reserve counts in.  Each allocator's own
+   reserves take the column of the same meaning (tcmalloc's committed
+   page heap as dirty, its returned spans as retained).  */
+enum hw_reserve {
+	HW_RESERVE_NONE,     /* not a reserve */
+	HW_RESERVE_TOP,      /* memory at a heap's end, a block of it */
+	HW_RESERVE_DIRTY,    /* unused pages, still mapped and touched */
+	HW_RESERVE_MUZZY,    /* unused pages, lazily purged */
+	HW_RESERVE_RETAINED, /* address space only: no memory behind it */
+	HW_RESERVES
+};
+
+/* Facts about a place (hw_place.flags).  */
+enum {
+	/* A small object of a slab, span or group (jemalloc's region,
+	   tcmalloc's object, mallocng's slot): `chunk` names it by the
+	   allocator's small_noun.  A cached block (HW_PLACE_CACHED) is
+	   one unless its fields say it is a large block kept whole
+	   (report/fragrows.c).  */
+	HW_PLACE_SLOT = 1u << 0,
+	/* Free in a thread's cache (summary's and sizes' "cached").  */
+	HW_PLACE_CACHED = 1u << 1,
+	/* In use, mapped on its own: no neighbours, a mapping of its
+	   own in `maps` and `map`.  */
+	HW_PLACE_MMAPPED = 1u << 2,
+};
+
+/* One place: where.c's table holds every fact shared code needs about
+   it, so that a report asks the table, not the place's name or its
+   allocator's.  */
+struct hw_place {
+	const char *name;            /* hw_where_name's */
+	enum hw_place_state state;
+	enum hw_reserve reserve;     /* HW_RESERVE_NONE unless a reserve */
+	unsigned flags;              /* HW_PLACE_SLOT, ... */
+	const char *colour;          /* `map`'s fill, "#rrggbb" */
+	const char *what;            /* `map`'s legend: what the place is */
+};
+
+/* Indexed by place; HW_WHERE_COUNT's row is a place not known.  */
+extern const struct hw_place hw_places[HW_WHERE_COUNT + 1];
+
+/* The facts of place w (any value: past the places, the unknown row's).
+   Inline: reports ask once per block of a walk of millions.  */
+static inline const struct hw_place *hw_place(unsigned w)
+{
+	return &hw_places[w < HW_WHERE_COUNT ? w : HW_WHERE_COUNT];
+}
+
+/* Is place w pages outside the heap's blocks: a reserve other than a
+   heap's top chunk?  `maps` counts them as the allocator's unused
+   memory and summary leaves them out of free; top is a chunk of its
+   heap, counted with it (free, as malloc_info counts it).  */
+static inline bool hw_place_unused_pages(unsigned w)
+{
+	const struct hw_place *p = hw_place(w);
+	return p->state == HW_PLACE_RESERVE && p->reserve != HW_RESERVE_TOP;
+}
+
 struct hw_chunk {
 	uint64_t addr;        /* what malloc returned (user pointer) */
 	uint64_t size;        /* usable bytes */
@@ -106,7 +180,7 @@ typedef void hw_range_fn(void *cookie, uint64_t start, uint64_t end);
 typedef bool hw_slab_fn(void *cookie, uint64_t lo, uint64_t hi,
 			uint64_t base, uint64_t slot, uint32_t nslots);
 
-/* How `maps` names the memory an allocator holds.  */
+/* How `maps` (and `map`) name the memory an allocator holds.  */
 struct hw_maps_nouns {
 	const char *in_use;      /* its blocks' memory ("malloc heap") */
 	const char *main_arena;  /* arena 0's own name; NULL: like the others
@@ -114,6 +188,8 @@ struct hw_maps_nouns {
 	bool one_heap;           /* no arenas: IN_USE whatever the id */
 	const char *mmapped;     /* blocks mapped on their own */
 	const char *unused;      /* its page reserve, not blocks */
+	const char *strip;       /* `map`: a contiguous run of its blocks
+				    ("extents"); NULL: "heap" */
 };
 
 struct hw_allocator_ops {
@@ -131,6 +207,13 @@ struct hw_allocator_ops {
 	const char *neighbourhood;
 	/* `maps`' names for its memory; must not be NULL.  */
 	const struct hw_maps_nouns *maps_nouns;
+	/* The places it keeps page-level reserves in (HW_PLACE_BIT of
+	   each; 0: none, as mallocng, which gives free groups back):
+	   ptmalloc's top; jemalloc's dirty, muzzy and retained extents;
+	   tcmalloc's page heap and returned spans.  frag picks its columns
+	   and legend by it, map its reserve line, summary whether free
+	   memory includes top chunks (hw_alloc_has_reserve).  */
+	uint32_t reserve_places;
 	/* Look for the allocator in the session's target.  HW_OK with
 	   *state set, HW_NO_ALLOCATOR (with the reason in the session
 	   error) or another failure.  Must not be NULL.  */
@@ -288,6 +371,10 @@ struct hw_allocator_ops {
 	void (*anatomy)(void *state, const struct hw_chunk *c,
 			struct hw_emitter *e);
 };
+
+/* Does allocator a keep a reserve that counts in column col?  */
+bool hw_alloc_has_reserve(const struct hw_allocator_ops *a,
+			  enum hw_reserve col);
 
 extern const struct hw_allocator_ops hw_ptmalloc_ops;
 extern const struct hw_allocator_ops hw_jemalloc_ops;

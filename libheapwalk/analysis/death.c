@@ -255,7 +255,7 @@ struct tcache_set {
 static bool collect_tcache(void *cookie, const struct hw_chunk *c)
 {
 	struct tcache_set *ts = cookie;
-	if (c->where != HW_WHERE_TCACHE)
+	if (!(hw_place(c->where)->flags & HW_PLACE_CACHED))
 		return true;
 	if (ts->n == ts->cap) {
 		if (ts->cap >= TCACHE_MAX)

@@ -94,24 +94,9 @@ static void acc_add(struct hw_maps_acc *acc, uint64_t start, uint64_t end,
 
 void hw_maps_acc_block(struct hw_maps_acc *acc, const struct hw_chunk *c)
 {
-	enum hw_mem_kind kind;
-	int32_t id = -1;
-	switch (c->where) {
-	case HW_WHERE_MMAPPED:
-		kind = HW_MEM_MMAPPED;
-		break;
-	case HW_WHERE_DIRTY:
-	case HW_WHERE_MUZZY:
-	case HW_WHERE_RETAINED:
-	case HW_WHERE_PAGEHEAP:
-	case HW_WHERE_RETURNED:
-		kind = HW_MEM_UNUSED;
-		break;
-	default:
-		kind = HW_MEM_HEAP;
-		id = c->arena;
-		break;
-	}
+	enum hw_mem_kind kind = hw_maps_block_kind(c);
+	/* Only the heap is told apart by arena.  */
+	int32_t id = kind == HW_MEM_HEAP ? c->arena : -1;
 	uint64_t end = c->chunk + c->chunk_size;
 	if (c->chunk_size && end > c->chunk)
 		acc_add(acc, c->chunk, end, kind, id);

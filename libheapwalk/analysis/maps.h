@@ -62,22 +62,24 @@ struct hw_maps_acc {
    callback.  Each walking thread has its own accumulator.  */
 void hw_maps_acc_block(struct hw_maps_acc *acc, const struct hw_chunk *c);
 
+/* What a block's memory is, by its place (alloc/where.c): mapped on its
+   own, unused pages the allocator keeps, or its arena's heap.  */
+static inline enum hw_mem_kind hw_maps_block_kind(const struct hw_chunk *c)
+{
+	if (hw_place(c->where)->flags & HW_PLACE_MMAPPED)
+		return HW_MEM_MMAPPED;
+	return hw_place_unused_pages(c->where) ? HW_MEM_UNUSED : HW_MEM_HEAP;
+}
+
 /* hw_maps_acc_block, with its common case inline: a heap block right
    after the last one, of the same arena, which only moves the last
    range's end (once per block of a walk of millions).  */
 static inline void hw_maps_acc_chunk(struct hw_maps_acc *acc,
 				     const struct hw_chunk *c)
 {
-	/* The places hw_maps_acc_block counts as other than heap.  */
-	const uint32_t not_heap = 1u << HW_WHERE_MMAPPED |
-				  1u << HW_WHERE_DIRTY | 1u << HW_WHERE_MUZZY |
-				  1u << HW_WHERE_RETAINED |
-				  1u << HW_WHERE_PAGEHEAP |
-				  1u << HW_WHERE_RETURNED;
 	struct hw_maps_range *last = acc->n ? &acc->v[acc->n - 1] : NULL;
 	if (last && last->end == c->chunk && last->kind == HW_MEM_HEAP &&
-	    last->id == c->arena && c->where < 32 &&
-	    !(not_heap >> c->where & 1) &&
+	    last->id == c->arena && hw_maps_block_kind(c) == HW_MEM_HEAP &&
 	    c->chunk + c->chunk_size > c->chunk) {
 		last->end = c->chunk + c->chunk_size;
 		return;

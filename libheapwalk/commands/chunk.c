@@ -20,13 +20,19 @@ struct lookup {
 	bool have_prev, have_next;
 };
 
+/* A block mapped on its own (an mmapped chunk) has no neighbours.  */
+static bool mapped_alone(const struct hw_chunk *c)
+{
+	return hw_place(c->where)->flags & HW_PLACE_MMAPPED;
+}
+
 /* Two blocks are neighbours only when one ends where the other starts:
    the walk goes on to the next heap, or to an mmapped chunk, after a
    heap's last chunk (or after damage that cut the heap short).  */
 static bool adjacent(const struct hw_chunk *a, const struct hw_chunk *b)
 {
-	return a->chunk + a->chunk_size == b->chunk &&
-	       a->where != HW_WHERE_MMAPPED && b->where != HW_WHERE_MMAPPED;
+	return a->chunk + a->chunk_size == b->chunk && !mapped_alone(a) &&
+	       !mapped_alone(b);
 }
 
 static bool lookup_chunk(void *cookie, const struct hw_chunk *ch)
@@ -160,12 +166,7 @@ static enum hw_status chunk_run(const struct hw_cmd *c)
 	   extents, and their container is the extent; tcmalloc's are
 	   objects and spans.  */
 	const char *container = c->s->alloc->container;
-	bool small = l.hit.where == HW_WHERE_SLAB ||
-		     l.hit.where == HW_WHERE_SLAB_FREE ||
-		     l.hit.where == HW_WHERE_TCACHE ||
-		     l.hit.where == HW_WHERE_SPAN ||
-		     l.hit.where == HW_WHERE_CENTRAL ||
-		     l.hit.where == HW_WHERE_TRANSFER;
+	bool small = hw_place(l.hit.where)->flags & HW_PLACE_SLOT;
 	const char *unit = !container ? "chunk"
 			   : small ? c->s->alloc->small_noun : container;
 	if (l.addr < l.hit.addr)
@@ -195,7 +196,7 @@ static enum hw_status chunk_run(const struct hw_cmd *c)
 	lookup_row(e, "next", &l.next, l.have_next, EM_BOTH);
 	em_table_end(e);
 	const char *bound = c->s->alloc->neighbourhood;
-	if (l.hit.where == HW_WHERE_MMAPPED)
+	if (mapped_alone(&l.hit))
 		em_note(e, "(an mmapped chunk is a mapping of its own: it has "
 			"no neighbouring chunks)");
 	else if (!l.have_prev || !l.have_next)

@@ -2,7 +2,6 @@
  * holds and how scattered it is (report/fragrows.c defines each figure).
  */
 #include <stdlib.h>
-#include <string.h>
 
 #include "../alloc/alloc.h"
 #include "../emit/emit.h"
@@ -11,8 +10,9 @@
 #include "../report/partial.h"
 #include "command.h"
 
-/* One row per arena, and the total.  ptmalloc's page-level reserve is
-   top; jemalloc's are its unused extents, and it has slabs.  */
+/* One row per arena, and the total: the common columns, then one per
+   page-level reserve the allocator keeps, in place order (enum
+   hw_where), then slab utilisation where the view shows it.  */
 #define FRAG_COMMON_COLS \
 	{ .key = "arena", .label = "arena", .width = 6 }, \
 	{ .key = "used", .label = "used", .width = 10, .form = EM_T_HUMAN }, \
@@ -24,11 +24,15 @@
 	  .prec = 1, .json_prec = 4 }, \
 	{ .key = "frag", .label = "frag", .width = 6, .form = EM_T_PCT, \
 	  .prec = 1, .json_prec = 4 }
+#define FRAG_NCOMMON 7
+#define NCOLS(cols) (sizeof cols / sizeof cols[0])
 
+/* ptmalloc's page-level reserve is top.  */
 static const struct em_field PM_COLS[] = {
 	FRAG_COMMON_COLS,
 	{ .key = "top", .label = "top", .width = 10, .form = EM_T_HUMAN },
 };
+/* jemalloc's are its unused extents, and it has slabs.  */
 static const struct em_field JE_COLS[] = {
 	FRAG_COMMON_COLS,
 	{ .key = "dirty", .label = "dirty", .width = 10, .form = EM_T_HUMAN },
@@ -38,8 +42,8 @@ static const struct em_field JE_COLS[] = {
 	{ .key = "slab_util", .label = "slabs", .width = 6, .form = EM_T_PCT,
 	  .prec = 1, .json_prec = 4 },
 };
-/* tcmalloc's page-level reserves: its page heap's free spans, committed
-   or given back to the system.  */
+/* tcmalloc's are its page heap's free spans, committed or given back to
+   the system.  */
 static const struct em_field TC_COLS[] = {
 	FRAG_COMMON_COLS,
 	{ .key = "pageheap", .label = "page heap", .width = 10,
@@ -47,21 +51,80 @@ static const struct em_field TC_COLS[] = {
 	{ .key = "returned", .label = "returned", .width = 10,
 	  .form = EM_T_HUMAN },
 };
-static const struct em_table PM_TABLE = { .cols = PM_COLS, .ncols = 8 };
-static const struct em_table JE_TABLE = { .cols = JE_COLS, .ncols = 11 };
-static const struct em_table TC_TABLE = { .cols = TC_COLS, .ncols = 9 };
+/* mallocng keeps none: a group wholly free is given back.  */
+static const struct em_field NG_COLS[] = {
+	FRAG_COMMON_COLS,
+};
+static const struct em_table PM_TABLE = {
+	.cols = PM_COLS, .ncols = NCOLS(PM_COLS) };
+static const struct em_table JE_TABLE = {
+	.cols = JE_COLS, .ncols = NCOLS(JE_COLS) };
+static const struct em_table TC_TABLE = {
+	.cols = TC_COLS, .ncols = NCOLS(TC_COLS) };
+static const struct em_table NG_TABLE = {
+	.cols = NG_COLS, .ncols = NCOLS(NG_COLS) };
 
-/* Whose columns: the reserves each allocator keeps.  */
-enum frag_kind { FRAG_PTMALLOC, FRAG_JEMALLOC, FRAG_TCMALLOC };
+/* The columns and legend for one set of reserves
+   (hw_allocator_ops.reserve_places).  Each allocator has its own set so
+   far, and the legend says what its free blocks are: a new allocator
+   whose set is new needs its view here; one whose set is another's
+   shares that one's legend.  */
+struct frag_view {
+	uint32_t reserves;
+	const struct em_table *table;
+	bool slabs;                  /* a slab_util column last */
+	const char *free_is;         /* what "free" counts */
+	const char *reserves_are;    /* the reserve columns; NULL: none */
+};
+
+static const struct frag_view VIEWS[] = {
+	{ .reserves = HW_PLACE_BIT(HW_WHERE_TOP), .table = &PM_TABLE,
+	  .free_is = "binned and cached chunks, top not included",
+	  .reserves_are = "top: the arena's top chunk(s), memory at the end "
+			  "of each heap that glibc can return to the system" },
+	{ .reserves = HW_PLACE_BIT(HW_WHERE_DIRTY) |
+		      HW_PLACE_BIT(HW_WHERE_MUZZY) |
+		      HW_PLACE_BIT(HW_WHERE_RETAINED),
+	  .table = &JE_TABLE, .slabs = true,
+	  .free_is = "free slab regions, and regions and large extents in "
+		     "thread caches: summary's free",
+	  .reserves_are = "dirty, muzzy: unused pages jemalloc still maps "
+			  "(not yet purged / lazily purged);\nretained: "
+			  "address space kept for reuse, no memory behind it "
+			  "(summary's stats.retained);  slabs: share of slab "
+			  "regions in use" },
+	{ .reserves = HW_PLACE_BIT(HW_WHERE_PAGEHEAP) |
+		      HW_PLACE_BIT(HW_WHERE_RETURNED),
+	  .table = &TC_TABLE,
+	  .free_is = "free objects in thread caches, transfer slots and "
+		     "spans' lists: summary's free",
+	  .reserves_are = "page heap: free spans tcmalloc keeps mapped;  "
+			  "returned: free spans given back to the system (no "
+			  "memory behind them)" },
+	{ .reserves = 0, .table = &NG_TABLE,
+	  .free_is = "free slots of groups, avail or freed: summary's "
+		     "free" },
+};
+
+/* The view of the allocator's reserves; NULL when none is written for
+   them (a new allocator's: add its view above).  */
+static const struct frag_view *view_for(const struct hw_allocator_ops *a)
+{
+	for (size_t i = 0; i < sizeof VIEWS / sizeof VIEWS[0]; i++)
+		if (VIEWS[i].reserves == a->reserve_places)
+			return &VIEWS[i];
+	return NULL;
+}
+
 static const struct em_section S_ARENAS = {
 	.key = "arenas", .flags = EM_S_LIST };
 
 /* The row of one arena, or the total (arena < 0: JSON "total", text
    "total").  */
 static void emit_row(struct hw_emitter *e, long arena,
-		     const struct hw_frag_row *r, enum frag_kind kind)
+		     const struct hw_frag_row *r, const struct frag_view *fv)
 {
-	const struct em_val common[] = {
+	struct em_val v[FRAG_NCOMMON + HW_WHERE_COUNT + 1] = {
 		arena >= 0 ? ev_u64((uint64_t)arena)
 			   : ev_text(ev_absent(), "total"),
 		ev_u64(r->used),
@@ -71,19 +134,14 @@ static void emit_row(struct hw_emitter *e, long arena,
 		ev_dbl(hw_frag_free_ratio(r)),
 		ev_dbl(hw_frag_scatter(r)),
 	};
-	struct em_val v[11];
-	memcpy(v, common, sizeof common);
-	if (kind == FRAG_JEMALLOC) {
-		v[7] = ev_u64(r->dirty);
-		v[8] = ev_u64(r->muzzy);
-		v[9] = ev_u64(r->retained);
-		v[10] = ev_dbl(hw_frag_slab_util(r));
-	} else if (kind == FRAG_TCMALLOC) {
-		v[7] = ev_u64(r->dirty);      /* fragrows: the page heap's */
-		v[8] = ev_u64(r->retained);   /* and the returned spans */
-	} else {
-		v[7] = ev_u64(r->top);
-	}
+	size_t n = FRAG_NCOMMON;
+	/* Each reserve place's figure is its column's (tcmalloc's page
+	   heap is counted as dirty, its returned spans as retained).  */
+	for (unsigned w = 0; w < HW_WHERE_COUNT; w++)
+		if (fv->reserves & HW_PLACE_BIT(w))
+			v[n++] = ev_u64(r->reserve[hw_place(w)->reserve]);
+	if (fv->slabs)
+		v[n++] = ev_dbl(hw_frag_slab_util(r));
 	if (arena >= 0)
 		em_row(e, v);
 	else
@@ -92,33 +150,15 @@ static void emit_row(struct hw_emitter *e, long arena,
 
 /* The columns, defined under the table (text only: JSON keys are named
    in the reference).  */
-static void emit_legend(struct hw_emitter *e, enum frag_kind kind)
+static void emit_legend(struct hw_emitter *e, const struct frag_view *fv)
 {
-	static const char *const free_is[] = {
-		[FRAG_PTMALLOC] = "binned and cached chunks, top not included",
-		[FRAG_JEMALLOC] = "free slab regions, and regions and large "
-				  "extents in thread caches: summary's free",
-		[FRAG_TCMALLOC] = "free objects in thread caches, transfer "
-				  "slots and spans' lists: summary's free",
-	};
 	em_notef(e, "\nused, free: bytes in blocks in use / free for reuse "
-		 "(%s)", free_is[kind]);
+		 "(%s)", fv->free_is);
 	em_note(e, "largest: the largest free block;  free%: free / (used "
 		"+ free);\nfrag: 1 - largest / free (0%: all free memory in "
 		"one block; near 100%: scattered)");
-	if (kind == FRAG_TCMALLOC)
-		em_note(e, "page heap: free spans tcmalloc keeps mapped;  "
-			"returned: free spans given back to the system (no "
-			"memory behind them)");
-	else if (kind == FRAG_JEMALLOC)
-		em_note(e, "dirty, muzzy: unused pages jemalloc still maps "
-			"(not yet purged / lazily purged);\nretained: "
-			"address space kept for reuse, no memory behind it "
-			"(summary's stats.retained);  slabs: share of slab "
-			"regions in use");
-	else
-		em_note(e, "top: the arena's top chunk(s), memory at the end "
-			"of each heap that glibc can return to the system");
+	if (fv->reserves_are)
+		em_note(e, fv->reserves_are);
 }
 
 static enum hw_status frag_run(const struct hw_cmd *c)
@@ -128,33 +168,30 @@ static enum hw_status frag_run(const struct hw_cmd *c)
 	enum hw_status st = hw_args_at_most(s, c->argc, c->argv, 0, NULL);
 	if (st != HW_OK)
 		return st;
+	const struct frag_view *fv = view_for(s->alloc);
+	if (!fv)
+		return hw_error(s, HW_BAD_TARGET, "frag: no columns for %s's "
+				"page reserves (commands/frag.c)",
+				s->alloc->name);
 	struct hw_frag_row *rows = calloc(HW_FRAG_MAX_ARENAS, sizeof *rows);
 	if (!rows)
 		return hw_error(s, HW_BAD_TARGET, "out of memory");
 	hw_walk_blocks(s, hw_frag_add, rows);
-	enum frag_kind kind = !strcmp(s->alloc->name, "jemalloc")
-			      ? FRAG_JEMALLOC
-			      : !strcmp(s->alloc->name, "tcmalloc")
-			      ? FRAG_TCMALLOC : FRAG_PTMALLOC;
-	static const struct em_table *const tables[] = {
-		[FRAG_PTMALLOC] = &PM_TABLE, [FRAG_JEMALLOC] = &JE_TABLE,
-		[FRAG_TCMALLOC] = &TC_TABLE,
-	};
 	struct hw_frag_row total = { 0 };
 	em_doc_begin(e);
-	em_table_begin(e, tables[kind]);
+	em_table_begin(e, fv->table);
 	em_section_begin(e, &S_ARENAS);
 	for (long a = 0; a < HW_FRAG_MAX_ARENAS; a++) {
 		const struct hw_frag_row *r = &rows[a];
 		if (!r->any)
 			continue;
-		emit_row(e, a, r, kind);
+		emit_row(e, a, r, fv);
 		hw_frag_sum(&total, r);
 	}
 	em_section_end(e);
-	emit_row(e, -1, &total, kind);
+	emit_row(e, -1, &total, fv);
 	em_table_end(e);
-	emit_legend(e, kind);
+	emit_legend(e, fv);
 	hw_emit_partial(s, e);
 	em_doc_end(e);
 	free(rows);

@@ -449,10 +449,11 @@ static enum hw_status summary_run(const struct hw_cmd *c)
 	const char *noun = s->alloc->block_noun;
 	const char *part = s->partial.places ? "  (partial)" : "";
 	char a[32], b[32], n1[48], n2[48], free_tail[160];
-	/* ptmalloc's top; jemalloc keeps unused pages as extents instead.
-	   Top is summed over the arenas, so it may exceed the largest
-	   single free chunk: the line says so.  */
-	bool has_top = strcmp(s->alloc->name, "ptmalloc") == 0;
+	/* A reserve kept as a heap's top chunk is counted free (totals.c);
+	   other reserves are pages outside the blocks, left out.  Top is
+	   summed over the arenas, so it may exceed the largest single free
+	   chunk: the line says so.  */
+	bool has_top = hw_alloc_has_reserve(s->alloc, HW_RESERVE_TOP);
 	snprintf(free_tail, sizeof free_tail, "  (%s%s%slargest %s %s)%s",
 		 has_top ? "of which the arenas' top chunks " : "",
 		 has_top ? hw_human(a, sizeof a, t.top_bytes) : "",

@@ -3,10 +3,12 @@
  *
  * "free" is memory the allocator can hand out again without new pages:
  * ptmalloc's binned and cached chunks (top excluded), jemalloc's free slab
- * regions and thread-cached ones.  Page-level reserves are separate: top
- * for ptmalloc; dirty, muzzy and retained extents for jemalloc (retained
- * is address space only: nothing is behind it).  jemalloc's summary
- * counts free the same way (ptmalloc's summary adds top to it).
+ * regions and thread-cached ones, mallocng's free slots.  Page-level
+ * reserves are separate, each in the column its place says
+ * (alloc/where.c): top for ptmalloc; dirty, muzzy and retained extents
+ * for jemalloc, tcmalloc's free spans as dirty or retained (retained is
+ * address space only: nothing is behind it).  jemalloc's summary counts
+ * free the same way (ptmalloc's summary adds top to it).
  *   free_ratio = free / (used + free)
  *   frag       = 1 - largest_free / free  (0: one free block; near 1:
  *                many small ones, as in malloc_info's fragmentation)
@@ -14,30 +16,32 @@
 #include "../alloc/alloc.h"
 #include "fragrows.h"
 
+/* Is c a small object of a slab (a region, an object of a span, a
+   slot)?  A cached block is one when it takes exactly its size class,
+   no more: a cached jemalloc large extent spans its pad too, a glibc
+   tcache chunk has its header.  */
+static bool in_slab(const struct hw_chunk *c, const struct hw_place *p)
+{
+	if (!(p->flags & HW_PLACE_SLOT))
+		return false;
+	return !(p->flags & HW_PLACE_CACHED) ||
+	       (c->chunk_size == c->size && c->chunk == c->addr);
+}
+
 bool hw_frag_add(void *rows, const struct hw_chunk *c)
 {
 	struct hw_frag_row *r =
 		&((struct hw_frag_row *)rows)[(uint32_t)c->arena %
 					      HW_FRAG_MAX_ARENAS];
+	const struct hw_place *p = hw_place(c->where);
 	r->any = true;
-	switch (c->where) {
-	case HW_WHERE_TOP: r->top += c->size; return true;
-	case HW_WHERE_DIRTY: r->dirty += c->size; return true;
-	case HW_WHERE_MUZZY: r->muzzy += c->size; return true;
-	case HW_WHERE_RETAINED: r->retained += c->size; return true;
-	case HW_WHERE_PAGEHEAP: r->dirty += c->size; return true;
-	case HW_WHERE_RETURNED: r->retained += c->size; return true;
-	default: break;
+	if (p->reserve != HW_RESERVE_NONE) {
+		r->reserve[p->reserve] += c->size;
+		return true;
 	}
-	/* A cached jemalloc region is a slab's when it takes exactly its
-	   size class (a cached large extent spans its pad too).  */
-	bool in_slab = c->where == HW_WHERE_SLAB ||
-		       c->where == HW_WHERE_SLAB_FREE ||
-		       (c->where == HW_WHERE_TCACHE && c->extent &&
-			c->chunk_size == c->size && c->chunk == c->addr);
-	if (in_slab) {
+	if (in_slab(c, p)) {
 		r->slab_bytes += c->size;
-		if (c->where == HW_WHERE_SLAB)
+		if (c->used)
 			r->slab_used += c->size;
 	}
 	if (c->used) {
@@ -78,10 +82,8 @@ void hw_frag_sum(struct hw_frag_row *total, const struct hw_frag_row *r)
 	total->nfree += r->nfree;
 	if (r->largest > total->largest)
 		total->largest = r->largest;
-	total->top += r->top;
-	total->dirty += r->dirty;
-	total->muzzy += r->muzzy;
-	total->retained += r->retained;
+	for (unsigned k = 0; k < HW_RESERVES; k++)
+		total->reserve[k] += r->reserve[k];
 	total->slab_bytes += r->slab_bytes;
 	total->slab_used += r->slab_used;
 	total->any |= r->any;

@@ -12,7 +12,8 @@
    arena's row and always goes on.  */
 #define HW_FRAG_MAX_ARENAS 4096
 struct hw_frag_row {
-	uint64_t used, free, nfree, largest, top, dirty, muzzy, retained;
+	uint64_t used, free, nfree, largest;
+	uint64_t reserve[HW_RESERVES];  /* by column (enum hw_reserve) */
 	uint64_t slab_bytes, slab_used;
 	bool any;
 };

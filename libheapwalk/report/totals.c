@@ -138,7 +138,8 @@ static inline void count_state(struct hw_totals *t, const struct hw_chunk *c,
 	}
 	t->free += dir;
 	t->free_bytes += bytes;
-	if (c->where == HW_WHERE_TOP)
+	const struct hw_place *p = hw_place(c->where);
+	if (p->reserve == HW_RESERVE_TOP)
 		t->top_bytes += bytes;
 	/* Taking a free block out cannot lower the largest (sizes are not
 	   kept per block): the only ones taken out are wrong fastbin
@@ -149,7 +150,7 @@ static inline void count_state(struct hw_totals *t, const struct hw_chunk *c,
 	if (sc) {
 		sc->free += dir;
 		sc->free_bytes += bytes;
-		if (c->where == HW_WHERE_TCACHE) {
+		if (p->flags & HW_PLACE_CACHED) {
 			sc->cached += dir;
 			sc->cached_bytes += bytes;
 		}
@@ -160,21 +161,14 @@ static inline void count_state(struct hw_totals *t, const struct hw_chunk *c,
 	}
 }
 
-/* Unused jemalloc extents and tcmalloc's free page-heap spans are page
-   reserves, not free blocks (as in frag); the allocator's own summary
-   lines show them.  */
-static bool page_reserve(const struct hw_chunk *c)
-{
-	return c->where == HW_WHERE_DIRTY || c->where == HW_WHERE_MUZZY ||
-	       c->where == HW_WHERE_RETAINED ||
-	       c->where == HW_WHERE_PAGEHEAP || c->where == HW_WHERE_RETURNED;
-}
-
 static bool add_total(void *cookie, const struct hw_chunk *c)
 {
 	struct hw_totals *t = cookie;
 	hw_maps_acc_chunk(&t->maps, c);
-	if (page_reserve(c))
+	/* Unused pages (jemalloc's unused extents, tcmalloc's free
+	   page-heap spans) are page reserves, not free blocks (as in frag);
+	   the allocator's own summary lines show them.  */
+	if (hw_place_unused_pages(c->where))
 		return true;
 	count_state(t, c, size_slot(&t->sizes, c->size), 1);
 	t->overhead += c->chunk_size - c->size;

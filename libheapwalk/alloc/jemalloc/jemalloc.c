@@ -158,11 +158,16 @@ static const struct hw_maps_nouns je_maps_nouns = {
 	.in_use = "extents in use",
 	.mmapped = "mmapped chunks",
 	.unused = "unused extents (dirty, muzzy, retained)",
+	.strip = "extents",
 };
 
 const struct hw_allocator_ops hw_jemalloc_ops = {
 	.name = "jemalloc",
 	.maps_nouns = &je_maps_nouns,
+	/* Its unused extents, by decay state.  */
+	.reserve_places = HW_PLACE_BIT(HW_WHERE_DIRTY) |
+			  HW_PLACE_BIT(HW_WHERE_MUZZY) |
+			  HW_PLACE_BIT(HW_WHERE_RETAINED),
 	.block_noun = "regions/extents",
 	.container = "extent",
 	.small_noun = "region",

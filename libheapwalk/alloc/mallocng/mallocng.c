@@ -98,6 +98,8 @@ static const struct hw_maps_nouns ng_maps_nouns = {
 const struct hw_allocator_ops hw_mallocng_ops = {
 	.name = "mallocng",
 	.maps_nouns = &ng_maps_nouns,
+	/* None: a group wholly free is given back to the system.  */
+	.reserve_places = 0,
 	.block_noun = "slots",
 	/* A block's chunk is its slot (the header before it included).  */
 	.container = "slot",

@@ -401,6 +401,8 @@ static const struct hw_maps_nouns pm_maps_nouns = {
 const struct hw_allocator_ops hw_ptmalloc_ops = {
 	.name = "ptmalloc",
 	.maps_nouns = &pm_maps_nouns,
+	/* Each heap's top chunk: memory at its end glibc may give back.  */
+	.reserve_places = HW_PLACE_BIT(HW_WHERE_TOP),
 	.open = pm_open,
 	.count = pm_count_libcs,
 	.describe = pm_describe,

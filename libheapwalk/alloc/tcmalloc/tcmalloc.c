@@ -181,6 +181,9 @@ static const struct hw_maps_nouns tc_maps_nouns = {
 const struct hw_allocator_ops hw_tcmalloc_ops = {
 	.name = "tcmalloc",
 	.maps_nouns = &tc_maps_nouns,
+	/* Its page heap's free spans, committed or given back.  */
+	.reserve_places = HW_PLACE_BIT(HW_WHERE_PAGEHEAP) |
+			  HW_PLACE_BIT(HW_WHERE_RETURNED),
 	.block_noun = "objects/spans",
 	.container = "span",
 	.small_noun = "object",

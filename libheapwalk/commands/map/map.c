@@ -18,6 +18,7 @@
  * document, next to the same figures).
  */
 #include <inttypes.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -65,9 +66,10 @@ static bool scan_chunk(void *cookie, const struct hw_chunk *c)
 	uint64_t end = c->chunk + c->chunk_size;
 	if (!c->chunk_size || end < c->chunk)
 		return true;
-	bool mm = c->where == HW_WHERE_MMAPPED;
-	bool ret = c->where == HW_WHERE_RETAINED ||
-		   c->where == HW_WHERE_RETURNED;
+	const struct hw_place *p = hw_place(c->where);
+	bool mm = p->flags & HW_PLACE_MMAPPED;
+	/* Address space with no memory behind it is drawn collapsed.  */
+	bool ret = p->reserve == HW_RESERVE_RETAINED;
 	struct map_strip *last = sc->n ? &sc->strips[sc->n - 1] : NULL;
 	if (last && last->end == c->chunk && last->arena == c->arena &&
 	    last->mmapped == mm && last->collapsed == ret) {
@@ -154,8 +156,7 @@ static unsigned scale_all(struct map_strip *strips, size_t n)
 }
 
 /* frag's figures of one arena or all: what is used and free ("used
-   1.2 MiB, free 300 KiB in 12 blocks, ..."), and the page-level
-   reserves (ptmalloc's top; jemalloc's unused extents, and its slabs).  */
+   1.2 MiB, free 300 KiB in 12 blocks, ...").  */
 static void frag_free_line(char *buf, size_t len, const char *lead,
 			   const struct hw_frag_row *r)
 {
@@ -168,19 +169,47 @@ static void frag_free_line(char *buf, size_t len, const char *lead,
 		 100 * hw_frag_free_ratio(r), 100 * hw_frag_scatter(r));
 }
 
-static void frag_reserve_line(char *buf, size_t len, const char *lead,
-			      const struct hw_frag_row *r, bool je)
+/* Append to buf (len bytes, *at used), cutting what does not fit.  */
+static void append(char *buf, size_t len, size_t *at, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+static void append(char *buf, size_t len, size_t *at, const char *fmt, ...)
 {
-	char a[32], b[32], c[32];
-	if (je)
-		snprintf(buf, len, "%sdirty %s, muzzy %s, retained %s, slabs "
-			 "%.1f%% used", lead, hw_human(a, sizeof a, r->dirty),
-			 hw_human(b, sizeof b, r->muzzy),
-			 hw_human(c, sizeof c, r->retained),
-			 100 * hw_frag_slab_util(r));
-	else
-		snprintf(buf, len, "%stop %s", lead,
-			 hw_human(a, sizeof a, r->top));
+	if (*at >= len)
+		return;
+	va_list ap;
+	va_start(ap, fmt);
+	int n = vsnprintf(buf + *at, len - *at, fmt, ap);
+	va_end(ap);
+	if (n > 0)
+		*at = *at + (size_t)n < len ? *at + (size_t)n : len - 1;
+}
+
+/* The page-level reserves the allocator keeps (reserve_places), each by
+   its place's name and counted in its column (ptmalloc's top;
+   jemalloc's unused extents; tcmalloc's free spans), and, for an
+   allocator that carves pages into slots (hw_allocator_ops.slabs:
+   jemalloc's slabs, tcmalloc's spans), how full they are.  false (buf
+   empty) when there is nothing to say (mallocng).  */
+static bool frag_reserve_line(char *buf, size_t len, const char *lead,
+			      const struct hw_frag_row *r,
+			      const struct hw_allocator_ops *a)
+{
+	size_t at = 0;
+	const char *sep = lead;
+	char h[32];
+	buf[0] = '\0';
+	for (unsigned w = 0; w < HW_WHERE_COUNT; w++) {
+		if (!(a->reserve_places & HW_PLACE_BIT(w)))
+			continue;
+		const struct hw_place *p = hw_place(w);
+		append(buf, len, &at, "%s%s %s", sep, p->name,
+		       hw_human(h, sizeof h, r->reserve[p->reserve]));
+		sep = ", ";
+	}
+	if (a->slabs)
+		append(buf, len, &at, "%sslabs %.1f%% used", sep,
+		       100 * hw_frag_slab_util(r));
+	return at > 0;
 }
 
 /* The target as summary names it.  */
@@ -396,7 +425,6 @@ static void report(struct hw_session *s, struct hw_emitter *e, bool json_only,
 static void draw(struct hw_session *s, struct map_svg *w, struct scan *sc,
 		 const struct layout *lo, struct draw *d)
 {
-	bool je = !strcmp(s->alloc->name, "jemalloc");
 	const char *version = s->alloc->version(s->alloc_state);
 	char target[1024], alloc[256], total[256], reserve[256];
 	char scale_line[256], partial[400];
@@ -416,7 +444,9 @@ static void draw(struct hw_session *s, struct map_svg *w, struct scan *sc,
 		 nchunks, w->noun, nchunks == 1 ? "" : "s", sc->n,
 		 sc->n == 1 ? "" : "s");
 	frag_free_line(total, sizeof total, "all arenas: ", &sum);
-	frag_reserve_line(reserve, sizeof reserve, "all arenas: ", &sum, je);
+	bool has_reserve_line = frag_reserve_line(reserve, sizeof reserve,
+						  "all arenas: ", &sum,
+						  s->alloc);
 	char px[32];
 	snprintf(scale_line, sizeof scale_line, "rows of %d pixels, %s a pixel,"
 		 " one scale for all%s", MAP_WIDTH,
@@ -425,10 +455,11 @@ static void draw(struct hw_session *s, struct map_svg *w, struct scan *sc,
 		 "not to scale" : "");
 	struct map_head h = {
 		.target = target, .allocator = alloc,
-		.lines = { total, reserve, scale_line, "a pixel shows the "
-			   "state of most of its bytes, paler under 7/8 of "
-			   "them, palest under 5/8; hover for the detail",
-			   NULL },
+		.lines = { total, has_reserve_line ? reserve : NULL,
+			   scale_line,
+			   "a pixel shows the state of most of its bytes, "
+			   "paler under 7/8 of them, palest under 5/8; hover "
+			   "for the detail", NULL },
 		.state_bytes = sc->state_bytes, .height = lo->height,
 	};
 	if (s->partial.places) {
@@ -451,12 +482,13 @@ static void draw(struct hw_session *s, struct map_svg *w, struct scan *sc,
 			snprintf(lead, sizeof lead, "arena %" PRId32 ": ",
 				 st->arena);
 		frag_free_line(head, sizeof head, lead, r);
-		frag_reserve_line(detail, sizeof detail, "", r, je);
+		frag_reserve_line(detail, sizeof detail, "", r, s->alloc);
 		map_svg_heading(w, st->y - STRIP_LABEL - ARENA_HEAD + 12, head,
 				detail);
 	}
+	const char *strip = s->alloc->maps_nouns->strip;
 	*d = (struct draw){ .w = w, .strips = sc->strips, .n = sc->n,
-			    .kind = je ? "extents" : "heap" };
+			    .kind = strip ? strip : "heap" };
 	hw_walk_chunks_piped(s, draw_chunk, d);
 	close_strip(d);
 	map_svg_end(w);

@@ -46,8 +46,11 @@ struct map_strip {
 	uint64_t nchunks;
 	int32_t arena;
 	bool mmapped;             /* ptmalloc chunks mmapped on their own */
-	bool collapsed;           /* jemalloc's retained address space: one
-				     row whatever its size, not to scale */
+	bool collapsed;           /* address space with nothing behind it
+				     (a place in the retained column:
+				     jemalloc's retained, tcmalloc's
+				     returned): one row whatever its size,
+				     not to scale */
 	uint8_t shift;            /* log2 of its bytes per pixel */
 	uint32_t rows;
 	uint32_t y;               /* its first row's top, in the picture */
@@ -89,7 +92,7 @@ bool map_svg_init(struct map_svg *w, struct hw_emitter *out,
 void map_svg_release(struct map_svg *w);
 void map_svg_begin(struct map_svg *w, const struct map_head *h);
 /* Two lines of text above a group of strips (an arena's heading), the
-   first's baseline at y.  */
+   first's baseline at y; one when detail is "".  */
 void map_svg_heading(struct map_svg *w, uint32_t y, const char *title,
 		     const char *detail);
 /* A strip's group (its label and its rows' rectangles go inside); kind

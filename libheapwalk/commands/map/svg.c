@@ -15,7 +15,8 @@
  *
  * data-bytes is every byte the rectangle covers, data-state the state of
  * most of them; data-mix, when it covers more than one state, gives each
- * one's bytes.  data-chunks counts the blocks that start in it.
+ * one's bytes.  data-chunks counts the blocks that start in it.  Each
+ * state's colour and legend are its place's (alloc/where.c).
  */
 #include <inttypes.h>
 #include <stdarg.h>
@@ -25,38 +26,6 @@
 
 #include "../../emit/emit.h"
 #include "map.h"
-
-/* Colours: one hue per family (blues in use, greens and yellows free in
-   lists, greys page-level reserves), told apart within it.  */
-static const struct {
-	const char *colour, *what;
-} STATES[MAP_NSTATES] = {
-	[HW_WHERE_HEAP] = { "#4e79a7", "in use" },
-	[HW_WHERE_MMAPPED] = { "#9c755f", "in use, mmapped on its own" },
-	[HW_WHERE_TCACHE] = { "#f28e2b", "free, in a thread cache" },
-	[HW_WHERE_FASTBIN] = { "#edc948", "free, in a fastbin" },
-	[HW_WHERE_UNSORTED] = { "#8cd17d", "free, in the unsorted bin" },
-	[HW_WHERE_SMALLBIN] = { "#59a14f", "free, in a small bin" },
-	[HW_WHERE_LARGEBIN] = { "#2e6b30", "free, in a large bin" },
-	[HW_WHERE_TOP] = { "#bab0ac", "free, at the heap's end" },
-	[HW_WHERE_UNBINNED] = { "#e15759", "free by its header, in no list" },
-	[HW_WHERE_SLAB] = { "#4e79a7", "in use, a slab region" },
-	[HW_WHERE_LARGE] = { "#1f3f66", "in use, a large extent" },
-	[HW_WHERE_SLAB_FREE] = { "#a0cbe8", "free slab region" },
-	[HW_WHERE_DIRTY] = { "#ff9da7", "unused pages, not yet purged" },
-	[HW_WHERE_MUZZY] = { "#d4a6c8", "unused pages, lazily purged" },
-	[HW_WHERE_RETAINED] = { "#e4e4e4", "address space only, no memory" },
-	[HW_WHERE_SPAN] = { "#4e79a7", "in use, an object of a span" },
-	[HW_WHERE_CENTRAL] = { "#a0cbe8", "free, on its span's list" },
-	[HW_WHERE_TRANSFER] = { "#edc948", "free, in a transfer slot" },
-	[HW_WHERE_PAGEHEAP] = { "#ff9da7", "free pages in the page heap" },
-	[HW_WHERE_RETURNED] = { "#e4e4e4", "pages given back to the system" },
-	[HW_WHERE_TCACHE_STRUCT] = { "#76b7b2", "in use by glibc: a tcache" },
-	[HW_WHERE_GROUP] = { "#4e79a7", "in use, a slot of a group" },
-	[HW_WHERE_AVAIL] = { "#a0cbe8", "free slot, ready to hand out" },
-	[HW_WHERE_FREED] = { "#edc948", "free slot, freed or never used" },
-	[MAP_UNKNOWN] = { "#000000", "state not known" },
-};
 
 const char *map_state_name(unsigned state)
 {
@@ -217,7 +186,8 @@ void map_svg_begin(struct map_svg *w, const struct map_head *h)
 	    "font-weight:bold}.arena{font-weight:bold}.mix1{fill-opacity:.6}"
 	    ".mix2{fill-opacity:.3}");
 	for (unsigned k = 0; k < MAP_NSTATES; k++)
-		putf(w, ".s-%s{fill:%s}", map_state_name(k), STATES[k].colour);
+		putf(w, ".s-%s{fill:%s}", map_state_name(k),
+		     hw_place(k)->colour);
 	put(w, ".addr{font-size:9px;text-anchor:end;fill:#666}"
 	    ".sep{fill:#ffffff}</style>\n<rect width=\"100%\" height=\"100%\" "
 	    "fill=\"#ffffff\"/>\n");
@@ -247,7 +217,7 @@ void map_svg_begin(struct map_svg *w, const struct map_head *h)
 		     "height=\"10\" class=\"s-%s\" stroke=\"#888\" "
 		     "stroke-width=\"0.5\"/><text x=\"%u\" y=\"%" PRIu32 "\">"
 		     "%s: %s, %s</text>\n", x, y - 9, map_state_name(k), x + 14,
-		     y, map_state_name(k), STATES[k].what,
+		     y, map_state_name(k), hw_place(k)->what,
 		     hw_human(size, sizeof size, h->state_bytes[k]));
 		if (++col == LEGEND_COLS) {
 			col = 0;
@@ -263,8 +233,10 @@ void map_svg_heading(struct map_svg *w, uint32_t y, const char *title,
 	putf(w, "<text class=\"arena\" x=\"%d\" y=\"%" PRIu32 "\">", MAP_MARGIN,
 	     y);
 	put_text(w, title);
-	putf(w, "</text>\n<text x=\"%d\" y=\"%" PRIu32 "\">", MAP_MARGIN,
-	     y + 13);
+	put(w, "</text>\n");
+	if (!detail[0])
+		return;
+	putf(w, "<text x=\"%d\" y=\"%" PRIu32 "\">", MAP_MARGIN, y + 13);
 	put_text(w, detail);
 	put(w, "</text>\n");
 }
