@@ -304,8 +304,8 @@ static const struct hw_command_opt chunks_opts[] = {
 
 const struct hw_command hw_cmd_chunks = {
 	.name = "chunks", .run = chunks_run,
-	.args = "[--used|--free] [--where W] [--arena N] [--thread TID] "
-		"[--min-size SIZE] [--max-size SIZE] [--around ADDR]",
+	.args = "[--used|--free] [--where W,...] [--arena N] [--thread TID] "
+		"[--min-size SIZE] [--max-size SIZE] [--around ADDR [N]]",
 	.summary = "every chunk, or those of a state, place, arena or size",
 	.opts = chunks_opts,
 	.example = "core chunks --free --where tcache,fastbin --max-size 64 "

@@ -522,8 +522,8 @@ static const struct hw_command_opt leaks_opts[] = {
 
 const struct hw_command hw_cmd_leaks = {
 	.name = "leaks", .run = leaks_run,
-	.args = "[--reachable] [--kind K] [--min-size SIZE] [--min-bytes SIZE] "
-		"[--top N]",
+	.args = "[--reachable] [--kind K,...] [--min-size SIZE] "
+		"[--min-bytes SIZE] [--top N]",
 	.summary = "blocks in use that nothing reachable points to",
 	.opts = leaks_opts, .example = "--pid 1234 leaks",
 	.needs = HW_NEED_WALK,

@@ -26,44 +26,80 @@
 # The --help output this file was written against, used when no heapwalk
 # can be run.
 _heapwalk_fallback_help='options:
-  --pid PID         a live process
-  --no-stop         with --pid: never stop the process
-  --exe FILE        the executable
+  --pid PID         a live process: stop it, copy its heap, let it go
+  --no-stop         with --pid: never stop the process (the view
+                    may be torn; reports say so)
+  --exe FILE        the executable (default: from the core); with
+                    --pid, an unstripped copy of the running one
+                    (used when its build-id is the same)
   --sysroot DIR     look up the target'\''s files under DIR
   --debug-dir DIR   extra separate-debug-info directory (repeatable)
   --no-debuginfo    ignore separate debug info
-  --no-cache        keep nothing for later runs
+  --no-cache        keep nothing for later runs (default: the
+                    struct layouts read from a debug file, in
+                    $HEAPWALK_CACHE_DIR or ~/.cache/heapwalk)
   --allocator A     auto (default) | ptmalloc | jemalloc | tcmalloc |
                     mallocng | N (instance N as summary lists them)
   --json            machine-readable output
-  --threads N       worker threads
-  --cache-max SIZE  memory for a live process'\''s copy
-  --unpack-max SIZE the most a compressed core may unpack to
-  --color=WHEN      auto | always | never
-  -q, --quiet       no progress on stderr
-  --stats           after the command, what it took (stderr)
+  --threads N       worker threads (default: one per CPU)
+  --cache-max SIZE  memory for a live process'\''s copy (e.g. 4G;
+                    default: half of this machine'\''s memory)
+  --unpack-max SIZE the most a compressed core may unpack to,
+                    zeros included (default: 512 times its size,
+                    at least 2G)
+  --color=WHEN      auto (default: on a terminal, unless NO_COLOR
+                    is set) | always | never
+  -q, --quiet       no progress on stderr (shown on a terminal for
+                    phases longer than a second)
+  --stats           after the command, say on stderr what it took:
+                    time, peak memory, walks and list entries read
   -h, --help        this help;  --version  the version
 
+heapwalk help COMMAND: what COMMAND does and takes, with an example.
 commands (default: summary):
-  summary    [--leaks]: allocator, arenas, totals
+  summary    [--leaks]: allocator, arenas, totals in use / free / overhead
   arenas     each arena with its heaps and totals
-  arena      N: one arena'\''s own fields
-  mp         the allocator'\''s parameters and counters
-  tcache     [TID]: each thread'\''s tcache
-  bins       [KIND] [--list]: free lists
-  chunks     [--used|--free] [--where W] [--arena N] [--thread TID] [--min-size SIZE] [--max-size SIZE] [--around ADDR]: every chunk
-  sizes      [--exact|--by=type]: per size class
-  chunk      ADDR [--bytes N]: the chunk containing ADDR, its fields
-  view       ADDR [COUNT] [--bytes N]: the heap'\''s bytes block by block
-  check      heap consistency
+  arena      N: one arena'\''s own fields (ptmalloc: malloc_state: top,
+             last_remainder, flags, next, attached threads, heaps; jemalloc:
+             nthreads, threads, base, extents by state)
+  mp         the allocator'\''s parameters and counters (ptmalloc: mp_,
+             malloc_par: tunables, mmap counters, tcache limits; jemalloc:
+             page, quantum, classes; tcmalloc: its size map)
+  tcache     [TID]: each thread'\''s tcache (ptmalloc'\''s tcache struct, jemalloc'\''s
+             cache bins, tcmalloc'\''s thread caches): where it is, and per bin
+             its count and head
+  bins       [KIND] [--list]: free lists (ptmalloc: tcache fast unsorted small
+             large; jemalloc: small large tcache; tcmalloc: classes)
+  chunks     [--used|--free] [--where W,...] [--arena N] [--thread TID]
+             [--min-size SIZE] [--max-size SIZE] [--around ADDR [N]]: every
+             chunk, or those of a state, place, arena or size
+  sizes      [--exact|--by=type]: per size class (or C++ class): count and
+             bytes in use and free
+  chunk      ADDR [--bytes N]: the chunk containing ADDR, its neighbours and
+             its fields
+  view       ADDR [COUNT] [--bytes N]: the bytes of the heap block by block
+             from ADDR, each block'\''s row over its bytes (a ptmalloc chunk'\''s
+             from its header)
+  check      heap consistency: every problem with its address
   frag       free memory and fragmentation per arena
-  leaks      [--reachable] [--kind K] [--min-size SIZE] [--min-bytes SIZE] [--top N]: blocks in use that nothing reachable points to
-  refs       ADDR: what points into the block holding ADDR
-  why        ADDR: the shortest chain of pointers to the block holding ADDR
-  diff       BASE [--leaks]: what grew since BASE
-  maps       [--mappings]: the writable memory by what holds it
-  prof       [--format=text|heap_v2|gperftools|collapsed|pprof] [-o FILE] [--objects] [--lines] [--base OLD] [--recent]: heap profile
-  map        [-o FILE]: a picture of the heap (SVG)'
+  leaks      [--reachable] [--kind K,...] [--min-size SIZE] [--min-bytes SIZE]
+             [--top N]: blocks in use that nothing reachable points to
+  refs       ADDR: every root and block that points into the block holding ADDR
+  why        ADDR: the shortest chain of pointers from a root to the block
+             holding ADDR
+  diff       BASE [--leaks]: what grew since BASE (a core of the same program,
+             or its saved sizes, sizes --by=type, leaks --json), per size
+             class, arena, C++ class; new leaks
+  maps       [--mappings]: the writable memory by what holds it: heap, stacks,
+             module data, other mappings
+  map        [-o FILE]: a picture of the heap (SVG): each arena'\''s heaps or
+             extents in address order, coloured by state
+  prof       [--format=FORMAT] [-o FILE] [--top=N] [--objects] [--lines]
+             [--base OLD] [--recent]: the allocator'\''s heap profile (jemalloc'\''s
+             prof:true, tcmalloc'\''s TCMALLOC_SAMPLE_PARAMETER) from the target:
+             allocation sites ranked, the file the allocator writes (heap_v2,
+             gperftools), or pprof'\''s; --base: what grew; --recent: the last
+             sampled allocations and their frees'
 
 # Options the commands' parsers take that their one-line help leaves out
 # (libheapwalk/commands/prof/prof.c and map/map.c, parse()), and the
