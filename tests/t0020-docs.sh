@@ -9,6 +9,7 @@ cd "$TOP"
 
 docs=(README.md plugin/README.md)
 [ -f tests/README.md ] && docs+=(tests/README.md)
+[ -f libheapwalk/alloc/README.md ] && docs+=(libheapwalk/alloc/README.md)
 while IFS= read -r f; do docs+=("$f"); done < <(find doc -name '*.md' | sort)
 [ -f doc/heapwalk.md ] || fail "no doc/heapwalk.md (the reference)"
 
@@ -51,7 +52,7 @@ for f in "${docs[@]}"; do
 			done < <(sed -n 's/^#\{1,6\} \{1,\}//p' "$full")
 			[ $found = 1 ] || { say "$f: link '$target': no such heading"; bad=1; }
 		fi
-	done < <(grep -o '\](\([^)]*\))' "$f" | sed 's/^](//; s/)$//')
+	done < <({ grep -o '\](\([^)]*\))' "$f" || true; } | sed 's/^](//; s/)$//')
 done
 
 # No pointers to what a clone does not have.
