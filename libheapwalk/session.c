@@ -648,9 +648,15 @@ enum hw_status hw_session_open(const struct hw_open_opts *opts,
 		return open_process(s);
 	if (s->opts.memory)
 		return open_external(s);
-	enum hw_status st = hw_core_open(s->core_path, s->exe, s->sysroot, s,
-					 &s->target, &s->core_elf, s->err,
-					 sizeof s->err);
+	const struct hw_core_open_opts co = {
+		.exe = s->exe, .sysroot = s->sysroot,
+		.threads = hw_threads(s), .store_max = s->policy.cache_max,
+		.unpack_max = s->opts.unpack_max,
+		.progress = s->opts.progress,
+		.progress_cookie = s->opts.progress_cookie,
+	};
+	enum hw_status st = hw_core_open(s->core_path, &co, &s->target,
+					 &s->core_elf, s->err, sizeof s->err);
 	if (st != HW_OK)
 		return st;
 	struct hw_syms_opts so = syms_opts(s);

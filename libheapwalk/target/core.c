@@ -27,7 +27,6 @@
 #include <unistd.h>
 
 #include "../arch/arch.h"
-#include "../internal.h"
 #include "compressed.h"
 #include "core.h"
 #include "linkmap.h"
@@ -784,12 +783,13 @@ static bool is_core_file(const char *path)
    is NULL when there is too little to map (*size says how little).  */
 static enum hw_status map_core(int fd, const char *path,
 			       const struct hw_compression *packed,
-			       const struct hw_session *s, uint8_t **map,
+			       const struct hw_core_open_opts *o,
+			       uint8_t **map,
 			       uint64_t *size, char *err, size_t errlen)
 {
 	*map = NULL;
 	if (packed) {
-		enum hw_status st = hw_unpack(packed, fd, path, s, map, size,
+		enum hw_status st = hw_unpack(packed, fd, path, o, map, size,
 					      err, errlen);
 		close(fd);
 		return st;
@@ -810,11 +810,12 @@ static enum hw_status map_core(int fd, const char *path,
 	return HW_OK;
 }
 
-enum hw_status hw_core_open(const char *path, const char *exe,
-			    const char *sysroot, const struct hw_session *s,
+enum hw_status hw_core_open(const char *path,
+			    const struct hw_core_open_opts *o,
 			    struct hw_target **out, Elf **elf_out, char *err,
 			    size_t errlen)
 {
+	const char *exe = o->exe, *sysroot = o->sysroot;
 	*out = NULL;
 	*elf_out = NULL;
 	if (exe && is_core_file(exe))
@@ -841,7 +842,7 @@ enum hw_status hw_core_open(const char *path, const char *exe,
 	}
 	uint8_t *map;
 	uint64_t size = (uint64_t)st.st_size;
-	enum hw_status mapped = map_core(fd, path, packed, s, &map, &size, err,
+	enum hw_status mapped = map_core(fd, path, packed, o, &map, &size, err,
 					 errlen);
 	if (mapped != HW_OK)
 		return mapped;
@@ -866,7 +867,7 @@ enum hw_status hw_core_open(const char *path, const char *exe,
 	t->unpacked = packed ? size : 0;
 	p->map = map;
 	p->size = (size_t)size;
-	p->threads = hw_threads(s);
+	p->threads = o->threads ? o->threads : 1;
 	p->elf = elf_memory((char *)p->map, p->size);
 	enum hw_status st_out = HW_BAD_TARGET;
 	GElf_Ehdr eh;

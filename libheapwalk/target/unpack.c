@@ -36,8 +36,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "../internal.h"
 #include "compressed.h"
+#include "core.h"
 #include "unpack-codec.h"
 #include "unpack-holes.h"
 #include "unpack.h"
@@ -61,9 +61,16 @@
    any writer's, and nothing next to a bomb.  */
 #define HEADER_SLACK (1ull << 20)
 
+static void say_progress(const struct hw_core_open_opts *o,
+			 const char *phase, uint64_t done, uint64_t total)
+{
+	if (o->progress)
+		o->progress(o->progress_cookie, phase, done, total);
+}
+
 struct hw_unpack {
 	struct hw_unpack_io io;
-	const struct hw_session *s;
+	const struct hw_core_open_opts *o;
 	char phase[128];             /* "unpacking core.zst" */
 	int in_fd;
 	uint64_t in_size, in_off;
@@ -104,7 +111,7 @@ static void progress(struct hw_unpack *u)
 {
 	if (u->in_off < u->next_in && u->out_off < u->next_out)
 		return;
-	hw_progress(u->s, u->phase, u->in_off, u->in_size);
+	say_progress(u->o, u->phase, u->in_off, u->in_size);
 	u->next_in = u->in_off + PROGRESS_IN;
 	u->next_out = u->out_off + PROGRESS_OUT;
 }
@@ -318,24 +325,23 @@ static int private_file(void)
 }
 
 enum hw_status hw_unpack(const struct hw_compression *c, int fd,
-			 const char *path, const struct hw_session *s,
+			 const char *path, const struct hw_core_open_opts *o,
 			 uint8_t **map, uint64_t *size, char *err,
 			 size_t errlen)
 {
 	struct hw_unpack u = {
-		.s = s,
+		.o = o,
 		.in_fd = fd,
 		.out_fd = -1,
 		.limit = MAX_UNPACKED,
-		.store_max = s && s->policy.cache_max ? s->policy.cache_max
-						      : MAX_UNPACKED,
+		.store_max = o->store_max ? o->store_max : MAX_UNPACKED,
 		.unpack_cmd = c->unpack,
 	};
 	struct stat st;
 	if (fstat(fd, &st) == 0 && st.st_size > 0)
 		u.in_size = (uint64_t)st.st_size;
-	if (s && s->opts.unpack_max) {
-		u.limit = s->opts.unpack_max;
+	if (o->unpack_max) {
+		u.limit = o->unpack_max;
 		u.limit_given = true;
 	} else if (u.in_size < MAX_UNPACKED / UNPACK_RATIO) {
 		u.limit = u.in_size * UNPACK_RATIO;
@@ -357,7 +363,7 @@ enum hw_status hw_unpack(const struct hw_compression *c, int fd,
 	} else {
 		u.io.out = u.stage;
 		u.io.out_len = STAGE;
-		hw_progress(s, u.phase, 0, u.in_size);
+		say_progress(o, u.phase, 0, u.in_size);
 		ok = c->decode(&u, &u.io);
 		size_t last = STAGE - u.io.out_len;
 		ok = ok && !u.failed && store(&u, last);
@@ -369,7 +375,7 @@ enum hw_status hw_unpack(const struct hw_compression *c, int fd,
 		    !(*map = hw_holes_map(&u.holes, u.out_fd, total)))
 			ok = fail_errno(&u, "mapping the unpacked core");
 		if (ok)
-			hw_progress(s, u.phase, u.in_off, u.in_size);
+			say_progress(o, u.phase, u.in_off, u.in_size);
 	}
 	free(u.in_buf);
 	free(u.stage);

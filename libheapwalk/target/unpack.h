@@ -10,7 +10,7 @@
 #include "../heapwalk.h"
 
 struct hw_compression;
-struct hw_session;
+struct hw_core_open_opts;
 
 /* Unpack the file open at `fd` (named `path` by the user; compressed
    with c, whose decode is not NULL) into a file that no name reaches: a
@@ -21,10 +21,10 @@ struct hw_session;
    is that file's private, writable mapping, *size bytes long (NULL when
    it is empty; unmap with munmap(*map, *size); the file itself goes away
    with it); on failure err holds one line naming path and what went
-   wrong (HW_BAD_TARGET).  Progress goes to s's front end
-   (hw_progress(); s may be NULL).  */
+   wrong (HW_BAD_TARGET).  Progress goes to o->progress; o's store_max
+   and unpack_max bound the memory and the size (core.h).  */
 enum hw_status hw_unpack(const struct hw_compression *c, int fd,
-			 const char *path, const struct hw_session *s,
+			 const char *path, const struct hw_core_open_opts *o,
 			 uint8_t **map, uint64_t *size, char *err,
 			 size_t errlen);
 
