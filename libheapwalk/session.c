@@ -4,7 +4,6 @@
 #include <string.h>
 
 #include "alloc/alloc.h"
-#include "alloc/mallocng/recognise.h"
 #include "arch/arch.h"
 #include "internal.h"
 #include "sym/sym.h"
@@ -454,10 +453,16 @@ static enum hw_status no_allocator(struct hw_session *s,
 		if (f[i].why[0])
 			why = f[i].why;
 	}
-	char musl[sizeof s->err];
-	/* A musl program is one, not a glibc without its arena.  */
-	if (st == HW_NO_ALLOCATOR && hw_mallocng_recognise(s, musl, sizeof musl))
-		snprintf(s->err, sizeof s->err, "%s", musl);
+	/* A musl program is one, not a glibc without its arena: an
+	   allocator that knows the target for its own says why.  */
+	char absent[sizeof s->err];
+	bool known = false;
+	for (size_t i = 0; st == HW_NO_ALLOCATOR && !known &&
+			   i < sizeof allocators / sizeof allocators[0]; i++)
+		known = allocators[i]->why_absent &&
+			allocators[i]->why_absent(s, absent, sizeof absent);
+	if (known)
+		snprintf(s->err, sizeof s->err, "%s", absent);
 	else if (why[0])
 		snprintf(s->err, sizeof s->err, "%s", why);
 	else if (kind)

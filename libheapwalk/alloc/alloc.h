@@ -218,6 +218,11 @@ struct hw_allocator_ops {
 	   *state set, HW_NO_ALLOCATOR (with the reason in the session
 	   error) or another failure.  Must not be NULL.  */
 	enum hw_status (*open)(struct hw_session *s, void **state);
+	/* When no allocator opened: is the target one of this allocator's
+	   programs that cannot be walked (a musl program whose context is
+	   not set up)?  If so, why, in why: the session says that rather
+	   than "no allocator found".  NULL: never.  */
+	bool (*why_absent)(struct hw_session *s, char *why, size_t len);
 	/* How many instances of this allocator the target may hold (one
 	   glibc per libc copy: an emulator's and its guest's); open() then
 	   opens the one s->opening numbers, from 0.  NULL = one.  */

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 
 #include "mallocng.h"
+#include "recognise.h"
 
 static void ng_close(void *state)
 {
@@ -106,6 +107,7 @@ const struct hw_allocator_ops hw_mallocng_ops = {
 	.small_noun = "slot",
 	.neighbourhood = "group",
 	.open = ng_open,
+	.why_absent = hw_mallocng_recognise,
 	.describe = ng_describe,
 	.close = ng_close,
 	.version = ng_version,

@@ -13,35 +13,13 @@
 #include <string.h>
 
 #include "../../sym/sym.h"
+#include "../libc.h"
 #include "../module.h"
 #include "mallocng.h"
 #include "recognise.h"
 
 #define AT_RANDOM 25
 #define MAX_RANGES 16
-
-bool hw_musl_path(const char *path)
-{
-	const char *base = hw_base_name(path);
-	return !strncmp(base, "ld-musl-", 8) || !strncmp(base, "libc.musl-", 10) ||
-	       strstr(path, "-linux-musl/") != NULL;
-}
-
-bool hw_musl_symbols(const struct hw_syms *syms, const struct hw_module *m)
-{
-	/* mallocng's context; the bump allocator a static program that
-	   never frees gets instead; the name musl 1.2.2+ gives its malloc
-	   behind the public one; oldmalloc's chunk binning.  */
-	static const char *const names[] = {
-		"__malloc_context", "__simple_malloc", "__libc_malloc_impl",
-		"__bin_chunk",
-	};
-	uint64_t addr, size;
-	for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
-		if (hw_syms_lookup(syms, m, names[i], &addr, &size, NULL))
-			return true;
-	return false;
-}
 
 /* The secret the core's auxv gives (0: none).  */
 static uint64_t secret_of(struct hw_target *t)
@@ -217,7 +195,7 @@ static void search_ctx(struct hw_session *s, struct ctx_search *cs)
 	uint64_t secret = secret_of(t);
 	*cs = (struct ctx_search){ .how = "symbol __malloc_context" };
 	for (size_t i = 0; i < t->nfiles && !cs->musl; i++)
-		if (hw_musl_path(t->files[i].path))
+		if (hw_libc_is_musl_path(t->files[i].path))
 			cs->musl = t->files[i].path;
 	/* Dynamic: musl's libc.so (the dynamic linker too) holds the
 	   context; static: the executable.  By its symbol where the file

@@ -14,7 +14,7 @@
 #include <sys/stat.h>
 
 #include "../../sym/sym.h"
-#include "../mallocng/recognise.h"
+#include "../libc.h"
 #include "ptmalloc.h"
 
 static bool is_libc_path(const char *path)
@@ -23,7 +23,7 @@ static bool is_libc_path(const char *path)
 	base = base ? base + 1 : path;
 	/* (musl's libc is a libc.so too.)  */
 	return (strncmp(base, "libc.so", 7) == 0 ||
-		strncmp(base, "libc-2.", 7) == 0) && !hw_musl_path(path);
+		strncmp(base, "libc-2.", 7) == 0) && !hw_libc_is_musl_path(path);
 }
 
 /* Is t->files[i] the first mapping of a libc copy?  A process may hold
@@ -560,7 +560,7 @@ static const char *glibc_symbol_evidence(const struct hw_syms *syms,
 	};
 	uint64_t addr, size;
 	/* A static musl has a __libc_malloc too (mallocng/recognise.c).  */
-	if (hw_musl_symbols(syms, m))
+	if (hw_libc_has_musl_symbols(syms, m))
 		return NULL;
 	for (size_t i = 0; i < sizeof sym / sizeof sym[0]; i++)
 		if (hw_syms_lookup(syms, m, sym[i].name, &addr, &size, NULL))
