@@ -216,6 +216,8 @@ void hw_target_close(struct hw_target *t)
 {
 	if (!t)
 		return;
+	/* Before the regions it reads go.  */
+	hw_target_prefault_end(t);
 	/* The cache's blocks live in the regions the backend frees.  */
 	hw_cache_free(t->cache, t->regions, t->nregions);
 	t->cache = NULL;

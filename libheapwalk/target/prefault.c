@@ -16,6 +16,7 @@
  * (measured: no gain), while a fault holds it only briefly.
  */
 #include <stdint.h>
+#include <stdlib.h>
 #include <sys/mman.h>
 
 #include "../internal.h"
@@ -68,6 +69,35 @@ void hw_prefault_stop(struct hw_prefault *pf)
 	atomic_store(&pf->stop, true);
 	pthread_join(pf->tid, NULL);
 	pf->started = false;
+}
+
+bool hw_target_prefault_add(struct hw_target *t, const struct hw_region *r)
+{
+	if (!t->prefault && !(t->prefault = calloc(1, sizeof *t->prefault)))
+		return false;
+	if (t->prefault->started || !r->data)
+		return false;
+	return hw_prefault_add(t->prefault, r->data, r->avail);
+}
+
+void hw_target_prefault_start(struct hw_target *t)
+{
+	if (t->prefault && !t->prefault->started)
+		hw_prefault_start(t->prefault);
+}
+
+bool hw_target_prefault_started(const struct hw_target *t)
+{
+	return t->prefault && t->prefault->nranges;
+}
+
+void hw_target_prefault_end(struct hw_target *t)
+{
+	if (!t->prefault)
+		return;
+	hw_prefault_stop(t->prefault);
+	free(t->prefault);
+	t->prefault = NULL;
 }
 
 /* Tearing down the page table entries of a walked core is the last thing

@@ -109,6 +109,8 @@ struct hw_live {
 	size_t unstoppable;      /* threads that would not stop in time */
 };
 
+struct hw_prefault;
+
 struct hw_target {
 	const struct hw_target_ops *ops;
 	const struct hw_arch *arch;
@@ -120,6 +122,7 @@ struct hw_target {
 	size_t nregions;
 	struct hw_thread *threads;     /* the crashing thread first */
 	size_t nthreads;
+	struct hw_prefault *prefault;  /* prefault.c's helper, or NULL */
 	struct hw_mapped_file *files;
 	size_t nfiles;
 	const uint8_t *auxv;
@@ -196,6 +199,18 @@ const uint8_t *hw_peek_near(struct hw_target *t, const struct hw_region **hint,
    word or page.  */
 uint64_t hw_next_readable(const struct hw_target *t, uint64_t at,
 			  uint64_t hi);
+
+/* prefault.c: fault in, from a helper thread, the bytes of regions a
+   walk will read soon (those mapped in place: region->data), while the
+   rest of an open goes on.  Regions are queued (false when the queue is
+   full, the helper runs already, or memory is short), then the helper
+   is started once; it stops when the target is closed, at the latest.
+   For a walker that knows where the heaps are before it can read them.  */
+bool hw_target_prefault_add(struct hw_target *t, const struct hw_region *r);
+void hw_target_prefault_start(struct hw_target *t);
+bool hw_target_prefault_started(const struct hw_target *t);
+/* Stop the helper and free it (hw_target_close does).  */
+void hw_target_prefault_end(struct hw_target *t);
 
 /* How many bytes from addr on are readable in one piece (0 if none).  */
 uint64_t hw_readable_run(struct hw_target *t, uint64_t addr,

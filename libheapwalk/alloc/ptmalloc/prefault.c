@@ -1,5 +1,6 @@
 /* prefault.c - guess the heaps early, so their pages are faulted in while
- * symbols and debug info load (target/prefault.c says why).
+ * symbols and debug info load (the target's helper: target/prefault.c
+ * says why).
  *
  * Nothing is known yet (no main_arena, no layout), so this goes by what
  * every glibc 2.17-2.44 leaves behind: a thread heap is a mapping aligned
@@ -44,8 +45,8 @@ void pm_prefault_start(struct pm_state *p)
 		    r->avail < (1u << 20))
 			continue;
 		if ((i == after_exe && exe) || looks_like_thread_heap(t, r))
-			if (!hw_prefault_add(&p->prefault, r->data, r->avail))
+			if (!hw_target_prefault_add(t, r))
 				break;
 	}
-	hw_prefault_start(&p->prefault);
+	hw_target_prefault_start(t);
 }

@@ -20,7 +20,6 @@ static void pm_close(void *state)
 	struct pm_state *p = state;
 	if (!p)
 		return;
-	hw_prefault_stop(&p->prefault);
 	pm_pieces_free(p);
 	for (size_t i = 0; i < p->nheaps; i++)
 		munmap(p->heaps[i].tags, p->heaps[i].tags_len);
@@ -107,7 +106,8 @@ static bool pm_settle(struct hw_session *s, void **state)
 {
 	struct pm_state *p = *state;
 	/* (Not started at open when another allocator opened first.)  */
-	if (s->policy.prefault && hw_threads(s) > 1 && !p->prefault.nranges)
+	if (s->policy.prefault && hw_threads(s) > 1 &&
+	    !hw_target_prefault_started(p->t))
 		pm_prefault_start(p);
 	if (!p->dwarf_later)
 		return false;

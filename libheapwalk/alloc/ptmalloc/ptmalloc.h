@@ -33,7 +33,6 @@
 #include <string.h>
 
 #include "../../sym/sym.h"
-#include "../../target/prefault.h"
 #include "../../target/target.h"
 #include "../alloc.h"
 
@@ -367,7 +366,6 @@ struct pm_state {
 	struct pm_mmapped *mmapped;
 	size_t nmmapped;
 	uint64_t list_limit;              /* bound on any list walk */
-	struct hw_prefault prefault;      /* faults the heaps in early */
 	bool walked;                      /* findings of the chunk walk taken */
 	bool lists_reported;              /* ... and those needing every list */
 	bool lists_done;                  /* every list walked */
