@@ -174,10 +174,12 @@ struct hw_open_opts {
 	const char *const *debug_dirs; /* extra separate-debug-info dirs */
 	size_t n_debug_dirs;
 	bool no_debuginfo;             /* ignore all separate debug info */
-	const char *allocator;         /* "auto" (NULL), "ptmalloc",
-					  "jemalloc" (the first instance of
-					  that kind) or "N" (instance N as
-					  summary lists them) */
+	const char *allocator;         /* "auto" (NULL), an allocator's
+					  name as summary prints it (the
+					  first instance of that kind:
+					  "ptmalloc", "tcmalloc", ...) or
+					  "N" (instance N as summary lists
+					  them) */
 	/* Live processes.  */
 	bool no_stop;                  /* never stop all threads at once:
 					  read while the process runs (the
@@ -316,8 +318,10 @@ enum hw_status hw_blocks(hw_session *s, hw_block_cb *cb, void *arg);
 /* The whole heap in figures.  Set sz to sizeof before the call.  */
 struct hw_heap_totals {
 	size_t sz;
-	const char *allocator;    /* "ptmalloc" or "jemalloc" */
-	const char *version;      /* "2.36", "5.3.0", or "unknown" */
+	const char *allocator;    /* its name, as summary prints it:
+				     "ptmalloc", "jemalloc", "tcmalloc",
+				     "mallocng" */
+	const char *version;      /* "2.36", "5.3.0", ..., or "unknown" */
 	size_t arenas;
 	uint64_t used_blocks, used_bytes;    /* usable bytes */
 	uint64_t free_blocks, free_bytes;
@@ -328,8 +332,9 @@ struct hw_heap_totals {
 };
 enum hw_status hw_heap_totals(hw_session *s, struct hw_heap_totals *t);
 
-/* One size class (the allocator's own: a bin's or a jemalloc size
-   class's range of usable sizes), or one arena.  */
+/* One size class (the allocator's own: the range of usable sizes of a
+   ptmalloc bin, a jemalloc or tcmalloc size class, a mallocng class),
+   or one arena.  */
 struct hw_class_totals {
 	uint64_t min, max;        /* usable sizes it holds, inclusive */
 	uint64_t used_blocks, used_bytes, free_blocks, free_bytes;
