@@ -8,7 +8,7 @@
 #include <stdlib.h>
 
 #include "mallocng.h"
-#include "recognise.h"
+#include "detect.h"
 
 static void ng_close(void *state)
 {
@@ -27,7 +27,7 @@ static enum hw_status ng_open(struct hw_session *s, void **state)
 	ng->s = s;
 	ng->t = s->target;
 	if (!ng_find_context(ng)) {
-		/* (The session says why: recognise.c, once nothing opens.)  */
+		/* (The session says why: detect.c, once nothing opens.)  */
 		ng_close(ng);
 		return HW_NO_ALLOCATOR;
 	}

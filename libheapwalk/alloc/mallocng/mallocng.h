@@ -2,7 +2,7 @@
  * the allocator interface: its context, meta areas, groups and slots
  * (doc/design/musl-mallocng.md has every layout and where it was read).
  *
- * Opening finds the context (recognise.c), reads every meta area once
+ * Opening finds the context (detect.c), reads every meta area once
  * and keeps each group its metas describe, sorted by address; a walk
  * then reads each slot's in-band header for its block.  A group carved
  * out of a slot of a larger group (nested) is walked where that slot is,
@@ -87,7 +87,7 @@ struct ng_state {
 	bool reported;                /* the first walk reported findings */
 };
 
-/* Find the context (recognise.c): true with ng->ctx, ->home, ->how
+/* Find the context (detect.c): true with ng->ctx, ->home, ->how
    set, or false (ng->s's error says nothing: recognise explains).  */
 bool ng_find_context(struct ng_state *ng);
 

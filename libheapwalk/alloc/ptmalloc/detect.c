@@ -559,7 +559,7 @@ static const char *glibc_symbol_evidence(const struct hw_syms *syms,
 		{ "malloc_trim", "symbol malloc_trim in the executable" },
 	};
 	uint64_t addr, size;
-	/* A static musl has a __libc_malloc too (mallocng/recognise.c).  */
+	/* A static musl has a __libc_malloc too (alloc/libc.c).  */
 	if (hw_libc_has_musl_symbols(syms, m))
 		return NULL;
 	for (size_t i = 0; i < sizeof sym / sizeof sym[0]; i++)

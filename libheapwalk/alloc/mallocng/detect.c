@@ -1,4 +1,4 @@
-/* recognise.c - musl libc's allocator (mallocng, musl 1.2.1+) told apart
+/* detect.c - musl libc's allocator (mallocng, musl 1.2.1+) told apart
  * from glibc's, so that a musl program is named as one and not taken for
  * a glibc whose arena could not be found.
  *
@@ -16,7 +16,7 @@
 #include "../libc.h"
 #include "../module.h"
 #include "mallocng.h"
-#include "recognise.h"
+#include "detect.h"
 
 #define AT_RANDOM 25
 #define MAX_RANGES 16

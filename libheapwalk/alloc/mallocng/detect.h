@@ -1,7 +1,7 @@
-/* recognise.h - musl libc's allocators told apart from glibc's, and
+/* detect.h - musl libc's allocators told apart from glibc's, and
  * why one cannot be walked.  */
-#ifndef HW_MALLOCNG_RECOGNISE_H
-#define HW_MALLOCNG_RECOGNISE_H
+#ifndef HW_MALLOCNG_DETECT_H
+#define HW_MALLOCNG_DETECT_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -14,4 +14,4 @@
    why_absent.  */
 bool hw_mallocng_recognise(struct hw_session *s, char *why, size_t len);
 
-#endif /* HW_MALLOCNG_RECOGNISE_H */
+#endif /* HW_MALLOCNG_DETECT_H */
