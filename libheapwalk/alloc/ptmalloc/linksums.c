@@ -78,29 +78,38 @@ static bool head_sums(struct pm_state *p, const struct pm_arena *ar,
 	return true;
 }
 
-/* Each arena's sums: its heaps' added up, in one pass over the heaps.  */
+void pm_sums_add(struct pm_sums *to, const struct pm_sums *from)
+{
+	for (int b = 0; b < PM_NBINS; b++) {
+		to->link_fwd[b] += from->link_fwd[b];
+		to->link_bwd[b] += from->link_bwd[b];
+		to->bin_count[b] += from->bin_count[b];
+		to->bin_bytes[b] += from->bin_bytes[b];
+	}
+	to->link_broken[0] |= from->link_broken[0];
+	to->link_broken[1] |= from->link_broken[1];
+	for (int k = 0; k < PM_NFASTBINS; k++) {
+		to->guess_nodes[k] += from->guess_nodes[k];
+		to->guess_links[k] += from->guess_links[k];
+		to->guess_tails[k] += from->guess_tails[k];
+		to->guessed[k] += from->guessed[k];
+	}
+}
+
+/* Each arena's sums: its heaps' added up, in one pass over the heaps,
+   and the chunks and bytes of all its bins (binned: an arena's only).  */
 static void add_up_sums(struct pm_state *p)
 {
 	for (size_t a = 0; a < p->narenas; a++)
 		memset(&p->arenas[a].sums, 0, sizeof p->arenas[a].sums);
-	for (size_t i = 0; i < p->nheaps; i++) {
-		const struct pm_sums *h = &p->heaps[i].sums;
-		struct pm_sums *a = &p->arenas[p->heaps[i].arena].sums;
+	for (size_t i = 0; i < p->nheaps; i++)
+		pm_sums_add(&p->arenas[p->heaps[i].arena].sums,
+			    &p->heaps[i].sums);
+	for (size_t a = 0; a < p->narenas; a++) {
+		struct pm_sums *s = &p->arenas[a].sums;
 		for (int b = 1; b <= LAST_SORTED; b++) {
-			a->link_fwd[b] += h->link_fwd[b];
-			a->link_bwd[b] += h->link_bwd[b];
-			a->bin_count[b] += h->bin_count[b];
-			a->bin_bytes[b] += h->bin_bytes[b];
-			a->binned += h->bin_count[b];
-			a->binned_bytes += h->bin_bytes[b];
-		}
-		a->link_broken[0] |= h->link_broken[0];
-		a->link_broken[1] |= h->link_broken[1];
-		for (int k = 0; k < PM_NFASTBINS; k++) {
-			a->guess_nodes[k] += h->guess_nodes[k];
-			a->guess_links[k] += h->guess_links[k];
-			a->guess_tails[k] += h->guess_tails[k];
-			a->guessed[k] += h->guessed[k];
+			s->binned += s->bin_count[b];
+			s->binned_bytes += s->bin_bytes[b];
 		}
 	}
 }

@@ -609,6 +609,10 @@ void pm_pieces_mark_end(struct pm_state *p, bool complete);
    marks (p->pieces.marked): how many, 0 when out of memory.  */
 size_t pm_pieces_build(struct pm_state *p);
 void pm_pieces_free(struct pm_state *p);
+/* linksums.c: add a heap's (or a part's) sums to another's: every bin's
+   and fastbin's, link_broken or'ed (binned is an arena's, left alone).  */
+void pm_sums_add(struct pm_sums *to, const struct pm_sums *from);
+
 /* split.c: the biggest heap of a walk in threads cut into pieces as one
    thread follows its chain of sizes (pm_split_follow), the pieces walked
    by every thread (pm_split_take) with a copy of the heap whose sums are

@@ -200,26 +200,8 @@ void pm_split_end(struct pm_split *sp)
 {
 	if (!sp->active)
 		return;
-	struct pm_sums *to = &sp->h->sums;
-	for (unsigned k = 0; k < sp->nparts; k++) {
-		const struct pm_sums *s = &sp->shadow[k].sums;
-		for (int b = 0; b < PM_NBINS; b++) {
-			to->link_fwd[b] += s->link_fwd[b];
-			to->link_bwd[b] += s->link_bwd[b];
-			to->bin_count[b] += s->bin_count[b];
-			to->bin_bytes[b] += s->bin_bytes[b];
-		}
-		to->link_broken[0] |= s->link_broken[0];
-		to->link_broken[1] |= s->link_broken[1];
-		to->binned += s->binned;
-		to->binned_bytes += s->binned_bytes;
-		for (int i = 0; i < PM_NFASTBINS; i++) {
-			to->guess_nodes[i] += s->guess_nodes[i];
-			to->guess_links[i] += s->guess_links[i];
-			to->guess_tails[i] += s->guess_tails[i];
-			to->guessed[i] += s->guessed[i];
-		}
-	}
+	for (unsigned k = 0; k < sp->nparts; k++)
+		pm_sums_add(&sp->h->sums, &sp->shadow[k].sums);
 	atomic_fetch_add(&sp->p->s->work.heaps_cut, 1);
 	atomic_fetch_add(&sp->p->s->work.cut_pieces, sp->published);
 	pthread_mutex_destroy(&sp->lock);
