@@ -76,6 +76,15 @@ enum bm_probe_step {
 #define BM_PREFETCH_READ(p) __builtin_prefetch((p), 0, 3)
 #define BM_PREFETCH_WRITE(p) __builtin_prefetch((p), 1, 3)
 
+/* The probe's last step, in the bitmaps or a slab: p->ref names the
+   block, whose mark byte the caller writes next.  */
+static inline void bm_probe_hit(struct bm_probe *p)
+{
+	BM_PREFETCH_WRITE(p->ref.mk);
+	p->exact = p->ref.addr == p->addr;
+	p->found = true;
+}
+
 /* The slabs' part of bm_add, bm_remove, bm_find (with addr in the slab
    page pg), bm_seal, bm_each and bm_settle_marks.  */
 bool bm_slab_add(struct hw_blockmap *m, const struct bm_slab_page *pg,

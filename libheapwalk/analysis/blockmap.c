@@ -443,9 +443,7 @@ bool bm_probe_step(const struct hw_blockmap *m, struct bm_probe *p)
 		struct bm_leaf *leaf = (struct bm_leaf *)p->at;
 		ref_make(m, &p->ref, p->ref.run, leaf, p->w, p->b,
 			 granule_addr(m, p->ref.run, p->k, p->w, p->b));
-		BM_PREFETCH_WRITE(p->ref.mk);
-		p->exact = p->ref.addr == p->addr;
-		p->found = true;
+		bm_probe_hit(p);
 		break;
 	}
 	default:

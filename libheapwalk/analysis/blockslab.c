@@ -225,9 +225,7 @@ bool bm_slab_probe_step(const struct hw_blockmap *m, struct bm_probe *p)
 		if (!slot_is_used(m, p->k))
 			break;
 		p->ref.mk = slot_mark(m, p->k);
-		BM_PREFETCH_WRITE(p->ref.mk);
-		p->exact = p->ref.addr == p->addr;
-		p->found = true;
+		bm_probe_hit(p);
 		break;
 	default:
 		break;
