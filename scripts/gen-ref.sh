@@ -41,22 +41,10 @@ for f in doc/heapwalk.md doc/heapwalk.1 doc/heapwalk-gdb.7 scripts/completion/he
 	cp "$top/$f" "$tmp/new/$f"
 done
 
-TABLE=$tmp/table perl -i -ne '
-	BEGIN {
-		open my $t, "<", $ENV{TABLE} or die;
-		while (<$t>) { chomp; my ($n, $u) = split /\t/, $_, 2; $u{$n} = $u }
-	}
-	# The first heading of each command.
-	if (/^### ([a-z]+)(?: |$)/ && exists $u{$1} && !$done{$ARGV}{$1}++) {
-		print "### $u{$1}\n";
-		next;
-	}
-	print;
-' "$tmp/new/doc/heapwalk.md"
-
-# roff of a usage: options bold, placeholders (upper-case words) italic,
-# brackets and bars roman; $heading: a .SS line (bold already: no fonts
-# but the italics).
+# Each command's first heading in the three pages, from the table: the
+# Markdown heading as the usage reads; in roff, options bold,
+# placeholders (upper-case words) italic, brackets and bars roman ($heading:
+# a .SS line, bold already: no fonts but the italics).
 TABLE=$tmp/table perl -i -ne '
 	BEGIN {
 		open my $t, "<", $ENV{TABLE} or die;
@@ -78,17 +66,23 @@ TABLE=$tmp/table perl -i -ne '
 		}
 		return $out;
 	}
-	if ($ARGV =~ /heapwalk\.1$/ && /^\.SS "?([a-z]+)[ "]?/ && exists $u{$1} && !$done{$ARGV}{$1}++) {
+	# (The first heading of each command in each page.)
+	sub first { my $n = shift; return exists $u{$n} && !$done{$ARGV}{$n}++ }
+	if ($ARGV =~ /\.md$/ && /^### ([a-z]+)(?: |$)/ && first($1)) {
+		print "### $u{$1}\n";
+		next;
+	}
+	if ($ARGV =~ /heapwalk\.1$/ && /^\.SS "?([a-z]+)[ "]?/ && first($1)) {
 		my $r = roff($u{$1}, 1);
 		print $r =~ / / ? ".SS \"$r\"\n" : ".SS $r\n";
 		next;
 	}
-	if ($ARGV =~ /gdb\.7$/ && /^\.B heap ([a-z]+)(?: |$)/ && exists $u{$1} && !$done{$ARGV}{$1}++) {
+	if ($ARGV =~ /gdb\.7$/ && /^\.B heap ([a-z]+)(?: |$)/ && first($1)) {
 		print ".B heap " . roff($u{$1}, 0) . "\n";
 		next;
 	}
 	print;
-' "$tmp/new/doc/heapwalk.1" "$tmp/new/doc/heapwalk-gdb.7"
+' "$tmp/new/doc/heapwalk.md" "$tmp/new/doc/heapwalk.1" "$tmp/new/doc/heapwalk-gdb.7"
 
 # The completion's fallback: --help from "options:" on, quoted for bash.
 HELP=$tmp/help perl -i -0777 -pe '
