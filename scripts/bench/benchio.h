@@ -10,6 +10,7 @@
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <unistd.h>
 
 static void say(const char *fmt, ...)
@@ -41,6 +42,27 @@ static void say_mallinfo(const struct mallinfo2 *mi)
         "usmblks=%zu fsmblks=%zu uordblks=%zu fordblks=%zu keepcost=%zu\n",
         mi->arena, mi->ordblks, mi->smblks, mi->hblks, mi->hblkhd,
         mi->usmblks, mi->fsmblks, mi->uordblks, mi->fordblks, mi->keepcost);
+}
+
+/* A worker's sample of live blocks, each with its malloc_usable_size.  */
+static void say_samples(void *const *sample, const size_t *usable, size_t n)
+{
+    for (size_t k = 0; k < n; k++)
+        say("sample addr=%p usable=%zu\n", sample[k], usable[k]);
+}
+
+/* The end of a run: wait, alive, for --pid (the bench reads "ready"),
+   or abort() for the core. */
+static void finish(int wait_mode) __attribute__((noreturn));
+static void finish(int wait_mode)
+{
+    if (wait_mode) {
+        say("ready\n");
+        for (;;)
+            pause();
+    }
+    say("aborting\n");
+    abort();
 }
 
 static uint64_t next_rand(uint64_t *s)

@@ -278,15 +278,7 @@ int main(int argc, char **argv)
     say_mallinfo(&mi);
 
     for (unsigned t = 0; t <= nthreads; t++)
-        for (size_t k = 0; k < ws[t].nsamples; k++)
-            say("sample addr=%p usable=%zu\n", ws[t].sample[k],
-                ws[t].sample_usable[k]);
+        say_samples(ws[t].sample, ws[t].sample_usable, ws[t].nsamples);
 
-    if (wait_mode) {
-        say("ready\n");
-        for (;;)
-            pause();
-    }
-    say("aborting\n");
-    abort();
+    finish(wait_mode);
 }

@@ -149,17 +149,26 @@ static void big_blocks(struct worker *w, size_t at)
     }
 }
 
-static void build_manyheaps(struct worker *w)
+/* The table of n blocks of the sizes size_of draws, each written whole,
+   and the two big blocks after them: how manyheaps, churn and arenas64
+   begin.  Returns n. */
+static size_t alloc_table(struct worker *w, size_t (*size_of)(uint64_t *))
 {
     size_t n = w->n;
     w->cap = n + 2;
     w->tab = xmalloc(w, w->cap * sizeof *w->tab);
     big_blocks(w, n);
     for (size_t i = 0; i < n; i++) {
-        size_t sz = size_manyheaps(&w->rng);
+        size_t sz = size_of(&w->rng);
         w->tab[i] = xmalloc(w, sz);
         fill(w->tab[i], sz, 0, w->index);
     }
+    return n;
+}
+
+static void build_manyheaps(struct worker *w)
+{
+    size_t n = alloc_table(w, size_manyheaps);
     /* A third, in allocation order: each freed chunk sits between two in
        use, so none coalesces and no free reaches the 64 KiB that would
        consolidate the fastbins. */
@@ -171,15 +180,7 @@ static void build_manyheaps(struct worker *w)
 
 static void build_churn(struct worker *w)
 {
-    size_t n = w->n;
-    w->cap = n + 2;
-    w->tab = xmalloc(w, w->cap * sizeof *w->tab);
-    big_blocks(w, n);
-    for (size_t i = 0; i < n; i++) {
-        size_t sz = size_mixed(&w->rng);
-        w->tab[i] = xmalloc(w, sz);
-        fill(w->tab[i], sz, 0, w->index);
-    }
+    size_t n = alloc_table(w, size_mixed);
     /* The program's own list of holes: malloc'd before any free, so
        that its large request finds no fastbin to consolidate. */
     size_t *holes = xmalloc(w, n * sizeof *holes);
@@ -372,15 +373,7 @@ static void build_ptrs(struct worker *w)
 
 static void build_arenas64(struct worker *w)
 {
-    size_t n = w->n;
-    w->cap = n + 2;
-    w->tab = xmalloc(w, w->cap * sizeof *w->tab);
-    big_blocks(w, n);
-    for (size_t i = 0; i < n; i++) {
-        size_t sz = size_mixed(&w->rng);
-        w->tab[i] = xmalloc(w, sz);
-        fill(w->tab[i], sz, 0, w->index);
-    }
+    size_t n = alloc_table(w, size_mixed);
     for (size_t k = 0; k < n / 4; k++) {
         size_t i = (size_t)(next_rand(&w->rng) % n);
         if (w->tab[i] != NULL) {
@@ -583,14 +576,6 @@ int main(int argc, char **argv)
     say("leaks_truth=none\n");
     say_mallinfo(&mi);
     for (unsigned t = 0; t <= nthreads; t++)
-        for (size_t k = 0; k < ws[t].nsamples; k++)
-            say("sample addr=%p usable=%zu\n", ws[t].sample[k],
-                ws[t].sample_usable[k]);
-    if (wait_mode) {
-        say("ready\n");
-        for (;;)
-            pause();
-    }
-    say("aborting\n");
-    abort();
+        say_samples(ws[t].sample, ws[t].sample_usable, ws[t].nsamples);
+    finish(wait_mode);
 }
