@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
-# Write each command's synopsis into every copy of the reference from the
-# one source, the command table (libheapwalk/commands/*.c, as
-# `heapwalk help CMD` prints it), so that the copies cannot drift:
+# Make every copy of the reference from its one source, so that the
+# copies cannot drift.  The command table (libheapwalk/commands/*.c, as
+# `heapwalk help CMD` prints it) gives each command's synopsis:
 #   doc/heapwalk.md        the heading "### NAME USAGE" of each command
-#   doc/heapwalk.1         its ".SS" line
 #   doc/heapwalk-gdb.7     its ".B heap NAME ..." line
 #   scripts/completion/heapwalk.bash  the fallback copy of --help
-# The prose under each heading is the page's own.
+# and doc/heapwalk.md, the reference, gives the manual page:
+#   doc/heapwalk.1         from DESCRIPTION on, made by scripts/md2man.pl
+#                          (its head -- .TH, NAME, SYNOPSIS -- is its own)
+# The gdb page's prose is its own: it says what differs inside gdb.
 #
 # usage: scripts/gen-ref.sh [--check] [HEAPWALK]     (default build/heapwalk)
 # --check: change nothing; exit 1 and show the differences when a copy
@@ -41,23 +43,22 @@ for f in doc/heapwalk.md doc/heapwalk.1 doc/heapwalk-gdb.7 scripts/completion/he
 	cp "$top/$f" "$tmp/new/$f"
 done
 
-# Each command's first heading in the three pages, from the table: the
+# Each command's first heading in the two pages, from the table: the
 # Markdown heading as the usage reads; in roff, options bold,
-# placeholders (upper-case words) italic, brackets and bars roman ($heading:
-# a .SS line, bold already: no fonts but the italics).
+# placeholders (upper-case words) italic, brackets and bars roman.
 TABLE=$tmp/table perl -i -ne '
 	BEGIN {
 		open my $t, "<", $ENV{TABLE} or die;
 		while (<$t>) { chomp; my ($n, $u) = split /\t/, $_, 2; $u{$n} = $u }
 	}
 	sub roff {
-		my ($u, $heading) = @_;
+		my ($u) = @_;
 		my $out = "";
 		for my $tok ($u =~ /(\[|\]|\||[^\[\]|\s]+|\s+)/g) {
 			if ($tok =~ /^([A-Z][A-Z0-9_]*)(.*)$/) {
 				$out .= "\\fI$1\\fP$2";
 			} elsif ($tok =~ /^[\[\]|]$/) {
-				$out .= $heading ? $tok : "\\fR$tok\\fP";
+				$out .= "\\fR$tok\\fP";
 			} else {
 				(my $w = $tok) =~ s/-/\\-/g;
 				$w =~ s/=([A-Z][A-Z0-9_]*)/=\\fI$1\\fP/g;
@@ -72,17 +73,24 @@ TABLE=$tmp/table perl -i -ne '
 		print "### $u{$1}\n";
 		next;
 	}
-	if ($ARGV =~ /heapwalk\.1$/ && /^\.SS "?([a-z]+)[ "]?/ && first($1)) {
-		my $r = roff($u{$1}, 1);
-		print $r =~ / / ? ".SS \"$r\"\n" : ".SS $r\n";
-		next;
-	}
 	if ($ARGV =~ /gdb\.7$/ && /^\.B heap ([a-z]+)(?: |$)/ && first($1)) {
-		print ".B heap " . roff($u{$1}, 0) . "\n";
+		print ".B heap " . roff($u{$1}) . "\n";
 		next;
 	}
 	print;
-' "$tmp/new/doc/heapwalk.md" "$tmp/new/doc/heapwalk.1" "$tmp/new/doc/heapwalk-gdb.7"
+' "$tmp/new/doc/heapwalk.md" "$tmp/new/doc/heapwalk-gdb.7"
+
+# The manual page from the reference: its own head, then the rest made
+# from the Markdown, with the placeholders of the usages and of the
+# options (PID, FILE, ...) in italics.
+sed '/^\.SH DESCRIPTION$/,$d' "$top/doc/heapwalk.1" >"$tmp/head"
+grep -q '^\.TH ' "$tmp/head" || { echo "gen-ref: doc/heapwalk.1 has no .TH before its DESCRIPTION" >&2; exit 2; }
+placeholders=$({ cut -f2 "$tmp/table"
+	sed -n 's/^  \(-[-a-z, ]*[ =]\)\([A-Z][A-Z]*\) .*/\2/p' "$tmp/help"
+	echo CORE COMMAND ARGS OPTIONS; } |
+	grep -oE '\b[A-Z][A-Z0-9_]*\b' | sort -u | tr '\n' ' ')
+perl "$top/scripts/md2man.pl" "$tmp/head" "$placeholders" \
+	<"$tmp/new/doc/heapwalk.md" >"$tmp/new/doc/heapwalk.1"
 
 # The completion's fallback: --help from "options:" on, quoted for bash.
 HELP=$tmp/help perl -i -0777 -pe '
@@ -99,7 +107,7 @@ status=0
 for f in doc/heapwalk.md doc/heapwalk.1 doc/heapwalk-gdb.7 scripts/completion/heapwalk.bash; do
 	if ! cmp -s "$top/$f" "$tmp/new/$f"; then
 		if [ $check = 1 ]; then
-			echo "gen-ref: $f is not what the command table makes:" >&2
+			echo "gen-ref: $f is not what its source makes (the command table, doc/heapwalk.md):" >&2
 			diff -u "$top/$f" "$tmp/new/$f" | sed -n '3,40p' >&2
 			status=1
 		else

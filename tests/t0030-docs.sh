@@ -80,7 +80,7 @@ while read -r cmd; do
 done <"$T/commands"
 # The tags of OPTIONS (the line after each .TP), with roff's \- as -.
 awk '/^\.SH/ { on = ($2 == "OPTIONS") } on && prev == ".TP" { print } { prev = $0 }' \
-	doc/heapwalk.1 | sed 's/\\-/-/g' >"$T/tags"
+	doc/heapwalk.1 | sed 's/\\-/-/g; s/\\f[BIRP]//g' >"$T/tags"
 tags=" $(tr '",\n' '   ' <"$T/tags" | sed 's/=/ /g') "
 while read -r opt; do
 	[[ $tags == *" $opt "* ]] ||
