@@ -825,7 +825,7 @@ enum hw_status hw_core_open(const char *path,
 	int fd = hw_open_regular(path);
 	if (fd < 0)
 		return fail(err, errlen, HW_BAD_TARGET, "'%s': %s", path,
-			    strerror(errno));
+			    hw_open_regular_why(path, errno));
 	struct stat st;
 	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
 		close(fd);

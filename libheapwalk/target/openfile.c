@@ -10,6 +10,7 @@
 #endif
 #include <errno.h>
 #include <fcntl.h>
+#include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -30,4 +31,22 @@ int hw_open_regular(const char *path)
 		return -1;
 	}
 	return fd;
+}
+
+const char *hw_open_regular_why(const char *path, int err)
+{
+	struct stat st;
+	if (err != EINVAL || stat(path, &st) != 0)
+		return strerror(err);
+	if (S_ISCHR(st.st_mode))
+		return "a character device, not a file";
+	if (S_ISBLK(st.st_mode))
+		return "a block device, not a file";
+	/* heapwalk maps the core: a stream must be saved first.  */
+	if (S_ISFIFO(st.st_mode))
+		return "a pipe, not a file (heapwalk maps the file: save the "
+		       "stream to a file first)";
+	if (S_ISSOCK(st.st_mode))
+		return "a socket, not a file";
+	return "not a regular file";
 }

@@ -173,6 +173,11 @@ const struct hw_region *hw_region_of(const struct hw_target *t, uint64_t addr);
    FIFO, socket or device, EISDIR for a directory).  Never blocks.  */
 int hw_open_regular(const char *path);
 
+/* Why hw_open_regular(path) failed with errno `err`, in words a user
+   acts on: strerror's, or for a file that is not a regular one what it
+   is ("a character device, not a core file").  */
+const char *hw_open_regular_why(const char *path, int err);
+
 /* Why no thread has a thread pointer, as the target would say it ("the
    core has no thread pointers (no NT_ARM_TLS: ...)").  */
 const char *hw_target_no_tp(const struct hw_target *t);
