@@ -264,6 +264,8 @@ struct hw_output {
 	enum hw_form form;
 	bool color;          /* text: labels and table headers in bold
 				(ANSI escapes), for a terminal */
+	bool terminal;       /* a person reads it on a terminal: `map`
+				refuses to write its SVG there (-o FILE) */
 };
 #define HW_OUTPUT_INIT { .sz = sizeof(struct hw_output) }
 

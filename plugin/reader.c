@@ -677,6 +677,8 @@ static enum hw_status run_request(struct request *rq,
 	out.write = echo_write;
 	out.cookie = sink;
 	out.form = po.json ? HW_FORM_JSON : HW_FORM_TEXT;
+	/* Without -o the report goes to gdb's console.  */
+	out.terminal = !po.out_file;
 	st = hw_session_run(rq->session, argc, argv, &out);
 	if (st != HW_OK && st != HW_CORRUPT)
 		say(ans, "heapwalk: %s\n", hw_session_errmsg(rq->session));

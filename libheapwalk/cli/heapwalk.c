@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -104,6 +105,32 @@ static bool is_command(const char *name)
 	return command_index(name) >= 0;
 }
 
+/* How to open the manual page: `man heapwalk` once installed; from a
+   build tree (build/heapwalk or build/asan/heapwalk, doc/ beside
+   build/), the page in the tree.  */
+static void man_command(char *buf, size_t len)
+{
+	static const char *const up[] = { "/../doc/heapwalk.1",
+					   "/../../doc/heapwalk.1" };
+	char exe[PATH_MAX], page[PATH_MAX + 32], real[PATH_MAX];
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+	snprintf(buf, len, "man heapwalk");
+	if (n <= 0)
+		return;
+	exe[n] = '\0';
+	char *slash = strrchr(exe, '/');
+	if (!slash)
+		return;
+	*slash = '\0';
+	for (size_t k = 0; k < sizeof up / sizeof *up; k++) {
+		snprintf(page, sizeof page, "%s%s", exe, up[k]);
+		if (access(page, R_OK) == 0 && realpath(page, real)) {
+			snprintf(buf, len, "man -l %s", real);
+			return;
+		}
+	}
+}
+
 /* `heapwalk help [COMMAND]`: the usage, every option and an example, as
    `git help` gives them.  */
 static int help(const char *name)
@@ -132,10 +159,12 @@ static int help(const char *name)
 			printf("  %-17s", opt);
 			wrapped(stdout, what, 19, 19);
 		}
+		char man[PATH_MAX + 16];
+		man_command(man, sizeof man);
 		printf("\nexample:\n  heapwalk %s\n\n"
 		       "The options before the target (--json, --sysroot, ...): "
-		       "heapwalk --help.\nThe output, field by field: man "
-		       "heapwalk.\n", hw_command_example(i));
+		       "heapwalk --help.\nThe output, field by field: %s\n",
+		       hw_command_example(i), man);
 		return 0;
 	}
 	fprintf(stderr, "heapwalk: help: unknown command '%s' (try "
@@ -530,8 +559,18 @@ int main(int argc, char **argv)
 	/* Check the command before the (possibly slow) open.  */
 	if (ncmd > 0) {
 		if (!is_command(cmd[0])) {
-			int st = fail(HW_USAGE, "unknown command '%s' (try "
-				      "'heapwalk --help')", cmd[0]);
+			/* Two cores: the user most likely wants them compared.  */
+			struct stat st_cmd;
+			char msg[PATH_MAX * 3];
+			if (o.core && stat(cmd[0], &st_cmd) == 0)
+				snprintf(msg, sizeof msg, "'%s' is a file, not a "
+					 "command: to compare two cores, heapwalk "
+					 "%s diff %s (what changed since %s)",
+					 cmd[0], cmd[0], o.core, o.core);
+			else
+				snprintf(msg, sizeof msg, "unknown command '%s' "
+					 "(try 'heapwalk --help')", cmd[0]);
+			int st = fail(HW_USAGE, "%s", msg);
 			free(cmd);
 			return st;
 		}
@@ -577,6 +616,7 @@ int main(int argc, char **argv)
 		out.cookie = &sink;
 		out.form = json ? HW_FORM_JSON : HW_FORM_TEXT;
 		out.color = color && !json;
+		out.terminal = isatty(STDOUT_FILENO);
 		st = hw_session_run(s, ncmd, cmd, &out);
 		end_progress(&prog);
 	}

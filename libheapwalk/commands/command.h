@@ -21,12 +21,15 @@
 struct hw_emitter;
 
 /* What a command runs with: the session, the emitter its report goes
-   to, and its words (argv[0] is the command's name).  */
+   to, its words (argv[0] is the command's name), and whether a person
+   reads it on a terminal.  */
 struct hw_cmd {
 	struct hw_session *s;
 	struct hw_emitter *e;
 	int argc;
 	char *const *argv;
+	bool terminal;           /* the report goes to a terminal
+				    (hw_output.terminal) */
 };
 
 /* An option or operand as help shows it: its spelling (with its

@@ -119,7 +119,7 @@ enum hw_status hw_command_run(hw_session *s, int argc, char *const argv[],
 		return hw_error(s, HW_BAD_TARGET, "out of memory");
 	char *const dflt[] = { (char *)"summary", NULL };
 	const struct hw_cmd c = { s, e, argc > 0 ? argc : 1,
-				  argc > 0 ? argv : dflt };
+				  argc > 0 ? argv : dflt, out->terminal };
 	enum hw_status st = cmd->run(&c);
 	if (!em_close(e) && st == HW_OK)
 		st = hw_error(s, HW_BAD_TARGET, "write error on output");

@@ -504,6 +504,11 @@ static enum hw_status map_run(const struct hw_cmd *c)
 	enum hw_status st = parse(s, argc, argv, &output);
 	if (st != HW_OK)
 		return st;
+	/* Tens of KB of SVG on a terminal help nobody.  */
+	if (!output && c->terminal)
+		return hw_error(s, HW_USAGE, "map draws an SVG picture: give "
+				"-o FILE (e.g. -o heap.svg) and open it in a web "
+				"browser, or redirect the output");
 	struct scan sc = { 0 };
 	struct layout lo = { 0 };
 	struct map_svg w = { 0 };
@@ -558,7 +563,8 @@ done:
 }
 
 static const struct hw_command_opt map_opts[] = {
-	{ "-o FILE", "write the SVG to FILE (default: standard output)" },
+	{ "-o FILE", "write the SVG to FILE (default: standard output, "
+		     "unless that is a terminal)" },
 	{ NULL, NULL } };
 
 const struct hw_command hw_cmd_map = {
