@@ -11,6 +11,7 @@
 #include "../report/args.h"
 #include "../report/blockrow.h"
 #include "../report/pipe.h"
+#include "../target/target.h"
 #include "command.h"
 
 /* What a row must be to be shown: read by every rendering thread.  */
@@ -22,6 +23,8 @@ struct chunks_filter {
 	bool around;            /* --around: only the blocks near `addr` */
 	uint64_t addr;
 	unsigned near;          /* how many on each side */
+	char thread[96];        /* "--thread 2 (thread 2: tid 4712)" when
+				   --thread's number was taken as a thread's */
 };
 
 /* --around ADDR [N]: at most this many blocks on each side.  */
@@ -86,6 +89,25 @@ static enum hw_status parse_places(struct hw_session *s, const char *v,
 	return HW_OK;
 }
 
+/* --thread's number as a thread id: a tid of the target's is that
+   thread; else 1 to the count of threads is the thread reports number
+   so ("thread 2 (tid 4712)"), and `which` says which tid that is.  */
+static uint64_t thread_tid(const struct hw_session *s, uint64_t v,
+			   char *which, size_t len)
+{
+	const struct hw_target *t = s->target;
+	which[0] = '\0';
+	for (size_t k = 0; k < t->nthreads; k++)
+		if ((uint64_t)t->threads[k].tid == v)
+			return v;
+	if (v >= 1 && v <= t->nthreads && t->threads[v - 1].tid > 0) {
+		snprintf(which, len, " is thread %llu, tid %d",
+			 (unsigned long long)v, t->threads[v - 1].tid);
+		return (uint64_t)t->threads[v - 1].tid;
+	}
+	return v;
+}
+
 static enum hw_status parse(struct hw_session *s, int argc,
 			    char *const argv[], struct chunks_filter *f)
 {
@@ -131,17 +153,24 @@ static enum hw_status parse(struct hw_session *s, int argc,
 			if (!hw_args_size(v, &tid) || tid > INT32_MAX)
 				return hw_error(s, HW_USAGE, "chunks --thread: "
 						"'%s' is not a thread id", v);
+			char which[64];
+			tid = thread_tid(s, tid, which, sizeof which);
+			if (which[0])
+				snprintf(f->thread, sizeof f->thread,
+					 "--thread %s%s", v, which);
 			if (s->alloc->thread_arena)
 				ta = s->alloc->thread_arena(s->alloc_state,
 							   (int64_t)tid, &why);
 			if (ta < 0)
-				return hw_error(s, HW_USAGE, "chunks --thread %s: "
+				return hw_error(s, HW_USAGE, "chunks --thread %s%s: "
 						"no arena known for it (%s)", v,
+						which[0] ? " (thread's number)" : "",
 						why);
 			if (f->arena >= 0 && f->arena != ta)
-				return hw_error(s, HW_USAGE, "chunks --thread %s "
+				return hw_error(s, HW_USAGE, "chunks --thread %s%s "
 						"uses arena %d, not --arena's %lld",
-						v, ta, (long long)f->arena);
+						v, which[0] ? " (thread's number)" : "",
+						ta, (long long)f->arena);
 			f->arena = ta;
 		} else if ((v = hw_args_value(argc, argv, &i, "--arena"))) {
 			uint64_t n;
@@ -149,6 +178,20 @@ static enum hw_status parse(struct hw_session *s, int argc,
 				return hw_error(s, HW_USAGE, "chunks --arena: '%s' "
 						"is not an arena's number (the "
 						"arena column)", v);
+			size_t narenas = s->alloc->narenas ?
+					 s->alloc->narenas(s->alloc_state) : 0;
+			if (narenas && n >= narenas)
+				return narenas == 1 ?
+				       hw_error(s, HW_USAGE, "chunks --arena %s: "
+						"no arena %s (the only arena is "
+						"0)", v, v) :
+				       hw_error(s, HW_USAGE, "chunks --arena %s: "
+						"no arena %s (the arenas are 0 to "
+						"%zu)", v, v, narenas - 1);
+			if (f->arena >= 0 && f->arena != (int64_t)n)
+				return hw_error(s, HW_USAGE, "chunks --arena %s: "
+						"--thread's arena is %lld", v,
+						(long long)f->arena);
 			f->arena = (int64_t)n;
 		} else if ((v = hw_args_value(argc, argv, &i, "--min-size"))) {
 			if (!hw_args_size(v, &f->min_size))
@@ -278,6 +321,8 @@ static enum hw_status chunks_run(const struct hw_cmd *c)
 	hw_walk_rows_piped(c->s, c->e,
 			   filters(&f) ? print_kept_chunk : print_chunk, &f);
 	em_table_end(c->e);
+	if (!em_failed(c->e) && f.thread[0])
+		em_notef(c->e, "(%s)", f.thread);
 	/* JSON Lines has no place for a trailer; summary --json says it.  */
 	if (!em_failed(c->e) && c->s->partial.places)
 		em_notef(c->e, "(partial, first at 0x%llx: %s)",
@@ -293,7 +338,8 @@ static const struct hw_command_opt chunks_opts[] = {
 			      "column names them (e.g. tcache,fastbin)" },
 	{ "--arena N", "only arena N's blocks (the arena column)" },
 	{ "--thread TID", "only the blocks of the arena thread TID allocates "
-			  "from (ptmalloc: its thread_arena)" },
+			  "from (ptmalloc: its thread_arena); TID a thread id, "
+			  "or a thread's number as reports show it (thread 1)" },
 	{ "--min-size SIZE", "only blocks of at least SIZE usable bytes "
 			     "(1024, 0x400, 4K)" },
 	{ "--max-size SIZE", "only blocks of at most SIZE usable bytes" },

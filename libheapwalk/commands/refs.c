@@ -697,7 +697,7 @@ static enum hw_status setup(struct hw_session *s, struct hw_emitter *e,
 		em_kv(e, &F_QUERY, ev_addr(query));
 		em_kv(e, &F_NO_BLOCK, ev_null());
 		em_notef(e, "0x%" PRIx64 " is in no block in use: nothing "
-			 "holds it (heapwalk ... chunk 0x%" PRIx64 " says "
+			 "holds it (the command chunk 0x%" PRIx64 " says "
 			 "what is there)", query, query);
 		em_doc_end(e);
 		*answered = true;
