@@ -15,54 +15,44 @@
 
 static const char OPTIONS[] = "[--json] [--allocator A] [-o FILE]";
 
-/* A command whose help starts with ADDR takes a gdb expression last.
-   `heap` itself passes its words on: the plugin runs summary when none
-   is a command.  */
-static void branches(const char *cmd, bool addr)
+/* `heap NAME WORDS`: the words go to the plugin as they are, one
+   branch per count.  An address that is a gdb expression (`heap chunk
+   p->buf`) is evaluated by gdb when the plugin asks (reask.h), where
+   the tool's usage puts it.  `heap` itself passes its words on: the
+   plugin runs summary when none is a command.  */
+static void branches(const char *cmd)
 {
 	for (int n = 0; n <= MAX_ARGS; n++) {
 		printf("  if $argc == %d\n", n);
-		if (addr && n > 0) {
-			printf("    eval \"heapwalk-go \\\"%s", cmd);
-			for (int i = 0; i < n - 1; i++)
-				printf(" $arg%d", i);
-			printf(" %%#lx\\\"\", (unsigned long)($arg%d)\n", n - 1);
-		} else {
-			printf("    heapwalk-go \"%s", cmd);
-			for (int i = 0; i < n; i++)
-				printf("%s$arg%d", i || cmd[0] ? " " : "", i);
-			printf("\"\n");
-		}
+		printf("    heapwalk-go \"%s", cmd);
+		for (int i = 0; i < n; i++)
+			printf("%s$arg%d", i || cmd[0] ? " " : "", i);
+		printf("\"\n");
 		printf("  end\n");
 	}
 }
 
 /* gdb's help for `heap NAME` (NULL: `heap` itself): its summary as the
-   first line, then the usage.  An ADDR is a gdb expression and must come
-   last (branches()): the usage says so by putting it after the
-   options.  */
+   first line, then the usage, the tool's own.  */
 static void document(const char *name, const char *args, const char *text)
 {
-	bool addr = !strncmp(args, "ADDR", 4);
-	const char *rest = addr ? args + 4 : args;
-	while (*rest == ' ')
-		rest++;
-	printf("document heap%s%s\n%s.\nUsage: heap%s%s %s%s%s%s\n"
+	printf("document heap%s%s\n%s.\nUsage: heap%s%s %s%s%s\n"
 	       "Same as the command-line tool's `heapwalk TARGET %s`, on what "
-	       "gdb debugs.\nend\n", name ? " " : "", name ? name : "",
+	       "gdb debugs%s.\nend\n", name ? " " : "", name ? name : "",
 	       text, name ? " " : "", name ? name : "", OPTIONS,
-	       rest[0] ? " " : "", rest, addr ? " ADDR" : "",
-	       name ? name : "summary");
+	       args[0] ? " " : "", args, name ? name : "summary",
+	       strstr(args, "ADDR") ? "; ADDR is any gdb expression written "
+	       "without spaces" : "");
 }
 
 int main(void)
 {
 	/* Status 2 (a usage error) first: an ADDR expression gdb cannot
-	   evaluate ends the command before heapwalk-go sets the real one,
-	   and must not leave the last command's.  */
+	   evaluate (reask.h) ends the command before the plugin sets the
+	   real one, and must not leave the last command's.  */
 	printf("\n# The commands, from the library's command table.\n"
 	       "define heap\n  dont-repeat\n  set $_heapwalk_status = 2\n");
-	branches("", false);
+	branches("");
 	printf("end\n");
 	document(NULL, "", "allocator, arenas, totals in use / free / "
 		 "overhead; `heap COMMAND` runs another heapwalk command");
@@ -72,7 +62,7 @@ int main(void)
 		const char *args = hw_command_usage(i);
 		printf("\ndefine heap %s\n  dont-repeat\n"
 		       "  set $_heapwalk_status = 2\n", name);
-		branches(name, strncmp(args, "ADDR", 4) == 0);
+		branches(name);
 		printf("end\n");
 		document(name, args, hw_command_help(i));
 	}

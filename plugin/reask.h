@@ -1,8 +1,9 @@
 /* reask.h - an address the plugin cannot read itself: a gdb expression
- * where the command takes an address that is not its last word (`heap
- * chunks --around $rsp 3`: the script evaluates only a command's last
- * word, see gen-script.c).  The plugin answers with gdb lines that
- * evaluate it and run the command again with the value.
+ * where the command takes an address (`heap chunk p->buf --bytes 16`,
+ * `heap chunks --around $rsp 3`).  gdb's user commands pass their words
+ * on as they are; the plugin answers with gdb lines that evaluate the
+ * expression and run the command again with its value, so an address
+ * sits where the tool's usage puts it.
  */
 #ifndef HW_PLUGIN_REASK_H
 #define HW_PLUGIN_REASK_H
@@ -11,8 +12,8 @@
 #include <stdio.h>
 
 /* The index of the word to evaluate in words[0..n): the value of an
-   address option (--around) that is no hexadecimal number; -1 when
-   there is none.  */
+   address option (--around), or the ADDR operand of chunk, view, refs
+   and why, that is no hexadecimal number; -1 when there is none.  */
 int reask_expr_at(char *const words[], int n);
 
 /* Write to out the lines that evaluate words[at] and have heapwalk-go

@@ -47,7 +47,7 @@ colours=$(sed -n "s/^\(${esc}\[0m\)*${esc}\[\(3[0-9]\)m0x.*/\2/p" "$T/c.txt" | t
 [ "$(tr ' ' '\n' <<<"$colours" | sed '/^$/d' | uniq | wc -l)" = 3 ] || fail "view --color=always: two blocks in a row share a colour ($colours)"
 [ "$(grep -c "${esc}\[0m" "$T/c.txt")" -ge 3 ] || fail "view --color=always: a block's colour is not reset"
 ! grep -q "$esc" "$T/v.txt" || fail "view without --color has escapes"
-# gdb's `heap view COUNT ADDR` passes the address it evaluated last.
+# COUNT ADDR, the address written with 0x, is ADDR COUNT.
 hw "$T/a.txt" "$T/err" "$core" view "$x" 2
 expect_rc 0
 hw "$T/b.txt" "$T/err" "$core" view 2 "$x"

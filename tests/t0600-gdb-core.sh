@@ -85,7 +85,8 @@ gdb_heap "$o" gdb "$dir/prog" "$dir/core" -- "chunk $addr+8" "chunk --json $addr
 	"chunks -o $T/expr.file" "nosuch" "bins --allocator nosuch" \
 	"frag" "chunk no_such_symbol" "chunks --around $addr+8 2" \
 	"chunks --json --around ($addr) 1 --free" "frag" \
-	"chunks --around no_such_symbol 2"
+	"chunks --around no_such_symbol 2" "chunk $addr+8 --bytes 16" \
+	"view $addr+8 2" "--json view ($addr+8) 1 --bytes 8"
 hw "$o.cli" "$o.cli.err" "$dir/core" chunk "$(printf '%#x' $((addr + 8)))"
 same_as_cli "$o.1" "$o.cli" "heap chunk $addr+8"
 grep -q "\"query\":\"$addr\"" "$o.2" || fail "heap chunk --json $addr: $(head -c 200 "$o.2")"
@@ -105,7 +106,15 @@ same_as_cli "$o.8" "$o.cli8" "heap chunks --around $addr+8 2"
 hw "$o.cli9" "$o.cli9.err" --json "$dir/core" chunks --around "$addr" 1 --free
 same_as_cli "$o.9" "$o.cli9" "heap chunks --json --around ($addr) 1 --free"
 [ "$(cat "$o.11.rc")" = 2 ] || fail "heap chunks --around no_such_symbol: status $(cat "$o.11.rc"), want 2"
-say "heap chunk EXPR, chunks --around EXPR, -o FILE and errors as the tool has them"
+# ADDR where the tool's usage puts it, options after it.
+x=$(printf '%#x' $((addr + 8)))
+hw "$o.cli12" "$o.cli12.err" "$dir/core" chunk "$x" --bytes 16
+same_as_cli "$o.12" "$o.cli12" "heap chunk $addr+8 --bytes 16"
+hw "$o.cli13" "$o.cli13.err" "$dir/core" view "$x" 2
+same_as_cli "$o.13" "$o.cli13" "heap view $addr+8 2"
+hw "$o.cli14" "$o.cli14.err" --json "$dir/core" view "$x" 1 --bytes 8
+same_as_cli "$o.14" "$o.cli14" "heap --json view ($addr+8) 1 --bytes 8"
+say "heap chunk EXPR [--bytes N], view EXPR [COUNT], chunks --around EXPR, -o FILE and errors as the tool has them"
 
 # gdb's state: the same before and after every heap command.
 dir=$(corpus_core threads8)

@@ -41,8 +41,9 @@ static bool has_0x(const char *a)
 	return a[0] == '0' && (a[1] == 'x' || a[1] == 'X');
 }
 
-/* ADDR [COUNT] as typed; gdb's `heap view COUNT ADDR` puts the address it
-   evaluated last, as "0x...": then the words are the other way round.  */
+/* ADDR [COUNT] as typed.  COUNT ADDR is taken too when only the second
+   word is written with 0x (gdb's `heap view` took its address last
+   before 0.1): the two cannot be mistaken for one another then.  */
 static enum hw_status parse(struct hw_session *s, int argc,
 			    char *const argv[], struct view_walk *w,
 			    uint64_t *nbytes)
