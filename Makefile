@@ -329,6 +329,7 @@ install: all
 	$(if $(COMPLETION),install -m 644 $(COMPLETION) \
 		$(DESTDIR)$(DATADIR)/bash-completion/completions/heapwalk)
 	$(if $(DESTDIR),,@$(ldconfig_step))
+	$(if $(DESTDIR),,@$(pkgconfig_step))
 
 # The dynamic linker's cache learns of libheapwalk.so.0 (an installed
 # program linked with -lheapwalk fails to start without it), when
@@ -341,6 +342,17 @@ if [ "$$(id -u)" = 0 ] && command -v ldconfig >/dev/null 2>&1; then \
   echo "heapwalk: $(LIBDIR) is not in the dynamic linker's search path: add it to a file in /etc/ld.so.conf.d/ and run ldconfig (or set LD_LIBRARY_PATH) for programs linked with -lheapwalk"; \
 else \
   echo "heapwalk: not root: run ldconfig as root for programs linked with -lheapwalk (or set LD_LIBRARY_PATH=$(LIBDIR))"; \
+fi
+endef
+
+# pkg-config finds heapwalk.pc only in the directories it searches: a
+# PREFIX of one's own (PREFIX=$$HOME/.local) needs PKG_CONFIG_PATH.
+define pkgconfig_step
+if command -v pkg-config >/dev/null 2>&1; then \
+  case ":$$(pkg-config --variable pc_path pkg-config 2>/dev/null):$${PKG_CONFIG_PATH:-}:" in \
+  *":$(LIBDIR)/pkgconfig:"*) ;; \
+  *) echo "heapwalk: pkg-config does not search $(LIBDIR)/pkgconfig: export PKG_CONFIG_PATH=$(LIBDIR)/pkgconfig for 'pkg-config --cflags --libs heapwalk'";; \
+  esac; \
 fi
 endef
 

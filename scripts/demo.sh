@@ -17,18 +17,30 @@ run() {
 		lines=$2
 		shift 2
 	fi
-	printf '\n$ heapwalk %s%s\n' "$*" "${lines:+ | head -n $lines}"
+	printf '\n$ %s %s%s\n' "$shown" "$*" "${lines:+ | head -n $lines}"
 	if [ -n "$lines" ]; then
 		"$hw" "$@" | head -n "$lines" # SIGPIPE on purpose: heapwalk ends quietly
 	else
 		"$hw" "$@"
 	fi
 }
-cd "$out"
-run core summary
-run core arenas
-run core bins
-run -n 12 core chunks
-run -n 3 --json core chunks
-run core frag
-printf '\nThe program recorded its own view in %s/truth.txt.\n' "$out"
+# The commands as they run from the top of the tree, so that each can be
+# pasted there as it is shown.
+cd "$top"
+shown=$build/heapwalk
+core=$build/corpus/bins1/core
+run "$core" summary
+run "$core" arenas
+run "$core" bins
+run -n 12 "$core" chunks
+run -n 3 --json "$core" chunks
+run "$core" frag
+printf '\nThe program recorded its own view in %s.\n\nNext, your own program:\n' \
+	"$build/corpus/bins1/truth.txt"
+printf '  %-40s # %s\n' \
+	"ulimit -c unlimited; ./your-program" "a crash leaves a core (where:" \
+	"" "/proc/sys/kernel/core_pattern)" \
+	"$shown core.PID" "or, running: $shown --pid PID" \
+	"$shown core.PID leaks" "what nothing points to any more" \
+	"$shown help" "every command"
+printf "'make install' puts heapwalk on PATH (and 'man heapwalk'); doc/guide.md\nwalks through a first analysis.\n"

@@ -1,0 +1,112 @@
+#!/bin/bash
+# What a new user meets first says what to do, not what went wrong
+# inside (issue #54, "the way in"):
+#  - a target that is a device or a pipe is named as such (exit 3), not
+#    "Invalid argument";
+#  - two cores on the line suggest `diff` (exit 2);
+#  - `chunks --arena N` past the last arena is a usage error naming the
+#    arenas, as `arena N` is;
+#  - `chunks --thread N` takes a thread's number as reports show it
+#    ("thread 2") as well as a tid, and says which tid it took; a tid
+#    wins over a number; --arena and --thread that disagree are refused
+#    in either order;
+#  - `refs` of an address in no block names the command to run, with no
+#    literal "...";
+#  - `help COMMAND` run from the build tree names the manual page in the
+#    tree (man -l), which exists;
+#  - `map` without -o refuses to write its SVG to a terminal (exit 2) and
+#    writes it to a pipe.
+# threads8's truth gives its threads' ids: the core lists the crashing
+# (main) thread first, then the others by tid.
+# shellcheck source=tests/lib.sh
+. "$(dirname "$0")/lib.sh"
+need_heapwalk
+dir=$(corpus_core threads8)
+core=$dir/core
+
+# ---- targets that are no file ----------------------------------------
+hw "$T/out" "$T/err" /dev/null
+expect_rc 3
+one_error_line "$T/err" "heapwalk /dev/null"
+has -F "character device" <"$T/err" || fail "/dev/null: $(cat "$T/err")"
+mkfifo "$T/fifo"
+hw "$T/out" "$T/err" "$T/fifo"
+expect_rc 3
+has -F "a pipe" <"$T/err" || fail "a FIFO: $(cat "$T/err")"
+say "a device and a pipe as the target are named as such"
+
+# ---- two cores --------------------------------------------------------
+other=$(corpus_core bins1)/core
+hw "$T/out" "$T/err" "$core" "$other"
+expect_rc 2
+one_error_line "$T/err" "heapwalk CORE CORE"
+has -F "$other diff $core" <"$T/err" || fail "two cores: no diff suggested: $(cat "$T/err")"
+say "two cores on the line suggest diff"
+
+# ---- chunks --arena past the arenas ------------------------------------
+narenas=$(awk '$1 == "thread" && $4 != "none" { print $4 }' "$dir/truth.txt" | sort -u | wc -l)
+[ "$narenas" -ge 2 ] || fail "threads8's truth names $narenas arenas"
+hw "$T/out" "$T/err" "$core" chunks --arena "$narenas"
+expect_rc 2
+one_error_line "$T/err" "chunks --arena $narenas"
+has -F "the arenas are 0 to $((narenas - 1))" <"$T/err" || fail "chunks --arena $narenas: $(cat "$T/err")"
+hw "$T/out" "$T/err" "$core" chunks --arena $((narenas - 1))
+expect_rc 0
+say "chunks --arena $narenas (of $narenas arenas) is a usage error naming 0 to $((narenas - 1))"
+
+# ---- chunks --thread: a number or a tid --------------------------------
+main_tid=$(awk '$1 == "thread" && $4 == "main" { print $3 }' "$dir/truth.txt")
+second_tid=$(awk -v m="$main_tid" '$1 == "thread" && $3 != m { print $3 }' "$dir/truth.txt" | sort -n | head -n 1)
+[ -n "$main_tid" ] && [ -n "$second_tid" ] || fail "no thread ids in threads8's truth"
+hw "$T/by-number" "$T/err" "$core" chunks --thread 2
+expect_rc 0
+hw "$T/by-tid" "$T/err" "$core" chunks --thread "$second_tid"
+expect_rc 0
+[ "$(tail -n 1 "$T/by-number")" = "(--thread 2 is thread 2, tid $second_tid)" ] ||
+	fail "chunks --thread 2 does not say which tid it took: $(tail -n 1 "$T/by-number")"
+cmp -s <(sed '$d' "$T/by-number") "$T/by-tid" ||
+	fail "chunks --thread 2 lists other blocks than --thread $second_tid"
+[ "$(wc -l <"$T/by-tid")" -gt 1 ] || fail "chunks --thread $second_tid lists nothing"
+grep -q '^(--thread' "$T/by-tid" && fail "chunks --thread TID says it took a number"
+arena=$(awk 'NR == 2 { print $5 }' "$T/by-tid")
+hw "$T/out" "$T/err" "$core" chunks --thread 2 --arena $(((arena + 1) % narenas))
+expect_rc 2
+one_error_line "$T/err" "chunks --thread 2 --arena OTHER"
+hw "$T/out" "$T/err" "$core" chunks --arena $(((arena + 1) % narenas)) --thread 2
+expect_rc 2
+one_error_line "$T/err" "chunks --arena OTHER --thread 2"
+say "chunks --thread 2 is thread 2 (tid $second_tid), said so; --arena against it refused in either order"
+
+# ---- refs of an address in no block -------------------------------------
+hw "$T/out" "$T/err" "$core" refs 0x1
+expect_rc 0
+grep -qF '...' "$T/out" && fail "refs 0x1 prints a literal '...': $(cat "$T/out")"
+has -F "chunk 0x1" <"$T/out" || fail "refs 0x1 does not name the command to run: $(cat "$T/out")"
+say "refs 0x1 names the command chunk 0x1"
+
+# ---- help names the manual page in the tree ------------------------------
+hw "$T/out" "$T/err" help chunks
+expect_rc 0
+page=$(sed -n 's/.*man -l \([^ ]*heapwalk\.1\).*/\1/p' "$T/out")
+if [ "$(dirname "$HEAPWALK")" = "$TOP/build" ] || [ "$(dirname "$(dirname "$HEAPWALK")")" = "$TOP/build" ]; then
+	[ -n "$page" ] && [ -f "$page" ] ||
+		fail "help chunks from the build tree does not name doc/heapwalk.1: $(tail -n 1 "$T/out")"
+	say "help chunks names $page"
+else
+	say "help from an installed heapwalk: $(tail -n 1 "$T/out")"
+fi
+
+# ---- map: not onto a terminal --------------------------------------------
+hw "$T/svg" "$T/err" "$core" map
+expect_rc 0
+head -c 200 "$T/svg" | grep -q '<svg' || fail "map into a pipe wrote no SVG: $(head -c 100 "$T/svg")"
+if command -v script >/dev/null 2>&1; then
+	rc=0
+	script -qec "$HEAPWALK $core map" /dev/null >"$T/tty" 2>&1 </dev/null || rc=$?
+	[ "$rc" = 2 ] || fail "map on a terminal: status $rc, want 2: $(head -c 300 "$T/tty")"
+	has -F -- "-o FILE" <"$T/tty" || fail "map on a terminal does not say -o FILE: $(head -c 300 "$T/tty")"
+	grep -q '<svg' "$T/tty" && fail "map wrote its SVG to a terminal"
+	say "map refuses a terminal (script(1)'s pty), writes to a pipe"
+else
+	say "script(1) is missing (bsdutils): map on a terminal not tried"
+fi
