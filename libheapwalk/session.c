@@ -664,6 +664,13 @@ enum hw_status hw_session_open(const struct hw_open_opts *opts,
 					 &s->core_elf, s->err, sizeof s->err);
 	if (st != HW_OK)
 		return st;
+	/* An --exe that is not the core's program is not used at all
+	   (target.h's exe_note says why).  */
+	if (s->target->exe_note[0]) {
+		free(s->exe);
+		s->exe = NULL;
+		s->opts.exe = NULL;
+	}
 	struct hw_syms_opts so = syms_opts(s);
 	so.exe = s->exe;
 	so.sysroot = s->sysroot;

@@ -15,7 +15,10 @@
 #  - `help COMMAND` run from the build tree names the manual page in the
 #    tree (man -l), which exists;
 #  - `map` without -o refuses to write its SVG to a terminal (exit 2) and
-#    writes it to a pipe.
+#    writes it to a pipe;
+#  - an --exe that is not the core's program is not used (the core keeps
+#    its own executable's name) and summary says so, text and JSON; a
+#    stripped copy of the right program is used.
 # threads8's truth gives its threads' ids: the core lists the crashing
 # (main) thread first, then the others by tid.
 # shellcheck source=tests/lib.sh
@@ -110,3 +113,25 @@ if command -v script >/dev/null 2>&1; then
 else
 	say "script(1) is missing (bsdutils): map on a terminal not tried"
 fi
+
+# ---- --exe of another program ---------------------------------------------
+# The core's executable is threads8's prog; bins1's is another program,
+# and a stripped copy of the right one is the same program.
+hw "$T/out" "$T/err" --exe "$(dirname "$other")/prog" "$core" summary
+expect_rc 0
+has -F -- "--exe $(dirname "$other")/prog: not used: it is not the program of this core" <"$T/out" ||
+	fail "a wrong --exe is not refused: $(grep -m1 '^target:' "$T/out")"
+has -F "(core of $dir/prog)" <"$T/out" ||
+	fail "a wrong --exe relabels the core: $(grep -m1 '^target:' "$T/out")"
+hw "$T/json" "$T/err" --json --exe "$(dirname "$other")/prog" "$core" summary
+expect_rc 0
+has -F '"target_limits":["--exe ' <"$T/json" || fail "--json does not list the unused --exe in target_limits"
+if command -v strip >/dev/null 2>&1; then
+	cp "$dir/prog" "$T/prog.stripped"
+	strip "$T/prog.stripped"
+	hw "$T/out" "$T/err" --exe "$T/prog.stripped" "$core" summary
+	expect_rc 0
+	grep -q -- '--exe .*not used' "$T/out" && fail "a stripped copy of the core's program is refused as --exe"
+	has -F "(core of $T/prog.stripped)" <"$T/out" || fail "a stripped --exe is not used: $(grep -m1 '^target:' "$T/out")"
+fi
+say "--exe of another program is not used and said so; a stripped copy of the core's program is"

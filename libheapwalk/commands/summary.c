@@ -98,6 +98,8 @@ static size_t target_limits(const struct hw_session *s, const char *out[],
 			     "linker's link_map";
 	if (t->files_note[0] && n < max)
 		out[n++] = t->files_note;
+	if (t->exe_note[0] && n < max)
+		out[n++] = t->exe_note;
 	if (hw_syms_exe_note(s->syms) && n < max)
 		out[n++] = hw_syms_exe_note(s->syms);
 	if (nmissing > 0 && n < max)

@@ -602,6 +602,28 @@ static size_t *region_owners(const struct hw_target *t)
 	return owner;
 }
 
+/* A --exe whose first page is not what the core holds of its
+   executable's is another program or another build: it would relabel
+   the core and serve wrong bytes.  Say so (t->exe_note), forget the
+   file, and have the caller check the core's own path instead.  */
+static bool reject_exe(struct hw_target *t, struct backing_file *b,
+		       const char *exe, const char *exe_path)
+{
+	if (!exe || !exe_path || b->state != BACKING_BAD || !b->map ||
+	    strcmp(b->path, exe_path) != 0)
+		return false;
+	snprintf(t->exe_note, sizeof t->exe_note, "--exe %s: not used: it "
+		 "is not the program of this core (its first page differs "
+		 "from the core's copy of %s's: another program or build; "
+		 "for files moved since the crash, --sysroot DIR)", exe,
+		 exe_path);
+	munmap((void *)b->map, b->size);
+	b->map = NULL;
+	b->size = 0;
+	b->state = BACKING_UNCHECKED;
+	return true;
+}
+
 /* Give each region its NT_FILE entry and, where the core lacks some of
    its bytes, the file on disk that holds them.  Entries naming one path
    share one backing file (found by sorting the entries by path: a core
@@ -650,6 +672,11 @@ static bool attach_backing(struct hw_target *t, struct core_priv *p,
 							 : t->nfiles;
 			check_backing(t, b, refs + k0, k1 - k0, exe_path, exe,
 				      sysroot);
+			if (reject_exe(t, b, exe, exe_path)) {
+				exe = NULL;
+				check_backing(t, b, refs + k0, k1 - k0,
+					      exe_path, NULL, sysroot);
+			}
 		}
 		if (b->state != BACKING_OK) {
 			t->files[i].unavailable |= b->state == BACKING_BAD;

@@ -149,6 +149,8 @@ struct hw_target {
 	char files_note[PATH_MAX + 400]; /* why the mapped files are
 					  incomplete (an executable not at
 					  hand), or "" */
+	char exe_note[2 * PATH_MAX + 200]; /* --exe was not used: it is not
+					  the core's executable, or "" */
 	char limit[256];               /* what this backend could not give,
 					  said once in the summary, or "" */
 	void *priv;                    /* backend state */
