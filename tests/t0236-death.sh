@@ -5,6 +5,7 @@
 # libc's file is missing), the crashing thread's backtrace (libdwfl's
 # unwinder) and the chunk involved, as the crashing corpus programs
 # record them (corpora/ptmalloc/doublefree1.c: a tcache double free;
+# overflow1.c: an overflow free() catches, the block being freed named;
 # segv1.c: a read through a stray pointer; "# crash" lines in their
 # truth, compared by tests/tools/deathcmp), on the host's glibc, on
 # glibc 2.31 and on aarch64 (qemu-user cores, which have no NT_SIGINFO),
@@ -88,6 +89,21 @@ for c in doublefree1 segv1; do
 		death_check "$c.bare" "$dir" "$T/$c.bare.core" -- "${bare[@]}"
 	fi
 done
+# An overflow that free() caught: the block free() was given is named
+# (not glibc's message buffer), as the program recorded it, and check
+# counts the abort at that block.  (Its truth describes the heap before
+# the overflow damaged the next chunk: only the crash lines are compared.)
+dir=$(corpus_core overflow1)
+glibc_said "$dir"
+death_check overflow1 "$dir" "$dir/core"
+death_check overflow1.nodebug "$dir" "$dir/core" -- --no-debuginfo
+victim=$(sed -n 's/^# crash being_freed 0x//p' "$dir/truth.txt")
+grep -qE "^chunk being freed: *0x0*$victim " "$T/overflow1.text" ||
+	fail "summary's text does not name the chunk being freed (0x$victim): $(grep -m3 '^chunk\|^abort' "$T/overflow1.text")"
+grep -qE "\"addr\":\"0x0*$victim\",\"problem\":\"glibc aborted the process: " "$T/overflow1.check.json" ||
+	fail "check does not count glibc's abort at the chunk being freed (0x$victim)"
+say "overflow1: free()'s 'invalid next size' names the block being freed, 0x$victim"
+
 # The text names the chunk freed twice.
 dir=$(corpus_core doublefree1)
 victim=$(sed -n 's/^# crash freed_twice 0x//p' "$dir/truth.txt")

@@ -379,6 +379,108 @@ static bool freed_twice(struct hw_session *s, struct hw_death *d,
 	return true;
 }
 
+/* Is msg one of glibc malloc's own aborts (malloc_printerr, or before
+   2.26 its "*** Error in `prog': ..." form)?  */
+bool hw_malloc_abort(const char *msg)
+{
+	static const char *const starts[] = {
+		"free(): ", "malloc(): ", "realloc(): ", "calloc(): ",
+		"corrupted ", "double free or corruption", "munmap_chunk(): ",
+		"mremap_chunk(): ", "malloc_consolidate(): ",
+		"tcache_thread_shutdown(): ", "_int_malloc(): ",
+		"_int_free(): ", "_int_realloc(): ", "memalign(): ",
+		"posix_memalign(): ", "aligned_alloc(): ", "pvalloc(): ",
+		"sysmalloc: ", "invalid fastbin entry", "*** Error in `",
+	};
+	for (size_t i = 0; i < sizeof starts / sizeof *starts; i++)
+		if (!strncmp(msg, starts[i], strlen(starts[i])))
+			return true;
+	return false;
+}
+
+/* The words of the free() that aborted, sorted, and the blocks whose
+   header or address is one of them.  */
+struct freeing {
+	uint64_t *w;
+	size_t n;
+	struct hw_chunk by_header[HW_DEATH_CHUNKS], by_addr[HW_DEATH_CHUNKS];
+	size_t nheader, naddr;
+	bool more_header, more_addr;
+};
+
+static int u64_cmp(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+	return x < y ? -1 : x > y;
+}
+
+static bool among(const struct freeing *f, uint64_t v)
+{
+	return bsearch(&v, f->w, f->n, sizeof *f->w, u64_cmp) != NULL;
+}
+
+static void keep(struct hw_chunk *v, size_t *n, bool *more,
+		 const struct hw_chunk *c)
+{
+	if (*n < HW_DEATH_CHUNKS)
+		v[(*n)++] = *c;
+	else
+		*more = true;
+}
+
+static bool collect_freeing(void *cookie, const struct hw_chunk *c)
+{
+	struct freeing *f = cookie;
+	if (c->chunk != c->addr && among(f, c->chunk))
+		keep(f->by_header, &f->nheader, &f->more_header, c);
+	else if (among(f, c->addr))
+		keep(f->by_addr, &f->naddr, &f->more_addr, c);
+	return true;
+}
+
+/* glibc's malloc aborted inside free() ("free(): invalid next size",
+   "double free or corruption (!prev)", ...): the block free() was given.
+   _int_free() holds the chunk's header address (mchunkptr p), which no
+   caller keeps; the caller's own pointers (its saved registers) are
+   user addresses.  So blocks whose header is among the words of free()'s
+   frames are named first, else those whose address is.  */
+static bool being_freed(struct hw_session *s, struct hw_death *d,
+			const struct hw_frame *raw)
+{
+	struct hw_target *t = s->target;
+	const struct hw_thread *th = &t->threads[d->thread];
+	uint64_t mask = t->arch->ptr_mask, lo, hi;
+	bool in_free = false;
+	for (size_t k = 0; k < d->nframes && !in_free; k++)
+		in_free = is_free_frame(d->frames[k].function);
+	if (!in_free)
+		return true;
+	free_span(t, d, raw, &lo, &hi);
+	struct freeing f = { 0 };
+	f.w = malloc((th->nregs + (hi - lo) / 8 + 1) * sizeof *f.w);
+	if (!f.w)
+		return false;
+	for (uint32_t i = 0; i < th->nregs; i++)
+		f.w[f.n++] = th->regs[i] & mask;
+	for (uint64_t a = lo & ~(uint64_t)7; a + 8 <= hi; a += 8) {
+		uint64_t v;
+		if (!hw_read_u64(t, a, &v))
+			break;
+		f.w[f.n++] = v & mask;
+	}
+	qsort(f.w, f.n, sizeof *f.w, u64_cmp);
+	hw_walk_blocks(s, collect_freeing, &f);
+	const struct hw_chunk *v = f.nheader ? f.by_header : f.by_addr;
+	size_t n = f.nheader ? f.nheader : f.naddr;
+	for (size_t i = 0; i < n; i++)
+		add_chunk(d, &v[i]);
+	d->more_chunks |= f.nheader ? f.more_header : f.more_addr;
+	if (d->nchunks)
+		d->role = HW_DEATH_BEING_FREED;
+	free(f.w);
+	return true;
+}
+
 struct holder {
 	uint64_t addr;
 	struct hw_chunk c;
@@ -447,6 +549,8 @@ static bool involved(struct hw_session *s, struct hw_death *d,
 	} else if (d->has_addr && holder_of(s, d->addr, &c)) {
 		add_chunk(d, &c);
 		d->role = HW_DEATH_FAULT;
+	} else if (msg && hw_malloc_abort(msg)) {
+		return being_freed(s, d, raw);
 	}
 	return true;
 }

@@ -33,6 +33,8 @@ enum hw_death_role {
 	HW_DEATH_NAMED,         /* the message gives its address (glibc up
 				   to 2.26) */
 	HW_DEATH_FAULT,         /* holds the faulting address */
+	HW_DEATH_BEING_FREED,   /* malloc aborted inside free(): its header
+				   (else its address) is in free()'s frames */
 };
 
 struct hw_death {
@@ -73,5 +75,9 @@ const char *hw_sigcode_name(int signo, int code, const char **why);
    core that names another (SIGSTOP: gdb's gcore of a running process)
    is a snapshot, not a death.  */
 bool hw_signal_dumps_core(int signo);
+
+/* Is msg one of glibc malloc's own aborts (malloc_printerr, or before
+   2.26 its "*** Error in `prog': ..." form)?  */
+bool hw_malloc_abort(const char *msg);
 
 #endif /* HW_DEATH_H */

@@ -95,6 +95,7 @@ static const char *const chunks_role[] = {
 	[HW_DEATH_FREED_TWICE] = "freed_twice",
 	[HW_DEATH_NAMED] = "named_by_message",
 	[HW_DEATH_FAULT] = "holds_fault_address",
+	[HW_DEATH_BEING_FREED] = "being_freed",
 };
 
 /* s for a text line: control bytes as \xNN (text only; JSON escapes
@@ -167,6 +168,11 @@ static void emit_chunks(struct hw_emitter *e, const struct hw_death *d)
 			  .flags = EM_S_LIST },
 			{ .key = "chunks", .title = "fault in chunk:",
 			  .flags = EM_S_LIST } },
+		[HW_DEATH_BEING_FREED] = {
+			{ .key = "chunks", .title = "chunk being freed:",
+			  .flags = EM_S_LIST },
+			{ .key = "chunks", .title = "being freed, one of:",
+			  .flags = EM_S_LIST } },
 	};
 	static const struct em_section empty = { .key = "chunks",
 						 .flags = EM_S_LIST };
@@ -236,36 +242,18 @@ static void emit_backtrace(struct hw_emitter *e, const struct hw_death *d)
 		em_note(e, "(no backtrace: the unwinder found no frame)");
 }
 
-/* Is msg one of glibc malloc's own aborts (malloc_printerr, or before
-   2.26 its "*** Error in `prog': ..." form)?  */
-static bool malloc_abort(const char *msg)
-{
-	static const char *const starts[] = {
-		"free(): ", "malloc(): ", "realloc(): ", "calloc(): ",
-		"corrupted ", "double free or corruption", "munmap_chunk(): ",
-		"mremap_chunk(): ", "malloc_consolidate(): ",
-		"tcache_thread_shutdown(): ", "_int_malloc(): ",
-		"_int_free(): ", "_int_realloc(): ", "memalign(): ",
-		"posix_memalign(): ", "aligned_alloc(): ", "pvalloc(): ",
-		"sysmalloc: ", "invalid fastbin entry", "*** Error in `",
-	};
-	for (size_t i = 0; i < sizeof starts / sizeof *starts; i++)
-		if (!strncmp(msg, starts[i], strlen(starts[i])))
-			return true;
-	return false;
-}
-
 /* glibc's malloc aborted the process on damage it saw itself: a finding
    at the chunk it names (or at its message), whatever the walk of the
    lists still finds consistent.  */
 static void count_malloc_abort(struct hw_session *s, const struct hw_death *d)
 {
-	if (!d->abort_msg || !malloc_abort(d->abort_msg))
+	if (!d->abort_msg || !hw_malloc_abort(d->abort_msg))
 		return;
 	uint64_t at = d->nchunks ? d->chunks[0].addr : d->abort_msg_at;
 	hw_finding(s, at, "glibc aborted the process: \"%s\"%s", d->abort_msg,
 		   d->role == HW_DEATH_FREED_TWICE ? " (this chunk, freed "
-		   "twice)" : d->nchunks ? " (this chunk)" : "");
+		   "twice)" : d->role == HW_DEATH_BEING_FREED ? " (the chunk "
+		   "being freed)" : d->nchunks ? " (this chunk)" : "");
 }
 
 bool hw_emit_death(struct hw_session *s, struct hw_emitter *e)

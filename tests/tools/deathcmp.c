@@ -1,6 +1,6 @@
 /* deathcmp - does summary's (or check's) "death" agree with what a
  * crashing corpus program recorded (corpora/ptmalloc/doublefree1.c,
- * segv1.c: "# crash ..." comment lines in its truth file)?
+ * overflow1.c, segv1.c: "# crash ..." comment lines in its truth file)?
  *
  *   deathcmp TRUTH REPORT.json [--skip NAME]... [--candidates]
  *            [--no-siginfo]
@@ -17,6 +17,7 @@
  *                             name: libc's without its symbols)
  *   # crash freed_twice 0xP   chunks_role "freed_twice" and the only
  *                             chunk named is P (--candidates: one of them)
+ *   # crash being_freed 0xP   chunks_role "being_freed", the same way
  * and the crashing thread is the program's thread 0 (the "thread 0 TID"
  * line).  Exit 0 on agreement, 1 with every disagreement listed, 2 on
  * usage or unreadable input.
@@ -156,23 +157,23 @@ int main(int argc, char **argv)
 				}
 				k++;
 			}
-		} else if (!strcmp(key, "freed_twice")) {
+		} else if (!strcmp(key, "freed_twice") ||
+			   !strcmp(key, "being_freed")) {
 			struct jv *ch = jget(d, "chunks");
 			bool found = false;
-			if (strcmp(str_of(jget(d, "chunks_role")), "freed_twice"))
+			if (strcmp(str_of(jget(d, "chunks_role")), key))
 				mismatch("chunks_role %s, expected %s",
-					 str_of(jget(d, "chunks_role")),
-					 "freed_twice");
+					 str_of(jget(d, "chunks_role")), key);
 			for (size_t i = 0; ch && ch->t == J_ARR && i < ch->n; i++)
 				found |= strtoull(str_of(jget(ch->v[i], "addr")),
 						  NULL, 16) ==
 					 strtoull(val, NULL, 16);
 			if (!found)
-				mismatch("the chunk freed twice (%s) is not "
-					 "named%s", val, "");
+				mismatch("the chunk %s (%s) is not named", key,
+					 val);
 			else if (!candidates && ch->n != 1)
-				mismatch("%s named besides the chunk freed "
-					 "twice (%s)", "other chunks", val);
+				mismatch("other chunks named besides the chunk "
+					 "%s (%s)", key, val);
 		}
 	}
 	fclose(t);
