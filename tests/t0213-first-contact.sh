@@ -135,3 +135,25 @@ if command -v strip >/dev/null 2>&1; then
 	has -F "(core of $T/prog.stripped)" <"$T/out" || fail "a stripped --exe is not used: $(grep -m1 '^target:' "$T/out")"
 fi
 say "--exe of another program is not used and said so; a stripped copy of the core's program is"
+
+# ---- frag counts thread caches apart ---------------------------------------
+# bins1's truth gives every free chunk's list and usable size: cached is
+# its tcache chunks' bytes, largest the largest chunk in a bin, and frag
+# is figured from them: 1 - largest / (free - cached).
+b=$(dirname "$other")
+read -r cached largest < <(awk '$1 == "alloc" && $5 == "tcache" { c += $4 }
+	$1 == "alloc" && ($5 == "fastbin" || $5 == "smallbin" || $5 == "largebin" || $5 == "unsorted") && $4 > m { m = $4 }
+	END { print c + 0, m + 0 }' "$b/truth.txt")
+[ "$cached" -gt 0 ] && [ "$largest" -gt 0 ] || fail "bins1's truth has no tcache or binned chunks"
+hw "$T/frag.json" "$T/err" --json "$b/core" frag
+expect_rc 0
+row=$(grep -o '"arena":0,[^}]*' "$T/frag.json")
+num() { sed -n "s/.*\"$1\":\([0-9.]*\).*/\1/p" <<<"$row"; }
+[ "$(num cached)" = "$cached" ] || fail "frag's cached $(num cached), the truth's tcache chunks $cached"
+[ "$(num largest_free)" = "$largest" ] || fail "frag's largest $(num largest_free), the truth's largest binned chunk $largest"
+want=$(awk -v l="$largest" -v f="$(num free)" -v c="$cached" 'BEGIN { printf "%.4f", 1 - l / (f - c) }')
+[ "$(printf '%.4f' "$(num frag)")" = "$want" ] || fail "frag $(num frag), 1 - largest / (free - cached) is $want"
+hw "$T/frag.txt" "$T/err" "$b/core" frag
+expect_rc 0
+has -F "cached: of free, the blocks in thread caches" <"$T/frag.txt" || fail "frag's legend does not say what cached is"
+say "frag: cached = bins1's tcache chunks ($cached B), largest its largest binned chunk, frag from them"

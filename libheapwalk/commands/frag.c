@@ -13,18 +13,23 @@
 /* One row per arena, and the total: the common columns, then one per
    page-level reserve the allocator keeps, in place order (enum
    hw_where), then slab utilisation where the view shows it.  */
-#define FRAG_COMMON_COLS \
+#define FRAG_FREE_COLS \
 	{ .key = "arena", .label = "arena", .width = 6 }, \
 	{ .key = "used", .label = "used", .width = 10, .form = EM_T_HUMAN }, \
 	{ .key = "free", .label = "free", .width = 10, .form = EM_T_HUMAN }, \
-	{ .key = "free_blocks", .only = EM_JSON_ONLY }, \
+	{ .key = "free_blocks", .only = EM_JSON_ONLY }
+#define FRAG_CACHED_COL \
+	{ .key = "cached", .label = "cached", .width = 10, .form = EM_T_HUMAN }
+#define FRAG_SCATTER_COLS \
 	{ .key = "largest_free", .label = "largest", .width = 10, \
 	  .form = EM_T_HUMAN }, \
 	{ .key = "free_ratio", .label = "free%", .width = 7, .form = EM_T_PCT, \
 	  .prec = 1, .json_prec = 4 }, \
 	{ .key = "frag", .label = "frag", .width = 6, .form = EM_T_PCT, \
 	  .prec = 1, .json_prec = 4 }
-#define FRAG_NCOMMON 7
+/* Where the allocator has thread caches (every one but mallocng).  */
+#define FRAG_COMMON_COLS FRAG_FREE_COLS, FRAG_CACHED_COL, FRAG_SCATTER_COLS
+#define FRAG_NCOMMON 8
 #define NCOLS(cols) (sizeof cols / sizeof cols[0])
 
 /* ptmalloc's page-level reserve is top.  */
@@ -51,9 +56,10 @@ static const struct em_field TC_COLS[] = {
 	{ .key = "returned", .label = "returned", .width = 10,
 	  .form = EM_T_HUMAN },
 };
-/* mallocng keeps none: a group wholly free is given back.  */
+/* mallocng keeps none: a group wholly free is given back; and it has
+   no thread caches.  */
 static const struct em_field NG_COLS[] = {
-	FRAG_COMMON_COLS,
+	FRAG_FREE_COLS, FRAG_SCATTER_COLS,
 };
 static const struct em_table PM_TABLE = {
 	.cols = PM_COLS, .ncols = NCOLS(PM_COLS) };
@@ -75,7 +81,13 @@ struct frag_view {
 	bool slabs;                  /* a slab_util column last */
 	const char *free_is;         /* what "free" counts */
 	const char *reserves_are;    /* the reserve columns; NULL: none */
+	const char *slabs_note;      /* what frag means for slab regions */
+	bool no_caches;              /* no thread caches: no cached column */
 };
+
+/* A slab allocator's free memory is regions of fixed size classes.  */
+#define SLAB_FRAG "(free regions of slabs each serve their size class " \
+	"only, and are small by nature: frag is near 100% on a healthy heap"
 
 static const struct frag_view VIEWS[] = {
 	{ .reserves = HW_PLACE_BIT(HW_WHERE_TOP), .table = &PM_TABLE,
@@ -92,7 +104,8 @@ static const struct frag_view VIEWS[] = {
 			  "(not yet purged / lazily purged);\nretained: "
 			  "address space kept for reuse, no memory behind it "
 			  "(summary's stats.retained);  slabs: share of slab "
-			  "regions in use" },
+			  "regions in use",
+	  .slabs_note = SLAB_FRAG ": see slabs)" },
 	{ .reserves = HW_PLACE_BIT(HW_WHERE_PAGEHEAP) |
 		      HW_PLACE_BIT(HW_WHERE_RETURNED),
 	  .table = &TC_TABLE,
@@ -100,10 +113,12 @@ static const struct frag_view VIEWS[] = {
 		     "spans' lists: summary's free",
 	  .reserves_are = "page heap: free spans tcmalloc keeps mapped;  "
 			  "returned: free spans given back to the system (no "
-			  "memory behind them)" },
+			  "memory behind them)",
+	  .slabs_note = SLAB_FRAG ")" },
 	{ .reserves = 0, .table = &NG_TABLE,
 	  .free_is = "free slots of groups, avail or freed: summary's "
-		     "free" },
+		     "free",
+	  .slabs_note = SLAB_FRAG ")", .no_caches = true },
 };
 
 /* The view of the allocator's reserves; NULL when none is written for
@@ -124,17 +139,18 @@ static const struct em_section S_ARENAS = {
 static void emit_row(struct hw_emitter *e, long arena,
 		     const struct hw_frag_row *r, const struct frag_view *fv)
 {
-	struct em_val v[FRAG_NCOMMON + HW_WHERE_COUNT + 1] = {
-		arena >= 0 ? ev_u64((uint64_t)arena)
-			   : ev_text(ev_absent(), "total"),
-		ev_u64(r->used),
-		ev_u64(r->free),
-		ev_u64(r->nfree),
-		ev_u64(r->largest),
-		ev_dbl(hw_frag_free_ratio(r)),
-		ev_dbl(hw_frag_scatter(r)),
-	};
-	size_t n = FRAG_NCOMMON;
+	struct em_val v[FRAG_NCOMMON + HW_WHERE_COUNT + 1];
+	size_t n = 0;
+	v[n++] = arena >= 0 ? ev_u64((uint64_t)arena)
+			    : ev_text(ev_absent(), "total");
+	v[n++] = ev_u64(r->used);
+	v[n++] = ev_u64(r->free);
+	v[n++] = ev_u64(r->nfree);
+	if (!fv->no_caches)
+		v[n++] = ev_u64(r->cached);
+	v[n++] = ev_u64(r->largest);
+	v[n++] = ev_dbl(hw_frag_free_ratio(r));
+	v[n++] = ev_dbl(hw_frag_scatter(r));
 	/* Each reserve place's figure is its column's (tcmalloc's page
 	   heap is counted as dirty, its returned spans as retained).  */
 	for (unsigned w = 0; w < HW_WHERE_COUNT; w++)
@@ -154,11 +170,21 @@ static void emit_legend(struct hw_emitter *e, const struct frag_view *fv)
 {
 	em_notef(e, "\nused, free: bytes in blocks in use / free for reuse "
 		 "(%s)", fv->free_is);
-	em_note(e, "largest: the largest free block;  free%: free / (used "
-		"+ free);\nfrag: 1 - largest / free (0%: all free memory in "
-		"one block; near 100%: scattered)");
+	if (fv->no_caches)
+		em_note(e, "largest: the largest free block;  free%: free / "
+			"(used + free);\nfrag: 1 - largest / free (0%: all free "
+			"memory in one block; near 100%: scattered)");
+	else
+		em_note(e, "cached: of free, the blocks in thread caches, kept "
+			"for their thread's next malloc (not scattered "
+			"memory);\nlargest: the largest free block outside "
+			"them;  free%: free / (used + free);\nfrag: 1 - largest "
+			"/ (free - cached) (0%: all that memory in one block; "
+			"near 100%: scattered)");
 	if (fv->reserves_are)
 		em_note(e, fv->reserves_are);
+	if (fv->slabs_note)
+		em_note(e, fv->slabs_note);
 }
 
 static enum hw_status frag_run(const struct hw_cmd *c)

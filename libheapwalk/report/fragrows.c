@@ -10,8 +10,15 @@
  * address space only: nothing is behind it).  jemalloc's summary counts
  * free the same way (ptmalloc's summary adds top to it).
  *   free_ratio = free / (used + free)
- *   frag       = 1 - largest_free / free  (0: one free block; near 1:
- *                many small ones, as in malloc_info's fragmentation)
+ *   frag       = 1 - largest / (free - cached)  (0: one free block;
+ *                near 1: many small ones, as in malloc_info's
+ *                fragmentation)
+ * A thread cache's blocks (cached) are free but kept for their thread's
+ * next malloc of that size: how many of them there are and how small is
+ * the cache doing its job, not memory scattered beyond use; counted in
+ * free, they are left out of largest and frag.  (A slab allocator's free
+ * regions are small by nature, each serving its size class: there frag
+ * is near 1 on any heap, and slab utilisation says more.)
  */
 #include "../alloc/alloc.h"
 #include "fragrows.h"
@@ -50,7 +57,9 @@ bool hw_frag_add(void *rows, const struct hw_chunk *c)
 	}
 	r->free += c->size;
 	r->nfree++;
-	if (c->size > r->largest)
+	if (p->flags & HW_PLACE_CACHED)
+		r->cached += c->size;
+	else if (c->size > r->largest)
 		r->largest = c->size;
 	return true;
 }
@@ -67,7 +76,8 @@ double hw_frag_free_ratio(const struct hw_frag_row *r)
 
 double hw_frag_scatter(const struct hw_frag_row *r)
 {
-	return r->free ? 1 - ratio(r->largest, r->free) : 0;
+	uint64_t outside = r->free - r->cached;
+	return outside ? 1 - ratio(r->largest, outside) : 0;
 }
 
 double hw_frag_slab_util(const struct hw_frag_row *r)
@@ -80,6 +90,7 @@ void hw_frag_sum(struct hw_frag_row *total, const struct hw_frag_row *r)
 	total->used += r->used;
 	total->free += r->free;
 	total->nfree += r->nfree;
+	total->cached += r->cached;
 	if (r->largest > total->largest)
 		total->largest = r->largest;
 	for (unsigned k = 0; k < HW_RESERVES; k++)

@@ -12,7 +12,9 @@
    arena's row and always goes on.  */
 #define HW_FRAG_MAX_ARENAS 4096
 struct hw_frag_row {
-	uint64_t used, free, nfree, largest;
+	uint64_t used, free, nfree;
+	uint64_t cached;      /* of free: in thread caches (HW_PLACE_CACHED) */
+	uint64_t largest;     /* the largest free block outside them */
 	uint64_t reserve[HW_RESERVES];  /* by column (enum hw_reserve) */
 	uint64_t slab_bytes, slab_used;
 	bool any;
@@ -21,7 +23,8 @@ bool hw_frag_add(void *rows, const struct hw_chunk *c);
 /* Adds r into *total (largest: the larger of the two).  */
 void hw_frag_sum(struct hw_frag_row *total, const struct hw_frag_row *r);
 double hw_frag_free_ratio(const struct hw_frag_row *r);  /* free% */
-double hw_frag_scatter(const struct hw_frag_row *r);     /* frag */
+double hw_frag_scatter(const struct hw_frag_row *r);     /* frag, outside
+							    thread caches */
 double hw_frag_slab_util(const struct hw_frag_row *r);   /* slabs */
 
 #endif /* HW_REPORT_FRAGROWS_H */

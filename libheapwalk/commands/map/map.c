@@ -160,12 +160,16 @@ static unsigned scale_all(struct map_strip *strips, size_t n)
 static void frag_free_line(char *buf, size_t len, const char *lead,
 			   const struct hw_frag_row *r)
 {
-	char u[32], f[32], l[32];
-	snprintf(buf, len, "%sused %s, free %s in %" PRIu64 " block%s, largest "
-		 "free %s, free%% %.1f%%, frag %.1f%%", lead,
+	char u[32], f[32], l[32], c[32], cached[64] = "";
+	if (r->cached)
+		snprintf(cached, sizeof cached, " (%s in thread caches)",
+			 hw_human(c, sizeof c, r->cached));
+	snprintf(buf, len, "%sused %s, free %s in %" PRIu64 " block%s%s, "
+		 "largest free %s%s, free%% %.1f%%, frag %.1f%%", lead,
 		 hw_human(u, sizeof u, r->used), hw_human(f, sizeof f, r->free),
-		 r->nfree, r->nfree == 1 ? "" : "s",
+		 r->nfree, r->nfree == 1 ? "" : "s", cached,
 		 hw_human(l, sizeof l, r->largest),
+		 r->cached ? " outside them" : "",
 		 100 * hw_frag_free_ratio(r), 100 * hw_frag_scatter(r));
 }
 
