@@ -262,6 +262,39 @@ if [ -x "$jeprof" ] && command -v perl >/dev/null 2>&1; then
 	diff <(grep -v '^Using local file' "$T/h.own") <(grep -v '^Using local file' "$T/h.ours") >&2 ||
 		fail "jeprof --text reads heapwalk's heap_v2 differently from the program's own"
 	say "jeprof --text: the same report from heapwalk's heap_v2 as from jemalloc's"
+	# gdb's gcore leaves code out of its cores (no PT_LOAD for a
+	# read-only file mapping): the same core with its code segments
+	# made PT_NULL.  MAPPED_LIBRARIES must still give the program's code
+	# as r-xp (from its own program headers), or jeprof finds no
+	# function at any address.
+	perl -e '
+		use strict; use warnings;
+		my ($in, $out) = @ARGV;
+		open my $f, "<:raw", $in or die "$in: $!";
+		my $c = do { local $/; <$f> };
+		my $phoff = unpack "Q<", substr($c, 32, 8);
+		my ($entsz, $num) = unpack "S<S<", substr($c, 54, 4);
+		my $n = 0;
+		for my $i (0 .. $num - 1) {
+			my $o = $phoff + $i * $entsz;
+			my ($type, $flags) = unpack "L<L<", substr($c, $o, 8);
+			next unless $type == 1 && ($flags & 1);
+			substr($c, $o, 4) = pack "L<", 0;
+			$n++;
+		}
+		$n or die "no code segment\n";
+		open my $g, ">:raw", $out or die "$out: $!";
+		print $g $c;
+	' "$d53/core" "$T/h.gcore.core" || fail "could not make the code-less copy of prof2's core"
+	hw "$T/h.g.out" "$T/h.g.err" "$T/h.gcore.core" prof -o "$T/h.g.heap"
+	expect_rc 0
+	grep -qE "^[0-9a-f]+-[0-9a-f]+ r-xp [0-9a-f]+ 00:00 0 +$d53/prog\$" "$T/h.g.heap" ||
+		fail "MAPPED_LIBRARIES of a code-less core has no r-xp line for the program: $(sed -n '/MAPPED/,+4p' "$T/h.g.heap")"
+	(cd "$d53" && "$jeprof" --text ./prog "$T/h.g.heap") >"$T/h.g.ours" 2>/dev/null ||
+		fail "jeprof --text on heapwalk's heap_v2 of a code-less core failed"
+	diff <(grep -v '^Using local file' "$T/h.own") <(grep -v '^Using local file' "$T/h.g.ours") >&2 ||
+		fail "jeprof --text reads the heap_v2 of a code-less (gcore-like) core differently"
+	say "a core without its code segments (as gcore writes them): MAPPED_LIBRARIES says r-xp, jeprof --text the same"
 else
 	say "jeprof check left out: no jeprof in the sysroot or no perl"
 fi

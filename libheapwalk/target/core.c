@@ -125,6 +125,7 @@ static bool load_regions(struct hw_target *t, struct core_priv *p,
 		r->file = -1;
 		uint64_t filesz = ph.p_filesz < ph.p_memsz ? ph.p_filesz
 							   : ph.p_memsz;
+		r->dumped = filesz;
 		if (ph.p_offset >= p->size) {
 			if (filesz)
 				t->truncated = true;
@@ -148,6 +149,7 @@ static bool load_regions(struct hw_target *t, struct core_priv *p,
 			r.start += cut;
 			r.data = r.avail > cut ? r.data + cut : NULL;
 			r.avail = r.avail > cut ? r.avail - cut : 0;
+			r.dumped = r.dumped > cut ? r.dumped - cut : 0;
 		}
 		t->regions[out++] = r;
 	}
@@ -501,7 +503,8 @@ static bool add_file_gaps(struct hw_target *t)
 				else
 					t->regions[n++] = (struct hw_region){
 						.start = a, .end = gap_end,
-						.prot = HW_PROT_R, .file = -1 };
+						.prot = HW_PROT_R,
+						.prot_guessed = true, .file = -1 };
 				a = gap_end;
 			}
 		}
@@ -624,6 +627,37 @@ static bool reject_exe(struct hw_target *t, struct backing_file *b,
 	return true;
 }
 
+/* The permissions of the loaded segment of an ELF file (map, size
+   bytes) that holds file offset `off`, as its PT_LOAD says; 0 when the
+   file is no 64-bit little-endian ELF or no segment holds it.  A
+   mapping starts at a page below the segment's p_offset.  */
+static uint32_t elf_prot_at(const uint8_t *map, size_t size, uint64_t off)
+{
+	Elf64_Ehdr eh;
+	if (size < sizeof eh)
+		return 0;
+	memcpy(&eh, map, sizeof eh);
+	if (memcmp(eh.e_ident, ELFMAG, SELFMAG) != 0 ||
+	    eh.e_ident[EI_CLASS] != ELFCLASS64 ||
+	    eh.e_ident[EI_DATA] != ELFDATA2LSB ||
+	    eh.e_phentsize != sizeof(Elf64_Phdr) || eh.e_phoff > size ||
+	    eh.e_phnum > (size - eh.e_phoff) / sizeof(Elf64_Phdr))
+		return 0;
+	for (size_t i = 0; i < eh.e_phnum; i++) {
+		Elf64_Phdr ph;
+		memcpy(&ph, map + eh.e_phoff + i * sizeof ph, sizeof ph);
+		uint64_t lo = ph.p_offset & ~(uint64_t)4095;
+		if (ph.p_type != PT_LOAD || off < lo ||
+		    ph.p_offset + ph.p_filesz < ph.p_offset ||
+		    off >= ph.p_offset + ph.p_filesz)
+			continue;
+		return (ph.p_flags & PF_R ? HW_PROT_R : 0) |
+		       (ph.p_flags & PF_W ? HW_PROT_W : 0) |
+		       (ph.p_flags & PF_X ? HW_PROT_X : 0);
+	}
+	return 0;
+}
+
 /* Give each region its NT_FILE entry and, where the core lacks some of
    its bytes, the file on disk that holds them.  Entries naming one path
    share one backing file (found by sorting the entries by path: a core
@@ -685,6 +719,13 @@ static bool attach_backing(struct hw_target *t, struct core_priv *p,
 		uint64_t off = f->offset + (reg->start - f->start);
 		if (off >= b->size)
 			continue;
+		if (reg->prot_guessed) {
+			uint32_t prot = elf_prot_at(b->map, b->size, off);
+			if (prot) {
+				reg->prot = prot;
+				reg->prot_guessed = false;
+			}
+		}
 		reg->backing = b->map + off;
 		reg->backing_len = b->size - off;
 		if (reg->backing_len > reg->end - reg->start)

@@ -28,7 +28,9 @@ static uint64_t region_run(struct hw_target *t, const struct hw_region *r,
 		*p = r->data + off;
 		return r->avail - off;
 	}
-	if (r->backing && off < r->backing_len) {
+	/* A file stands in for what the core did not dump (pages as the
+	   file has them), never for what a cut core lost.  */
+	if (r->backing && off >= r->dumped && off < r->backing_len) {
 		*p = r->backing + off;
 		return r->backing_len - off;
 	}
@@ -60,9 +62,13 @@ uint64_t hw_next_readable(const struct hw_target *t, uint64_t at,
 		next = (at | 4095) + 1;
 	} else if (r) {
 		/* A core's region is readable from its start on (dumped
-		   bytes, then the file's): nothing from `at` means nothing
-		   up to its end.  */
-		next = r->end;
+		   bytes, then the file's), but for what a cut core lost:
+		   nothing from `at` means nothing up to the file's part, or
+		   the region's end.  */
+		uint64_t off = at - r->start;
+		next = r->backing && off >= r->avail && off < r->dumped &&
+		       r->dumped < r->backing_len ? r->start + r->dumped
+						  : r->end;
 	} else {
 		size_t lo = 0, n = t->nregions;
 		while (lo < n) {

@@ -42,10 +42,16 @@ struct hw_region {
 	uint64_t start, end;
 	const uint8_t *data;
 	uint64_t avail;
+	uint64_t dumped;   /* a core: the bytes its header says it holds
+			      (p_filesz); those past avail were cut off and
+			      are unknown: no file stands in for them */
 	const uint8_t *backing;
 	uint64_t backing_len;
 	struct hw_lazy *lazy;   /* cache state of a lazy region, or NULL */
 	uint32_t prot;
+	bool prot_guessed; /* a file's mapping the core has no segment for
+			      (gdb's gcore leaves code out): R until the
+			      file's own program headers say */
 	int32_t file;      /* index into hw_target.files, or -1 (anonymous) */
 	bool shared;       /* MAP_SHARED (live processes; cores don't say) */
 };

@@ -144,7 +144,9 @@ void pm_find_mmapped(struct pm_state *p)
 	bool remap_drift = l.with_tail && p->nmmapped == p->n_mmaps &&
 			   p->mmapped_mem > l.total &&
 			   (p->mmapped_mem - l.total) % 16 == 0;
-	if (p->mp && (p->nmmapped != p->n_mmaps || l.total != p->mmapped_mem))
+	uint64_t mp_word;
+	if (p->mp && hw_read_u64(t, p->mp, &mp_word) &&
+	    (p->nmmapped != p->n_mmaps || l.total != p->mmapped_mem))
 		hw_note(p->s, p->mp, "mp_ counts %llu mmapped chunks "
 			   "(%llu bytes), the core holds %zu (%llu bytes)%s",
 			   (unsigned long long)p->n_mmaps,

@@ -480,9 +480,13 @@ static enum hw_status read_arenas(struct pm_state *p)
 		    !hw_read_u64(p->t, a + (uint64_t)p->l.ms_next, &next) ||
 		    !hw_read_u64(p->t, a + (uint64_t)p->l.ms_system_mem,
 				 &ar->system_mem)) {
-			hw_finding(p->s, a, "arena is not readable in the "
-				   "%s; the arena ring ends here",
-				   hw_target_noun(p->t));
+			/* Its heaps cannot be found: every total misses
+			   them (a core cut short before libc's data).  */
+			hw_partial(p->s, a, "%s is not readable in the %s%s: "
+				   "its heaps are not walked, and the arena "
+				   "ring ends here", a == p->main_arena ?
+				   "main_arena" : "arena", hw_target_noun(p->t),
+				   p->t->truncated ? " (cut short)" : "");
 			break;
 		}
 		hw_read_u64(p->t, a + (uint64_t)p->l.ms_max_system_mem,
