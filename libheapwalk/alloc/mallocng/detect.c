@@ -71,8 +71,8 @@ static void scan_words(struct hw_target *t, uint64_t lo, uint64_t hi,
 		while (a + need <= end) {
 			const uint8_t *data;
 			uint64_t run = hw_readable_run(t, a, &data);
-			if (!run) {     /* not in the core: the next page */
-				a = (a | 4095) + 1;
+			if (!run) {     /* not in the core: what is next */
+				a = (hw_next_readable(t, a, end) + 7) & ~7ull;
 				continue;
 			}
 			uint64_t from = a, stop = a + run < end ? a + run : end;
