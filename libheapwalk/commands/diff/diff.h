@@ -38,7 +38,17 @@ struct diff_leak {
 	uint8_t kind;           /* enum bm_mark: BM_UNREACHED, BM_INDIRECT */
 	uint8_t nhead;          /* bytes of head known (<= DIFF_HEAD) */
 	uint8_t head[DIFF_HEAD];
+	uint8_t key[DIFF_HEAD]; /* head as matched: pointers as what they
+				   point into (diff_head_key) */
 };
+
+/* key from k->head: each aligned word that points into the target
+   (t: its regions say where; NULL, for a saved base: any 8-byte-aligned
+   word of a user-space address's form) stands for what it points to --
+   a file's mapping as its name and file offset, anonymous memory as one
+   value -- so that a block holding pointers matches across runs that
+   placed the heap, the stacks and the libraries elsewhere (ASLR).  */
+void diff_head_key(struct hw_target *t, struct diff_leak *k);
 
 struct diff_leaks {
 	struct diff_leak *v;
@@ -70,6 +80,9 @@ struct diff_base {
 	size_t ntypes, types_cap;
 	bool has_leaks;         /* leaks is known */
 	bool leak_heads;        /* the leaks carry their heads */
+	bool leak_keys_by_form; /* their keys were made without the target's
+				   regions (a saved leaks --json): the other
+				   side's must be made alike */
 	struct diff_leaks leaks;
 	struct diff_names names;
 	bool has_sites;         /* a heap profile (a core base only) */

@@ -431,6 +431,7 @@ static bool read_head(struct jp *j, struct diff_leak *k)
 		k->head[i / 2] = (uint8_t)v;
 	}
 	k->nhead = (uint8_t)(len / 2);
+	diff_head_key(NULL, k);
 	return true;
 }
 
@@ -554,5 +555,6 @@ bool diff_parse_json(const char *text, size_t len, struct diff_base *b,
 	b->has_leaks = true;
 	/* Heads on every line, or matching by size and class only.  */
 	b->leak_heads = heads == leaks;
+	b->leak_keys_by_form = true;
 	return true;
 }

@@ -5,7 +5,11 @@
  * count.  A leak is old when BASE has a leak of the same usable size,
  * class and first 16 bytes (its "head"; fewer for a smaller block):
  * content, not the address, which a freed and reallocated block shares
- * with a different one.  Matching is by count: NEW's leaks of one key
+ * with a different one.  A word of the head that points into the process
+ * is matched by what it points into (diff_head_key): two runs of one
+ * program place the heap and the libraries elsewhere (ASLR), and a list
+ * node's first word, a C++ object's vtable pointer, would otherwise make
+ * every old leak look new.  Matching is by count: NEW's leaks of one key
  * beyond the number BASE has are new, the lowest addresses taken as the
  * old ones.  The kind is not part of the key: an old definite leak turns
  * indirect when a new leak points to it.  A saved `leaks --json` without
@@ -21,6 +25,7 @@
 #include <string.h>
 
 #include "../../analysis/reach.h"
+#include "../../arch/arch.h"
 #include "../../analysis/vtype.h"
 #include "../../emit/emit.h"
 #include "../../report/loss.h"
@@ -57,7 +62,53 @@ static bool collect_one(void *cookie, const struct hw_chunk *c)
 	size_t n = c->size < DIFF_HEAD ? (size_t)c->size : DIFF_HEAD;
 	if (n && hw_read(w->s->target, c->addr, k->head, n))
 		k->nhead = (uint8_t)n;
+	diff_head_key(w->s->target, k);
 	return !w->oom;
+}
+
+/* A file's mapping: its name's FNV-1a hash and the file offset, marked
+   0xf1 in the top byte; anonymous memory (heap, stacks, mmaps): one
+   value.  */
+#define ANON_POINTER 0xa0a0a0a0a0a0a0a0ull
+#define USER_ADDR_MAX (1ull << 48)
+
+static uint64_t name_hash(const char *path)
+{
+	const char *base = strrchr(path, '/');
+	uint64_t h = 0xcbf29ce484222325ull;
+	for (const char *c = base ? base + 1 : path; *c; c++)
+		h = (h ^ (uint8_t)*c) * 0x100000001b3ull;
+	return h;
+}
+
+static uint64_t word_key(struct hw_target *t, uint64_t v)
+{
+	if (!t)
+		return v >= 0x10000 && v < USER_ADDR_MAX && !(v & 7)
+		       ? ANON_POINTER : v;
+	uint64_t a = v & t->arch->ptr_mask;
+	const struct hw_region *r = a >= 0x1000 ? hw_region_of(t, a) : NULL;
+	if (!r)
+		return v;
+	const struct hw_mapped_file *f =
+		r->file >= 0 && (size_t)r->file < t->nfiles ?
+		&t->files[r->file] : NULL;
+	if (!f || !f->path || a < f->start)
+		return ANON_POINTER;
+	uint64_t off = f->offset + (a - f->start);
+	return 0xf1ull << 56 |
+	       ((name_hash(f->path) << 32 ^ off) & 0x00ffffffffffffffull);
+}
+
+void diff_head_key(struct hw_target *t, struct diff_leak *k)
+{
+	memcpy(k->key, k->head, sizeof k->key);
+	for (size_t i = 0; i + 8 <= k->nhead; i += 8) {
+		uint64_t v;
+		memcpy(&v, k->head + i, 8);
+		v = word_key(t, v);
+		memcpy(k->key + i, &v, 8);
+	}
 }
 
 enum hw_status diff_collect_leaks(struct hw_session *s, struct diff_names *names,
@@ -84,7 +135,7 @@ static int key_cmp(const struct diff_leak *x, const struct diff_leak *y)
 		return (uintptr_t)x->type < (uintptr_t)y->type ? -1 : 1;
 	if (x->nhead != y->nhead)
 		return x->nhead < y->nhead ? -1 : 1;
-	return memcmp(x->head, y->head, x->nhead);
+	return memcmp(x->key, y->key, x->nhead);
 }
 
 /* By key, then by address (the lowest of a key are the old ones).  */
@@ -249,10 +300,15 @@ enum hw_status diff_emit_leaks(struct hw_session *s, struct hw_emitter *e,
 		return st;
 	}
 	size_t after = a.n, before = b->leaks.n;
-	/* A base without heads: size and class only, on both sides.  */
+	/* A base without heads: size and class only, on both sides.  A
+	   saved base's keys were made by the form of its words alone: so
+	   are this side's then.  */
 	if (!b->leak_heads)
 		for (size_t i = 0; i < a.n; i++)
 			a.v[i].nhead = 0;
+	else if (b->leak_keys_by_form)
+		for (size_t i = 0; i < a.n; i++)
+			diff_head_key(NULL, &a.v[i]);
 	if (a.n)
 		qsort(a.v, a.n, sizeof *a.v, leak_cmp);
 	if (b->leaks.n)
@@ -278,8 +334,8 @@ enum hw_status diff_emit_leaks(struct hw_session *s, struct hw_emitter *e,
 		 cnt[1] == 1 ? "" : "s", hw_human(h2, sizeof h2, bytes[1]));
 	em_notef(e, "%-9s %zu leaked %ss before, %zu after; matched by size, "
 		 "class%s", "", before, noun, after, b->leak_heads
-		 ? " and first 16 bytes" : " only (the saved leaks have no "
-		 "\"head\")");
+		 ? " and first 16 bytes (pointers by what they point into)"
+		 : " only (the saved leaks have no \"head\")");
 	em_kv(e, &F_MATCHED_BY, ev_str(b->leak_heads ? "content" : "size-type"));
 	em_kv(e, &F_LEAKS_BEFORE, ev_u64(before));
 	em_kv(e, &F_LEAKS_AFTER, ev_u64(after));
