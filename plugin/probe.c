@@ -355,3 +355,48 @@ bool probe_map(struct gdb_view *v, const uint64_t *extra, size_t n_extra,
 		st->probes = p.probes;
 	return ok;
 }
+
+/* ---- the map of the last stop ------------------------------------------ */
+
+bool probe_memo_take(const struct probe_memo *m, const char *ctx,
+		     size_t len, struct gdb_view *v, bool *oom)
+{
+	*oom = false;
+	if (!m->ctx || !ctx || m->ctx_len != len || memcmp(m->ctx, ctx, len))
+		return false;
+	for (size_t i = 0; i < m->nruns; i++)
+		if (!add_region(v, m->runs[i].start, m->runs[i].end)) {
+			*oom = true;
+			return false;
+		}
+	return true;
+}
+
+void probe_memo_keep(struct probe_memo *m, const char *ctx, size_t len,
+		     const struct gdb_view *v, size_t first, size_t probes)
+{
+	probe_memo_free(m);
+	if (!ctx || first > v->nregions)
+		return;
+	size_t n = v->nregions - first;
+	m->ctx = malloc(len ? len : 1);
+	m->runs = malloc((n ? n : 1) * sizeof *m->runs);
+	if (!m->ctx || !m->runs) {
+		probe_memo_free(m);
+		return;
+	}
+	memcpy(m->ctx, ctx, len);
+	m->ctx_len = len;
+	for (size_t i = 0; i < n; i++)
+		m->runs[i] = (struct probe_run){ v->regions[first + i].start,
+						 v->regions[first + i].end };
+	m->nruns = n;
+	m->probes = probes;
+}
+
+void probe_memo_free(struct probe_memo *m)
+{
+	free(m->ctx);
+	free(m->runs);
+	*m = (struct probe_memo){ 0 };
+}

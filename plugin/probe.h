@@ -47,4 +47,27 @@ struct probe_stats {
 bool probe_map(struct gdb_view *v, const uint64_t *extra, size_t n_extra,
 	       probe_fn *readable, void *cookie, struct probe_stats *st);
 
+/* The last map probed, and the target as it was then: the context the
+   script wrote (heapwalk-context: every thread's registers, gdb's
+   selected thread, the signal).  A command run while the program has not
+   moved finds the same context and takes the map again, instead of
+   probing anew (some 9,000 reads through a gdbstub).  A program that
+   ran has other registers.  */
+struct probe_memo {
+	char *ctx;
+	size_t ctx_len;
+	struct probe_run { uint64_t start, end; } *runs;
+	size_t nruns;
+	size_t probes;     /* the reads the probe took */
+};
+
+/* Add m's runs to v when ctx (len bytes) is the one they were probed
+   with; false when it is not, or out of memory (*oom).  */
+bool probe_memo_take(const struct probe_memo *m, const char *ctx,
+		     size_t len, struct gdb_view *v, bool *oom);
+/* Keep v's regions from index `first` on (the probe's) with ctx.  */
+void probe_memo_keep(struct probe_memo *m, const char *ctx, size_t len,
+		     const struct gdb_view *v, size_t first, size_t probes);
+void probe_memo_free(struct probe_memo *m);
+
 #endif /* HW_PLUGIN_PROBE_H */

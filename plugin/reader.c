@@ -74,6 +74,7 @@ struct plugin {
 	struct gdb_reader_funcs funcs;
 	int dir;                   /* CHANNEL_FD, or -1 */
 	char path[PATH_MAX];       /* the directory, for its removal */
+	struct probe_memo memo;    /* the last memory map probed */
 };
 
 /* The reader gdb loaded, for the destructor: gdb never calls destroy()
@@ -540,17 +541,50 @@ static bool test_hole(struct request *rq)
 	return true;
 }
 
+/* The context file the script wrote (malloc'd, *len bytes), or NULL.  */
+static char *read_ctx(int dir, size_t *len)
+{
+	int fd = openat(dir, "ctx", O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	struct stat st;
+	char *buf = NULL;
+	*len = 0;
+	if (fd >= 0 && fstat(fd, &st) == 0 && st.st_size > 0 &&
+	    st.st_size < (16 << 20) && (buf = malloc((size_t)st.st_size))) {
+		ssize_t n = pread(fd, buf, (size_t)st.st_size, 0);
+		if (n == st.st_size) {
+			*len = (size_t)n;
+		} else {
+			free(buf);
+			buf = NULL;
+		}
+	}
+	if (fd >= 0)
+		close(fd);
+	return buf;
+}
+
 /* gdb gave no memory map (qemu-user's gdbstub, embedded stubs): find one
-   by reading, and say so in a text report.  */
-static bool probe_view(struct gdb_view *v, struct guarded_reader *g,
-		       struct echo_file *ans, bool json)
+   by reading -- or take the last one, when the program has not moved
+   since -- and say so in a text report.  */
+static bool probe_view(struct plugin *p, struct gdb_view *v,
+		       struct guarded_reader *g, struct echo_file *ans,
+		       bool json)
 {
 	struct probe_stats st = { 0 };
-	if (!probe_map(v, v->lib_addrs, v->nlib_addrs, read_all, g,
-		       &st)) {
+	size_t ctx_len, first = v->nregions;
+	char *ctx = read_ctx(p->dir, &ctx_len);
+	bool oom, again = probe_memo_take(&p->memo, ctx, ctx_len, v, &oom);
+	if (!again && !oom &&
+	    !probe_map(v, v->lib_addrs, v->nlib_addrs, read_all, g, &st))
+		oom = true;
+	if (oom) {
+		free(ctx);
 		say(ans, "heapwalk: out of memory\n");
 		return false;
 	}
+	if (!again)
+		probe_memo_keep(&p->memo, ctx, ctx_len, v, first, st.probes);
+	free(ctx);
 	gdb_view_seal(v);
 	if (!v->nregions) {
 		say(ans, "heapwalk: gdb gave no memory map (neither "
@@ -568,7 +602,12 @@ static bool probe_view(struct gdb_view *v, struct guarded_reader *g,
 		 "them is not seen", v->nregions, (double)bytes / (1 << 20),
 		 PROBE_STEP >> 10, PROBE_MARGIN >> 20);
 	v->mem.limit = v->limit;
-	if (!json)
+	if (!json && again)
+		say(ans, "heapwalk: memory map probed (gdb gave none): %zu "
+		    "regions, %.1f MiB, as for the last command (the program "
+		    "has not run since)\n", v->nregions,
+		    (double)bytes / (1 << 20));
+	else if (!json)
 		say(ans, "heapwalk: memory map probed (gdb gave none): %zu "
 		    "regions, %.1f MiB, %zu reads\n", v->nregions,
 		    (double)bytes / (1 << 20), st.probes);
@@ -616,7 +655,7 @@ static enum hw_status run_request(struct request *rq,
 		return HW_BAD_TARGET;
 	}
 	if (!rq->view.nregions &&
-	    !probe_view(&rq->view, &rq->reader, ans, po.json))
+	    !probe_view(rq->p, &rq->view, &rq->reader, ans, po.json))
 		return HW_BAD_TARGET;
 	test_stall(rq);
 	/* On a core, the segments gdb reads from the file are mapped from
@@ -802,6 +841,7 @@ static void reader_destroy(struct gdb_reader_funcs *self)
 {
 	struct plugin *p = self->priv_data;
 	remove_channel(p);
+	probe_memo_free(&p->memo);
 	if (loaded == p)
 		loaded = NULL;
 	free(p);

@@ -7,7 +7,8 @@
 # bins1 and threads8 in their live mode, stopped by gdb at the read()
 # where they wait:
 #  - `heap chunks --json` and `heap --json` agree with the program's own
-#    truth, and the summary says the map was probed, names glibc 2.36 and
+#    truth, and the summary says the map was probed (once: the commands
+#    after the first at the same stop take it again), names glibc 2.36 and
 #    no made-up pid;
 #  - after gdb detaches, the program is made to dump a core (qemu writes
 #    the guest's); the text of `heap bins` (and for bins1 `heap chunks`
@@ -48,6 +49,10 @@ for c in bins1 threads8; do
 		fail "$c: the JSON summary does not say the map was probed"
 	grep -q '^heapwalk: memory map probed (gdb gave none): ' "$o.3" ||
 		fail "$c: the text summary does not say the map was probed"
+	# All the commands ran at one stop: the first probed the map, the
+	# others took it again.
+	grep -q '^heapwalk: memory map probed (gdb gave none): .*as for the last command (the program has not run since)$' "$o.3" ||
+		fail "$c: the map was probed again at the same stop: $(grep -m1 '^heapwalk: memory map' "$o.3")"
 	# libc is a region of its own (its version string is found), and
 	# qemu's "process 1" is not taken for a pid.
 	grep -q '^allocator: *ptmalloc 2\.36 (aarch64)$' "$o.3" ||
