@@ -59,7 +59,7 @@ say "chunks --arena $narenas (of $narenas arenas) is a usage error naming 0 to $
 
 # ---- chunks --thread: a number or a tid --------------------------------
 main_tid=$(awk '$1 == "thread" && $4 == "main" { print $3 }' "$dir/truth.txt")
-second_tid=$(awk -v m="$main_tid" '$1 == "thread" && $3 != m { print $3 }' "$dir/truth.txt" | sort -n | head -n 1)
+second_tid=$(awk -v m="$main_tid" '$1 == "thread" && $3 != m { print $3 }' "$dir/truth.txt" | sort -n | sed -n 1p)
 [ -n "$main_tid" ] && [ -n "$second_tid" ] || fail "no thread ids in threads8's truth"
 hw "$T/by-number" "$T/err" "$core" chunks --thread 2
 expect_rc 0
