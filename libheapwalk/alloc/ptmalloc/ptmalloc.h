@@ -36,6 +36,10 @@
 #include "../../target/target.h"
 #include "../alloc.h"
 
+/* A value of a report (emit/emit.h): report.c, params.c and bins.c
+   share some.  */
+struct em_val;
+
 #define PM_SIZE_SZ 8
 #define PM_ALIGN 16
 #define PM_MINSIZE 32
@@ -491,7 +495,7 @@ bool pm_resync(struct pm_state *p, const struct pm_heap *h, uint64_t from,
 	       uint64_t *resume);
 /* threads.c: every thread's thread_arena (after pm_find_tcaches).  */
 void pm_find_thread_arenas(struct pm_state *p);
-/* chunks.c: look for the mmapped chunks (once; every page start of the
+/* walk.c: look for the mmapped chunks (once; every page start of the
    anonymous writable memory outside the heaps is read, so only walks of
    everything do it).  */
 void pm_find_mmapped(struct pm_state *p);
@@ -648,7 +652,7 @@ bool pm_split_take(struct pm_split *sp, _Atomic bool *stop, uint64_t *from,
 void pm_split_wake(struct pm_split *sp);
 /* The parts' sums added to the heap's; everything freed.  */
 void pm_split_end(struct pm_split *sp);
-/* chunks.c: piece i's chunks to fn, as pm_walk_chunks gives them
+/* walk.c: piece i's chunks to fn, as pm_walk_chunks gives them
    (findings were taken by the walk that marked); safe to run for
    several pieces at once.  */
 bool pm_walk_piece(struct pm_state *p, size_t i, hw_chunk_fn *fn,
@@ -656,8 +660,15 @@ bool pm_walk_piece(struct pm_state *p, size_t i, hw_chunk_fn *fn,
 /* classes.c: the bin (or, past the last bin, power of two) of a usable
    size, as a range of request sizes.  */
 uint64_t pm_size_class(void *state, uint64_t usable, uint64_t *min);
-/* report.c */
+/* report.c: summary's ptmalloc lines, and `arenas`.  */
 void pm_report_summary(void *state, struct hw_emitter *e);
+enum hw_status pm_report_arenas(void *state, struct hw_emitter *e);
+/* The tids of the threads whose thread_arena is `arena` (an index or a
+   PM_TA_* value), into tids (room for every thread).  */
+struct em_val pm_thread_tids(const struct pm_state *p, int32_t arena,
+			     int32_t *tids);
+/* Arena i's heaps, a row each (`arenas` and `arena N`).  */
+void pm_heap_rows(struct hw_emitter *e, const struct pm_state *p, size_t i);
 /* One free list in its own order (chains.c, `bins --list`): the user
    addresses of its entries, and how the list ends -- at its end, or
    where a step failed (bad: the pointer that did).  */
@@ -695,8 +706,7 @@ static inline bool pm_is_tcache_struct(const struct pm_state *p,
 
 /* chunk ADDR's fields of one chunk (anatomy.c).  */
 void pm_anatomy(void *state, const struct hw_chunk *c, struct hw_emitter *e);
-enum hw_status pm_report_arenas(void *state, struct hw_emitter *e);
-/* `tcache [TID]`: each thread's tcache struct, bin by bin (tid < 0:
+/* params.c: `tcache [TID]`: each thread's tcache struct, bin by bin (tid < 0:
    every thread's).  */
 enum hw_status pm_report_tcaches(void *state, struct hw_emitter *e,
 				 int64_t tid);
@@ -704,9 +714,15 @@ enum hw_status pm_report_tcaches(void *state, struct hw_emitter *e,
 enum hw_status pm_report_mp(void *state, struct hw_emitter *e);
 /* `arena N`: one arena's malloc_state, its threads and heaps.  */
 enum hw_status pm_report_arena(void *state, struct hw_emitter *e, size_t n);
-/* bins; with `list`, each list's entries in order (chains.c).  */
+/* bins.c: bins; with `list`, each list's entries in order (chains.c).  */
 enum hw_status pm_report_bins(void *state, struct hw_emitter *e,
 			      const char *kind, bool list);
+/* A bin's chunk sizes as four values v[0..3], for the columns
+   chunk_size, min_chunk_size, max_chunk_size (JSON) and "chunk size"
+   (text): one size, a range lo..hi (hi 0: no end), or lo 0 for any size
+   (the unsorted bin); the text goes into buf.  */
+void pm_bin_size_vals(struct em_val *v, char *buf, size_t len, uint64_t lo,
+		      uint64_t hi);
 
 static inline uint64_t pm_bin_at(const struct pm_state *p, uint64_t arena,
 				 int i)

@@ -101,7 +101,7 @@ static uint64_t header_at(const struct pm_split *sp, uint64_t c)
 }
 
 /* Does a chunk of size sz at c fit as the walk wants it, neither a
-   fencepost nor past the end?  (chunks.c's test, less the fenceposts,
+   fencepost nor past the end?  (walk.c's test, less the fenceposts,
    where the follower stops.)  */
 static bool plain_size(uint64_t c, uint64_t sz, uint64_t end)
 {
@@ -126,7 +126,7 @@ void pm_split_follow(struct pm_split *sp, _Atomic bool *stop)
 		uint64_t next = c + sz;
 		/* Each header's address comes from the one before, so the
 		   hardware cannot run ahead: a few lines ahead, as the walk
-		   itself does (chunks.c).  */
+		   itself does (walk.c).  */
 		if (prefetched < next)
 			prefetched = next;
 		if (prefetched < next + 1024 && prefetched + 256 <= end) {

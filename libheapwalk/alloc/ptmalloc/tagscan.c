@@ -4,7 +4,7 @@
  * eight bytes (32 granules) at a time.  The chunks it names are far
  * apart, each header a cache miss: a batch of them is prefetched before
  * any is read.  Used after a walk, to give the chunks of some lists in
- * another state (chunks.c) or to settle the fastbin guesses bin by bin
+ * another state (walk.c) or to settle the fastbin guesses bin by bin
  * (linksums.c).
  */
 #include "ptmalloc.h"

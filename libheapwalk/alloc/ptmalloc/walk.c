@@ -1,4 +1,4 @@
-/* chunks.c - the chunk-by-chunk walk of every heap, and mmapped chunks.
+/* walk.c - the chunk-by-chunk walk of every heap, and mmapped chunks.
  *
  * Heaps are walked in address order by their size fields.  A chunk's
  * state comes from the next chunk's P bit, corrected by list membership
