@@ -12,7 +12,9 @@
  * one cache miss each in a large core: lists are followed several at a
  * time so that the misses overlap, and in threads (run_phase), a kind
  * of list after another so that an object two lists hold is the first
- * kind's: the spans' own, the transfer slots, the thread caches.
+ * kind's: the spans' own, the transfer slots, the thread caches.  The
+ * views that follow one list again (bins.c, params.c, anatomy.c) read a
+ * thread cache's list afresh with tc_read_freelist, at the end.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -372,27 +374,6 @@ static void central_lists(struct tc_state *tc)
 	run_phase(tc, &ph, tc->transfer_objects);
 }
 
-/* Most struct pthread a thread pointer lies past: glibc's aarch64 TCB is
-   right after it (x86_64's thread pointer is the struct itself).  */
-#define PTHREAD_SPAN 0x1000
-
-/* The thread whose pthread_self() is self (a cache's tid_): the one
-   whose thread pointer is self or, nearest, just past its struct
-   pthread; 0 when none is.  */
-static int thread_of(const struct hw_target *t, uint64_t self)
-{
-	int tid = 0;
-	uint64_t best = PTHREAD_SPAN;
-	for (size_t k = 0; k < t->nthreads && self; k++) {
-		const struct hw_thread *th = &t->threads[k];
-		if (th->has_tp && th->tp >= self && th->tp - self < best) {
-			best = th->tp - self;
-			tid = th->tid;
-		}
-	}
-	return tid;
-}
-
 /* Every thread cache's list of every class (unit: cache * classes +
    class).  */
 static bool start_cache_list(struct collect *c, size_t u, struct cursor *k)
@@ -462,7 +443,7 @@ static bool read_caches(struct tc_state *tc)
 		if (tc->lay.cache_tid >= 0)
 			hw_read_u64(tc->t, at + (uint64_t)tc->lay.cache_tid,
 				    &tcache->tid_word);
-		tcache->tid = thread_of(tc->t, tcache->tid_word);
+		tcache->tid = tc_thread_of(tc->t, tcache->tid_word);
 		tc->thread_bytes += tcache->size;
 		tc->ncaches++;
 		if (!hw_read_u64(tc->t, at + tc->lay.cache_next, &at))
@@ -480,103 +461,6 @@ static bool thread_lists(struct tc_state *tc)
 			    .start = start_cache_list, .done = cache_list_done };
 	run_phase(tc, &ph, tc->thread_objects);
 	return true;
-}
-
-/* How far on either side of a thread pointer 2.16's TLS pointer to the
-   thread's cache is looked for: static TLS of a few libraries.  */
-#define TLS_SPAN 0x2000
-
-static int u64_cmp(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-	return x < y ? -1 : x > y;
-}
-
-/* 2.16's caches have no tid_: a thread reaches its cache through the
-   TLS variable ThreadCachePtr::tls_data_ (in the library's static TLS
-   block) and its pthread key (in glibc's struct pthread), both at one
-   distance from every thread pointer.  The distance is
-   the one at which the most threads hold a cache of the list; each of
-   those threads owns that cache.  Threads without a cache hold 0 there
-   and vote for nothing.  */
-static void tls_owners(struct tc_state *tc)
-{
-	struct hw_target *t = tc->t;
-	size_t nwords = 2 * TLS_SPAN / 8;
-	uint64_t *addrs = malloc(tc->ncaches * sizeof *addrs);
-	uint32_t *votes = calloc(nwords, sizeof *votes);
-	uint64_t *win = malloc(2 * TLS_SPAN);
-	if (!addrs || !votes || !win)
-		goto out;
-	for (size_t i = 0; i < tc->ncaches; i++)
-		addrs[i] = tc->caches[i].addr;
-	qsort(addrs, tc->ncaches, sizeof *addrs, u64_cmp);
-	for (size_t k = 0; k < t->nthreads; k++) {
-		const struct hw_thread *th = &t->threads[k];
-		const struct hw_region *r;
-		if (!th->has_tp || th->tp < TLS_SPAN || th->tp & 7 ||
-		    !(r = hw_region_of(t, th->tp)))
-			continue;
-		/* The window, cut to the thread pointer's mapping: the
-		   main thread's TLS block sits in a small one.  */
-		uint64_t lo = th->tp - TLS_SPAN, hi = th->tp + TLS_SPAN;
-		if (lo < r->start)
-			lo = (r->start + 7) & ~7ull;
-		if (hi > r->end)
-			hi = r->end & ~7ull;
-		if (hi <= lo || !hw_read(t, lo, win, hi - lo))
-			continue;
-		size_t first = (size_t)(lo - (th->tp - TLS_SPAN)) / 8;
-		for (size_t w = 0; w < (hi - lo) / 8; w++)
-			if (win[w] && bsearch(&win[w], addrs, tc->ncaches,
-					      sizeof *addrs, u64_cmp))
-				votes[first + w]++;
-	}
-	size_t best = 0;
-	for (size_t w = 1; w < nwords; w++)
-		if (votes[w] > votes[best])
-			best = w;
-	if (!votes[best])
-		goto out;
-	int64_t off = (int64_t)best * 8 - TLS_SPAN;
-	/* Both pointers are found, at two distances with the same votes:
-	   any other distance as good must name the same cache in every
-	   thread, or the owners are not known.  */
-	for (size_t w = best + 1; w < nwords; w++) {
-		if (votes[w] != votes[best])
-			continue;
-		int64_t o2 = (int64_t)w * 8 - TLS_SPAN;
-		for (size_t k = 0; k < t->nthreads; k++) {
-			const struct hw_thread *th = &t->threads[k];
-			uint64_t a = 0, b = 0;
-			if (!th->has_tp)
-				continue;
-			hw_read_u64(t, th->tp + (uint64_t)off, &a);
-			hw_read_u64(t, th->tp + (uint64_t)o2, &b);
-			if (a != b)
-				goto out;
-		}
-	}
-	unsigned named = 0;
-	for (size_t k = 0; k < t->nthreads; k++) {
-		const struct hw_thread *th = &t->threads[k];
-		uint64_t cache;
-		if (!th->has_tp || !hw_read_u64(t, th->tp + (uint64_t)off, &cache))
-			continue;
-		for (size_t i = 0; i < tc->ncaches && cache; i++)
-			if (tc->caches[i].addr == cache && !tc->caches[i].tid) {
-				tc->caches[i].tid = th->tid;
-				named++;
-			}
-	}
-	snprintf(tc->owners_buf, sizeof tc->owners_buf, "a TLS pointer at "
-		 "thread pointer %s 0x%llx (%u threads)", off < 0 ? "-" : "+",
-		 (unsigned long long)(off < 0 ? -off : off), named);
-	tc->how_owners = tc->owners_buf;
-out:
-	free(addrs);
-	free(votes);
-	free(win);
 }
 
 /* Number every in-use span's objects: spans[i].slot.  */
@@ -604,8 +488,22 @@ enum hw_status tc_read_lists(struct tc_state *tc)
 	if (!thread_lists(tc))
 		return hw_error(tc->s, HW_BAD_TARGET, "out of memory");
 	if (tc->lay.cache_tid < 0 && tc->ncaches)
-		tls_owners(tc);
+		tc_tls_owners(tc);
 	else if (tc->ncaches)
 		tc->how_owners = "each cache's tid_ (its thread's pthread_self())";
 	return HW_OK;
+}
+
+bool tc_read_freelist(struct tc_state *tc, const struct tc_thread_cache *c,
+		      unsigned cls, struct tc_freelist *fl)
+{
+	uint8_t b[24];
+	if (!hw_read(tc->t, c->addr + TC_FREELIST_STRIDE * (uint64_t)cls, b,
+		     sizeof b))
+		return false;
+	memcpy(&fl->head, b, 8);
+	memcpy(&fl->length, b + 8, 4);
+	memcpy(&fl->lowater, b + 12, 4);
+	memcpy(&fl->max_length, b + 16, 4);
+	return true;
 }

@@ -1,10 +1,12 @@
-/* params.c - `mp` and `arena 0` for tcmalloc.  `mp`: its build's
- * parameters as the heap shows them -- the page size, the size map
- * (each class's object size, the pages a span of it takes, and how many
- * objects move between a thread cache and the central list at once) --
- * and where heapwalk found each root.  `arena 0`: tcmalloc's one page
- * heap -- what it took from the system, what is free or given back, and
- * its spans by where they are.
+/* params.c - `mp`, `arena 0` and `tcache` for tcmalloc.  `mp`: its
+ * build's parameters as the heap shows them -- the page size, the size
+ * map (each class's object size, the pages a span of it takes, and how
+ * many objects move between a thread cache and the central list at
+ * once) -- and where heapwalk found each root.  `arena 0`: tcmalloc's
+ * one page heap -- what it took from the system, what is free or given
+ * back, and its spans by where they are.  `tcache [TID]`: each thread
+ * cache's free lists as the cache keeps them (ThreadCache::FreeList:
+ * head, length, low-water mark, max_length), read afresh.
  */
 #include "../../emit/emit.h"
 #include "tcmalloc.h"
@@ -132,6 +134,69 @@ enum hw_status tc_report_arena(void *state, struct hw_emitter *e, size_t n)
 	em_section_end(e);
 	em_kv(e, &F_TCACHES, ev_u64(tc->ncaches));
 	em_section_end(e);
+	em_doc_end(e);
+	return HW_OK;
+}
+
+/* ---- tcache ----------------------------------------------------------- */
+
+static const struct em_field TC_COLS[] = {
+	{ .key = "index", .label = "class", .width = 5 },
+	{ .key = "size", .label = "size", .width = 8 },
+	{ .key = "count", .label = "length", .width = 7 },
+	{ .key = "low_water", .label = "lowater", .width = 7 },
+	{ .key = "max", .label = "max_length", .width = 10 },
+	{ .key = "head", .label = "list_ (next taken)", .join = "  " },
+};
+static const struct em_table TC_BINS = {
+	.key = "bins", .cols = TC_COLS, .ncols = 6 };
+static const struct em_field TC_THREAD_COLS[] = {
+	{ .key = "thread", .pre = "thread cache of thread ", .none = "?" },
+	{ .key = "addr", .join = " at " },
+	{ .key = "bytes", .join = " (size_ ", .post = ")", .form = EM_T_HUMAN },
+};
+static const struct em_table TC_TABLE = {
+	.key = "tcaches", .cols = TC_THREAD_COLS, .ncols = 3,
+	.flags = EM_TB_NO_HEADER };
+
+enum hw_status tc_report_tcaches(void *state, struct hw_emitter *e,
+				 int64_t tid)
+{
+	struct tc_state *tc = state;
+	bool found = tid < 0;
+	for (size_t i = 0; i < tc->ncaches && !found; i++)
+		found = tc->caches[i].tid == tid;
+	if (!found)
+		return hw_error(tc->s, HW_USAGE, "tcache: no thread cache of "
+				"thread %lld (%zu found: %s)", (long long)tid,
+				tc->ncaches, tc->how_caches ? tc->how_caches
+							    : "none");
+	em_doc_begin(e);
+	em_table_begin(e, &TC_TABLE);
+	for (size_t i = 0; i < tc->ncaches; i++) {
+		const struct tc_thread_cache *c = &tc->caches[i];
+		if (tid >= 0 && c->tid != tid)
+			continue;
+		const struct em_val tv[] = {
+			c->tid ? ev_i64(c->tid) : ev_null(), ev_addr(c->addr),
+			ev_u64(c->size) };
+		em_row_open(e, tv);
+		em_table_begin(e, &TC_BINS);
+		for (unsigned cls = 1; cls < tc->nclasses; cls++) {
+			struct tc_freelist fl;
+			if (!tc_read_freelist(tc, c, cls, &fl) ||
+			    (!fl.head && !fl.length))
+				continue;
+			const struct em_val v[] = {
+				ev_u64(cls), ev_u64(tc->class_size[cls]),
+				ev_u64(fl.length), ev_u64(fl.lowater),
+				ev_u64(fl.max_length), ev_addr(fl.head) };
+			em_row(e, v);
+		}
+		em_table_end(e);
+		em_row_close(e);
+	}
+	em_table_end(e);
 	em_doc_end(e);
 	return HW_OK;
 }

@@ -1,11 +1,8 @@
-/* report.c - the tcmalloc-specific reports: summary members (the
+/* report.c - tcmalloc's own part of the reports: `summary`'s lines (the
  * figures MallocExtension gives, recomputed from the heap, and how each
- * root was found), arenas (the thread caches) and bins (per class, the
- * free objects of each kind of list).
+ * root was found) and `arenas` (the thread caches).  The bins are
+ * bins.c's; `mp`, `arena 0` and `tcache` params.c's.
  */
-#include <stdio.h>
-#include <string.h>
-
 #include "../../emit/emit.h"
 #include "tcmalloc.h"
 
@@ -130,47 +127,6 @@ enum hw_status tc_report_arenas(void *state, struct hw_emitter *e)
 			ev_addr(c->addr),
 			c->tid ? ev_i64(c->tid) : ev_null(),
 			ev_u64(c->objects), ev_u64(c->size),
-		};
-		em_row(e, v);
-	}
-	em_table_end(e);
-	em_doc_end(e);
-	return HW_OK;
-}
-
-/* bins: per size class, the free objects of each kind of list.  */
-static const struct em_field CLASS_COLS[] = {
-	{ .key = "class", .label = "class", .width = 5 },
-	{ .key = "size", .label = "size", .width = 8 },
-	{ .key = "thread", .label = "thread caches", .width = 14 },
-	{ .key = "transfer", .label = "transfer", .width = 9 },
-	{ .key = "central", .label = "central", .width = 9 },
-	{ .key = "bytes", .label = "free bytes", .width = 12,
-	  .form = EM_T_HUMAN },
-};
-static const struct em_table CLASS_TABLE = {
-	.key = "classes", .cols = CLASS_COLS, .ncols = 6 };
-
-enum hw_status tc_report_bins(void *state, struct hw_emitter *e,
-			      const char *kind)
-{
-	struct tc_state *tc = state;
-	if (kind && strcmp(kind, "classes") != 0)
-		return hw_error(tc->s, HW_USAGE, "bins: unknown kind '%s' "
-				"(tcmalloc: classes)", kind);
-	em_doc_begin(e);
-	em_table_begin(e, &CLASS_TABLE);
-	for (unsigned c = 1; c < tc->nclasses; c++) {
-		uint64_t n = tc->thread_objects[c] + tc->transfer_objects[c] +
-			     tc->central_objects[c];
-		if (!n)
-			continue;
-		const struct em_val v[] = {
-			ev_u64(c), ev_u64(tc->class_size[c]),
-			ev_u64(tc->thread_objects[c]),
-			ev_u64(tc->transfer_objects[c]),
-			ev_u64(tc->central_objects[c]),
-			ev_u64(n * tc->class_size[c]),
 		};
 		em_row(e, v);
 	}

@@ -153,6 +153,15 @@ bool tc_index_spans(struct tc_state *tc);
 const struct tc_span *tc_span_of(const struct tc_state *tc, uint64_t addr);
 /* lists.c */
 enum hw_status tc_read_lists(struct tc_state *tc);
+/* A thread cache's list of one class: ThreadCache::FreeList.  */
+struct tc_freelist {
+	uint64_t head;
+	uint32_t length, lowater, max_length;
+};
+/* Cache c's list of class cls, read afresh from the target: false when
+   the target does not hold it.  */
+bool tc_read_freelist(struct tc_state *tc, const struct tc_thread_cache *c,
+		      unsigned cls, struct tc_freelist *fl);
 
 /* Is addr the start of one of span sp's objects?  */
 static inline bool tc_is_object(const struct tc_span *sp, uint64_t addr)
@@ -168,6 +177,13 @@ static inline enum tc_holder tc_holder_of(const struct tc_state *tc,
 {
 	return (enum tc_holder)((tc->holders[slot >> 2] >> ((slot & 3) * 2)) & 3);
 }
+/* threads.c: the thread whose pthread_self() is self (a cache's tid_):
+   the one whose thread pointer is self or, nearest, just past its struct
+   pthread; 0 when none is.  */
+int tc_thread_of(const struct hw_target *t, uint64_t self);
+/* threads.c: 2.16's caches (no tid_) given their threads by the TLS
+   pointer to them; how_owners says how, when they were.  */
+void tc_tls_owners(struct tc_state *tc);
 /* walk.c */
 bool tc_walk(struct tc_state *tc, hw_chunk_fn *fn, void *cookie);
 /* The same blocks, split over nparts threads (cookies[k] in part k's).  */
@@ -196,22 +212,23 @@ const struct hw_prof_site *tc_prof_site_of(const struct tc_prof *tp,
 void tc_prof_free(struct tc_prof *tp);
 /* The profile's own memory in the target (the heap profiler's).  */
 void tc_prof_internal(const struct tc_prof *tp, hw_range_fn *fn, void *cookie);
-/* report.c */
+/* report.c: summary's tcmalloc lines, and `arenas`.  */
 void tc_report_summary(void *state, struct hw_emitter *e);
 enum hw_status tc_report_arenas(void *state, struct hw_emitter *e);
+/* report.c: generic.current_allocated_bytes as tcmalloc computes it.  */
+uint64_t tc_current_allocated(const struct tc_state *tc);
+/* bins.c: `bins` (per class), and `bins --list` (every list followed).  */
 enum hw_status tc_report_bins(void *state, struct hw_emitter *e,
 			      const char *kind);
-/* views.c: `tcache [TID]` (tid < 0: every cache), `bins --list`,
-   `chunk ADDR`'s fields.  */
-enum hw_status tc_report_tcaches(void *state, struct hw_emitter *e,
-				 int64_t tid);
 enum hw_status tc_report_bins_list(void *state, struct hw_emitter *e,
 				   const char *kind);
-void tc_anatomy(void *state, const struct hw_chunk *c, struct hw_emitter *e);
-/* params.c: `mp`, and `arena 0` (the page heap).  */
+/* params.c: `mp`, `arena 0` (the page heap) and `tcache [TID]` (tid < 0:
+   every cache).  */
 enum hw_status tc_report_params(void *state, struct hw_emitter *e);
 enum hw_status tc_report_arena(void *state, struct hw_emitter *e, size_t n);
-/* stats.c: generic.current_allocated_bytes as tcmalloc computes it.  */
-uint64_t tc_current_allocated(const struct tc_state *tc);
+enum hw_status tc_report_tcaches(void *state, struct hw_emitter *e,
+				 int64_t tid);
+/* anatomy.c: `chunk ADDR`'s fields.  */
+void tc_anatomy(void *state, const struct hw_chunk *c, struct hw_emitter *e);
 
 #endif /* HW_TCMALLOC_H */
