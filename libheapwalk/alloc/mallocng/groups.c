@@ -1,6 +1,8 @@
 /* groups.c - mallocng's meta areas read once: every meta in use names a
  * group (its memory, slot size and count, which slots are free), kept
- * sorted by the group's address.
+ * sorted by the group's address; and the lookups in them (the group at
+ * an address, the one a meta describes, the innermost one holding an
+ * address).
  *
  * The areas are a singly linked list from the context; each is 4 KiB,
  * begins with the context's secret and holds 101 metas of 40 bytes.  A
@@ -340,4 +342,36 @@ enum hw_status ng_read_groups(struct ng_state *ng)
 						g->stride * (g->last_idx + 1u);
 	}
 	return HW_OK;
+}
+
+/* Groups nested in one another deeper than this are a loop.  */
+#define MAX_CHAIN 32
+/* Groups a lookup steps back over when the nests' links do not lead to
+   one holding the address (a damaged slot header).  */
+#define MAX_STEPS 4096
+
+static bool holds(const struct ng_group *g, uint64_t addr)
+{
+	return addr >= g->mem &&
+	       addr - g->mem < NG_GROUP_HDR + g->stride * (g->last_idx + 1u);
+}
+
+uint32_t ng_group_of(const struct ng_state *ng, uint64_t addr)
+{
+	size_t lo = ng_groups_upto(ng, addr);
+	if (!lo)
+		return NG_NONE;
+	/* The nearest group below holds addr, or is nested (in one or more
+	   steps) in the group that does: groups do not overlap but by
+	   nesting.  */
+	uint32_t g = (uint32_t)(lo - 1);
+	for (unsigned n = 0; g != NG_NONE && n < MAX_CHAIN; n++) {
+		if (holds(&ng->groups[g], addr))
+			return g;
+		g = ng->groups[g].parent;
+	}
+	for (size_t k = lo, steps = 0; k > 0 && steps < MAX_STEPS; k--, steps++)
+		if (holds(&ng->groups[k - 1], addr))
+			return (uint32_t)(k - 1);
+	return NG_NONE;
 }

@@ -106,17 +106,18 @@ uint32_t ng_group_of_meta(const struct ng_state *ng, uint64_t mem, uint64_t m);
 /* Every block, in address order (walk.c).  */
 bool ng_walk(struct ng_state *ng, hw_chunk_fn *fn, void *cookie);
 
-/* The innermost group whose slots hold addr, or NG_NONE (views.c).  */
+/* The innermost group whose slots hold addr, or NG_NONE (groups.c).  */
 uint32_t ng_group_of(const struct ng_state *ng, uint64_t addr);
-/* chunk ADDR's fields of block c.  */
+/* chunk ADDR's fields of block c (anatomy.c).  */
 void ng_anatomy(void *state, const struct hw_chunk *c, struct hw_emitter *e);
 
 /* mallocng's own consistency checks (check.c): findings.  */
 void ng_check(void *state);
 
-/* Reports (report.c).  */
+/* summary's mallocng lines, and `arenas` (report.c).  */
 void ng_report_summary(void *state, struct hw_emitter *e);
 enum hw_status ng_report_arenas(void *state, struct hw_emitter *e);
+/* `bins`, and `bins --list` (bins.c).  */
 enum hw_status ng_report_bins(void *state, struct hw_emitter *e,
 			      const char *kind);
 enum hw_status ng_report_bins_list(void *state, struct hw_emitter *e,

@@ -1,45 +1,17 @@
-/* views.c - what `chunk ADDR` shows of a mallocng block: its group and
- * meta (class, slot size, slots, the masks), the slot's index and state
- * by the masks, and the in-band header before the block decoded (offset,
- * index, reserved code and bytes, the check byte).
+/* anatomy.c - what `chunk ADDR` shows of a mallocng block: its group
+ * and meta (class, slot size, slots, the masks), the slot's index and
+ * state by the masks, and the in-band header before the block decoded
+ * (offset, index, reserved code and bytes, the check byte).
+ *
+ * The group and its masks are the ones read at open (groups.c finds the
+ * innermost group holding the block); the header is read afresh, the
+ * block may be the damaged one the user is looking at.
  */
 #include <stdio.h>
 #include <string.h>
 
 #include "../../emit/emit.h"
 #include "mallocng.h"
-
-/* Groups nested in one another deeper than this are a loop.  */
-#define MAX_CHAIN 32
-/* Groups a lookup steps back over when the nests' links do not lead to
-   one holding the address (a damaged slot header).  */
-#define MAX_STEPS 4096
-
-static bool holds(const struct ng_group *g, uint64_t addr)
-{
-	return addr >= g->mem &&
-	       addr - g->mem < NG_GROUP_HDR + g->stride * (g->last_idx + 1u);
-}
-
-uint32_t ng_group_of(const struct ng_state *ng, uint64_t addr)
-{
-	size_t lo = ng_groups_upto(ng, addr);
-	if (!lo)
-		return NG_NONE;
-	/* The nearest group below holds addr, or is nested (in one or more
-	   steps) in the group that does: groups do not overlap but by
-	   nesting.  */
-	uint32_t g = (uint32_t)(lo - 1);
-	for (unsigned n = 0; g != NG_NONE && n < MAX_CHAIN; n++) {
-		if (holds(&ng->groups[g], addr))
-			return g;
-		g = ng->groups[g].parent;
-	}
-	for (size_t k = lo, steps = 0; k > 0 && steps < MAX_STEPS; k--, steps++)
-		if (holds(&ng->groups[k - 1], addr))
-			return (uint32_t)(k - 1);
-	return NG_NONE;
-}
 
 static const struct em_section S_FIELDS = {
 	.key = "fields", .title = "fields:", .indent = 2, .label_width = 12 };
