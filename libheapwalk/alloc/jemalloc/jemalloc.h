@@ -245,14 +245,30 @@ const struct je_slabcur *je_slabcurs(struct je_state *j);
    arena's bins were not found).  */
 int je_is_slabcur(struct je_state *j, const struct je_extent *x);
 void je_slabcur_free(struct je_slabcur *sc);
-/* bind.c */
+/* threads.c */
 void je_find_bindings(struct je_state *j);
-/* report.c */
+/* report.c: summary's jemalloc lines, and `arenas`.  */
 size_t je_count_arenas(const struct je_state *j);
 void je_report_summary(void *state, struct hw_emitter *e);
 enum hw_status je_report_arenas(void *state, struct hw_emitter *e);
-/* `arena N`.  */
-enum hw_status je_report_arena(void *state, struct hw_emitter *e, size_t n);
+/* What a set of extents (one arena's, or all) holds.  */
+struct je_usage {
+	uint64_t slabs, regs_used, small_bytes, large, large_bytes;
+	uint64_t active, dirty, muzzy, retained, cached;
+	bool any;
+};
+void je_add_extent(const struct je_state *j, struct je_usage *u,
+		   const struct je_extent *x);
+/* Are any thread pointers known?  Without them no tcache has an owner,
+   and bindings are found without their threads.  */
+bool je_have_thread_pointers(const struct je_state *j);
+/* jemalloc's own count of threads bound to the arena (arena_t starts
+   with nthreads[2], application then internal), or -1.  */
+int64_t je_arena_nthreads(const struct je_state *j, unsigned a);
+/* The threads whose tsd binds them to arena a: "tid,tid", "?" per
+   binding without a thread, "-" for none.  */
+void je_thread_list(const struct je_state *j, unsigned a, char *buf,
+		    size_t len);
 /* bins.c */
 enum hw_status je_report_bins(void *state, struct hw_emitter *e,
 			      const char *kind);
@@ -260,11 +276,12 @@ enum hw_status je_report_bins(void *state, struct hw_emitter *e,
    each tcache bin's stack.  */
 enum hw_status je_report_bins_list(void *state, struct hw_emitter *e,
 				   const char *kind);
-/* tcaches.c: `tcache [TID]` (tid < 0: every thread's).  */
+/* params.c: `mp`, `tcache [TID]` (tid < 0: every thread's) and
+   `arena N`.  */
+enum hw_status je_report_params(void *state, struct hw_emitter *e);
 enum hw_status je_report_tcaches(void *state, struct hw_emitter *e,
 				 int64_t tid);
-/* params.c: `mp`.  */
-enum hw_status je_report_params(void *state, struct hw_emitter *e);
+enum hw_status je_report_arena(void *state, struct hw_emitter *e, size_t n);
 /* anatomy.c: `chunk ADDR`'s fields (alloc.h: anatomy).  */
 void je_anatomy(void *state, const struct hw_chunk *c, struct hw_emitter *e);
 

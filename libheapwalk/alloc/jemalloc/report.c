@@ -1,6 +1,8 @@
-/* report.c - the jemalloc-specific reports: summary members and arenas
- * (bins: bins.c), in the terms of jemalloc's own malloc_stats_print (curregs,
- * curslabs, curlextents, utilisation, dirty/muzzy/retained).
+/* report.c - jemalloc's own part of the reports: `summary`'s lines and
+ * `arenas`, in the terms of jemalloc's own malloc_stats_print (curregs,
+ * curslabs, curlextents, utilisation, dirty/muzzy/retained), from the
+ * figures stats.c recomputes.  The bins are bins.c's; `mp`, `tcache` and
+ * `arena N` params.c's.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -10,15 +12,8 @@
 #include "../../emit/emit.h"
 #include "jemalloc.h"
 
-/* What a set of extents (one arena's, or all) holds.  */
-struct je_usage {
-	uint64_t slabs, regs_used, small_bytes, large, large_bytes;
-	uint64_t active, dirty, muzzy, retained, cached;
-	bool any;
-};
-
-static void add_extent(const struct je_state *j, struct je_usage *u,
-		       const struct je_extent *x)
+void je_add_extent(const struct je_state *j, struct je_usage *u,
+		   const struct je_extent *x)
 {
 	u->any = true;
 	switch (x->state) {
@@ -57,7 +52,7 @@ static void totals(const struct je_state *j, struct je_totals *t)
 			seen[x->arena] = true;
 			t->narenas++;
 		}
-		add_extent(j, &t->u, x);
+		je_add_extent(j, &t->u, x);
 	}
 	for (size_t i = 0; i < j->ntcaches; i++) {
 		t->cached += j->tcaches[i].cached;
@@ -274,9 +269,7 @@ void je_report_summary(void *state, struct hw_emitter *e)
 
 /* ---- per arena --------------------------------------------------------- */
 
-/* Are any thread pointers known?  Without them no tcache has an owner,
-   and bindings are found without their threads.  */
-static bool have_thread_pointers(const struct je_state *j)
+bool je_have_thread_pointers(const struct je_state *j)
 {
 	for (size_t i = 0; i < j->t->nthreads; i++)
 		if (j->t->threads[i].has_tp)
@@ -284,9 +277,7 @@ static bool have_thread_pointers(const struct je_state *j)
 	return false;
 }
 
-/* jemalloc's own count of threads bound to the arena (arena_t starts
-   with nthreads[2], application then internal), or -1.  */
-static int64_t arena_nthreads(const struct je_state *j, unsigned a)
+int64_t je_arena_nthreads(const struct je_state *j, unsigned a)
 {
 	uint32_t n;
 	if (!j->arena_addr[a] || !hw_read_u32(j->t, j->arena_addr[a], &n) ||
@@ -295,10 +286,8 @@ static int64_t arena_nthreads(const struct je_state *j, unsigned a)
 	return n;
 }
 
-/* The threads whose tsd binds them to arena a: "tid,tid", "?" per
-   binding without a thread, "-" for none.  */
-static void thread_list(const struct je_state *j, unsigned a, char *buf,
-			size_t len)
+void je_thread_list(const struct je_state *j, unsigned a, char *buf,
+		    size_t len)
 {
 	size_t n = 0;
 	buf[0] = '\0';
@@ -360,12 +349,12 @@ static void arena_row(const struct je_state *j, struct hw_emitter *e,
 		      int32_t *tids)
 {
 	char threads[256];
-	thread_list(j, a, threads, sizeof threads);
+	je_thread_list(j, a, threads, sizeof threads);
 	size_t ntids = 0;
 	for (size_t i = 0; i < j->ntcaches; i++)
 		if (j->tcaches[i].arena == (int32_t)a && j->tcaches[i].tid)
 			tids[ntids++] = j->tcaches[i].tid;
-	int64_t nt = arena_nthreads(j, a);
+	int64_t nt = je_arena_nthreads(j, a);
 	const struct em_val v[JA_COUNT] = {
 		[JA_INDEX] = ev_u64(a),
 		[JA_ADDR] = ev_addr_or_null(j->arena_addr[a]),
@@ -398,11 +387,12 @@ enum hw_status je_report_arenas(void *state, struct hw_emitter *e)
 		return hw_error(j->s, HW_BAD_TARGET, "out of memory");
 	}
 	for (size_t i = 0; i < j->next; i++)
-		add_extent(j, &rows[j->ext[i].arena % JE_MAX_ARENAS], &j->ext[i]);
+		je_add_extent(j, &rows[j->ext[i].arena % JE_MAX_ARENAS],
+			      &j->ext[i]);
 	for (unsigned a = 0; a < JE_MAX_ARENAS; a++)
 		if (j->arena_addr[a])
 			rows[a].any = true;
-	bool tps = have_thread_pointers(j);
+	bool tps = je_have_thread_pointers(j);
 	em_doc_begin(e);
 	em_table_begin(e, &ARENA_TABLE);
 	for (unsigned a = 0; a < JE_MAX_ARENAS; a++)
@@ -422,127 +412,5 @@ enum hw_status je_report_arenas(void *state, struct hw_emitter *e)
 	em_doc_end(e);
 	free(tids);
 	free(rows);
-	return HW_OK;
-}
-
-/* ---- one arena ----------------------------------------------------------- */
-
-/* `arena N`: what the heap says of one arena -- its arena_t when the
-   arena array was found (nthreads, the base_t and its counters), the
-   threads bound to it, its extents by state, its slabs, large extents
-   and the regions of them cached in threads' tcaches.  */
-static const struct em_field F_A_INDEX = { .key = "arena", .label = "arena" };
-static const struct em_field F_A_ADDR = {
-	.key = "addr", .join = " at ", .none = "(its arena_t was not found)" };
-static const struct em_section S_A_FIELDS = { .indent = 2, .label_width = 12 };
-static const struct em_field F_A_NTHREADS = {
-	.key = "nthreads", .label = "nthreads:", .none = "?",
-	.post = " (jemalloc's count of threads bound to it)" };
-static const struct em_field F_A_THREADS = {
-	.key = "threads", .only = EM_JSON_ONLY };
-static const struct em_field F_A_THREADS_TEXT = {
-	.label = "threads:", .only = EM_TEXT_ONLY };
-static const struct em_field F_A_BASE = {
-	.key = "base", .label = "base:", .none = "?" };
-static const struct em_field F_A_BASE_ALLOC = {
-	.key = "base_allocated", .join = "  (its base_t: allocated ",
-	.form = EM_T_HUMAN };
-static const struct em_field F_A_BASE_RES = {
-	.key = "base_resident", .join = ", resident ", .form = EM_T_HUMAN };
-static const struct em_field F_A_BASE_MAPPED = {
-	.key = "base_mapped", .join = ", mapped ", .post = ")",
-	.form = EM_T_HUMAN };
-static const struct em_section S_A_EXTENTS = {
-	.key = "extents", .title = "extents:", .indent = 4, .label_width = 10 };
-static const struct em_section S_A_STATE[4] = {
-	{ .key = "active" }, { .key = "dirty" }, { .key = "muzzy" },
-	{ .key = "retained" } };
-static const struct em_field F_A_STATE_COUNT[4] = {
-	{ .key = "count", .label = "active:" }, { .key = "count", .label = "dirty:" },
-	{ .key = "count", .label = "muzzy:" },
-	{ .key = "count", .label = "retained:" } };
-static const struct em_field F_A_STATE_BYTES = {
-	.key = "bytes", .join = " extents, ", .form = EM_T_HUMAN };
-static const struct em_field F_A_SLABS = { .key = "slabs", .label = "slabs:" };
-static const struct em_field F_A_REGIONS = {
-	.key = "regions_used", .join = ", ", .post = " regions in use" };
-static const struct em_field F_A_SMALL = {
-	.key = "small_bytes", .join = " (", .post = ")", .form = EM_T_HUMAN };
-static const struct em_field F_A_LARGE = {
-	.key = "large", .label = "large:", .post = " extents in use" };
-static const struct em_field F_A_LARGE_BYTES = {
-	.key = "large_bytes", .join = " (", .post = ")", .form = EM_T_HUMAN };
-static const struct em_field F_A_TCACHED = {
-	.key = "tcached", .label = "tcached:",
-	.post = " (of those, parked in threads' tcaches)" };
-
-enum hw_status je_report_arena(void *state, struct hw_emitter *e, size_t n)
-{
-	struct je_state *j = state;
-	struct je_usage u = { 0 };
-	uint64_t count[4] = { 0 };   /* extents by state */
-	for (size_t i = 0; i < j->next; i++) {
-		const struct je_extent *x = &j->ext[i];
-		if (x->arena != n)
-			continue;
-		add_extent(j, &u, x);
-		if (x->state <= JE_RETAINED)
-			count[x->state]++;
-	}
-	const uint64_t bytes[4] = { [JE_ACTIVE] = u.active,
-				    [JE_DIRTY] = u.dirty, [JE_MUZZY] = u.muzzy,
-				    [JE_RETAINED] = u.retained };
-	if (n >= JE_MAX_ARENAS || (!u.any && !j->arena_addr[n]))
-		return hw_error(j->s, HW_USAGE, "arena: no arena %zu (arenas "
-				"lists every arena this heap has)", n);
-	int32_t *tids = malloc((j->ntcaches + 1) * sizeof *tids);
-	if (!tids)
-		return hw_error(j->s, HW_BAD_TARGET, "out of memory");
-	size_t ntids = 0;
-	for (size_t i = 0; i < j->ntcaches; i++)
-		if (j->tcaches[i].arena == (int32_t)n && j->tcaches[i].tid)
-			tids[ntids++] = j->tcaches[i].tid;
-	char threads[256];
-	thread_list(j, (unsigned)n, threads, sizeof threads);
-	uint64_t base = 0;
-	const struct je_base *b = NULL;
-	if (j->arena_addr[n] && j->arena_base_off &&
-	    hw_read_u64(j->t, j->arena_addr[n] + j->arena_base_off, &base))
-		for (size_t i = 0; i < j->nbases && !b; i++)
-			if (j->bases[i].addr == base)
-				b = &j->bases[i];
-	int64_t nt = arena_nthreads(j, (unsigned)n);
-	em_doc_begin(e);
-	em_kv(e, &F_A_INDEX, ev_u64(n));
-	em_kv(e, &F_A_ADDR, ev_addr_or_null(j->arena_addr[n]));
-	em_section_begin(e, &S_A_FIELDS);
-	em_kv(e, &F_A_NTHREADS, nt >= 0 ? ev_u64((uint64_t)nt) : ev_null());
-	em_kv(e, &F_A_THREADS, have_thread_pointers(j) && j->arenas_array
-			       ? ev_ids(tids, ntids) : ev_null());
-	em_kv(e, &F_A_THREADS_TEXT, ev_str(threads));
-	em_kv(e, &F_A_BASE, ev_addr_or_null(base));
-	em_kv(e, &F_A_BASE_ALLOC, b && j->base_counters ? ev_u64(b->allocated)
-							: ev_absent());
-	em_kv(e, &F_A_BASE_RES, b && j->base_counters ? ev_u64(b->resident)
-						      : ev_absent());
-	em_kv(e, &F_A_BASE_MAPPED, b && j->base_counters ? ev_u64(b->mapped)
-							 : ev_absent());
-	em_section_begin(e, &S_A_EXTENTS);
-	for (int st = 0; st < 4; st++) {
-		em_section_begin(e, &S_A_STATE[st]);
-		em_kv(e, &F_A_STATE_COUNT[st], ev_u64(count[st]));
-		em_kv(e, &F_A_STATE_BYTES, ev_u64(bytes[st]));
-		em_section_end(e);
-	}
-	em_section_end(e);
-	em_kv(e, &F_A_SLABS, ev_u64(u.slabs));
-	em_kv(e, &F_A_REGIONS, ev_u64(u.regs_used));
-	em_kv(e, &F_A_SMALL, ev_u64(u.small_bytes));
-	em_kv(e, &F_A_LARGE, ev_u64(u.large));
-	em_kv(e, &F_A_LARGE_BYTES, ev_u64(u.large_bytes));
-	em_kv(e, &F_A_TCACHED, ev_u64(u.cached));
-	em_section_end(e);
-	em_doc_end(e);
-	free(tids);
 	return HW_OK;
 }

@@ -1,4 +1,4 @@
-/* bind.c - which arena each thread allocates from.
+/* threads.c - which arena each thread allocates from.
  *
  * A thread's tsd (jemalloc's thread-specific data, in its static TLS)
  * holds two arena_t pointers side by side: iarena (internal allocations)
