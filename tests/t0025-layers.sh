@@ -41,7 +41,9 @@ cd "$TOP"
 renderers='^libheapwalk/(emit/|link/shared\.c:|cli/|heapwalk\.h:|commands/table\.c:)'
 reports=()
 for f in libheapwalk/report/*.c libheapwalk/commands/*.c \
-	libheapwalk/commands/*/*.c libheapwalk/alloc/*/report.c; do
+	libheapwalk/commands/*/*.c libheapwalk/alloc/*/report.c \
+	libheapwalk/alloc/*/bins.c libheapwalk/alloc/*/params.c \
+	libheapwalk/alloc/*/anatomy.c; do
 	reports+=("$f")
 done
 [ ${#reports[@]} -ge 4 ] || fail "t0025 finds too few reports (${reports[*]}): update the test"
