@@ -11,8 +11,8 @@
 #              lists them all and is used by none of them;
 # and below them all the core: the session, the targets, the symbols, the
 # allocators' walkers (whose own reports use the emitter) and analyses.
-# api.c, the public data calls, uses report/ like a command; link/, the
-# calls exported under their public names, the command table.
+# session/api.c, the public data calls, uses report/ like a command;
+# link/, the calls exported under their public names, the command table.
 #
 # Checked, on the source:
 #  - no report reads the output form (`HW_FORM_*`, `.json`): only
@@ -23,8 +23,9 @@
 #  - commands and reports print nothing themselves (no printf, puts,
 #    fwrite, ...: all output goes through the emitter to the caller's
 #    sink);
-#  - the session (session.c, internal.h, open-opts.c) includes no
-#    analysis: analyses keep their results in its generic slots;
+#  - the session (session/: session.c, session.h, open-opts.c, parts.c)
+#    includes no analysis: analyses keep their results in its generic
+#    slots;
 # and on the graph of the files, whose edges are the #includes between
 # them and the calls and data references between their objects (nm of
 # the build the tests run: which file defines each symbol another uses):
@@ -64,7 +65,9 @@ code() {
 	done
 }
 
-if code libheapwalk/*.c libheapwalk/*/*.c libheapwalk/*/*/*.c libheapwalk/*.h \
+# (libheapwalk/ itself holds the public header alone: its C is in
+# folders.)
+if code libheapwalk/*/*.c libheapwalk/*/*/*.c libheapwalk/*.h \
 	libheapwalk/*/*.h libheapwalk/*/*/*.h |
 	grep -E '(->|\.)json\b|HW_FORM_' | grep -Ev "$renderers" >"$T/json"; then
 	say "the output form is read outside the emitter (emit/):"
@@ -72,7 +75,7 @@ if code libheapwalk/*.c libheapwalk/*/*.c libheapwalk/*/*/*.c libheapwalk/*.h \
 	bad=1
 fi
 
-if grep -n '#include.*render\.h' libheapwalk/*.c libheapwalk/*/*.c \
+if grep -n '#include.*render\.h' libheapwalk/*/*.c \
 	libheapwalk/*/*/*.c libheapwalk/*/*.h libheapwalk/*/*/*.h |
 	grep -Ev "$renderers" >"$T/inc"; then
 	say "emit/render.h (the emitter's insides) is included outside the emitter:"
@@ -89,12 +92,13 @@ if code "${reports[@]}" |
 fi
 
 # The session owns the analyses' results through its generic slots
-# (internal.h: hw_slot_get/hw_slot_set), so neither the session nor the
-# library's core includes an analysis: an analysis depends on the
+# (session/session.h: hw_slot_get/hw_slot_set), so neither the session
+# nor the library's core includes an analysis: an analysis depends on the
 # session, never the other way.
-if grep -nE '#include *"(\.\./)?analysis/' libheapwalk/session.c libheapwalk/internal.h \
-	libheapwalk/open-opts.c >"$T/ana"; then
-	say "the session includes an analysis (use a slot, internal.h):"
+if grep -nE '#include *"(\.\./)?analysis/' libheapwalk/session/session.c \
+	libheapwalk/session/session.h libheapwalk/session/open-opts.c \
+	libheapwalk/session/parts.c >"$T/ana"; then
+	say "the session includes an analysis (use a slot, session/session.h):"
 	cat "$T/ana" >&2
 	bad=1
 fi
@@ -149,7 +153,7 @@ cat "$T/syms" "$T/incs" | perl -e '
 		return "report" if $f =~ m{^report/};
 		return "table" if $f eq "commands/table.c";
 		return "command" if $f =~ m{^commands/};
-		return "api" if $f eq "api.c";
+		return "api" if $f eq "session/api.c";
 		return "link" if $f =~ m{^link/};
 		return "public" if $f eq "heapwalk.h";
 		return "core";

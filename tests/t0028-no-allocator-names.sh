@@ -3,7 +3,7 @@
 # what a place means: what differs between allocators is data of their
 # struct hw_allocator_ops (alloc/alloc.h), what a place means is a row of
 # alloc/where.c's table, so that a new allocator is a folder and a line
-# in session.c.  Checked on the source outside libheapwalk/alloc/ (the
+# in session/session.c.  Checked on the source outside libheapwalk/alloc/ (the
 # library's commands, reports, analyses, session, cli, api and the gdb
 # plugin), comments left out, string literals kept:
 #  - no string literal that is an allocator's name ("ptmalloc",
@@ -12,7 +12,7 @@
 #  - no comparison of an allocator's name (alloc->name, ops->name) with
 #    a literal, whatever its spelling (a prefix such as "je");
 #  - no one allocator's ops or header (hw_jemalloc_ops, alloc/jemalloc/)
-#    but in session.c, which lists the allocators;
+#    but in session/session.c, which lists the allocators;
 #  - no place compared (== HW_WHERE_TOP, case HW_WHERE_DIRTY: ...): a
 #    report asks the place's row (hw_place) instead; HW_WHERE_COUNT, the
 #    bound, may be.
@@ -28,9 +28,9 @@ need_cmd perl
 # on grep -n's "FILE:LINE:TEXT" (LINE left out: lines move), each with
 # why.
 allowed=(
-	# session.c lists the allocators and recognises a musl program
-	# that is none of them: it may name each.
-	'^libheapwalk/session\.c:'
+	# session/session.c lists the allocators and recognises a musl
+	# program that is none of them: it may name each.
+	'^libheapwalk/session/session\.c:'
 )
 
 # C source without comments, string literals kept, one FILE:LINE:TEXT a
@@ -85,7 +85,7 @@ report "an allocator's name compared with a literal" "$T/cmp"
 
 matching "\bhw_($names)_ops\b|#include[[:space:]]*\"([^\"]*/)?alloc/($names)/" |
 	not_allowed >"$T/ops"
-report "one allocator's ops or header used outside alloc/ and session.c" "$T/ops"
+report "one allocator's ops or header used outside alloc/ and session/session.c" "$T/ops"
 
 # (HW_WHERE_COUNT is the places' bound, HW_WHERE_NAME_ROOM no place.)
 place='HW_WHERE_([A-Z_]+)'
@@ -96,7 +96,7 @@ report "a place compared outside alloc/ (ask its row: hw_place(), alloc/where.c)
 
 # The checks must see something: the code they read compares names.
 grep -q 'strcmp(want, allocators\[i\]->name)' "$T/code" ||
-	fail "t0028 no longer sees session.c compare --allocator's name: update the test"
+	fail "t0028 no longer sees session/session.c compare --allocator's name: update the test"
 
 [ $bad = 0 ] || fail "shared code branches on an allocator or a place (see above)"
 say "${#files[@]} files outside alloc/: no allocator named or compared, no place compared"

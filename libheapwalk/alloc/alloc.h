@@ -12,7 +12,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "../internal.h"
+#include "../session/session.h"
 
 struct hw_emitter;
 struct hw_profile;

@@ -8,7 +8,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "../internal.h"
+#include "../session/session.h"
 
 struct hw_abort_msg {
 	char *text;          /* malloc'd, NUL-terminated, glibc's final

@@ -12,7 +12,7 @@
 #include <stdint.h>
 
 #include "../alloc/alloc.h"
-#include "../internal.h"
+#include "../session/session.h"
 
 #define HW_DEATH_FRAMES 64
 #define HW_DEATH_CHUNKS 8

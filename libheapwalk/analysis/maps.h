@@ -28,7 +28,7 @@
 #include <stdint.h>
 
 #include "../alloc/alloc.h"
-#include "../internal.h"
+#include "../session/session.h"
 
 struct hw_chunk;
 

@@ -21,7 +21,7 @@
 
 #include <stdint.h>
 
-#include "../internal.h"
+#include "../session/session.h"
 #include "blockmap.h"
 #include "roots.h"
 

@@ -7,7 +7,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "../internal.h"
+#include "../session/session.h"
 
 /* A set of address ranges [start, end), built by appending; sorted and
    merged by hw_ranges_normalize().  */

@@ -49,7 +49,7 @@
 
 #include <stdint.h>
 
-#include "../internal.h"
+#include "../session/session.h"
 
 struct hw_vtypes;
 

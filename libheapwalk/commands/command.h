@@ -16,7 +16,7 @@
 #ifndef HW_COMMANDS_COMMAND_H
 #define HW_COMMANDS_COMMAND_H
 
-#include "../internal.h"
+#include "../session/session.h"
 
 struct hw_emitter;
 

@@ -3,7 +3,7 @@
  * against HEAPWALK_0.1 calls hw_session_run@HEAPWALK_0.1 for ever.
  * Linked into the shared library alone (static.c is the static link's).
  */
-#include "../internal.h"
+#include "../session/session.h"
 
 /* HEAPWALK_0.6: struct hw_output with its size and form.  */
 __asm__(".symver hw_session_run_0_6, hw_session_run@@HEAPWALK_0.6");

@@ -6,7 +6,7 @@
  * would need the library's version nodes in every program and plugin
  * linking it.
  */
-#include "../internal.h"
+#include "../session/session.h"
 
 enum hw_status hw_session_run(hw_session *s, int argc, char *const argv[],
 			      const struct hw_output *out)

@@ -4,7 +4,7 @@
 #ifndef HW_REPORT_ARGS_H
 #define HW_REPORT_ARGS_H
 
-#include "../internal.h"
+#include "../session/session.h"
 
 /* HW_OK when argv (argv[0] the command's name) has at most max words
    after the name; else a usage error naming the first extra word and,

@@ -4,7 +4,7 @@
 #ifndef HW_CRASH_H
 #define HW_CRASH_H
 
-#include "../internal.h"
+#include "../session/session.h"
 
 struct hw_emitter;
 

@@ -4,7 +4,7 @@
 #ifndef HW_REPORT_PARTIAL_H
 #define HW_REPORT_PARTIAL_H
 
-#include "../internal.h"
+#include "../session/session.h"
 
 struct hw_emitter;
 

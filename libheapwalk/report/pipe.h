@@ -5,7 +5,7 @@
 #define HW_REPORT_PIPE_H
 
 #include "../alloc/alloc.h"
-#include "../internal.h"
+#include "../session/session.h"
 
 /* Every chunk to fn in walk order, like s->alloc->chunks(); with threads
    allowed, the walk runs in a thread of its own while fn (the report)

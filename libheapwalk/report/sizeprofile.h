@@ -3,7 +3,7 @@
 #ifndef HW_REPORT_SIZEPROFILE_H
 #define HW_REPORT_SIZEPROFILE_H
 
-#include "../internal.h"
+#include "../session/session.h"
 
 /* The rows of `sizes` (the allocator's classes, ascending) and each
    arena's totals (index order; `arena` -1: jemalloc's blocks cached in

@@ -6,7 +6,7 @@
 #define HW_REPORT_STACKS_H
 
 #include "../alloc/profile.h"
-#include "../internal.h"
+#include "../session/session.h"
 #include "../sym/sym.h"
 
 /* Every return address of a profile symbolized once: its frames (inline

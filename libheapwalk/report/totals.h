@@ -6,7 +6,7 @@
 
 #include "../analysis/maps.h"
 #include "../analysis/reach.h"
-#include "../internal.h"
+#include "../session/session.h"
 
 /* The blocks of one usable size (or, in a row, one class): in use, free,
    and of the free those in a thread cache.  */

@@ -3,7 +3,7 @@
 #ifndef HW_REPORT_TYPETOTALS_H
 #define HW_REPORT_TYPETOTALS_H
 
-#include "../internal.h"
+#include "../session/session.h"
 
 /* The blocks in use per class, unsorted, their names interned on s; the
    blocks of no known type in *none (its name NULL).  Free *rows.  */

@@ -19,7 +19,7 @@
 #include <stdlib.h>
 #include <sys/mman.h>
 
-#include "../internal.h"
+#include "../session/session.h"
 #include "prefault.h"
 
 #define PREFAULT_STEP (64u << 10)             /* the fault-around window */

@@ -6,7 +6,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "../../internal.h"
+#include "../../session/session.h"
 
 /* When no allocator opened: is the target a musl program?  If so, why
    heapwalk cannot walk it (bump allocator, context not set up, older

@@ -3,14 +3,14 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "alloc/alloc.h"
-#include "arch/arch.h"
-#include "internal.h"
-#include "sym/sym.h"
-#include "target/cache.h"
-#include "target/core.h"
-#include "target/external.h"
-#include "target/process.h"
+#include "../alloc/alloc.h"
+#include "../arch/arch.h"
+#include "../sym/sym.h"
+#include "../target/cache.h"
+#include "../target/core.h"
+#include "../target/external.h"
+#include "../target/process.h"
+#include "session.h"
 #include <errno.h>
 #include <signal.h>
 #include <unistd.h>

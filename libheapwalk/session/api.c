@@ -9,11 +9,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "alloc/alloc.h"
-#include "analysis/reach.h"
-#include "target/cache.h"
-#include "target/target.h"
-#include "report/stacks.h"
+#include "../alloc/alloc.h"
+#include "../analysis/reach.h"
+#include "../target/cache.h"
+#include "../target/target.h"
+#include "../report/stacks.h"
 
 static enum hw_status need_allocator(hw_session *s)
 {

@@ -10,7 +10,7 @@
 #include <stdbool.h>
 #include <stdlib.h>
 
-#include "internal.h"
+#include "session.h"
 
 void hw_run_parts(void *jobs, size_t size, unsigned n, void *(*fn)(void *))
 {

@@ -1,11 +1,11 @@
-/* internal.h - the session handle and what every part of the library shares.
+/* session.h - the session handle and what every part of the library shares.
  *
  * A session owns the target, the symbol layer and the allocator walker
  * that matched; findings and the last error hang off it too, so the
  * library has no global mutable state.
  */
-#ifndef HW_INTERNAL_H
-#define HW_INTERNAL_H
+#ifndef HW_SESSION_H
+#define HW_SESSION_H
 
 #include <pthread.h>
 #include <stdarg.h>
@@ -15,7 +15,7 @@
 
 #include <gelf.h>
 
-#include "heapwalk.h"
+#include "../heapwalk.h"
 
 struct hw_target;
 struct hw_syms;
@@ -242,4 +242,4 @@ enum hw_status hw_check_open_opts(struct hw_session *s);
 void hw_partial(struct hw_session *s, uint64_t addr, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 
-#endif /* HW_INTERNAL_H */
+#endif /* HW_SESSION_H */

@@ -11,7 +11,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "internal.h"
+#include "session.h"
 
 static enum hw_status bad_path(struct hw_session *s, const char *opt,
 			       const char *path, const char *why)
