@@ -168,6 +168,12 @@ struct hw_instance_info {
 	const char *module;            /* file the allocator lives in, or "" */
 	const struct hw_arch *arch;    /* that file's ELF machine */
 	uint64_t held;                 /* bytes it holds from the system */
+	/* The code of a module that is the allocator alone (libjemalloc.so,
+	   libtcmalloc.so), [own_low, own_high): a thread stopped anywhere in
+	   it is inside the allocator, named or not (a stripped library's
+	   internal functions have no symbol).  0, 0: the allocator shares
+	   its module (libc, the program).  */
+	uint64_t own_low, own_high;
 };
 
 /* Called for each block; return false to stop the walk.  */
@@ -214,6 +220,12 @@ struct hw_allocator_ops {
 	   and legend by it, map its reserve line, summary whether free
 	   memory includes top chunks (hw_alloc_has_reserve).  */
 	uint32_t reserve_places;
+	/* Its functions, by the names a symbol table gives them (a trailing
+	   '*' takes a prefix: "je_*"), NULL-terminated: a live thread
+	   stopped with one of them among its innermost frames was inside
+	   the allocator, its operation in flight (analysis/inflight.c).
+	   NULL: none known.  */
+	const char *const *functions;
 	/* Look for the allocator in the session's target.  HW_OK with
 	   *state set, HW_NO_ALLOCATOR (with the reason in the session
 	   error) or another failure.  Must not be NULL.  */

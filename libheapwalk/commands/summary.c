@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "../alloc/alloc.h"
+#include "../analysis/inflight.h"
 #include "../analysis/maps.h"
 #include "../analysis/reach.h"
 #include "../arch/arch.h"
@@ -172,6 +173,30 @@ static void summary_live_text(const struct hw_session *s,
 			 "writable memory were copied, then let go", "live:",
 			 l->pid, l->stopped_ms,
 			 hw_human(b, sizeof b, l->snapshot_bytes));
+}
+
+/* A live process stopped while a thread was inside the allocator:
+   "in flight: thread 2 (tid 4712) in free(): ...", JSON "in_flight"
+   (null when none; absent for a core).  */
+static const struct em_field F_IN_FLIGHT = {
+	.key = "in_flight", .label = "in flight:" };
+
+static void summary_in_flight(struct hw_session *s, struct hw_emitter *e)
+{
+	if (!s->target->live && !s->target->is_process)
+		return;
+	struct hw_inflight inf;
+	hw_inflight_get(s, &inf);
+	if (!inf.n) {
+		em_kv(e, &F_IN_FLIGHT, ev_only(ev_null(), EM_JSON_ONLY));
+		return;
+	}
+	char who[400], line[600];
+	hw_inflight_text(s, &inf, who, sizeof who);
+	snprintf(line, sizeof line, "%s at the stop: the totals may be off by "
+		 "its operation, and check does not count what it half did",
+		 who);
+	em_kv(e, &F_IN_FLIGHT, ev_str(line));
 }
 
 /* summary: "writable memory:  1.6 GiB in 57 mappings, 97.5% the
@@ -469,6 +494,7 @@ static enum hw_status summary_run(const struct hw_cmd *c)
 	em_kv(e, &F_ARCH, ev_str(s->arch->name));
 	summary_instances(s, e);
 	summary_target(s, e);
+	summary_in_flight(s, e);
 	emit_strings(e, s->target->live || s->target->is_process
 			    ? &S_PROCESS_LACKS : &S_CORE_LACKS,
 		     limits, nlimits);

@@ -130,6 +130,21 @@ void hw_note(struct hw_session *s, uint64_t addr, const char *fmt, ...)
 	va_end(ap);
 }
 
+void hw_findings_in_flight(struct hw_session *s, const char *why)
+{
+	pthread_mutex_lock(&s->findings_lock);
+	for (size_t i = 0; i < s->nfindings; i++) {
+		struct hw_finding *f = &s->findings[i];
+		if (f->note)
+			continue;
+		f->note = true;
+		size_t n = strlen(f->problem);
+		snprintf(f->problem + n, sizeof f->problem - n, " %s", why);
+	}
+	s->findings_total = 0;
+	pthread_mutex_unlock(&s->findings_lock);
+}
+
 void hw_partial(struct hw_session *s, uint64_t addr, const char *fmt, ...)
 {
 	va_list ap;

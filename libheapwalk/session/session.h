@@ -187,6 +187,11 @@ void hw_finding(struct hw_session *s, uint64_t addr, const char *fmt, ...)
 void hw_note(struct hw_session *s, uint64_t addr, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 
+/* Every finding so far becomes a note, `why` appended ("(in flight:
+   ...)"): what a thread inside the allocator had half done when a live
+   process was stopped is no corruption.  */
+void hw_findings_in_flight(struct hw_session *s, const char *why);
+
 /* A walk could not get memory: the command fails with "out of memory"
    (never a heap finding).  Thread-safe.  */
 void hw_oom(struct hw_session *s);

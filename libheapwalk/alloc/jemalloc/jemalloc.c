@@ -6,6 +6,8 @@
  */
 #include <stdlib.h>
 
+#include <string.h>
+
 #include "jemalloc.h"
 #include "prof.h"
 
@@ -57,6 +59,13 @@ static void je_describe(void *state, struct hw_instance_info *info)
 	struct je_state *j = state;
 	info->module = j->module;
 	info->arch = j->have_mod ? hw_elf_arch_at(j->t, j->mod.low) : NULL;
+	/* Its own library (not a program it is linked into).  */
+	const char *base = strrchr(j->module, '/');
+	base = base ? base + 1 : j->module;
+	if (j->have_mod && !strncmp(base, "libjemalloc", 11)) {
+		info->own_low = j->mod.low;
+		info->own_high = j->mod.high;
+	}
 	info->held = 0;
 	for (size_t i = 0; i < j->next; i++)
 		info->held += j->ext[i].size;
@@ -161,8 +170,21 @@ static const struct hw_maps_nouns je_maps_nouns = {
 	.strip = "extents",
 };
 
+/* Its entry points, plain (as libjemalloc exports them) and with the
+   je_ prefix of a private build (redis's), and its internal families.  */
+static const char *const je_functions[] = {
+	"malloc", "free", "calloc", "realloc", "posix_memalign",
+	"aligned_alloc", "memalign", "valloc", "mallocx", "rallocx",
+	"xallocx", "sallocx", "dallocx", "sdallocx", "nallocx",
+	"malloc_usable_size", "je_*", "arena_*", "tcache_*", "extent_*",
+	"ecache_*", "pac_*", "pa_*", "bin_*", "large_*", "emap_*",
+	"rtree_*", "base_*", "sec_*", "hpa_*", "ifree", "isfree",
+	"imalloc*", "irealloc*", "ialloc*", "idalloc*", NULL,
+};
+
 const struct hw_allocator_ops hw_jemalloc_ops = {
 	.name = "jemalloc",
+	.functions = je_functions,
 	.maps_nouns = &je_maps_nouns,
 	/* Its unused extents, by decay state.  */
 	.reserve_places = HW_PLACE_BIT(HW_WHERE_DIRTY) |

@@ -96,8 +96,18 @@ static const struct hw_maps_nouns ng_maps_nouns = {
 	.unused = "unused memory",
 };
 
+/* musl's malloc entry points and mallocng's own functions.  */
+static const char *const ng_functions[] = {
+	"malloc", "free", "calloc", "realloc", "aligned_alloc",
+	"posix_memalign", "memalign", "malloc_usable_size", "__libc_malloc",
+	"__libc_malloc_impl", "__libc_free", "__libc_calloc",
+	"__libc_realloc", "__malloc_alloc_meta", "alloc_slot", "alloc_group",
+	"try_avail", "free_group", "get_meta", "__malloc_donate", NULL,
+};
+
 const struct hw_allocator_ops hw_mallocng_ops = {
 	.name = "mallocng",
+	.functions = ng_functions,
 	.maps_nouns = &ng_maps_nouns,
 	/* None: a group wholly free is given back to the system.  */
 	.reserve_places = 0,

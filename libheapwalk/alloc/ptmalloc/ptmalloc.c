@@ -398,8 +398,26 @@ static const struct hw_maps_nouns pm_maps_nouns = {
 	.unused = "unused memory",
 };
 
+/* glibc malloc.c's entry points (exported, so named in any libc) and
+   the internal functions a symbol table (libc6-dbg, a static program's
+   .symtab) names too.  */
+static const char *const pm_functions[] = {
+	"malloc", "free", "calloc", "realloc", "cfree", "memalign",
+	"posix_memalign", "aligned_alloc", "valloc", "pvalloc",
+	"malloc_trim", "malloc_usable_size", "__libc_malloc", "__libc_free",
+	"__libc_calloc", "__libc_realloc", "__libc_memalign",
+	"__libc_valloc", "__libc_pvalloc", "__posix_memalign",
+	"_int_malloc", "_int_free", "_int_free_*", "_int_realloc",
+	"_int_memalign", "malloc_consolidate", "sysmalloc", "tcache_*",
+	"unlink_chunk", "arena_get2", "arena_get_retry", "get_free_list",
+	"reused_arena", "_int_new_arena", "malloc_printerr", "mtrim",
+	"systrim", "heap_trim", "new_heap", "alloc_new_heap", "grow_heap",
+	"shrink_heap", "munmap_chunk", "mremap_chunk", NULL,
+};
+
 const struct hw_allocator_ops hw_ptmalloc_ops = {
 	.name = "ptmalloc",
+	.functions = pm_functions,
 	.maps_nouns = &pm_maps_nouns,
 	/* Each heap's top chunk: memory at its end glibc may give back.  */
 	.reserve_places = HW_PLACE_BIT(HW_WHERE_TOP),

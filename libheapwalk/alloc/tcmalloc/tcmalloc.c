@@ -7,6 +7,8 @@
  */
 #include <stdlib.h>
 
+#include <string.h>
+
 #include "tcmalloc.h"
 
 static void tc_close(void *state)
@@ -53,6 +55,13 @@ static void tc_describe(void *state, struct hw_instance_info *info)
 	struct tc_state *tc = state;
 	info->module = tc->module;
 	info->arch = tc->have_mod ? hw_elf_arch_at(tc->t, tc->mod.low) : NULL;
+	/* Its own library (not a program it is linked into).  */
+	const char *base = strrchr(tc->module, '/');
+	base = base ? base + 1 : tc->module;
+	if (tc->have_mod && !strncmp(base, "libtcmalloc", 11)) {
+		info->own_low = tc->mod.low;
+		info->own_high = tc->mod.high;
+	}
 	info->held = 0;
 	for (size_t i = 0; i < tc->nspans; i++)
 		info->held += tc->spans[i].bytes;
@@ -178,8 +187,17 @@ static const struct hw_maps_nouns tc_maps_nouns = {
 	.unused = "free spans (page heap, returned)",
 };
 
+/* gperftools' entry points (tc_* and the C library's names it
+   replaces) and its C++ classes (mangled in namespace tcmalloc).  */
+static const char *const tc_functions[] = {
+	"malloc", "free", "calloc", "realloc", "cfree", "memalign",
+	"posix_memalign", "aligned_alloc", "valloc", "pvalloc", "tc_*",
+	"_ZN8tcmalloc*", NULL,
+};
+
 const struct hw_allocator_ops hw_tcmalloc_ops = {
 	.name = "tcmalloc",
+	.functions = tc_functions,
 	.maps_nouns = &tc_maps_nouns,
 	/* Its page heap's free spans, committed or given back.  */
 	.reserve_places = HW_PLACE_BIT(HW_WHERE_PAGEHEAP) |
