@@ -11,8 +11,9 @@
  * nearest exported symbol may be another function's).  A frame of an
  * internal function of a stripped libc has no name; its caller, an
  * exported entry point (malloc, free, ...), is a few frames out.  A
- * library that is the allocator alone (libjemalloc.so) counts whole:
- * anywhere in its code is inside.
+ * library that is the allocator alone (libjemalloc.so) counts whole
+ * where a thread is at work: its innermost frame, or the one that called
+ * it.
  */
 #include <stdio.h>
 #include <string.h>
@@ -62,7 +63,11 @@ static const char *inside(struct hw_session *s, const struct hw_thread *th,
 	for (size_t k = 0; k < n; k++) {
 		/* A return address's call is the byte before it.  */
 		uint64_t look = fr[k].activation ? fr[k].pc : fr[k].pc - 1;
-		if (look >= own->own_low && look < own->own_high) {
+		/* In the allocator's own library: at work there, or in a
+		   call it made that works for it (memset, madvise) -- not a
+		   wait further out (jemalloc's background thread sleeps in
+		   pthread_cond_timedwait between its rounds).  */
+		if (k < 2 && look >= own->own_low && look < own->own_high) {
 			*pc = fr[k].pc;
 			struct hw_symbol_at sa = { 0 };
 			return hw_syms_symbol_at(s->syms, look, &sa) && sa.name &&
