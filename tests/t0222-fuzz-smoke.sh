@@ -30,6 +30,9 @@ for src in "$TOP"/tests/fuzz/fuzz-*.c; do
 	names+=("$n")
 done
 
+# Wall-clock time on a machine that may be busy: a slow input is a
+# minute, not the campaigns' 10 s (tests/fuzz/run.sh).
+export FUZZ_TIMEOUT=${FUZZ_TIMEOUT:-60}
 secs=${SMOKE_TIME:-$((25 / ${#names[@]}))}
 [ "$secs" -ge 3 ] || secs=3
 ran=0

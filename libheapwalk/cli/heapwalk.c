@@ -172,10 +172,23 @@ static int help(const char *name)
 	return HW_USAGE;
 }
 
+/* One error line on stderr, "heapwalk: " first.  Its words may be a
+   core's (a file name from NT_FILE): a control character there, C0, DEL
+   or C1 (U+0080 to U+009F, two bytes in UTF-8), could set the terminal's
+   title or colours, so each is written as \xNN.  */
 static int fail(int status, const char *fmt, const char *arg)
 {
+	char line[4096];
+	snprintf(line, sizeof line, fmt, arg);
 	fputs("heapwalk: ", stderr);
-	fprintf(stderr, fmt, arg);
+	for (const unsigned char *c = (const unsigned char *)line; *c; c++) {
+		if (*c < 0x20 || *c == 0x7f)
+			fprintf(stderr, "\\x%02x", *c);
+		else if (*c == 0xc2 && c[1] >= 0x80 && c[1] <= 0x9f)
+			fprintf(stderr, "\\x%02x\\x%02x", c[0], c[1]), c++;
+		else
+			fputc(*c, stderr);
+	}
 	fputc('\n', stderr);
 	return status;
 }

@@ -72,9 +72,17 @@ static bool debug_line(Dwfl_Module *mod, char *line, size_t n)
    NUL-terminated; NULL otherwise.  */
 static char *read_cache_file(const char *path, size_t *len)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	/* O_NONBLOCK and a regular file only: a FIFO or a device put
+	   there (by another user, or by mistake) must not block every
+	   command.  */
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
 	if (fd < 0)
 		return NULL;
+	struct stat st;
+	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+		close(fd);
+		return NULL;
+	}
 	char *buf = malloc(CACHE_MAX_BYTES + 1);
 	size_t got = 0;
 	ssize_t r = 0;

@@ -53,15 +53,18 @@
 # base files (inputs as they are); the patch harnesses' are whole patched
 # cores (*.core[.xz]), replayed as that harness's core with no patches
 # (HW_FUZZ_SAVE=FILE makes the harness save the core it patched).  Then
-# libFuzzer runs with -timeout=10: a crash, a sanitizer report, a leak,
-# an input slower than 10 s, or invalid JSON stops it and leaves the input
-# in FUZZDIR/artifacts-NAME/.
+# libFuzzer runs with -timeout=$FUZZ_TIMEOUT (default 10): a crash, a
+# sanitizer report, a leak, an input slower than that many seconds, or
+# invalid JSON stops it and leaves the input in FUZZDIR/artifacts-NAME/.
+# The timeout is wall-clock time: t0222, which may run beside a heavy
+# job, gives 60 (a 0.3 s input once took 12 s on a loaded machine).
 # Exit 0 clean, 1 finding (or a broken harness), 77 when the set-up cannot
 # be made here (no core for the case), 2 usage.  The last line says
 # "NAME: N runs in S s (E exec/s), corpus C inputs".
 set -euo pipefail
 
 me=run.sh
+tmo=${FUZZ_TIMEOUT:-10}
 TOP=$(cd "$(dirname "$0")/../.." && pwd)
 CORPUS=${CORPUS:-$TOP/build/corpus}
 
@@ -399,7 +402,7 @@ if [ -d "$regress" ] && [ -n "$(ls -A "$regress")" ]; then
 	# names each file as it runs it: the log says which one failed)
 	if [ "$name" = fuzz-heapv2 ] || [ "$name" = fuzz-diffjson ]; then
 		rc=0
-		"$bin" -timeout=10 "$rdir"/* >"$rdir.log" 2>&1 || rc=$?
+		"$bin" -timeout="$tmo" "$rdir"/* >"$rdir.log" 2>&1 || rc=$?
 		if [ $rc != 0 ]; then
 			tail -n 40 "$rdir.log" >&2
 			say "FAIL: a regression input (tests/fuzz/regress/$name) fails again (exit $rc; log $rdir.log)"
@@ -409,12 +412,12 @@ if [ -d "$regress" ] && [ -n "$(ls -A "$regress")" ]; then
 		for f in "$rdir"/*; do
 			rc=0
 			if [ "$name" = fuzz-core ]; then
-				"$bin" -timeout=10 "$f" >"$f.log" 2>&1 || rc=$?
+				"$bin" -timeout="$tmo" "$f" >"$f.log" 2>&1 || rc=$?
 			else
 				# the patched core as the core, no patches, text then
 				# JSON
 				HW_FUZZ_CORE=$f HW_FUZZ_RANGES=$fdir/$name.ranges.whole \
-					"$bin" -timeout=10 "$seeds/text" "$seeds/json" \
+					"$bin" -timeout="$tmo" "$seeds/text" "$seeds/json" \
 					>"$f.log" 2>&1 || rc=$?
 			fi
 			if [ $rc != 0 ]; then
@@ -430,7 +433,7 @@ fi
 [ "$secs" -gt 0 ] || exit 0
 log=$fdir/$name.log
 rc=0
-"$bin" -timeout=10 -max_len=$max_len -dict="$dict" -max_total_time="$secs" \
+"$bin" -timeout="$tmo" -max_len=$max_len -dict="$dict" -max_total_time="$secs" \
 	-error_exitcode=1 -timeout_exitcode=1 -print_final_stats=1 ${extra[@]+"${extra[@]}"} \
 	-artifact_prefix="$fdir/artifacts-$name/" "$corpus" "$seeds" \
 	>"$log" 2>&1 || rc=$?

@@ -332,7 +332,10 @@ enum hw_status ng_read_groups(struct ng_state *ng)
 			   (unsigned long long)ng->area_tail);
 	/* (No two groups share an address: a group points back at one
 	   meta, and decode_meta keeps only that one.)  */
-	qsort(ng->groups, ng->ngroups, sizeof *ng->groups, by_mem);
+	/* (No meta area readable: no array at all, and qsort() must not be
+	   handed NULL.)  */
+	if (ng->ngroups)
+		qsort(ng->groups, ng->ngroups, sizeof *ng->groups, by_mem);
 	find_nests(ng);
 	for (size_t i = 0; i < ng->ngroups; i++) {
 		const struct ng_group *g = &ng->groups[i];
