@@ -560,6 +560,33 @@ static int pid_find_elf(Dwfl_Module *mod, void **userdata,
 		if (fd >= 0)
 			close(fd);
 	}
+	/* /proc/PID/maps writes a newline in a path as "\012", and libdwfl
+	   takes the name as it reads it: the file is then never found.  */
+	char real[PATH_MAX];
+	if (modname != NULL && strstr(modname, "\\012") != NULL &&
+	    strlen(modname) < sizeof real) {
+		size_t n = 0;
+		for (const char *c = modname; *c; c++)
+			if (!strncmp(c, "\\012", 4)) {
+				real[n++] = '\n';
+				c += 3;
+			} else {
+				real[n++] = *c;
+			}
+		real[n] = '\0';
+		int fd = hw_open_regular(real);
+		Elf *elf = fd >= 0 ? elf_begin(fd, ELF_C_READ_MMAP, NULL) : NULL;
+		char *name = elf ? strdup(real) : NULL;
+		if (name != NULL) {
+			free(*file_name);
+			*file_name = name;
+			*elfp = elf;
+			return fd;
+		}
+		elf_end(elf);
+		if (fd >= 0)
+			close(fd);
+	}
 	return dwfl_linux_proc_find_elf(mod, userdata, modname, base,
 					file_name, elfp);
 }
