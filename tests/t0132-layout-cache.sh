@@ -3,8 +3,9 @@
 # ~/.cache/heapwalk): the first run on a libc with a separate debug file
 # reads its DWARF and keeps the four malloc.c layouts in
 # DIR/layouts/BUILD-ID; the next runs read no DWARF (--stats) and print
-# exactly what the first and a --no-cache run print, which agrees with
-# the program's truth.  What the file keeps is checked against gdb's own
+# exactly what the first and a --no-cache run print (JSON), which agrees
+# with the program's truth; the text summary says the layouts were kept
+# in the cache, and does not with --no-cache.  What the file keeps is checked against gdb's own
 # reading of the same DWARF (ptype/o), not against heapwalk.  Host glibc
 # 2.36, bookworm's arm64 2.36 (qemu core, --sysroot) and 2.43 amd64.
 # Then what may go wrong: a debug file other than the one the answers
@@ -107,6 +108,16 @@ check_case() {
 	cmp -s "$c/none.summary" "$c/warm.summary" || fail "$what: summary differs with --no-cache"
 	grep -q '"layout":"DWARF"' "$c/warm.summary" ||
 		fail "$what: the layouts are not said to be DWARF's: $(grep -o '"layout":"[^"]*"' "$c/warm.summary")"
+	# The text says where they came from: the cache when kept, not
+	# with --no-cache.
+	hw "$c/warm.text" "$c/warm.text.err" "$@" "$dir/core" summary
+	expect_rc 0
+	grep -q '^  struct layouts: *DWARF (kept in the layout cache from an earlier run' "$c/warm.text" ||
+		fail "$what: summary does not say the layouts came from the cache: $(grep 'struct layouts' "$c/warm.text")"
+	hw "$c/none.text" "$c/none.text.err" --no-cache "$@" "$dir/core" summary
+	expect_rc 0
+	grep -q '^  struct layouts: *DWARF$' "$c/none.text" ||
+		fail "$what: with --no-cache summary says: $(grep 'struct layouts' "$c/none.text")"
 	local files=("$cache"/layouts/*)
 	[ ${#files[@]} = 1 ] && [ -f "${files[0]}" ] || fail "$what: not one file in $cache/layouts: ${files[*]}"
 	CACHE_FILE=${files[0]}

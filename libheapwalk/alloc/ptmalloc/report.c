@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "../../emit/emit.h"
+#include "../../sym/sym.h"
 #include "ptmalloc.h"
 
 struct mallinfo_sum {
@@ -154,7 +155,14 @@ void pm_report_summary(void *state, struct hw_emitter *e)
 	em_kv(e, &F_MP_FROM, ev_str(p->how_mp));
 	em_kv(e, &F_TCACHE_FROM, ev_str(p->how_tcache ? p->how_tcache
 					 : "no tcache in this glibc"));
-	em_kv(e, &F_LAYOUT, ev_str(p->l.source));
+	/* Layouts kept from an earlier run are said to be (text): the file
+	   they came from was checked by size, time and inode, not read.  */
+	em_kv(e, &F_LAYOUT, hw_syms_layouts_cached(p->s->syms) &&
+			    !strcmp(p->l.source, "DWARF")
+			    ? ev_text(ev_str(p->l.source), "DWARF (kept in the "
+				      "layout cache from an earlier run; "
+				      "--no-cache reads the debug file)")
+			    : ev_str(p->l.source));
 	em_kv(e, &F_GLIBC_VERSION, ev_str(p->version));
 	em_kv(e, &F_VERSION_FROM, ev_str(p->how_version));
 	if (p->era.observed) {
