@@ -649,6 +649,11 @@ bool gdb_view_read(struct gdb_view *v, int dir, char *why, size_t whylen)
 	size_t len;
 	char *text;
 	if ((text = slurp(dir, "ctx", &len))) {
+		/* (read_ctx cuts the text up: the memo keeps it whole.)  */
+		if ((v->ctx = malloc(len + 1))) {
+			memcpy(v->ctx, text, len + 1);
+			v->ctx_len = len;
+		}
 		read_ctx(v, text, &nums);
 		free(text);
 	}
@@ -741,5 +746,6 @@ void gdb_view_free(struct gdb_view *v)
 	free(v->reg_notes);
 	free(v->core_segs);
 	free(v->core_holes);
+	free(v->ctx);
 	memset(v, 0, sizeof *v);
 }

@@ -79,6 +79,11 @@ struct gdb_view {
 	struct core_segment *core_holes;
 	size_t ncore_holes, cap_core_holes;
 	unsigned ptr_size;
+	char *ctx;                           /* the ctx file as read (its
+						NUL bytes dropped), or NULL:
+						the target as it was, for
+						probe.h's memo */
+	size_t ctx_len;
 	char limit[256];                     /* mem.limit, when set */
 	bool oom;
 };

@@ -541,28 +541,6 @@ static bool test_hole(struct request *rq)
 	return true;
 }
 
-/* The context file the script wrote (malloc'd, *len bytes), or NULL.  */
-static char *read_ctx(int dir, size_t *len)
-{
-	int fd = openat(dir, "ctx", O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
-	struct stat st;
-	char *buf = NULL;
-	*len = 0;
-	if (fd >= 0 && fstat(fd, &st) == 0 && st.st_size > 0 &&
-	    st.st_size < (16 << 20) && (buf = malloc((size_t)st.st_size))) {
-		ssize_t n = pread(fd, buf, (size_t)st.st_size, 0);
-		if (n == st.st_size) {
-			*len = (size_t)n;
-		} else {
-			free(buf);
-			buf = NULL;
-		}
-	}
-	if (fd >= 0)
-		close(fd);
-	return buf;
-}
-
 /* gdb gave no memory map (qemu-user's gdbstub, embedded stubs): find one
    by reading -- or take the last one, when the program has not moved
    since -- and say so in a text report.  */
@@ -571,20 +549,19 @@ static bool probe_view(struct plugin *p, struct gdb_view *v,
 		       bool json)
 {
 	struct probe_stats st = { 0 };
-	size_t ctx_len, first = v->nregions;
-	char *ctx = read_ctx(p->dir, &ctx_len);
-	bool oom, again = probe_memo_take(&p->memo, ctx, ctx_len, v, &oom);
+	size_t first = v->nregions;
+	bool oom, again = probe_memo_take(&p->memo, v->ctx, v->ctx_len, v,
+					  &oom);
 	if (!again && !oom &&
 	    !probe_map(v, v->lib_addrs, v->nlib_addrs, read_all, g, &st))
 		oom = true;
 	if (oom) {
-		free(ctx);
 		say(ans, "heapwalk: out of memory\n");
 		return false;
 	}
 	if (!again)
-		probe_memo_keep(&p->memo, ctx, ctx_len, v, first, st.probes);
-	free(ctx);
+		probe_memo_keep(&p->memo, v->ctx, v->ctx_len, v, first,
+				st.probes);
 	gdb_view_seal(v);
 	if (!v->nregions) {
 		say(ans, "heapwalk: gdb gave no memory map (neither "
