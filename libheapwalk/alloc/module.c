@@ -32,20 +32,6 @@ bool hw_file_range(const struct hw_target *t, const char *path, uint64_t *lo,
 	return any;
 }
 
-/* Where r's readable bytes end: a core's region is readable from its
-   start as far as the core holds it, or the file behind it; what its
-   header declares past that (p_memsz: a fuzzed 1 TiB) is nothing to
-   read, and no bound for a scan.  A live process's region is real.  */
-static uint64_t readable_end(const struct hw_region *r)
-{
-	if (r->lazy)
-		return r->end;
-	uint64_t n = r->avail;
-	if (r->backing && r->backing_len > n)
-		n = r->backing_len;
-	return n < r->end - r->start ? r->start + n : r->end;
-}
-
 size_t hw_module_data(const struct hw_target *t, uint64_t lo, uint64_t hi,
 		      struct hw_addr_range *out, size_t max)
 {
@@ -58,7 +44,7 @@ size_t hw_module_data(const struct hw_target *t, uint64_t lo, uint64_t hi,
 		if (!(r->prot & HW_PROT_W) || !(inside || bss))
 			continue;
 		last_end = inside ? r->end : 0;
-		uint64_t end = readable_end(r);
+		uint64_t end = r->start + hw_region_held(r);
 		if (end == r->start)
 			continue;
 		/* .data and the .bss after it are one range.  */

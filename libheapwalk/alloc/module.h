@@ -26,7 +26,8 @@ bool hw_file_range(const struct hw_target *t, const char *path, uint64_t *lo,
 
 /* The writable regions in [lo, hi), each joined with the anonymous
    region that continues it (.bss past the file's last page), adjacent
-   ones merged: at most max ranges into out, how many returned.  */
+   ones merged, each as far as the target holds it (hw_region_held): at
+   most max ranges into out, how many returned.  */
 size_t hw_module_data(const struct hw_target *t, uint64_t lo, uint64_t hi,
 		      struct hw_addr_range *out, size_t max);
 

@@ -41,12 +41,10 @@ bool bm_init(struct hw_blockmap *m, struct hw_target *t, unsigned granule)
 			continue;
 		uint64_t end = r->end;
 		if (end - r->start > RUN_DECLARED_MAX) {
-			uint64_t held = r->avail > r->backing_len ? r->avail
-								  : r->backing_len;
+			uint64_t held = hw_region_held(r);
 			if (!held)
 				continue;
-			end = r->start + (held < end - r->start ? held
-								: end - r->start);
+			end = r->start + held;
 		}
 		struct bm_run *last = m->nruns ? &m->runs[m->nruns - 1] : NULL;
 		if (last && last->end == r->start) {

@@ -37,6 +37,14 @@ static uint64_t region_run(struct hw_target *t, const struct hw_region *r,
 	return 0;
 }
 
+uint64_t hw_region_held(const struct hw_region *r)
+{
+	uint64_t n = r->avail;     /* a lazy region's is all of it */
+	if (r->backing && r->backing_len > n)
+		n = r->backing_len;
+	return n < r->end - r->start ? n : r->end - r->start;
+}
+
 const struct hw_region *hw_region_of(const struct hw_target *t, uint64_t addr)
 {
 	size_t lo = 0, hi = t->nregions;

@@ -173,6 +173,12 @@ bool hw_kernel_mapping(const char *name);
    debugger's), so that "not in the core" is said only of a core.  */
 const char *hw_target_noun(const struct hw_target *t);
 
+/* How many bytes from r's start its target can give: what a core holds
+   of it, or the file behind it (a live region: all of it).  A declared
+   size past that (a core's p_memsz: a fuzzed terabyte) is nothing to
+   read, and no bound for a scan.  */
+uint64_t hw_region_held(const struct hw_region *r);
+
 /* The region containing addr, or NULL.  */
 const struct hw_region *hw_region_of(const struct hw_target *t, uint64_t addr);
 
