@@ -27,6 +27,7 @@
 #include "../target/target.h"
 #include "abortmsg.h"
 #include "death.h"
+#include "stack.h"
 
 /* Tcache entries collected for the double-free search, at most.  */
 #define TCACHE_MAX (1u << 20)
@@ -193,17 +194,10 @@ static const char *base_name(const char *path)
 	return b ? b + 1 : path;
 }
 
-static bool read_word(void *cookie, uint64_t addr, uint64_t *v)
-{
-	return hw_read_u64(cookie, addr, v);
-}
-
 static void name_frame(struct hw_session *s, struct hw_death_frame *f,
 		       const struct hw_frame *fr)
 {
-	/* A return address's call is the byte before it (it may be the
-	   function's last instruction).  */
-	uint64_t look = fr->activation ? fr->pc : fr->pc - 1;
+	uint64_t look = hw_frame_lookup(fr);
 	struct hw_symbol_at sa = { 0 };
 	struct hw_module m;
 	f->pc = fr->pc;
@@ -227,11 +221,7 @@ static bool unwind(struct hw_session *s, struct hw_death *d,
 	const struct hw_thread *th = &t->threads[d->thread];
 	if (!s->syms || !th->nregs)
 		return true;
-	struct hw_unwind_thread req = {
-		.tid = th->tid, .machine = t->arch->e_machine,
-		.regs = th->regs, .nregs = th->nregs, .read = read_word,
-		.cookie = t };
-	size_t n = hw_syms_unwind(s->syms, &req, raw, HW_DEATH_FRAMES);
+	size_t n = hw_thread_frames(s, th, raw, HW_DEATH_FRAMES);
 	d->unwound = true;
 	if (!n)
 		return true;

@@ -19,19 +19,12 @@
 #include <string.h>
 
 #include "../alloc/alloc.h"
-#include "../arch/arch.h"
-#include "../sym/sym.h"
-#include "../target/target.h"
 #include "inflight.h"
+#include "stack.h"
 
 /* Frames looked at per thread: the allocator's entry point is rarely
    deeper than this below a lock wait or a system call.  */
 #define FRAMES 8
-
-static bool read_word(void *cookie, uint64_t addr, uint64_t *v)
-{
-	return hw_read_u64(cookie, addr, v);
-}
 
 /* Is name one of funcs (a trailing '*' matches a prefix)?  */
 static bool is_function(const char *const *funcs, const char *name)
@@ -53,16 +46,10 @@ static bool is_function(const char *const *funcs, const char *name)
 static const char *inside(struct hw_session *s, const struct hw_thread *th,
 			  const struct hw_instance_info *own, uint64_t *pc)
 {
-	struct hw_target *t = s->target;
 	struct hw_frame fr[FRAMES];
-	struct hw_unwind_thread req = {
-		.tid = th->tid, .machine = t->arch->e_machine,
-		.regs = th->regs, .nregs = th->nregs, .read = read_word,
-		.cookie = t };
-	size_t n = hw_syms_unwind(s->syms, &req, fr, FRAMES);
+	size_t n = hw_thread_frames(s, th, fr, FRAMES);
 	for (size_t k = 0; k < n; k++) {
-		/* A return address's call is the byte before it.  */
-		uint64_t look = fr[k].activation ? fr[k].pc : fr[k].pc - 1;
+		uint64_t look = hw_frame_lookup(&fr[k]);
 		/* In the allocator's own library: at work there, or in a
 		   call it made that works for it (memset, madvise) -- not a
 		   wait further out (jemalloc's background thread sleeps in
