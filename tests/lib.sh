@@ -169,6 +169,38 @@ corpus_copy() {
 	fi
 }
 
+# edit_loads CORE OUT PERL: a copy of CORE (64-bit, little-endian) in
+# which PERL runs once per PT_LOAD program header with $type, $flags,
+# $vaddr, $filesz and $memsz set; what it leaves in them is written back.
+# Fails when no header changed.
+edit_loads() {
+	perl -e '
+		use strict; use warnings;
+		my ($in, $out, $code) = @ARGV;
+		open my $f, "<:raw", $in or die "$in: $!\n";
+		my $c = do { local $/; <$f> };
+		my $phoff = unpack "Q<", substr($c, 32, 8);
+		my ($entsz, $num) = unpack "S<S<", substr($c, 54, 4);
+		my $changed = 0;
+		for my $i (0 .. $num - 1) {
+			my $o = $phoff + $i * $entsz;
+			my $old = substr($c, $o, 56);
+			our ($type, $flags, $offset, $vaddr, $paddr, $filesz, $memsz, $align) =
+				unpack "L<L<Q<Q<Q<Q<Q<Q<", $old;
+			next unless $type == 1;
+			eval $code;
+			die $@ if $@;
+			my $new = pack "L<L<Q<Q<Q<Q<Q<Q<", $type, $flags, $offset,
+				$vaddr, $paddr, $filesz, $memsz, $align;
+			$changed++ if $new ne $old;
+			substr($c, $o, 56) = $new;
+		}
+		$changed or die "edit_loads: no program header changed\n";
+		open my $g, ">:raw", $out or die "$out: $!\n";
+		print $g $c;
+	' "$@"
+}
+
 # hide_libc CORE OUT: a copy of CORE whose mapped libc is renamed
 # (libc.so.6 to libc.so.0, libc-2.NN.so to libc-2.NN.sx: same length,
 # still a libc name) to a file no machine has: heapwalk then has only

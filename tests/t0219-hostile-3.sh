@@ -15,30 +15,6 @@
 need_heapwalk
 need_cmd eu-readelf perl
 
-# memsz CORE OUT VADDR SIZE: CORE with the PT_LOAD at VADDR (hex, no 0x)
-# declaring p_memsz SIZE.
-memsz() {
-	perl -e '
-		use strict; use warnings;
-		my ($in, $out, $vaddr, $size) = @ARGV;
-		open my $f, "<:raw", $in or die "$in: $!";
-		my $c = do { local $/; <$f> };
-		my $phoff = unpack "Q<", substr($c, 32, 8);
-		my ($entsz, $num) = unpack "S<S<", substr($c, 54, 4);
-		my $n = 0;
-		for my $i (0 .. $num - 1) {
-			my $o = $phoff + $i * $entsz;
-			next unless unpack("L<", substr($c, $o, 4)) == 1;
-			next unless sprintf("%x", unpack("Q<", substr($c, $o + 16, 8))) eq $vaddr;
-			substr($c, $o + 40, 8) = pack "Q<", $size;
-			$n++;
-		}
-		$n or die "no PT_LOAD at $vaddr\n";
-		open my $g, ">:raw", $out or die "$out: $!";
-		print $g $c;
-	' "$@"
-}
-
 # ---- tcmalloc: a .bss declared 1 TiB -------------------------------------
 dir=
 [ ! -f /usr/include/gperftools/tcmalloc.h ] ||
@@ -46,7 +22,8 @@ dir=
 if [ -n "$dir" ] && [ -f "$dir/core" ]; then
 	end=$(eu-readelf -n "$dir/core" | awk '/libtcmalloc/ { split($1, r, "-"); e = r[2] } END { print e }')
 	[ -n "$end" ] || fail "no libtcmalloc mapping in basic1's NT_FILE"
-	memsz "$dir/core" "$T/tcbss.core" "${end#0}" $((1 << 40)) ||
+	edit_loads "$dir/core" "$T/tcbss.core" \
+		"\$memsz = 1 << 40 if sprintf('%x', \$vaddr) eq '${end#0}'" ||
 		fail "basic1's core has no segment at libtcmalloc's end (0x$end)"
 	hw "$T/tc.out" "$T/tc.err" "$T/tcbss.core" summary
 	expect_rc 0 3 4

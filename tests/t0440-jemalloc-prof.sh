@@ -267,25 +267,8 @@ if [ -x "$jeprof" ] && command -v perl >/dev/null 2>&1; then
 	# made PT_NULL.  MAPPED_LIBRARIES must still give the program's code
 	# as r-xp (from its own program headers), or jeprof finds no
 	# function at any address.
-	perl -e '
-		use strict; use warnings;
-		my ($in, $out) = @ARGV;
-		open my $f, "<:raw", $in or die "$in: $!";
-		my $c = do { local $/; <$f> };
-		my $phoff = unpack "Q<", substr($c, 32, 8);
-		my ($entsz, $num) = unpack "S<S<", substr($c, 54, 4);
-		my $n = 0;
-		for my $i (0 .. $num - 1) {
-			my $o = $phoff + $i * $entsz;
-			my ($type, $flags) = unpack "L<L<", substr($c, $o, 8);
-			next unless $type == 1 && ($flags & 1);
-			substr($c, $o, 4) = pack "L<", 0;
-			$n++;
-		}
-		$n or die "no code segment\n";
-		open my $g, ">:raw", $out or die "$out: $!";
-		print $g $c;
-	' "$d53/core" "$T/h.gcore.core" || fail "could not make the code-less copy of prof2's core"
+	edit_loads "$d53/core" "$T/h.gcore.core" '$type = 0 if $flags & 1' ||
+		fail "could not make the code-less copy of prof1's core"
 	hw "$T/h.g.out" "$T/h.g.err" "$T/h.gcore.core" prof -o "$T/h.g.heap"
 	expect_rc 0
 	grep -qE "^[0-9a-f]+-[0-9a-f]+ r-xp [0-9a-f]+ 00:00 0 +$d53/prog\$" "$T/h.g.heap" ||
