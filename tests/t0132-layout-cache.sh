@@ -9,9 +9,13 @@
 # reading of the same DWARF (ptype/o), not against heapwalk.  Host glibc
 # 2.36, bookworm's arm64 2.36 (qemu core, --sysroot) and 2.43 amd64.
 # Then what may go wrong: a debug file other than the one the answers
-# came from, a line that does not parse, another file's magic, a cache
-# directory that cannot be made, --no-cache, --no-debuginfo; and gdb's
-# plugin keeps and reads the same file.
+# came from, a line that does not parse, another file's magic, answers
+# that parse but are wrong (checked against the debug file when they
+# disagree with the version's layout), a cache directory or a directory
+# on its way that others may write, layouts/ a symbolic link, a
+# directory or file of another user's (as root), a cache directory that
+# cannot be made, --no-cache, --no-debuginfo; and gdb's plugin keeps and
+# reads the same file.
 # shellcheck source=tests/variant-lib.sh
 . "$(dirname "$0")/variant-lib.sh"
 need_heapwalk
@@ -176,11 +180,110 @@ damaged "(not a number)" '/^heap_info /s/ = \([0-9]*\) / = x\1 /'
 damaged "(an offset too few)" '/^heap_info /s/ [0-9-]*$//'
 damaged "(another magic)" '1s/layouts 1/layouts 2/'
 
-# The directory cannot be made (a file is in its way): as without one.
+# Answers that parse but are wrong (malloc_state's top and
+# last_remainder swapped): they disagree with glibc 2.36's layout, so
+# the debug file is read again; the summary is the right one, says the
+# cache was wrong, and the file is made anew.
+cp "$good" "$host_file"
+sed -i '/^malloc_state /s/ = \([0-9]*\) \([0-9]* [0-9]* [0-9]*\) \([0-9]*\) \([0-9]*\) / = \1 \2 \4 \3 /' "$host_file"
+cmp -s "$good" "$host_file" && fail "wrong offsets: the sed changed nothing"
+hw "$T/w.summary" "$T/w.summary.err" --stats --json "$T/host/core" summary
+expect_rc 0
+case $(stats_dwarf "$T/w.summary.err") in
+"1 "*) ;;
+*) fail "wrong offsets: the debug file was not read: $(tail -n 1 "$T/w.summary.err")" ;;
+esac
+grep -q '"layout_cache_note":"wrong answers replaced from the debug file"' "$T/w.summary" ||
+	fail "wrong offsets: JSON does not say so: $(grep -o '"layout[^,]*' "$T/w.summary")"
+sed 's/,"layout_cache_note":"[^"]*"//' "$T/w.summary" | cmp -s - "$T/host/warm.summary" ||
+	fail "wrong offsets: summary differs from the right one"
+cmp -s "$good" "$host_file" || fail "wrong offsets: the file was not made anew: $(diff "$good" "$host_file")"
+cp "$good" "$host_file"
+sed -i '/^malloc_state /s/ = \([0-9]*\) \([0-9]* [0-9]* [0-9]*\) \([0-9]*\) \([0-9]*\) / = \1 \2 \4 \3 /' "$host_file"
+hw "$T/w.text" "$T/w.text.err" "$T/host/core" summary
+expect_rc 0
+grep -q "^  struct layouts: *DWARF (the layout cache's answers disagreed with the debug file: replaced)" "$T/w.text" ||
+	fail "wrong offsets: the text says: $(grep 'struct layouts' "$T/w.text")"
+say "wrong offsets that parse: checked against the debug file, the right summary, said, the file made anew"
+
+# Trust, as ssh's for ~/.ssh.  refused WHAT WHY-PATTERN [DIR]: with the
+# cache's file holding wrong offsets, the run does not read it (DWARF
+# read, the right summary), and summary says why (text and JSON).
+refused() {
+	local what=$1 why=$2 dir=${3:-$host_cache}
+	HEAPWALK_CACHE_DIR=$dir hw "$T/r.summary" "$T/r.summary.err" --stats --json "$T/host/core" summary
+	expect_rc 0
+	[ "$(stats_dwarf "$T/r.summary.err")" = "1 0" ] ||
+		fail "$what: the cache was used: $(tail -n 1 "$T/r.summary.err")"
+	sed 's/,"layout_cache_note":"[^"]*"//' "$T/r.summary" | cmp -s - "$T/host/warm.summary" ||
+		fail "$what: summary differs from the right one"
+	grep -q "\"layout_cache_note\":\"$why" "$T/r.summary" ||
+		fail "$what: JSON does not say why: $(grep -o '"layout_cache_note[^,]*' "$T/r.summary")"
+	HEAPWALK_CACHE_DIR=$dir hw "$T/r.text" "$T/r.text.err" "$T/host/core" summary
+	expect_rc 0
+	grep -q "^  struct layouts: *DWARF (the layout cache is not used: $why" "$T/r.text" ||
+		fail "$what: the text says: $(grep 'struct layouts' "$T/r.text")"
+	say "$what: not used: $(sed -n 's/.*the layout cache is not used: //p' "$T/r.text")"
+}
+plant() {   # the wrong offsets, where a reader would find them
+	cp "$good" "$host_file"
+	sed -i '/^malloc_state /s/ = \([0-9]*\) \([0-9]* [0-9]* [0-9]*\) \([0-9]*\) \([0-9]*\) / = \1 \2 \4 \3 /' "$host_file"
+}
+plant
+chmod 0777 "$host_cache"
+refused "a cache directory others may write" "$host_cache may be written by others (mode 777)"
+chmod 0700 "$host_cache"
+chmod 0757 "$T/host"
+refused "a directory on the way others may write" "$T/host may be changed by others"
+chmod 0755 "$T/host"
+mv "$host_cache/layouts" "$T/host/elsewhere"
+ln -s "$T/host/elsewhere" "$host_cache/layouts"
+refused "layouts/ a symbolic link" "$host_cache/layouts is a symbolic link"
+rm "$host_cache/layouts"
+mv "$T/host/elsewhere" "$host_cache/layouts"
+# Another user's: only root can make one here.
+if [ "$(id -u)" = 0 ] && id nobody >/dev/null 2>&1; then
+	chown nobody "$host_cache"
+	refused "a cache directory of another user's (root running with a user's HOME)" \
+		"$host_cache is owned by uid $(id -u nobody), not by this user (uid 0)"
+	chown 0 "$host_cache"
+	# A file of another user's in our directory is passed over, and
+	# made anew (ours).
+	chown nobody "$host_file"
+	HEAPWALK_CACHE_DIR=$host_cache hw "$T/r.summary" "$T/r.summary.err" --stats --json "$T/host/core" summary
+	expect_rc 0
+	[ "$(stats_dwarf "$T/r.summary.err")" = "1 0" ] || fail "a file of another user's was read"
+	cmp -s "$T/r.summary" "$T/host/warm.summary" || fail "a file of another user's: summary differs"
+	cmp -s "$good" "$host_file" && [ "$(stat -c %u "$host_file")" = 0 ] ||
+		fail "a file of another user's: not made anew, ours"
+	say "a file of another user's: not read, made anew"
+else
+	say "another user's directory and file: not checked (not root, or no user nobody)"
+fi
+plant
+chmod 0666 "$host_file"
+HEAPWALK_CACHE_DIR=$host_cache hw "$T/r.summary" "$T/r.summary.err" --stats --json "$T/host/core" summary
+expect_rc 0
+[ "$(stats_dwarf "$T/r.summary.err")" = "1 0" ] || fail "a file others may write was read"
+cmp -s "$T/r.summary" "$T/host/warm.summary" || fail "a file others may write: summary differs"
+cmp -s "$good" "$host_file" || fail "a file others may write: not made anew"
+# A symbolic link to a cache directory of ours is as good as it.
+ln -s "$host_cache" "$T/link"
+HEAPWALK_CACHE_DIR=$T/link hw "$T/r.summary" "$T/r.summary.err" --stats --json "$T/host/core" summary
+expect_rc 0
+[ "$(stats_dwarf "$T/r.summary.err")" = "0 4" ] ||
+	fail "a link to our cache directory: not used: $(tail -n 1 "$T/r.summary.err")"
+say "a file others may write: not read, made anew; a link to our directory: used"
+
+# The directory cannot be made (a file is in its way): as without one,
+# and summary says why.
 : >"$T/notadir"
 HEAPWALK_CACHE_DIR=$T/notadir/x hw "$T/nd.summary" "$T/nd.summary.err" --stats --json "$T/host/core" summary
 expect_rc 0
-cmp -s "$T/nd.summary" "$T/host/warm.summary" || fail "unwritable cache: summary differs"
+sed 's/,"layout_cache_note":"[^"]*"//' "$T/nd.summary" | cmp -s - "$T/host/warm.summary" ||
+	fail "unwritable cache: summary differs"
+grep -q '"layout_cache_note":"'"$T"'/notadir' "$T/nd.summary" ||
+	fail "unwritable cache: not said: $(grep -o '"layout[^,]*' "$T/nd.summary")"
 # --no-cache and --no-debuginfo keep nothing and read nothing kept.
 for opt in --no-cache --no-debuginfo; do
 	rm -rf "$T/fresh"

@@ -26,6 +26,13 @@
  * Writes go to a temporary file renamed over the old one, so a reader
  * never sees half of one; a directory that cannot be written leaves
  * every run reading DWARF, as without a cache.
+ *
+ * What parses may still be wrong.  The directory must be one no other
+ * user could have written (cachetrust.c), and each file ours; and the
+ * callers weigh the answers against what else they know (ptmalloc's
+ * pm_settle against the built-in layout of the version) and, when they
+ * disagree, make the module's answers be read again from DWARF
+ * (hw_syms_layout_cache_forget).
  */
 #define _XOPEN_SOURCE 700 /* strdup, O_CLOEXEC, PATH_MAX, st_mtim */
 #include <errno.h>
@@ -78,8 +85,12 @@ static char *read_cache_file(const char *path, size_t *len)
 	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
 	if (fd < 0)
 		return NULL;
+	/* Nor is a file another user could have written read (root's,
+	   left by a run under sudo, is made anew: the directory is ours).  */
 	struct stat st;
-	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+	char why[160];
+	if (fstat(fd, &st) != 0 || !hw_cache_file_trusted(&st, why,
+							   sizeof why)) {
 		close(fd);
 		return NULL;
 	}
@@ -180,6 +191,14 @@ static struct hw_layout_cache *cache_of(struct hw_syms *s, Dwfl_Module *mod)
 	if (s->layout_cache == NULL || idlen <= 0 || idlen > 64 ||
 	    !debug_line(mod, line, sizeof line))
 		return NULL;
+	if (s->layout_cache_trust == 0)
+		s->layout_cache_trust =
+			hw_cache_dir_trusted(s->layout_cache,
+					     s->layout_cache_refused,
+					     sizeof s->layout_cache_refused)
+			? 1 : -1;
+	if (s->layout_cache_trust < 0)
+		return NULL;
 	char hex[129];
 	for (int i = 0; i < idlen; i++)
 		snprintf(hex + 2 * i, 3, "%02x", id[i]);
@@ -264,26 +283,10 @@ bool hw_layout_cache_get(struct hw_syms *s, Dwfl_Module *mod, uint64_t near,
 	return false;
 }
 
-/* Write c's lines to its file: a temporary one renamed over it.  */
-static void write_cache(const struct hw_layout_cache *c, const char *dir)
+/* Write c's lines to its file: a temporary one renamed over it (the
+   directory is there: cachetrust.c made it, and found it ours).  */
+static void write_cache(const struct hw_layout_cache *c)
 {
-	char sub[PATH_MAX];
-	if ((size_t)snprintf(sub, sizeof sub, "%s/layouts", dir) >= sizeof sub)
-		return;
-	/* Made where missing, as the XDG base directory rules ask of a
-	   program writing under ~/.cache (0700 each).  */
-	for (char *slash = strchr(sub + 1, '/');; slash = strchr(slash + 1,
-								    '/')) {
-		if (slash)
-			*slash = '\0';
-		bool made = mkdir(sub, 0700) == 0 || errno == EEXIST;
-		if (slash)
-			*slash = '/';
-		if (!made)
-			return;
-		if (!slash)
-			break;
-	}
 	char tmp[PATH_MAX];
 	if ((size_t)snprintf(tmp, sizeof tmp, "%s.%ld.tmp", c->path,
 			     (long)getpid()) >= sizeof tmp)
@@ -328,7 +331,27 @@ void hw_layout_cache_put(struct hw_syms *s, Dwfl_Module *mod, uint64_t near,
 	memcpy(grown + c->len, line, at + 1);
 	c->text = grown;
 	c->len += at;
-	write_cache(c, s->layout_cache);
+	write_cache(c);
+}
+
+void hw_syms_layout_cache_forget(struct hw_syms *s, const struct hw_module *m)
+{
+	struct hw_layout_cache *c = s && m ? cache_of(s, m->handle) : NULL;
+	if (c == NULL)
+		return;
+	/* Keep the debug line only: the requests asked next read DWARF,
+	   and their answers replace the file's.  */
+	char *nl = strchr(c->text, '\n');
+	if (nl) {
+		c->len = (size_t)(nl + 1 - c->text);
+		c->text[c->len] = '\0';
+	}
+}
+
+const char *hw_syms_layout_cache_refused(const struct hw_syms *s)
+{
+	return s && s->layout_cache_trust < 0 ? s->layout_cache_refused
+					      : NULL;
 }
 
 void hw_layout_cache_free(struct hw_syms *s)

@@ -55,6 +55,12 @@ struct hw_syms {
 	struct hw_layout_cache *lcaches;
 	size_t nlcaches;
 	size_t nlayouts_cached;
+	/* cachetrust.c's verdict on layout_cache, asked on first use (0:
+	   not yet, 1 trusted, -1 not: why in layout_cache_refused); how
+	   many answers were found wrong (hw_syms_layout_cache_distrust). */
+	int layout_cache_trust;
+	char layout_cache_refused[4352]; /* a path and words */
+	size_t nlayouts_wrong;
 };
 
 /* mod's index in s->mods (nmods when it is not there); asked once per
@@ -77,6 +83,13 @@ void hw_layout_cache_put(struct hw_syms *s, Dwfl_Module *mod, uint64_t near,
 			 size_t nmembers, bool found, const int64_t *offsets,
 			 uint64_t size);
 void hw_layout_cache_free(struct hw_syms *s);
+
+/* cachetrust.c: may dir be used as the layout cache (made where missing,
+   0700)?  Is a file in it, as fstat saw it, one to read?  False with why
+   set (n bytes) when not.  */
+bool hw_cache_dir_trusted(const char *dir, char *why, size_t n);
+struct stat;
+bool hw_cache_file_trusted(const struct stat *st, char *why, size_t n);
 
 /* strpool.c: s's copy of the len bytes at text (made on first use),
    valid until hw_syms_close; NULL when out of memory.  */

@@ -211,6 +211,16 @@ bool hw_syms_struct_layout(struct hw_syms *s, const struct hw_module *m,
 			   const char *const *members, size_t nmembers,
 			   int64_t *offsets, uint64_t *sizeof_out);
 
+/* The answers hw_syms_struct_layout gave for m from the layout cache
+   (hw_syms_opts.layout_cache) are not to be believed (they disagree
+   with what else is known): forget them, so that the next requests read
+   m's DWARF, whose answers replace them in the cache.  */
+void hw_syms_layout_cache_forget(struct hw_syms *s, const struct hw_module *m);
+
+/* Why the layout cache was not used (cachetrust.c: a directory another
+   user could write, ...), or NULL when it was, or was not asked for.  */
+const char *hw_syms_layout_cache_refused(const struct hw_syms *s);
+
 /* The symbol covering addr (any module), as a backtrace names it:
    name + offset, and the module's reported name.  Strings stay valid
    until close.  False when no module holds addr or no symbol covers

@@ -113,9 +113,22 @@ static bool pm_settle(struct hw_session *s, void **state)
 		return false;
 	p->dwarf_later = false;
 	struct pm_layout built = p->l;
+	size_t cached = hw_syms_layouts_cached(s->syms);
 	pm_layout_from_dwarf(p, &p->libc_mod);
 	if (same_offsets(&built, p->l))
 		return false;
+	/* Answers kept in the layout cache that disagree with the built-in
+	   layout are checked against the debug file before they are
+	   believed: a cache file is no proof (a bug, a disk, a hand).  */
+	if (hw_syms_layouts_cached(s->syms) > cached) {
+		struct pm_layout from_cache = p->l;
+		p->l = built;
+		hw_syms_layout_cache_forget(s->syms, &p->libc_mod);
+		pm_layout_from_dwarf(p, &p->libc_mod);
+		p->layout_cache_wrong = !same_offsets(&from_cache, p->l);
+		if (same_offsets(&built, p->l))
+			return false;
+	}
 	size_t keep = s->opening;
 	void *fresh = NULL;
 	s->opening = p->opening;
@@ -132,6 +145,7 @@ static bool pm_settle(struct hw_session *s, void **state)
 		s->err[0] = '\0';
 		return false;
 	}
+	((struct pm_state *)fresh)->layout_cache_wrong = p->layout_cache_wrong;
 	pm_close(p);
 	*state = fresh;
 	return true;

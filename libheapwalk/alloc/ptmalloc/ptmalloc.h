@@ -306,6 +306,9 @@ struct pm_state {
 	   libc's DWARF (inflating it is most of an open) is read only if
 	   this instance is walked (pm_settle).  dwarf_now: read at open.  */
 	bool dwarf_later, dwarf_now;
+	/* The layout cache's answers disagreed with the debug file's and
+	   were replaced (pm_settle; summary says so).  */
+	bool layout_cache_wrong;
 	size_t opening;                   /* the session's, at open */
 	char version[32];
 	const char *how_version;          /* where version came from */

@@ -88,6 +88,8 @@ static const struct em_field F_TCACHE_FROM = {
 	.key = "tcache_from", .label = "tcaches:" };
 static const struct em_field F_LAYOUT = {
 	.key = "layout", .label = "struct layouts:" };
+static const struct em_field F_LAYOUT_CACHE = {
+	.key = "layout_cache_note", .only = EM_JSON_ONLY };
 /* JSON has the version at the top of summary.  */
 static const struct em_field F_GLIBC_VERSION = {
 	.label = "glibc version:", .only = EM_TEXT_ONLY };
@@ -138,6 +140,37 @@ static void emit_mallinfo(struct hw_emitter *e, const struct em_section *sect,
 	em_section_end(e);
 }
 
+/* Where the layouts came from, and (text) what the layout cache had to
+   do with it: layouts kept from an earlier run (the file they came from
+   was checked by size, time and inode, not read), answers found wrong
+   and replaced, a cache directory not used and why.  JSON says the last
+   two in layout_cache.  */
+static void emit_layout_source(struct pm_state *p, struct hw_emitter *e)
+{
+	const char *refused = hw_syms_layout_cache_refused(p->s->syms);
+	bool dwarf = !strcmp(p->l.source, "DWARF");
+	char text[4608];
+	if (dwarf && p->layout_cache_wrong)
+		snprintf(text, sizeof text, "DWARF (the layout cache's "
+			 "answers disagreed with the debug file: replaced)");
+	else if (dwarf && hw_syms_layouts_cached(p->s->syms))
+		snprintf(text, sizeof text, "DWARF (kept in the layout cache "
+			 "from an earlier run; --no-cache reads the debug "
+			 "file)");
+	else if (dwarf && refused)
+		snprintf(text, sizeof text, "DWARF (the layout cache is not "
+			 "used: %s)", refused);
+	else
+		text[0] = '\0';
+	em_kv(e, &F_LAYOUT, text[0] ? ev_text(ev_str(p->l.source), text)
+				    : ev_str(p->l.source));
+	if (p->layout_cache_wrong)
+		em_kv(e, &F_LAYOUT_CACHE,
+		      ev_str("wrong answers replaced from the debug file"));
+	else if (refused)
+		em_kv(e, &F_LAYOUT_CACHE, ev_str(refused));
+}
+
 void pm_report_summary(void *state, struct hw_emitter *e)
 {
 	struct pm_state *p = state;
@@ -155,14 +188,7 @@ void pm_report_summary(void *state, struct hw_emitter *e)
 	em_kv(e, &F_MP_FROM, ev_str(p->how_mp));
 	em_kv(e, &F_TCACHE_FROM, ev_str(p->how_tcache ? p->how_tcache
 					 : "no tcache in this glibc"));
-	/* Layouts kept from an earlier run are said to be (text): the file
-	   they came from was checked by size, time and inode, not read.  */
-	em_kv(e, &F_LAYOUT, hw_syms_layouts_cached(p->s->syms) &&
-			    !strcmp(p->l.source, "DWARF")
-			    ? ev_text(ev_str(p->l.source), "DWARF (kept in the "
-				      "layout cache from an earlier run; "
-				      "--no-cache reads the debug file)")
-			    : ev_str(p->l.source));
+	emit_layout_source(p, e);
 	em_kv(e, &F_GLIBC_VERSION, ev_str(p->version));
 	em_kv(e, &F_VERSION_FROM, ev_str(p->how_version));
 	if (p->era.observed) {
