@@ -25,7 +25,9 @@
 #    core whose class byte says 32-bit, one whose e_phoff points past its
 #    first MiB; a core whose last PT_LOAD claims 96 MiB of random bytes
 #    after it, read with --cache-max 32M: refused once its data passes
-#    what --cache-max lets it keep in memory.
+#    what --cache-max lets it keep in memory; one whose 320 MiB of one
+#    byte pack into under 2 MiB: refused once its data passes 256 MiB
+#    (256 times the file's size, at least that), read with --unpack-max.
 #  - Robustness: FUZZ_N (default 60) randomly damaged .gz and .zst
 #    versions of bins1 (a few bytes overwritten, or cut short) never
 #    crash, hang or trip a sanitizer, and an exit 3 is one line.
@@ -258,7 +260,36 @@ one_error_line "$T/err" "a core of more data than --cache-max"
 grep -q "what --cache-max lets it take in memory" "$T/err" ||
 	fail "fat.zst with --cache-max 32M: $(cat "$T/err")"
 rm -f "$T/fat.zst"
-say "refused early: junk after \\x7fELF, 32-bit, program headers past the first MiB; more data than --cache-max"
+# A small file of much data: 320 MiB of one byte after the core (its
+# last PT_LOAD made to reach them) packs into well under a MiB, more
+# data than 256 times its size or 256 MiB: refused before the memfd
+# holds more; with --unpack-max it is read.
+perl -e '
+	open my $f, "+<", $ARGV[0] or die;
+	local $/; my $c = <$f>;
+	my ($phoff) = unpack("Q<", substr($c, 32, 8));
+	my ($phnum) = unpack("v", substr($c, 56, 2));
+	my $last;
+	for my $i (0 .. $phnum - 1) {
+		$last = $phoff + 56 * $i if unpack("V", substr($c, $phoff + 56 * $i, 4)) == 1;
+	}
+	my ($off) = unpack("Q<", substr($c, $last + 8, 8));
+	my $fs = length($c) - $off + $ARGV[1];
+	seek $f, $last + 32, 0;
+	print $f pack("Q<Q<", $fs, $fs);' "$(cp "$plain" "$T/fat" && echo "$T/fat")" $((320 << 20))
+{ cat "$T/fat"; head -c $((320 << 20)) /dev/zero | tr '\0' A; } | zstd -q -3 -c >"$T/fat.zst"
+rm -f "$T/fat"
+(($(stat -c %s "$T/fat.zst") < (2 << 20))) || fail "fat.zst is not small: $(stat -c %s "$T/fat.zst")"
+hw "$T/out" "$T/err" "$T/fat.zst" summary
+expect_rc 3
+one_error_line "$T/err" "a small file of much data"
+grep -q "holds more than 256 MiB of data, the most a file of its size may hold unless --unpack-max" "$T/err" ||
+	fail "fat.zst: $(cat "$T/err")"
+hw "$T/out" "$T/err" --unpack-max 1G "$T/fat.zst" summary
+expect_rc 0
+grep -q "unpacked" "$T/out" || fail "fat.zst with --unpack-max 1G: $(head -n 3 "$T/out")"
+rm -f "$T/fat.zst"
+say "refused early: junk after \\x7fELF, 32-bit, program headers past the first MiB; more data than --cache-max; more than 256 times its size (read with --unpack-max)"
 
 # --- damaged streams never crash ----------------------------------------
 # N/2 variants of each of bins1's .gz and .zst: one to four bytes

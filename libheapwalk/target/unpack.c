@@ -21,8 +21,10 @@
  * MiB is no core header heapwalk reads (no ELF, 32-bit, big-endian, not a
  * core, program headers past that MiB) is refused at once rather than
  * unpacked to the end; and the data it stores (its pages that are not
- * zeros: memory, outside heapwalk's own) may not pass --cache-max, so
- * that no input makes the machine run out of memory.
+ * zeros: memory, outside heapwalk's own) may not pass --cache-max, nor
+ * (unless --unpack-max is given) 256 times the file's size or 256 MiB,
+ * whichever is more, so that no input makes the machine run out of
+ * memory, and no small one takes much of it.
  */
 #include <elf.h>
 #include <errno.h>
@@ -56,6 +58,14 @@
 #define UNPACK_RATIO 512
 #define UNPACK_FLOOR (2ull << 30)
 #define MAX_UNPACKED (1ull << 40) /* no header field is believed past it */
+/* The data (pages not all zeros) a file may unpack to, unless
+   --unpack-max says more: data kept in the memfd is memory, and a
+   pattern repeated (a few KB of zstd per 128 MiB) costs a bomb nothing.
+   Cores' data compresses 3 to 80 times; a ratio of 256, and 256 MiB
+   whatever the file's size, leaves room for memory filled with one
+   value.  */
+#define DATA_RATIO 256
+#define DATA_FLOOR (256ull << 20)
 /* What a core may hold past the end its headers give (section header
    string tables and the like, which no header places): room enough for
    any writer's, and nothing next to a bomb.  */
@@ -84,6 +94,8 @@ struct hw_unpack {
 	bool limit_from_headers;
 	bool limit_given;            /* --unpack-max set the bound */
 	uint64_t stored, store_max;  /* bytes of data written; the cap */
+	bool store_from_size;        /* the cap is DATA_RATIO's, not
+					--cache-max's */
 	const char *unpack_cmd;      /* "zstd -d" */
 	bool failed;
 	char why[256];               /* the first failure */
@@ -265,12 +277,26 @@ static bool store(struct hw_unpack *u, size_t n)
 		if (!zero) {
 			if (len > u->store_max - u->stored) {
 				char why[sizeof u->why];
-				snprintf(why, sizeof why, "holds more than "
-					 "%" PRIu64 " MiB of data, what "
-					 "--cache-max lets it take in memory: "
-					 "unpack it into a file first (%s), or "
-					 "give a larger --cache-max",
-					 u->store_max >> 20, u->unpack_cmd);
+				if (u->store_from_size)
+					snprintf(why, sizeof why, "holds more "
+						 "than %" PRIu64 " MiB of data, "
+						 "the most a file of its size "
+						 "may hold unless --unpack-max "
+						 "says more (a decompression "
+						 "bomb, or memory filled with "
+						 "one value: unpack it into a "
+						 "file first, %s)",
+						 u->store_max >> 20,
+						 u->unpack_cmd);
+				else
+					snprintf(why, sizeof why, "holds more "
+						 "than %" PRIu64 " MiB of data, "
+						 "what --cache-max lets it take "
+						 "in memory: unpack it into a "
+						 "file first (%s), or give a "
+						 "larger --cache-max",
+						 u->store_max >> 20,
+						 u->unpack_cmd);
 				return hw_unpack_fail(u, why);
 			}
 			u->stored += len;
@@ -347,6 +373,14 @@ enum hw_status hw_unpack(const struct hw_compression *c, int fd,
 		u.limit = u.in_size * UNPACK_RATIO;
 		if (u.limit < UNPACK_FLOOR)
 			u.limit = UNPACK_FLOOR;
+	}
+	uint64_t data_max = u.in_size < MAX_UNPACKED / DATA_RATIO
+			    ? u.in_size * DATA_RATIO : MAX_UNPACKED;
+	if (data_max < DATA_FLOOR)
+		data_max = DATA_FLOOR;
+	if (!o->unpack_max && data_max < u.store_max) {
+		u.store_max = data_max;
+		u.store_from_size = true;
 	}
 	const char *base = strrchr(path, '/');
 	snprintf(u.phase, sizeof u.phase, "unpacking %s", base ? base + 1 : path);
