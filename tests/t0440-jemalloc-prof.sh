@@ -49,7 +49,8 @@
 #  (j) `prof --base` with the program's own prof.heap (a heap_v2 file,
 #      addresses moved through its MAPPED_LIBRARIES) and with the core
 #      itself as base: nothing changed, no rows; --base with heap_v2
-#      output is a usage error;
+#      output is a usage error; four million empty sites (no counts, or
+#      zeros) in the base change nothing and cost no memory each;
 #  (k) `diff`: prof2's core against prof1's as its base has a `sites`
 #      section: every prof1 site is gone (its before = the truth's OBJS
 #      and BYTES, after 0), prof2's sites are new; prof1 against itself:
@@ -302,7 +303,20 @@ for base in "$d53/prof.heap" "$d53/core"; do
 done
 hw "$T/j.out" "$T/j.err" "$d53/core" prof --base "$d53/prof.heap" -o "$T/j.heap"
 expect_rc 2
-say "prof --base: the snapshot against itself (heap_v2 file, core) changed nothing"
+# The same base with four million empty sites after its header (half of
+# them "@" lines with no counts, half with counts of zero: 12 MB) takes
+# nothing away and costs no memory per site (it took 870 MB).
+perl -e 'my $n = 0; while (<>) { print; if (!$n++) { print "\@\n" x 2097152; print "\@ 1 2\n  t*: 0: 0 [0: 0]\n" x 2097152; } }' \
+	"$d53/prof.heap" >"$T/j.empty.heap"
+hw "$T/j.out" "$T/j.err" --stats "$d53/core" prof --base "$T/j.empty.heap"
+expect_rc 0
+grep -qE '^change: +0 B$' "$T/j.out" ||
+	fail "prof --base with empty sites: the change is not 0: $(grep -m 1 change "$T/j.out")"
+own=$(sed -n "s/.*heapwalk's own (anonymous, sampled) \([0-9.]*\) MiB.*/\1/p" "$T/j.err")
+[ -n "$own" ] && awk -v m="$own" 'BEGIN { exit !(m < 200) }' ||
+	fail "prof --base with four million empty sites: heapwalk's own memory ${own:-?} MiB: $(tail -n 1 "$T/j.err")"
+rm -f "$T/j.empty.heap"
+say "prof --base: the snapshot against itself (heap_v2 file, core) changed nothing; four million empty sites in the base: $own MiB"
 
 # (m) A mapped file's name holding a newline (and terminal escapes) in
 # the core: heap_v2's MAPPED_LIBRARIES writes it as the kernel does

@@ -165,6 +165,11 @@ static enum hw_status parse_v2(struct hw_session *s, const char *path,
 				f->pcs = q;
 				f->pcap = nc;
 			}
+			/* The site is taken (nsites, npcs moved on) only once
+			   its counts say it holds something: one with none,
+			   or all zeros, takes nothing away from the newer
+			   profile, and a file of a million "@" lines must not
+			   cost a million sites.  */
 			struct hw_prof_site *site = &f->sites[f->nsites];
 			memset(site, 0, sizeof *site);
 			uint64_t *v = f->pcs + f->npcs;
@@ -176,21 +181,25 @@ static enum hw_status parse_v2(struct hw_session *s, const char *path,
 				v[n++] = pc;
 			}
 			site->npcs = n;
-			f->first[f->nsites++] = f->npcs;
-			f->npcs += n;
 			want_counts = true;
 			continue;
 		}
 		if (want_counts && strstr(line, "t*:")) {
-			struct hw_prof_site *site = &f->sites[f->nsites - 1];
+			struct hw_prof_site *site = &f->sites[f->nsites];
 			if (!parse_counts(line, &site->dump)) {
 				st = hw_error(s, HW_USAGE, "prof: base '%s' line "
 					      "%u: bad counts", path, lineno);
 				break;
 			}
+			want_counts = false;
+			const struct hw_prof_counts *c = &site->dump;
+			if (!c->curobjs && !c->curbytes && !c->accumobjs &&
+			    !c->accumbytes)
+				continue;
 			site->est = site->dump;
 			scale(period, &site->est);
-			want_counts = false;
+			f->first[f->nsites++] = f->npcs;
+			f->npcs += site->npcs;
 		}
 	}
 	if (st == HW_OK && lineno == 0)
