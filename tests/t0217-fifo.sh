@@ -3,7 +3,9 @@
 # open() of a FIFO blocks until a writer comes): given as the core, as
 # --exe, or standing (under --sysroot) where the core's NT_FILE names
 # libc.  The first two are one error line; the third is no file at all,
-# so libc is read from its own path and the walk goes on.
+# so libc is read from its own path and the walk goes on.  And a FIFO
+# (or a device) named in the core's link_map, which libdwfl's core reader
+# opens itself on this machine: the name is passed by, the walk goes on.
 # shellcheck source=tests/lib.sh
 . "$(dirname "$0")/lib.sh"
 need_heapwalk
@@ -26,3 +28,38 @@ hw "$T/out" "$T/err" --sysroot "$T/root" "$dir/core" summary
 expect_rc 0
 grep -q "ptmalloc" "$T/out" || fail "with libc's name a FIFO, the walk did not go on: $(head -c 300 "$T/out")"
 say "FIFOs as the core, as --exe and as the core's libc: no wait"
+
+# The core's link_map names libc by the path ld.so found it at: that
+# string in the process's memory (past the notes, which hold NT_FILE's
+# copy) is made to name a FIFO of the same length.
+fifo=$(mktemp -u /tmp/hw-lmfifo.XXXXXXXXXXXXXXXX)
+mkfifo "$fifo"
+n=$(perl -e '
+	my ($in, $out, $from, $to) = @ARGV;
+	open my $f, "<", $in or die; binmode $f; local $/; my $c = <$f>;
+	my ($phoff) = unpack("Q<", substr($c, 32, 8));
+	my ($phnum) = unpack("v", substr($c, 56, 2));
+	my $notes_end = 0;
+	for my $i (0 .. $phnum - 1) {
+		my ($type, undef, $off, undef, undef, $fs) =
+			unpack("V V Q< Q< Q< Q<", substr($c, $phoff + 56 * $i, 40));
+		$notes_end = $off + $fs if $type == 4 && $off + $fs > $notes_end;
+	}
+	length($from) == length($to) or die "lengths differ";
+	my $n = 0;
+	my $at = $notes_end;
+	while (($at = index($c, "$from\0", $at)) >= 0) {
+		substr($c, $at, length $to) = $to;
+		$n++;
+	}
+	open my $o, ">", $out or die; binmode $o; print $o $c; print $n;' \
+	"$dir/core" "$T/lm.core" /lib/x86_64-linux-gnu/libc.so.6 "$fifo")
+if [ "${n:-0}" -ge 1 ]; then
+	hw "$T/out" "$T/err" "$T/lm.core" summary
+	expect_rc 0
+	grep -q "ptmalloc" "$T/out" || { rm -f "$fifo"; fail "link_map naming a FIFO: $(head -c 300 "$T/out" "$T/err")"; }
+	say "a FIFO named in the core's link_map: passed by, no wait"
+else
+	say "a FIFO named in the core's link_map: not checked (no link_map name /lib/x86_64-linux-gnu/libc.so.6 in the core)"
+fi
+rm -f "$fifo" "$T/lm.core"

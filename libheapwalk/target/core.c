@@ -59,6 +59,33 @@ struct core_priv {
 	unsigned threads;     /* the session's: to drop the mapping with */
 };
 
+/* libdwfl's core reader (dwfl_core_file_report) opens each name in the
+   core's link_map on this machine itself, with a plain blocking open():
+   a FIFO named there stops every command for good, and a device may
+   answer an open.  Such a file is no module anyway, so before libdwfl
+   reads the core, a name that is there but not a regular file is
+   blanked (its first byte) in the private copy of the core; libdwfl
+   then passes the entry by.  (A file swapped for a FIFO between this
+   stat and libdwfl's open is not caught: nothing outside libdwfl can.)  */
+struct name_blanking {
+	struct hw_target *t;
+	struct core_priv *p;
+};
+
+static void blank_unopenable(void *arg, uint64_t addr, const char *name)
+{
+	struct name_blanking *b = arg;
+	struct stat st;
+	const uint8_t *at;
+	if (stat(name, &st) != 0 || S_ISREG(st.st_mode) ||
+	    !hw_readable_run(b->t, addr, &at))
+		return;
+	/* Only the core's own bytes: a page served from a file on disk
+	   is that file's, and read-only.  */
+	if (at >= b->p->map && at < b->p->map + b->p->size)
+		b->p->map[at - b->p->map] = '\0';
+}
+
 static void core_close(struct hw_target *t)
 {
 	struct core_priv *p = t->priv;
@@ -970,6 +997,8 @@ enum hw_status hw_core_open(const char *path,
 	}
 	if (t->nfiles > 0)
 		t->exe = t->files[0].path;
+	struct name_blanking blanking = { t, p };
+	hw_link_map_names(t, blank_unopenable, &blanking);
 	*elf_out = p->elf;
 	*out = t;
 	return HW_OK;

@@ -21,6 +21,8 @@
 #define LM_MAX_OBJECTS 4096
 #define LM_MAX_DYN 1024
 #define AT_PHDR_TYPE 3
+#define AT_PHNUM_TYPE 5
+#define LM_MAX_PHDRS 4096
 #define AT_EXECFN_TYPE 31
 
 struct lm_files {
@@ -405,4 +407,51 @@ bool hw_link_map_files(struct hw_target *t, const char *exe,
 	*paths = f.paths;
 	*npaths = f.npaths;
 	return ok;
+}
+
+void hw_link_map_names(struct hw_target *t,
+		       void (*visit)(void *arg, uint64_t addr,
+				     const char *name),
+		       void *arg)
+{
+	uint64_t phdr, phnum;
+	if (!hw_auxv_get(t, AT_PHDR_TYPE, &phdr) ||
+	    !hw_auxv_get(t, AT_PHNUM_TYPE, &phnum) || phnum > LM_MAX_PHDRS)
+		return;
+	uint64_t bias = 0, dyn = 0;
+	bool have_bias = false;
+	for (uint64_t i = 0; i < phnum; i++) {
+		Elf64_Phdr ph;
+		if (!hw_read(t, phdr + i * sizeof ph, &ph, sizeof ph))
+			return;
+		if (ph.p_type == PT_PHDR) {
+			bias = phdr - ph.p_vaddr;
+			have_bias = true;
+		} else if (ph.p_type == PT_DYNAMIC) {
+			dyn = ph.p_vaddr;
+		}
+	}
+	if (!have_bias || !dyn)
+		return;
+	uint64_t r_debug = 0, lm = 0;
+	for (unsigned k = 0; k < LM_MAX_DYN; k++) {
+		uint64_t w[2];
+		if (!hw_read(t, bias + dyn + 16 * k, w, 16) || w[0] == DT_NULL)
+			break;
+		if (w[0] == DT_DEBUG)
+			r_debug = w[1];
+	}
+	if (!r_debug || !hw_read_u64(t, r_debug + 8, &lm))
+		return;
+	/* (A chain that loops ends at the count.)  */
+	for (unsigned n = 0; lm && n < LM_MAX_OBJECTS; n++) {
+		uint64_t w[4];
+		char name[PATH_MAX];
+		if (!hw_read(t, lm, w, sizeof w))
+			break;
+		/* l_addr, l_name, l_ld, l_next */
+		if (w[1] && read_string(t, w[1], name, sizeof name) && name[0])
+			visit(arg, w[1], name);
+		lm = w[3];
+	}
 }

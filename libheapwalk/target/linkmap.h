@@ -15,4 +15,14 @@
 bool hw_link_map_files(struct hw_target *t, const char *exe,
 		       const char *sysroot, char ***paths, size_t *npaths);
 
+/* Each name in the target's link_map chain, found as libdwfl's
+   dwfl_link_map_report finds them: the executable's program headers in
+   the target's memory at AT_PHDR, its PT_DYNAMIC's DT_DEBUG, r_debug's
+   r_map.  visit(arg, addr, name) for each non-empty name that can be
+   read (addr: where it is in the target).  At most LM_MAX_OBJECTS.  */
+void hw_link_map_names(struct hw_target *t,
+		       void (*visit)(void *arg, uint64_t addr,
+				     const char *name),
+		       void *arg);
+
 #endif /* HW_LINKMAP_H */
