@@ -20,7 +20,8 @@
 #    followed by more than its ELF headers describe (the decompression
 #    bomb guard); a zero bomb whose headers claim 64 GiB, refused once
 #    it passes the 2 GiB a small file may unpack to, or --unpack-max
-#    (512M); a .bz2 still says to unpack it with `bzip2 -d`; at
+#    (512M); a frame whose header claims 1 TiB, refused before it is
+#    decoded; a .bz2 still says to unpack it with `bzip2 -d`; at
 #    once, before unpacking the rest: "\x7fELF" and 2 MiB of junk, a
 #    core whose class byte says 32-bit, one whose e_phoff points past its
 #    first MiB; a core whose last PT_LOAD claims 96 MiB of random bytes
@@ -224,6 +225,19 @@ one_error_line "$T/err" "zerobomb --unpack-max"
 grep -qF "more than --unpack-max (512 MiB)" "$T/err" || fail "zerobomb --unpack-max 512M: $(cat "$T/err")"
 hw "$T/out" "$T/err" --unpack-max 0 "$T/zerobomb.zst" summary
 expect_rc 2
+# A frame whose header says it holds 1 TiB (the core's own frame, its
+# content size field made 8 bytes and 2^40): refused before a byte of
+# it is decoded, with the same words.
+zstd -q -c "$plain" | perl -e '
+	binmode STDIN; binmode STDOUT; local $/; my $c = <STDIN>;
+	my $fhd = ord substr($c, 4, 1);
+	my ($flag, $single, $did) = ($fhd >> 6, ($fhd >> 5) & 1, $fhd & 3);
+	my $at = 5 + ($single ? 0 : 1) + (0, 1, 2, 4)[$did];
+	my $len = ($single ? 1 : 0, 2, 4, 8)[$flag];
+	substr($c, 4, 1) = chr(($fhd & 0x3f) | 0xc0);
+	substr($c, $at, $len) = pack("Q<", 1 << 40);
+	print $c;' >"$T/claims.zst"
+bad_input "$T/claims.zst" "2048 MiB, the most a file of"
 
 bzip2 -c "$plain" >"$T/core.bz2"
 bad_input "$T/core.bz2" "bzip2 -d"

@@ -56,6 +56,11 @@ static inline bool hw_unpack_refill(struct hw_unpack *u,
 	return true;
 }
 
+/* A frame's header says it holds `more` bytes: false (recorded) when
+   they would take the core past what it may unpack to, so that a frame
+   claiming terabytes is refused before a byte of it is decoded.  */
+bool hw_unpack_promised(struct hw_unpack *u, uint64_t more);
+
 /* Record why decoding failed ("truncated", the library's message): the
    first reason recorded is the one reported.  Returns false.  */
 bool hw_unpack_fail(struct hw_unpack *u, const char *why);

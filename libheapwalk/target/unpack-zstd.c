@@ -5,7 +5,9 @@
  * needs nothing special.  Its window is capped at libzstd's default
  * (128 MiB), which is what `zstd -d` accepts without --memory: a frame
  * that asks for more is refused with libzstd's own message, instead of
- * letting a hostile header claim gigabytes.
+ * letting a hostile header claim gigabytes; and a frame whose header
+ * says it holds more than the core may unpack to is refused before it is
+ * decoded.
  */
 #include <zstd.h>
 
@@ -25,6 +27,19 @@ bool hw_decode_zstd(struct hw_unpack *u, struct hw_unpack_io *io)
 		}
 		ZSTD_inBuffer in = { io->in, io->in_len, 0 };
 		ZSTD_outBuffer out = { io->out, io->out_len, 0 };
+		/* A frame about to begin may say how much it holds.  (Its
+		   header is whole in the input more often than not; when
+		   it is not, the bound on what is stored still holds.)  */
+		if (left == 0 && in.size) {
+			unsigned long long fcs =
+				ZSTD_getFrameContentSize(in.src, in.size);
+			if (fcs != ZSTD_CONTENTSIZE_UNKNOWN &&
+			    fcs != ZSTD_CONTENTSIZE_ERROR &&
+			    !hw_unpack_promised(u, fcs)) {
+				ok = false;
+				break;
+			}
+		}
 		size_t r = ZSTD_decompressStream(z, &out, &in);
 		if (ZSTD_isError(r)) {
 			ok = hw_unpack_fail(u, ZSTD_getErrorName(r));

@@ -241,34 +241,45 @@ static bool check_head(struct hw_unpack *u, size_t n)
 	return true;
 }
 
+/* The core unpacks to more than u->limit: say which bound that is.  */
+static bool past_limit(struct hw_unpack *u)
+{
+	char why[sizeof u->why];
+	if (u->limit_from_headers)
+		snprintf(why, sizeof why, "unpacks to more than the "
+			 "%" PRIu64 " bytes its ELF headers describe "
+			 "(corrupt, or a decompression bomb)",
+			 (uint64_t)(u->limit - HEADER_SLACK));
+	else if (u->limit_given)
+		snprintf(why, sizeof why, "unpacks to more than "
+			 "--unpack-max (%" PRIu64 " MiB)", u->limit >> 20);
+	else
+		snprintf(why, sizeof why, "unpacks to more than "
+			 "%" PRIu64 " MiB, the most a file of %" PRIu64
+			 " MiB may unpack to unless --unpack-max says "
+			 "more (a decompression bomb, or a core of "
+			 "mostly untouched memory: unpack it into a "
+			 "file first, %s)",
+			 u->limit >> 20, (u->in_size + (1u << 20) - 1) >> 20,
+			 u->unpack_cmd);
+	return hw_unpack_fail(u, why);
+}
+
+bool hw_unpack_promised(struct hw_unpack *u, uint64_t more)
+{
+	uint64_t have = u->out_off + (STAGE - u->io.out_len);
+	return (have <= u->limit && more <= u->limit - have) ||
+	       past_limit(u);
+}
+
 /* Store the first n bytes of the stage at out_off: each run of pages
    that are not all zeros with one write, the rest left as holes.  */
 static bool store(struct hw_unpack *u, size_t n)
 {
 	if (u->out_off == 0 && !check_head(u, n))
 		return false;
-	if (n > u->limit - u->out_off) {
-		char why[sizeof u->why];
-		if (u->limit_from_headers)
-			snprintf(why, sizeof why, "unpacks to more than the "
-				 "%" PRIu64 " bytes its ELF headers describe "
-				 "(corrupt, or a decompression bomb)",
-				 (uint64_t)(u->limit - HEADER_SLACK));
-		else if (u->limit_given)
-			snprintf(why, sizeof why, "unpacks to more than "
-				 "--unpack-max (%" PRIu64 " MiB)",
-				 u->limit >> 20);
-		else
-			snprintf(why, sizeof why, "unpacks to more than "
-				 "%" PRIu64 " MiB, the most a file of %" PRIu64
-				 " MiB may unpack to unless --unpack-max says "
-				 "more (a decompression bomb, or a core of "
-				 "mostly untouched memory: unpack it into a "
-				 "file first, %s)",
-				 u->limit >> 20, (u->in_size + (1u << 20) - 1) >> 20,
-				 u->unpack_cmd);
-		return hw_unpack_fail(u, why);
-	}
+	if (n > u->limit - u->out_off)
+		return past_limit(u);
 	size_t run = SIZE_MAX;   /* where the pending run of data starts */
 	for (size_t b = 0; b < n; b += PAGE) {
 		size_t len = n - b < PAGE ? n - b : PAGE;
