@@ -16,7 +16,9 @@
 # stripped copy; `frag` has no reserve column (no `top`: mallocng keeps
 # none), its free the bytes of the free slots, avail and freed.  Damage: a byte written past a block, a meta area's
 # check word, an active list's link and the meta areas' list (made a
-# loop) overwritten: `check` names each.  Then --pid on the dynamic
+# loop) overwritten: `check` names each; no meta area readable (its
+# segment left out of the core): every command ends, summary says the
+# heap is partial.  Then --pid on the dynamic
 # build: the same check, and the program is left running.
 # shellcheck source=tests/musl-lib.sh
 . "$(dirname "$0")/musl-lib.sh"
@@ -140,6 +142,19 @@ cp "$T/s8/core" "$T/loop.core"
 	sed 's/\(..\)/\1 /g' | awk '{ for (i = NF; i > 0; i--) printf "%s", $i }')" >/dev/null ||
 	fail "cannot patch the second meta area's next"
 damaged "$T/loop.core" "$ctx8" "mallocng: the meta areas' list comes back on itself"
+# No meta area readable: the segment holding the first left out of the
+# core (p_filesz 0), as a cut or filtered core leaves it.  Every command
+# ends, trips no sanitizer, and summary says the heap is not all there.
+edit_loads "$T/s8/core" "$T/nometa.core" \
+	"\$filesz = 0 if \$vaddr <= $((first)) && $((first)) < \$vaddr + \$memsz" ||
+	fail "no segment holds the first meta area ($first)"
+for cmd in summary chunks bins check leaks; do
+	hw "$T/nometa.$cmd" "$T/nometa.$cmd.err" "$T/nometa.core" $cmd
+	expect_rc 0 1 3 4
+done
+grep -qi "partial\|not readable\|cannot be read\|unreadable" "$T/nometa.summary" ||
+	fail "no meta area readable: summary does not say the heap is partial: $(head -n 12 "$T/nometa.summary")"
+say "no meta area readable: every command ends; summary: $(grep -i -m 1 "partial\|readable" "$T/nometa.summary")"
 
 # Live: the dynamic build, eight threads, waiting on a pipe the test
 # holds open.
