@@ -234,7 +234,7 @@ chmod 0777 "$host_cache"
 refused "a cache directory others may write" "$host_cache may be written by others (mode 777)"
 chmod 0700 "$host_cache"
 chmod 0757 "$T/host"
-refused "a directory on the way others may write" "$T/host may be changed by others"
+refused "a directory on the way others may write" "$T/host may be written by others (mode 757)"
 chmod 0755 "$T/host"
 mv "$host_cache/layouts" "$T/host/elsewhere"
 ln -s "$T/host/elsewhere" "$host_cache/layouts"
@@ -247,6 +247,12 @@ if [ "$(id -u)" = 0 ] && id nobody >/dev/null 2>&1; then
 	refused "a cache directory of another user's (root running with a user's HOME)" \
 		"$host_cache is owned by uid $(id -u nobody), not by this user (uid 0)"
 	chown 0 "$host_cache"
+	# A directory on the way that is another user's (root under sudo,
+	# a user's HOME kept): that user could swap what lies below it.
+	chown nobody "$T/host"
+	refused "a directory on the way of another user's" \
+		"$T/host is uid $(id -u nobody)'s, who could change what lies below it"
+	chown 0 "$T/host"
 	# A file of another user's in our directory is passed over, and
 	# made anew (ours).
 	chown nobody "$host_file"

@@ -64,10 +64,14 @@ static bool way_is_safe(const char *real, bool upto_self, uid_t uid,
 			return false;
 		}
 		if (others_may_change(&st, uid)) {
-			snprintf(why, n, "%s may be changed by others (owner "
-				 "uid %ju, mode %03o)", path,
-				 (uintmax_t)st.st_uid,
-				 (unsigned)(st.st_mode & 0777));
+			if (st.st_uid != uid && st.st_uid != 0)
+				snprintf(why, n, "%s is uid %ju's, who could "
+					 "change what lies below it", path,
+					 (uintmax_t)st.st_uid);
+			else
+				snprintf(why, n, "%s may be written by others "
+					 "(mode %03o)", path,
+					 (unsigned)(st.st_mode & 0777));
 			return false;
 		}
 	}
