@@ -6,6 +6,8 @@
 # so libc is read from its own path and the walk goes on.  And a FIFO
 # (or a device) named in the core's link_map, which libdwfl's core reader
 # opens itself on this machine: the name is passed by, the walk goes on.
+# And `diff BASE` with a FIFO or /dev/null as BASE: one error line each
+# (a FIFO blocked it; /dev/null read as an empty leaks report).
 # shellcheck source=tests/lib.sh
 . "$(dirname "$0")/lib.sh"
 need_heapwalk
@@ -63,3 +65,12 @@ else
 	say "a FIFO named in the core's link_map: not checked (no link_map name /lib/x86_64-linux-gnu/libc.so.6 in the core)"
 fi
 rm -f "$fifo" "$T/lm.core"
+
+# diff's base: a FIFO, a device.
+hw "$T/out" "$T/err" "$dir/core" diff "$T/fifo"
+expect_rc 3
+grep -q "^heapwalk: diff: base '.*fifo': a pipe" "$T/err" || fail "diff FIFO: $(cat "$T/err")"
+hw "$T/out" "$T/err" "$dir/core" diff /dev/null
+expect_rc 3
+grep -q "^heapwalk: diff: base '/dev/null': a character device" "$T/err" || fail "diff /dev/null: $(cat "$T/err")"
+say "diff with a FIFO or /dev/null as its base: one error line, no wait"

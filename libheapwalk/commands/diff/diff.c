@@ -21,14 +21,17 @@
  * were made), by index where there are no addresses (jemalloc); the
  * report says which.
  */
+#include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "../../alloc/alloc.h"
 #include "../../emit/emit.h"
 #include "../../report/partial.h"
+#include "../../target/target.h"
 #include "diff.h"
 
 /* A saved `sizes --json` is small (a few hundred classes and arenas);
@@ -78,9 +81,15 @@ static int drow_cmp(const void *a, const void *b)
    then says why).  */
 static int first_byte(const char *path)
 {
-	FILE *f = fopen(path, "rb");
-	if (!f)
+	/* A regular file only: a FIFO would block (and /dev/null read as
+	   an empty report); the core reader names what else it is.  */
+	int fd = hw_open_regular(path);
+	FILE *f = fd >= 0 ? fdopen(fd, "rb") : NULL;
+	if (!f) {
+		if (fd >= 0)
+			close(fd);
 		return -1;
+	}
 	int c;
 	do
 		c = fgetc(f);
@@ -93,9 +102,15 @@ static int first_byte(const char *path)
 static enum hw_status base_from_json(struct hw_session *s, const char *path,
 				     struct diff_base *b, const char **what)
 {
-	FILE *f = fopen(path, "rb");
-	if (!f)
-		return hw_error(s, HW_USAGE, "diff: cannot read '%s'", path);
+	int fd = hw_open_regular(path);
+	FILE *f = fd >= 0 ? fdopen(fd, "rb") : NULL;
+	if (!f) {
+		int err = errno;
+		if (fd >= 0)
+			close(fd);
+		return hw_error(s, HW_USAGE, "diff: cannot read '%s': %s",
+				path, hw_open_regular_why(path, err));
+	}
 	/* Read all of it, the buffer doubling up to the limit.  */
 	char *text = NULL;
 	size_t len = 0, cap = 0;
