@@ -16,7 +16,9 @@
 # stripped copy; `frag` has no reserve column (no `top`: mallocng keeps
 # none), its free the bytes of the free slots, avail and freed.  Damage: a byte written past a block, a meta area's
 # check word, an active list's link and the meta areas' list (made a
-# loop) overwritten: `check` names each; no meta area readable (its
+# loop) overwritten: `check` names each, and past the overflow, the bad
+# check word and the bad link every block is still as recorded; no meta
+# area readable (its
 # segment left out of the core): every command ends, summary says the
 # heap is partial.  Then --pid on the dynamic
 # build: the same check, and the program is left running.
@@ -117,6 +119,8 @@ damaged() {  # damaged CORE WANT-ADDR WANT-TEXT
 	say "${1##*/}: $(grep -c ': mallocng' "$T/dmg.out") mallocng finding(s), among them $2: $3"
 }
 damaged "$T/ov/core" "$victim" "mallocng block overflowed: the byte after its"
+# Past the damage, every block as the program recorded it.
+DAMAGED=1 check ov "$T/ov/core"
 ctx=$(sed -n 's/^ctx //p' "$T/ov/truth.txt")
 area=$("$corepatch" -r "$T/ov/core" $((ctx + 56)) 1)
 cp "$T/ov/core" "$T/area.core"
@@ -131,6 +135,13 @@ cp "$T/ov/core" "$T/active.core"
 "$corepatch" "$T/active.core" $((active + 8)) 0800000000000000 >/dev/null ||
 	fail "cannot patch the active list"
 damaged "$T/active.core" "$active" "mallocng active list of class"
+# Past each, every block as recorded: the damage is to the allocator's
+# bookkeeping, not to what it holds.
+for c in area active; do
+	mkdir -p "$T/$c"
+	cp "$T/ov/truth.txt" "$T/$c/truth.txt"
+	DAMAGED=1 check "$c" "$T/$c.core"
+done
 # The second meta area's next pointing back at the first (s8 has three):
 # each area is read once, the rest of the heap is partial.
 ctx8=$(sed -n 's/^ctx //p' "$T/s8/truth.txt")
