@@ -159,32 +159,52 @@ static bool libc_data_region(const struct hw_target *t, size_t i, int libc)
 	return ours && (r->prot & HW_PROT_W);
 }
 
-bool pm_libc_data_holds(struct pm_state *p, uint64_t value, uint64_t *at)
+bool pm_libc_data_words(struct pm_state *p, pm_word_fn *fn, void *cookie)
 {
 	struct hw_target *t = p->t;
-	uint64_t addr, size, w;
-	if (p->have_libc_mod &&
-	    hw_syms_lookup(p->s->syms, &p->libc_mod, "tcache_key", &addr,
-			   &size, NULL) &&
-	    hw_read_u64(t, addr, &w) && w == value) {
-		*at = addr;
-		return true;
-	}
 	for (size_t i = 0; p->libc_file >= 0 && i < t->nregions; i++) {
 		const struct hw_region *r = &t->regions[i];
 		const uint8_t *data;
 		if (!libc_data_region(t, i, p->libc_file))
 			continue;
-		uint64_t len = hw_readable_run(t, r->start, &data);
+		uint64_t len = hw_readable_run(t, r->start, &data), w;
 		for (uint64_t off = 0; off + 8 <= len; off += 8) {
 			memcpy(&w, data + off, 8);
-			if (w == value) {
-				*at = r->start + off;
-				return true;
-			}
+			if (!fn(cookie, r->start + off, w))
+				return false;
 		}
 	}
+	return true;
+}
+
+struct word_hunt {
+	uint64_t value, at;
+};
+
+static bool hunt_word(void *cookie, uint64_t at, uint64_t value)
+{
+	struct word_hunt *h = cookie;
+	if (value != h->value)
+		return true;
+	h->at = at;
 	return false;
+}
+
+bool pm_libc_data_holds(struct pm_state *p, uint64_t value, uint64_t *at)
+{
+	uint64_t addr, size, w;
+	if (p->have_libc_mod &&
+	    hw_syms_lookup(p->s->syms, &p->libc_mod, "tcache_key", &addr,
+			   &size, NULL) &&
+	    hw_read_u64(p->t, addr, &w) && w == value) {
+		*at = addr;
+		return true;
+	}
+	struct word_hunt h = { value, 0 };
+	if (pm_libc_data_words(p, hunt_word, &h))
+		return false;
+	*at = h.at;
+	return true;
 }
 
 static bool readable_rw(struct hw_target *t, uint64_t addr)

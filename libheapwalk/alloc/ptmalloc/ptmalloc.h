@@ -411,6 +411,11 @@ enum hw_status pm_find_roots(struct pm_state *p);
 /* Does libc's writable data hold `value` (its symbol tcache_key, or a
    scan of its data and .bss)?  *at is where.  */
 bool pm_libc_data_holds(struct pm_state *p, uint64_t value, uint64_t *at);
+/* Each word of libc's writable data (its .data and .bss, and the
+   anonymous tail after them: where main_arena, mp_ and tcache_key live),
+   with its address, to fn until fn says stop (false: then false).  */
+typedef bool pm_word_fn(void *cookie, uint64_t at, uint64_t value);
+bool pm_libc_data_words(struct pm_state *p, pm_word_fn *fn, void *cookie);
 /* Is t->files[i] the first mapping of a libc copy?  */
 bool pm_libc_copy_at(const struct hw_target *t, size_t i);
 /* How many libc copies the target maps (at least 1).  */
