@@ -5,8 +5,11 @@
 # overwritten: one key word reachable, the other entry's the orphan's)
 # and orphans2 (eleven 40-byte chunks freed: up to glibc 2.41 the four
 # past the tcache's seven go to a fastbin, whose head's fd is overwritten;
-# from 2.43 all eleven are in the tcache, whose head's next is). Each
-# records the damaged word and the chunks no list reaches after it.
+# from 2.43 all eleven are in the tcache, whose head's next is) and
+# orphans3 (four chunks in a tcache bin, the only tcache entries; the
+# head's next and key word both overwritten: no list reaches a key, the
+# three orphans hold it).  Each records the damaged word and the chunks
+# no list reaches after it.
 # On the host's glibc, 2.41, 2.43, 2.44 (amd64) and 2.36 (aarch64, a
 # qemu-user core), with libc's debug info, without it, and bare (no libc
 # file at all):
@@ -18,7 +21,9 @@
 #   - leaks lists no orphan (it is free, so neither lost nor reachable).
 # The tcache key that proves a tcache orphan is learnt from the one entry
 # a list reaches, checked against glibc's own tcache_key (the symbol, or
-# without symbols the same value found in libc's data).  glibc 2.31's
+# without symbols the same value found in libc's data); where no list
+# reaches one (orphans3), from the chunks that hold it, checked the same
+# way (2.34+) or against the tcache's address (2.29-2.33).  glibc 2.31's
 # fastbin links are plain (no safe-linking): its fastbin orphans cannot
 # be told and keep the state their headers give; its tcache orphan is
 # still found (the key is the tcache's address there).
@@ -97,7 +102,7 @@ check_case() {
 	done
 }
 
-for c in orphans1 orphans2; do
+for c in orphans1 orphans2 orphans3; do
 	check_case host $c
 	for v in glibc-2.31-amd64 glibc-2.41-amd64 glibc-2.43-amd64 glibc-2.44-amd64 glibc-2.36-arm64; do
 		check_case $v $c

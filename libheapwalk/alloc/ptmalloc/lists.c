@@ -518,22 +518,33 @@ void pm_find_tcaches(struct pm_state *p)
 /* Bin i of tcache tc holds fewer entries than its counter says: the
    rest are orphans, free but reachable by no list.  Only the small bins
    are looked for (a large bin's entries vary in size).  */
-static void note_orphans(struct pm_state *p, const struct pm_tcache *tc,
-			 unsigned i)
+static bool add_addr(uint64_t *v, unsigned *n, unsigned cap, uint64_t a)
+{
+	unsigned k = 0;
+	while (k < *n && v[k] != a)
+		k++;
+	if (k == *n) {
+		if (k == cap)
+			return false;     /* enough broken tcaches seen */
+		v[(*n)++] = a;
+	}
+	return true;
+}
+
+static void note_orphans(struct pm_state *p, uint64_t tc_addr, unsigned i)
 {
 	struct pm_orphans *o = &p->orphans;
-	if (i >= PM_TCACHE_SMALL_BINS || p->tcache_key_mode == PM_KEY_NONE)
+	if (i >= PM_TCACHE_SMALL_BINS)
 		return;
-	if (p->tcache_key_mode == PM_KEY_SELF) {
-		unsigned k = 0;
-		while (k < o->nself && o->self_keys[k] != tc->addr)
-			k++;
-		if (k == o->nself) {
-			if (k == sizeof o->self_keys / sizeof o->self_keys[0])
-				return;       /* enough broken tcaches seen */
-			o->self_keys[o->nself++] = tc->addr;
-		}
+	if (p->tcache_key_mode == PM_KEY_NONE) {
+		if (!o->key_scanned &&
+		    add_addr(o->unkeyed_tc, &o->nunkeyed, 8, tc_addr))
+			o->unkeyed_bins |= 1ull << i;
+		return;
 	}
+	if (p->tcache_key_mode == PM_KEY_SELF &&
+	    !add_addr(o->self_keys, &o->nself, 8, tc_addr))
+		return;
 	o->bins |= 1ull << i;
 	o->any = true;
 	uint64_t sz = PM_MINSIZE + 16 * (uint64_t)i;
@@ -701,7 +712,7 @@ static void walk_tcache(struct pm_state *p, struct pm_tcache *tc,
 		tc->walked[i] = (uint16_t)(n > 0xffff ? 0xffff : n);
 		tc->bytes[i] = bytes;
 		if (tc->counts_known && n < tc->counts[i])
-			note_orphans(p, tc, i);
+			note_orphans(p, tc->addr, i);
 		if (tc->counts_known && n != tc->counts[i]) {
 			if (p->l.tc_slots)
 				hw_finding(p->s, head, "tcache bin %u of thread "
@@ -946,10 +957,32 @@ static void walk_all_arena_lists(struct pm_state *p,
 	hw_run_parts(jobs, sizeof *jobs, nthreads, walk_arena_lists);
 }
 
-static void walk_lists(struct pm_state *p, const struct list_filter *f)
+/* Tcache lists broke short while no list had shown the key: learn it
+   from the chunks behind them (once), then take their bins as broken.  */
+static void learn_key(struct pm_state *p)
+{
+	struct pm_orphans *o = &p->orphans;
+	if (!o->unkeyed_bins || o->key_scanned)
+		return;
+	o->key_scanned = true;
+	if (p->tcache_key_mode == PM_KEY_NONE && !pm_learn_tcache_key(p))
+		return;
+	for (unsigned t = 0; t < o->nunkeyed; t++)
+		for (unsigned i = 0; i < PM_TCACHE_SMALL_BINS; i++)
+			if (o->unkeyed_bins >> i & 1)
+				note_orphans(p, o->unkeyed_tc[t], i);
+}
+
+static void walk_tcaches(struct pm_state *p, const struct list_filter *f)
 {
 	for (size_t i = 0; i < p->ntcaches; i++)
 		walk_tcache(p, &p->tcaches[i], f);
+	learn_key(p);
+}
+
+static void walk_lists(struct pm_state *p, const struct list_filter *f)
+{
+	walk_tcaches(p, f);
 	walk_all_arena_lists(p, f);
 	pm_count_fast_orphans(p);
 }
@@ -967,9 +1000,7 @@ void pm_walk_lists(struct pm_state *p)
 
 void pm_walk_tcaches(struct pm_state *p)
 {
-	for (size_t i = 0; i < p->ntcaches; i++)
-		walk_tcache(p, &p->tcaches[i],
-			    &(struct list_filter){ .arena = -1 });
+	walk_tcaches(p, &(struct list_filter){ .arena = -1 });
 	p->tcaches_done = true;
 }
 

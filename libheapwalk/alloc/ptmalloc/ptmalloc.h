@@ -369,6 +369,13 @@ struct pm_state {
 		uint64_t self_keys[8];    /* PM_KEY_SELF: broken tcaches */
 		unsigned nself;
 		bool any;
+		/* The same, seen before the key was known (no list reached
+		   an entry holding it): kept until keyscan.c learns it from
+		   the heap, once.  */
+		uint64_t unkeyed_bins;
+		uint64_t unkeyed_tc[8];
+		unsigned nunkeyed;
+		bool key_scanned;
 	} orphans;
 	struct pm_mmapped *mmapped;
 	size_t nmmapped;
@@ -485,6 +492,11 @@ void pm_find_tcaches(struct pm_state *p);
 /* Is the chunk at user pointer `user` in a tcache?  (A set look-up: for
    the few chunks outside heaps, mmapped ones in 2.43+'s large bins.)  */
 bool pm_tcached_at(const struct pm_state *p, uint64_t user);
+
+/* keyscan.c: glibc's tcache key learnt from the chunks that hold it,
+   when no list reached one (tcache_key_mode and tcache_key set); false
+   when the heap's evidence is not enough to name it.  */
+bool pm_learn_tcache_key(struct pm_state *p);
 
 /* Is the in-use chunk c (as delivered by the walk) an orphaned tcache
    entry (lists.c)?  */
