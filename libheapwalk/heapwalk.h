@@ -367,7 +367,10 @@ enum hw_status hw_problems(hw_session *s, hw_problem_cb *cb, void *arg);
 /* A block in use that the process can no longer reach (`leaks`).  */
 struct hw_leak {
 	uint64_t addr, size;
-	const char *kind;         /* "definite", "indirect" or "possible" */
+	const char *kind;         /* "definite", "indirect", "possible", or
+				     "unknown": unreachable, but the heap's
+				     damage cost a free list blocks like it,
+				     so it may be free */
 	const char *site;         /* where it was allocated ("f <- g"), when
 				     the allocator sampled it; else NULL */
 };

@@ -146,6 +146,11 @@ struct hw_chunk {
 	uint8_t where;        /* enum hw_where */
 	bool used;
 	bool orphan;          /* free in a list that no longer reaches it */
+	/* In use as far as the allocator's structures can be read, but
+	   damage cost a list some free blocks that cannot be told from
+	   blocks in use, and this one could be one of them: leaks calls it
+	   "unknown", never lost.  */
+	bool maybe_free;
 };
 
 /* Does block c hold address a (its header included)?  */

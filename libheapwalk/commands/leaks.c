@@ -33,6 +33,7 @@
 static const char *const kind_names[] = {
 	[BM_UNREACHED] = "definite", [BM_REACHABLE] = "reachable",
 	[BM_POSSIBLE] = "possible", [BM_INDIRECT] = "indirect",
+	[HW_KIND_UNKNOWN] = "unknown",
 };
 #define NKINDS (sizeof kind_names / sizeof kind_names[0])
 
@@ -66,7 +67,7 @@ struct leaks_walk {
 	struct record *recs;    /* open addressing on (size, kind, type) */
 	size_t cap, n;
 	bool oom;
-	uint64_t count[4], bytes[4];
+	uint64_t count[NKINDS], bytes[NKINDS];
 	uint64_t unmarked;      /* in use but not in the map */
 	struct prof_sites sites;           /* allocation sites, if sampled */
 	bool any_site;
@@ -157,11 +158,12 @@ static bool leak_one(void *cookie, const struct hw_chunk *c)
 	struct leaks_walk *w = cookie;
 	if (!hw_program_block(c))
 		return true;
-	enum bm_mark mark;
-	if (!hw_reach_mark_near(w->r, &w->map_hint, c->addr, &mark)) {
+	enum bm_mark m;
+	if (!hw_reach_mark_near(w->r, &w->map_hint, c->addr, &m)) {
 		w->unmarked++;
 		return true;
 	}
+	unsigned mark = hw_loss_kind(m, c);
 	w->count[mark]++;
 	w->bytes[mark] += c->size;
 	if (!(w->sel.kinds >> mark & 1) || c->size < w->sel.min_size)
@@ -290,6 +292,8 @@ static const struct em_field F_POSSIBLE = {
 	.label = "possibly lost:", .width = 16 };
 static const struct em_field F_REACHABLE = {
 	.label = "still reachable:", .width = 16 };
+static const struct em_field F_UNKNOWN = {
+	.label = "lost or free:", .width = 16 };
 static const struct em_field F_BYTES = {
 	.join = "  ", .width = 11, .form = EM_T_HUMAN };
 static const struct em_field F_TAIL = { .join = "" };
@@ -433,14 +437,14 @@ static enum hw_status parse(struct hw_session *s, int argc,
 			return hw_error(s, HW_USAGE, "leaks %s: '%s' is not %s",
 					with_value[k], v,
 					k == 0 ? "a kind (definite, indirect, "
-						 "possible, reachable; several "
-						 "separated by commas)"
+						 "possible, reachable, unknown; "
+						 "several separated by commas)"
 					: k == 3 ? "a number of records (0: all)"
 					: "a size (e.g. 4096, 0x1000, 4K)");
 	}
 	if (!sel->kinds)
 		sel->kinds = 1u << BM_UNREACHED | 1u << BM_INDIRECT |
-			     1u << BM_POSSIBLE;
+			     1u << BM_POSSIBLE | 1u << HW_KIND_UNKNOWN;
 	if (reachable)
 		sel->kinds |= 1u << BM_REACHABLE;
 	return HW_OK;
@@ -492,6 +496,10 @@ static enum hw_status leaks_run(const struct hw_cmd *c)
 	total_line(e, &F_POSSIBLE, &w, BM_POSSIBLE, noun, NULL);
 	total_line(e, &F_REACHABLE, &w, BM_REACHABLE, noun,
 		   w.reachable ? NULL : "  (leaks --reachable lists them)");
+	if (w.count[HW_KIND_UNKNOWN])
+		total_line(e, &F_UNKNOWN, &w, HW_KIND_UNKNOWN, noun,
+			   "  (kind unknown: unreachable, but a damaged free "
+			   "list lost blocks like them; see 'heapwalk check')");
 	em_section_end(e);
 	emit_records(s, &w);
 	if (w.unmarked)
@@ -512,7 +520,7 @@ static enum hw_status leaks_run(const struct hw_cmd *c)
 static const struct hw_command_opt leaks_opts[] = {
 	{ "--reachable", "list the still reachable blocks too" },
 	{ "--kind K[,K...]", "list only these kinds: definite, indirect, "
-			     "possible, reachable" },
+			     "possible, reachable, unknown" },
 	{ "--min-size SIZE", "list only blocks of at least SIZE usable bytes "
 			     "(4096, 0x1000, 4K)" },
 	{ "--min-bytes SIZE", "text: only loss records of at least SIZE "

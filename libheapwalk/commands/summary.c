@@ -13,6 +13,7 @@
 #include "../arch/arch.h"
 #include "../emit/emit.h"
 #include "../report/crash.h"
+#include "../report/loss.h"
 #include "../report/partial.h"
 #include "../report/totals.h"
 #include "../sym/sym.h"
@@ -372,6 +373,7 @@ static const struct em_section S_LEAK_KIND[] = {
 	{ .key = "definite", .only = EM_JSON_ONLY },
 	{ .key = "indirect", .only = EM_JSON_ONLY },
 	{ .key = "possible", .only = EM_JSON_ONLY },
+	{ .key = "unknown", .only = EM_JSON_ONLY },
 };
 
 static void summary_leaks(const struct hw_totals *t, struct hw_emitter *e,
@@ -383,29 +385,35 @@ static void summary_leaks(const struct hw_totals *t, struct hw_emitter *e,
 	}
 	static const struct em_section S_LEAKS = {
 		.key = "leaks", .only = EM_JSON_ONLY };
-	const unsigned kinds[3] = { BM_UNREACHED, BM_INDIRECT, BM_POSSIBLE };
+	const unsigned kinds[4] = { BM_UNREACHED, BM_INDIRECT, BM_POSSIBLE,
+				    HW_KIND_UNKNOWN };
 	uint64_t n = t->marked[BM_UNREACHED] + t->marked[BM_INDIRECT];
 	uint64_t bytes = t->marked_bytes[BM_UNREACHED] +
 			 t->marked_bytes[BM_INDIRECT];
 	em_section_begin(e, &S_LEAKS);
 	em_kv(e, &F_COUNT, ev_u64(n));
 	em_kv(e, &F_BYTES, ev_u64(bytes));
-	for (int k = 0; k < 3; k++) {
+	for (int k = 0; k < 4; k++) {
 		em_section_begin(e, &S_LEAK_KIND[k]);
 		em_kv(e, &F_COUNT, ev_u64(t->marked[kinds[k]]));
 		em_kv(e, &F_BYTES, ev_u64(t->marked_bytes[kinds[k]]));
 		em_section_end(e);
 	}
 	em_section_end(e);
-	char tail[160], h[32];
-	uint64_t np = t->marked[BM_POSSIBLE];
+	char tail[240], h[32], unknown[80] = "";
+	uint64_t np = t->marked[BM_POSSIBLE], nu = t->marked[HW_KIND_UNKNOWN];
+	/* (Only where damage made some: the line is as it was elsewhere.)  */
+	if (nu)
+		snprintf(unknown, sizeof unknown, "; %llu %s%s lost or free "
+			 "(unknown)", (unsigned long long)nu, noun,
+			 nu == 1 ? "" : "s");
 	snprintf(tail, sizeof tail, "  in %llu %s%s (%llu definite, %llu "
-		 "indirect); possibly lost %s in %llu %s%s",
+		 "indirect); possibly lost %s in %llu %s%s%s",
 		 (unsigned long long)n, noun, n == 1 ? "" : "s",
 		 (unsigned long long)t->marked[BM_UNREACHED],
 		 (unsigned long long)t->marked[BM_INDIRECT],
 		 hw_human(h, sizeof h, t->marked_bytes[BM_POSSIBLE]),
-		 (unsigned long long)np, noun, np == 1 ? "" : "s");
+		 (unsigned long long)np, noun, np == 1 ? "" : "s", unknown);
 	em_kv(e, &F_LEAKS_TEXT, ev_u64(bytes));
 	em_kv(e, &F_TEXT_TAIL, ev_str(tail));
 }

@@ -27,6 +27,7 @@ const struct em_field hw_block_cols[HW_NBLOCK_COLS + 1] = {
 	{ .key = "chunk_size", .label = "chunk size", .width = 10,
 	  .kind = EM_K_U64 },
 	{ .key = "orphaned", .only = EM_JSON_ONLY, .kind = EM_K_BOOL },
+	{ .key = "maybe_free", .only = EM_JSON_ONLY, .kind = EM_K_BOOL },
 };
 
 void hw_block_cols_for(const struct hw_allocator_ops *a,
@@ -47,6 +48,7 @@ enum {
 	COL_EXTENT = 0x60,         /* extent, szind */
 	COL_CHUNK = 0x180,         /* chunk, chunk_size */
 	COL_ORPHANED = 0x200,
+	COL_MAYBE_FREE = 0x400,
 };
 
 void hw_block_pack(struct em_packed_row *r, const struct hw_chunk *ch)
@@ -55,7 +57,8 @@ void hw_block_pack(struct em_packed_row *r, const struct hw_chunk *ch)
 	   its own start and size stand in text only where a chunk's are.  */
 	uint32_t extent = ch->extent ? COL_EXTENT : 0;
 	r->cols = COL_ALWAYS | COL_CHUNK | extent |
-		  (ch->orphan ? COL_ORPHANED : 0);
+		  (ch->orphan ? COL_ORPHANED : 0) |
+		  (ch->maybe_free ? COL_MAYBE_FREE : 0);
 	r->text_only = extent ? COL_CHUNK : 0;
 	r->w[0] = ch->addr;
 	r->w[1] = ch->size;
@@ -67,6 +70,7 @@ void hw_block_pack(struct em_packed_row *r, const struct hw_chunk *ch)
 	r->w[7] = ch->chunk;
 	r->w[8] = ch->chunk_size;
 	r->w[9] = 1;
+	r->w[10] = 1;
 }
 
 void hw_block_vals(struct em_val *v, const struct hw_chunk *ch)

@@ -14,7 +14,7 @@
    last two are labelled "chunk" and "chunk size"; a command names
    jemalloc's "extent" and "extent size" in its copy
    (hw_block_cols_for).  */
-#define HW_NBLOCK_COLS 10   /* a block's values: all columns but the first */
+#define HW_NBLOCK_COLS 11   /* a block's values: all columns but the first */
 extern const struct em_field hw_block_cols[HW_NBLOCK_COLS + 1];
 
 /* hw_block_cols + 1 in cols, the last two headers naming what holds a

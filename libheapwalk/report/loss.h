@@ -7,6 +7,21 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "../alloc/alloc.h"
+#include "../analysis/blockmap.h"
+
+/* The kind a block is reported as: its mark (enum bm_mark), but a lost
+   one (definite or indirect) that its allocator's walk says may be free
+   (hw_chunk.maybe_free: damage cost a free list blocks like it) is
+   HW_KIND_UNKNOWN: calling it lost could be false, and a false definite
+   leak is the one answer leaks must never give.  */
+#define HW_KIND_UNKNOWN 4
+static inline unsigned hw_loss_kind(enum bm_mark m, const struct hw_chunk *c)
+{
+	return c->maybe_free && (m == BM_UNREACHED || m == BM_INDIRECT)
+		       ? HW_KIND_UNKNOWN : (unsigned)m;
+}
+
 /* Their order: the most bytes first; then by kind (an enum bm_mark),
    size, and class, NULL last.  */
 struct hw_loss_key {

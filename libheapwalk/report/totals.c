@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "../alloc/alloc.h"
+#include "loss.h"
 #include "totals.h"
 
 /* Usable sizes below this are counted in a direct array (most chunks),
@@ -123,8 +124,9 @@ static inline void count_state(struct hw_totals *t, const struct hw_chunk *c,
 		t->used_bytes += bytes;
 		enum bm_mark mark;
 		if (t->reach && hw_reach_mark(t->reach, c->addr, &mark)) {
-			t->marked[mark] += dir;
-			t->marked_bytes[mark] += bytes;
+			unsigned k = hw_loss_kind(mark, c);
+			t->marked[k] += dir;
+			t->marked_bytes[k] += bytes;
 		}
 		if (sc) {
 			sc->used += dir;
@@ -209,7 +211,7 @@ static void merge_totals(struct hw_totals *t, struct hw_totals *u)
 	t->free_bytes += u->free_bytes;
 	t->overhead += u->overhead;
 	t->top_bytes += u->top_bytes;
-	for (int k = 0; k < 4; k++) {
+	for (int k = 0; k < 5; k++) {
 		t->marked[k] += u->marked[k];
 		t->marked_bytes[k] += u->marked_bytes[k];
 	}

@@ -27,9 +27,10 @@ struct hw_totals {
 	struct hw_size_table sizes;
 	uint64_t used, used_bytes, free, free_bytes, overhead, largest_free;
 	uint64_t top_bytes;
-	/* summary --leaks: blocks and bytes by mark (enum bm_mark).  */
+	/* summary --leaks: blocks and bytes by kind (loss.h: an enum
+	   bm_mark or HW_KIND_UNKNOWN).  */
 	const struct hw_reach *reach;
-	uint64_t marked[4], marked_bytes[4];
+	uint64_t marked[5], marked_bytes[5];
 	/* summary: the allocator's ranges, for its writable-memory line.  */
 	struct hw_maps_acc maps;
 	/* sizes and diff: each arena's blocks at index arena + 1 (jemalloc's

@@ -13,6 +13,7 @@
 #include "../analysis/reach.h"
 #include "../target/cache.h"
 #include "../target/target.h"
+#include "../report/loss.h"
 #include "../report/stacks.h"
 
 static enum hw_status need_allocator(hw_session *s)
@@ -306,7 +307,7 @@ static bool leak_one(void *cookie, const struct hw_chunk *c)
 {
 	static const char *const kinds[] = {
 		[BM_UNREACHED] = "definite", [BM_POSSIBLE] = "possible",
-		[BM_INDIRECT] = "indirect",
+		[BM_INDIRECT] = "indirect", [HW_KIND_UNKNOWN] = "unknown",
 	};
 	struct leak_walk *w = cookie;
 	enum bm_mark mark;
@@ -315,7 +316,8 @@ static bool leak_one(void *cookie, const struct hw_chunk *c)
 		return true;
 	const struct hw_prof_site *site = prof_sites_of(&w->sites, c);
 	struct hw_leak l = {
-		.addr = c->addr, .size = c->size, .kind = kinds[mark],
+		.addr = c->addr, .size = c->size,
+		.kind = kinds[hw_loss_kind(mark, c)],
 		.site = site ? prof_sites_name(&w->sites, site) : NULL,
 	};
 	return w->cb(w->arg, &l) == 0;

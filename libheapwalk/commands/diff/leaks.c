@@ -45,7 +45,10 @@ static bool collect_one(void *cookie, const struct hw_chunk *c)
 {
 	struct collect *w = cookie;
 	enum bm_mark mark;
-	if (!c->used || !hw_reach_mark(w->r, c->addr, &mark) ||
+	/* (A block that may be free is no leak to compare: leaks calls it
+	   unknown.)  */
+	if (!c->used || c->maybe_free ||
+	    !hw_reach_mark(w->r, c->addr, &mark) ||
 	    (mark != BM_UNREACHED && mark != BM_INDIRECT))
 		return true;
 	if (!diff_leaks_grow(w->l)) {
