@@ -161,7 +161,10 @@ static void span_list_done(struct collect *c, const struct cursor *k)
 	c->objects[sp->cls] += k->n;
 	/* Fewer on the list than the span says are free: the others are
 	   past a broken link, and read as in use (a partial walk).  */
-	if (k->n + sp->refcount < slots)
+	if (k->n + sp->refcount < slots) {
+		__atomic_fetch_add(&tc->lost[sp->cls],
+				   slots - sp->refcount - k->n,
+				   __ATOMIC_RELAXED);
 		hw_partial(tc->s, sp->desc, "tcmalloc: the span at 0x%llx "
 			   "(class %u) has %llu objects, %u handed out and "
 			   "%llu on its free list: %llu free ones read as in use",
@@ -169,7 +172,7 @@ static void span_list_done(struct collect *c, const struct cursor *k)
 			   (unsigned long long)slots, sp->refcount,
 			   (unsigned long long)k->n,
 			   (unsigned long long)(slots - sp->refcount - k->n));
-	else if (k->n + sp->refcount != slots)
+	} else if (k->n + sp->refcount != slots)
 		hw_finding(tc->s, sp->desc, "tcmalloc: the span at 0x%llx "
 			   "(class %u) has %llu objects, %u handed out and "
 			   "%llu on its free list", (unsigned long long)sp->addr,
@@ -401,12 +404,15 @@ static void cache_list_done(struct collect *c, const struct cursor *k)
 	struct tc_state *tc = c->tc;
 	/* The rest are past a broken link: free objects that read as in
 	   use.  */
-	if (k->n < k->len)
+	if (k->n < k->len) {
+		__atomic_fetch_add(&tc->lost[k->cls], k->len - k->n,
+				   __ATOMIC_RELAXED);
 		hw_partial(tc->s, k->home, "tcmalloc: the thread cache at "
 			   "0x%llx says its list of class %u holds %llu "
 			   "objects; %llu were found: the others read as in use",
 			   (unsigned long long)tc->caches[k->owner].addr, k->cls,
 			   (unsigned long long)k->len, (unsigned long long)k->n);
+	}
 	tc->caches[k->owner].objects += k->n;
 	c->objects[k->cls] += k->n;
 }
@@ -487,6 +493,7 @@ enum hw_status tc_read_lists(struct tc_state *tc)
 	central_lists(tc);
 	if (!thread_lists(tc))
 		return hw_error(tc->s, HW_BAD_TARGET, "out of memory");
+	tc_mark_lost(tc);
 	if (tc->lay.cache_tid < 0 && tc->ncaches)
 		tc_tls_owners(tc);
 	else if (tc->ncaches)

@@ -20,6 +20,7 @@ static void tc_close(void *state)
 	free(tc->bucket_first);
 	free(tc->piece_start);
 	free(tc->holders);
+	free(tc->maybe_free);
 	free(tc->caches);
 	tc_prof_free(tc->prof);
 	free(tc);

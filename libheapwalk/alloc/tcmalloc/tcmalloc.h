@@ -138,6 +138,12 @@ struct tc_state {
 	uint64_t nslots;
 	struct tc_thread_cache *caches;
 	size_t ncaches;
+	/* Free objects that lists ending early (a broken link) lost, by
+	   class, as their holders count them (a thread cache's length, a
+	   span's refcount); which objects read as in use may be those
+	   (lost.c: a bit per slot, NULL when no list lost any).  */
+	uint64_t lost[TC_MAX_CLASSES];
+	uint8_t *maybe_free;
 	/* The sampled allocations (prof.c), read on first use.  */
 	struct tc_prof *prof;
 	const char *prof_why;
@@ -158,6 +164,13 @@ struct tc_freelist {
 	uint64_t head;
 	uint32_t length, lowater, max_length;
 };
+/* lost.c: after the lists, the objects in use by the holder map that
+   may be free ones the broken lists lost (tc_state.maybe_free).  */
+void tc_mark_lost(struct tc_state *tc);
+static inline bool tc_maybe_free(const struct tc_state *tc, uint64_t slot)
+{
+	return tc->maybe_free && (tc->maybe_free[slot >> 3] >> (slot & 7) & 1);
+}
 /* Cache c's list of class cls, read afresh from the target: false when
    the target does not hold it.  */
 bool tc_read_freelist(struct tc_state *tc, const struct tc_thread_cache *c,

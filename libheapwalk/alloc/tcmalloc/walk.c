@@ -42,6 +42,7 @@ static bool span_blocks(const struct tc_state *tc, const struct tc_span *sp,
 			c.chunk_size = sp->addr + sp->bytes - c.chunk;
 		enum tc_holder h = tc_holder_of(tc, sp->slot + k);
 		c.used = h == TC_IN_USE;
+		c.maybe_free = c.used && tc_maybe_free(tc, sp->slot + k);
 		c.where = holder_where[h];
 		if (!fn(cookie, &c))
 			return false;
