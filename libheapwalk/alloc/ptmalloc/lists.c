@@ -574,37 +574,51 @@ bool pm_tcache_orphan(struct pm_state *p, const struct hw_chunk *c)
 }
 
 /* Fastbins keep no count, and a chunk taken from one keeps its stale fd,
-   so an orphan cannot be told for certain: a chunk in use by its header,
-   of a broken fastbin's size, whose safe-linked fd leads through chunks
-   of that size, none on a list, to the list's NULL end (glibc 2.32+:
-   plain links are too often the program's own) is reported as a
-   possible orphan and keeps its state.  */
+   so an orphan is told by its links alone: a chunk in use by its header,
+   of a broken fastbin's size, whose fd leads through chunks of that size,
+   none on a list, to the list's NULL end.  A safe-linked fd (glibc
+   2.32+) that decodes so is glibc's: the chunk is taken as free.  A
+   plain one (2.31 and before) is no evidence: a program's own
+   NULL-terminated list of same-size nodes, in use or leaked, has the
+   very same bytes, and nothing else glibc writes on a fastbin free (only
+   fd) tells them apart.  Such a chunk keeps its state and is only marked
+   as maybe free: leaks then calls it unknown, never lost, and never
+   free.  */
 #define FAST_ORPHAN_DEPTH 64
 
-bool pm_fast_orphan(struct pm_state *p, const struct pm_heap *h,
-		    const struct hw_chunk *c)
+enum pm_fast_verdict pm_fast_orphan(struct pm_state *p,
+				    const struct pm_heap *h,
+				    const struct hw_chunk *c)
 {
 	uint64_t sz = c->chunk_size, i = sz / 16 - 2;
-	if (!p->l.safe_linking || sz < PM_MINSIZE || i >= PM_NFASTBINS ||
+	if (sz < PM_MINSIZE || i >= PM_NFASTBINS ||
 	    !(p->arenas[h->arena].fast_broken & (1u << i)))
-		return false;
+		return PM_FAST_NO;
+	bool plain = !p->l.safe_linking;
 	uint64_t pos = c->chunk;
 	for (unsigned n = 0; n < FAST_ORPHAN_DEPTH; n++) {
-		uint64_t stored, field;
+		uint64_t stored, field, nfield;
 		if (!hw_read_u64(p->t, pos + PM_HDR, &stored))
-			return false;
+			return PM_FAST_NO;
 		uint64_t next = pm_reveal(p, pos + PM_HDR, stored);
 		if (next == 0)
-			return true;
+			return plain ? PM_FAST_MAYBE : PM_FAST_ORPHAN;
 		if (((next + PM_HDR) & 15) || next < h->start ||
 		    next >= h->end || next == pos ||
 		    pm_tag_get(h, next) != PM_TAG_NONE ||
 		    !hw_read_u64(p->t, next + 8, &field) ||
 		    (field & ~(uint64_t)PM_SIZE_BITS) != sz)
-			return false;
+			return PM_FAST_NO;
+		/* (Plain links: a chain member on a list or free by its
+		   header would not be an orphan's.)  */
+		if (plain && (next + sz + 8 > h->end ||
+			      pm_is_tcached(h, next + PM_HDR) ||
+			      !hw_read_u64(p->t, next + sz + 8, &nfield) ||
+			      !(nfield & PM_PREV_INUSE)))
+			return PM_FAST_NO;
 		pos = next;
 	}
-	return false;
+	return PM_FAST_NO;
 }
 
 static void walk_tcache(struct pm_state *p, struct pm_tcache *tc,

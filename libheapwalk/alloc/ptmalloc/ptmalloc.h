@@ -502,9 +502,13 @@ bool pm_learn_tcache_key(struct pm_state *p);
    entry (lists.c)?  */
 bool pm_tcache_orphan(struct pm_state *p, const struct hw_chunk *c);
 /* Could the in-use chunk c of heap h be an entry of a broken fastbin
-   that its list no longer reaches (lists.c)?  */
-bool pm_fast_orphan(struct pm_state *p, const struct pm_heap *h,
-		    const struct hw_chunk *c);
+   that its list no longer reaches (lists.c)?  PM_FAST_ORPHAN: its
+   safe-linked fd says it is; PM_FAST_MAYBE: its plain fd could be, or the
+   program's own link.  */
+enum pm_fast_verdict { PM_FAST_NO, PM_FAST_ORPHAN, PM_FAST_MAYBE };
+enum pm_fast_verdict pm_fast_orphan(struct pm_state *p,
+				    const struct pm_heap *h,
+				    const struct hw_chunk *c);
 
 /* After a damaged header in heap h: the first position at or after
    `from` (16-byte steps) from which the size chain is consistent to the

@@ -304,8 +304,22 @@ static void classify(struct pm_state *p, struct pm_heap *h,
 			c->used = false;
 			c->where = HW_WHERE_FASTBIN;
 		}
+		enum pm_fast_verdict fv = PM_FAST_NO;
 		if (c->used && tag == PM_TAG_NONE && !tcached &&
-		    p->arenas[h->arena].fast_broken && pm_fast_orphan(p, h, c)) {
+		    p->arenas[h->arena].fast_broken)
+			fv = pm_fast_orphan(p, h, c);
+		if (fv == PM_FAST_MAYBE) {
+			c->maybe_free = true;
+			if (mode & REPORT_LISTS)
+				hw_note(p->s, c->chunk, "maybe an orphaned "
+					"fastbin entry: its plain fd leads "
+					"through chunks of its size to the end "
+					"of a list, and that fastbin's list is "
+					"broken, but a chunk in use can hold the "
+					"same links: kept in use, and leaks calls "
+					"it unknown, not lost");
+		}
+		if (fv == PM_FAST_ORPHAN) {
 			c->used = false;
 			c->where = HW_WHERE_FASTBIN;
 			c->orphan = true;
@@ -422,6 +436,7 @@ deliver(struct pm_state *p, struct pm_heap *h, struct hw_chunk *out,
 {
 	chunk_bounds(p, out, c, sz);
 	out->orphan = false;
+	out->maybe_free = false;
 	classify(p, h, out, (nfield & PM_PREV_INUSE) != 0, mem, mode);
 	/* glibc keeps the A bit only on chunks in use (by header):
 	   consolidation rewrites free chunks' heads without it.  */
