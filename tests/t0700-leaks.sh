@@ -66,8 +66,19 @@ check_variant() {
 		fail "$variant: refs $raddr does not name register $rholder of the parked thread: $(cat "$out/reg.json")"
 	hw "$out/regwhy.json" "$out/regwhy.err" "${opt[@]}" --json "$out/core" why "$raddr"
 	expect_rc 0
+	# One step from a root: the register, unless another root holds the
+	# address too (jemalloc's rtree cache in the TLS keeps leaf keys,
+	# which equal a block's address when it begins a leaf's range: then
+	# why may name that word; refs above has shown the register).
+	local chain
+	chain=$(grep -o '"chain":\[[^]]*\]' "$out/regwhy.json")
+	case $chain in
+	*"},{"*) fail "$variant: why $raddr is not one step from a root: $(cat "$out/regwhy.json")" ;;
+	*"\"to\":\"$raddr\""*) ;;
+	*) fail "$variant: why $raddr does not end at it: $(cat "$out/regwhy.json")" ;;
+	esac
 	grep -q "\"chain\":\[{\"kind\":\"register\"[^]]*\"register\":\"$rholder\",\"to\":\"$raddr\"[^]]*}\]" "$out/regwhy.json" ||
-		fail "$variant: why $raddr is not the one step from register $rholder: $(cat "$out/regwhy.json")"
+		say "$variant: why $raddr names another root than register $rholder: $(echo "$chain" | grep -o '"where":"[^"]*"')"
 	hw "$out/lost.jsonl" "$out/lost.err" "${opt[@]}" --json "$out/core" leaks
 	expect_rc 0
 	if grep -q '"kind":"reachable"' "$out/lost.jsonl"; then
