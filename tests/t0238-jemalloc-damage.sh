@@ -4,7 +4,9 @@
 # truth and the core's raw bytes:
 #   j1  a cache-bin stack slot holding a cached region = a pointer to no
 #       region: a finding at that slot; the other cached region of the bin
-#       is still reported in the tcache
+#       is still reported in the tcache; the region the slot held, which
+#       now reads as in use, is marked maybe free (so are regions of its
+#       size in use, none of another size): leaks never calls it lost
 #   j2  the same slot = the other cached region of its bin (the region is
 #       now cached twice: jemalloc's double free): a finding at that region
 # Two regions of one size that the truth puts in a thread cache are found
@@ -87,7 +89,15 @@ grep -q "^$(hex "$s1") .*is not a region" "$T/j1.findings" ||
 	fail "j1: no finding at the slot $(hex "$s1"): $(head -n 3 "$T/j1.findings")"
 [ "$(where_of j1 "$r2")" = tcache ] ||
 	fail "j1: the other cached region $r2 is not reported in the tcache: $(where_of j1 "$r2")"
-say "j1: $(grep "^$(hex "$s1") " "$T/j1.findings")"
+# The region the slot held (r1) reads as in use now (jemalloc writes
+# nothing into a cached region that would tell): it and only regions of
+# its size are marked maybe free, which leaks never calls lost.
+grep "\"addr\":\"0x0*${r1#0x}\"" "$T/j1.chunks" | grep -q '"state":"used".*"maybe_free":true' ||
+	fail "j1: the lost cached region $r1 is not marked maybe free: $(grep "\"addr\":\"0x0*${r1#0x}\"" "$T/j1.chunks")"
+usize=$(awk -v a="$r1" '$1 == "alloc" && $2 == a { print $4 }' "$dir/truth.txt")
+other=$(grep '"maybe_free":true' "$T/j1.chunks" | grep -vc "\"size\":$usize,") || true
+[ "$other" = 0 ] || fail "j1: $other regions of other sizes than $usize marked maybe free"
+say "j1: $(grep "^$(hex "$s1") " "$T/j1.findings"); $r1 and $(grep -c '"maybe_free":true' "$T/j1.chunks") region(s) of its size marked maybe free"
 
 cp "$T/orig.core" "$T/j2.core"
 le=$(printf '%016x' "$r2" | sed 's/\(..\)/\1 /g' | awk '{ for (i = NF; i > 0; i--) printf "%s", $i }')

@@ -144,6 +144,11 @@ struct je_state {
 	size_t next;
 	uint64_t *cached;                 /* every tcache item, sorted */
 	size_t ncached;
+	/* Size classes whose tcache bins lost items (a slot holding no
+	   region of the class, a stack not in the core): the regions of
+	   such a class that read as in use may be the lost ones, free in a
+	   cache (hw_chunk.maybe_free), and leaks calls none of them lost.  */
+	bool class_lost[JE_MAX_SIZES];
 	struct je_tcache *tcaches;
 	size_t ntcaches;
 	bool walked;                      /* findings of the walk taken */

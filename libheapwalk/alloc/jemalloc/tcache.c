@@ -245,15 +245,24 @@ static void take_chain(struct je_state *j, const struct found *f,
 	for (unsigned k = 0; k < nb; k++) {
 		const struct bin *b = &f->bins[k];
 		const uint8_t *it = b->n ? hw_peek(j->t, b->items, 8u * b->n) : NULL;
+		/* A cached item not read is a region free in a cache that
+		   will read as in use: its class is marked (jemalloc writes
+		   nothing into a cached region that would tell which).  */
+		if (b->n && !it && k < JE_MAX_SIZES)
+			j->class_lost[k] = true;
 		for (uint32_t i = 0; it && i < b->n; i++) {
 			uint64_t p;
 			memcpy(&p, it + 8 * i, 8);
 			if (!item_ok(j, p, k)) {
 				hw_finding(j->s, b->items + 8 * i, "jemalloc "
 					   "tcache bin %u: 0x%llx is not a "
-					   "region of size %llu", k,
+					   "region of size %llu (the region it "
+					   "held reads as in use: leaks calls "
+					   "none of its size lost)", k,
 					   (unsigned long long)p,
 					   (unsigned long long)j->sizes[k]);
+				if (k < JE_MAX_SIZES)
+					j->class_lost[k] = true;
 				continue;
 			}
 			if (!add_cached(j, p, cap_items))

@@ -68,6 +68,8 @@ static bool walk_slab(struct walker *w, const struct je_extent *x)
 				   "thread cache but free in its slab's bitmap "
 				   "(double free?)");
 		c.used = !is_free && !in_cache;
+		c.maybe_free = c.used && x->szind < JE_MAX_SIZES &&
+			       j->class_lost[x->szind];
 		c.where = in_cache ? HW_WHERE_TCACHE :
 			  is_free ? HW_WHERE_SLAB_FREE : HW_WHERE_SLAB;
 		if (!w->fn(w->cookie, &c))
@@ -90,6 +92,8 @@ static bool walk_extent(struct walker *w, const struct je_extent *x)
 		c.addr = x->addr;
 		c.size = j->sizes[x->szind];
 		c.used = !cached(w, c.addr);
+		c.maybe_free = c.used && x->szind < JE_MAX_SIZES &&
+			       j->class_lost[x->szind];
 		c.where = c.used ? HW_WHERE_LARGE : HW_WHERE_TCACHE;
 		break;
 	case JE_DIRTY:
