@@ -92,7 +92,7 @@ grep -q "^$(hex "$s1") .*is not a region" "$T/j1.findings" ||
 # The region the slot held (r1) reads as in use now (jemalloc writes
 # nothing into a cached region that would tell): it and only regions of
 # its size are marked maybe free, which leaks never calls lost.
-grep "\"addr\":\"0x0*${r1#0x}\"" "$T/j1.chunks" | grep -q '"state":"used".*"maybe_free":true' ||
+grep "\"addr\":\"0x0*${r1#0x}\"" "$T/j1.chunks" | has '"state":"used".*"maybe_free":true' ||
 	fail "j1: the lost cached region $r1 is not marked maybe free: $(grep "\"addr\":\"0x0*${r1#0x}\"" "$T/j1.chunks")"
 usize=$(awk -v a="$r1" '$1 == "alloc" && $2 == a { print $4 }' "$dir/truth.txt")
 other=$(grep '"maybe_free":true' "$T/j1.chunks" | grep -vc "\"size\":$usize,") || true
