@@ -5,7 +5,9 @@
 # libc.  The first two are one error line; the third is no file at all,
 # so libc is read from its own path and the walk goes on.  And a FIFO
 # (or a device) named in the core's link_map, which libdwfl's core reader
-# opens itself on this machine: the name is passed by, the walk goes on.
+# opens itself on this machine, and one named in NT_FILE (the
+# executable's, which libdwfl opens too): the name is passed by, the
+# walk goes on.
 # And `diff BASE` with a FIFO or /dev/null as BASE: one error line each
 # (a FIFO blocked it; /dev/null read as an empty leaks report).
 # shellcheck source=tests/lib.sh
@@ -65,6 +67,26 @@ else
 	say "a FIFO named in the core's link_map: not checked (no link_map name /lib/x86_64-linux-gnu/libc.so.6 in the core)"
 fi
 rm -f "$fifo" "$T/lm.core"
+
+# The executable's path, everywhere the core holds it (NT_FILE, the
+# auxv's AT_EXECFN string), made to name a FIFO of the same length:
+# libdwfl's core reader opens NT_FILE's names itself too.
+exe=$(readlink -f "$dir/prog")
+fifo=$(mktemp -u "/tmp/hw-xf.$(printf '%*s' $((${#exe} - 11)) '' | tr ' ' X)")
+if [ ${#fifo} = ${#exe} ]; then
+	mkfifo "$fifo"
+	perl -0777 -pe 'BEGIN { ($from, $to) = splice @ARGV, 1, 2 } s/\Q$from\E\0/$to\0/g' \
+		"$dir/core" "$exe" "$fifo" >"$T/xf.core"
+	cmp -s "$dir/core" "$T/xf.core" && { rm -f "$fifo"; fail "the executable's path is not in the core: $exe"; }
+	hw "$T/out" "$T/err" "$T/xf.core" summary
+	rm -f "$fifo"
+	expect_rc 0
+	grep -q "ptmalloc" "$T/out" || fail "the executable named a FIFO: $(head -c 300 "$T/out" "$T/err")"
+	say "a FIFO named as the executable in NT_FILE: passed by, no wait"
+else
+	say "a FIFO as the executable: not checked (its path $exe is too short)"
+fi
+rm -f "$T/xf.core"
 
 # diff's base: a FIFO, a device.
 hw "$T/out" "$T/err" "$dir/core" diff "$T/fifo"

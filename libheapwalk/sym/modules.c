@@ -357,7 +357,11 @@ static void report_files(struct hw_syms *s, const struct hw_syms_opts *opts)
 			continue;
 		char *path = s->sysroot ? sysroot_path(s->sysroot, f->path) : NULL;
 		const char *use = path ? path : f->path;
-		if (access(use, R_OK) == 0)
+		/* libdwfl opens it with a plain open(): a regular file
+		   only, or a FIFO named there would block it.  */
+		struct stat st;
+		if (stat(use, &st) == 0 && S_ISREG(st.st_mode) &&
+		    access(use, R_OK) == 0)
 			(void)dwfl_report_elf(s->dwfl, f->path, use, -1, f->base,
 					      false);
 		free(path);

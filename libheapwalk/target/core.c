@@ -59,6 +59,15 @@ struct core_priv {
 	unsigned threads;     /* the session's: to drop the mapping with */
 };
 
+/* Would an open() of path, as libdwfl's core reader makes one, find
+   something there that is no regular file (a FIFO, a device, a
+   directory)?  See below.  */
+static bool unopenable(const char *path)
+{
+	struct stat st;
+	return path[0] && stat(path, &st) == 0 && !S_ISREG(st.st_mode);
+}
+
 /* libdwfl's core reader (dwfl_core_file_report) opens each name in the
    core's link_map on this machine itself, with a plain blocking open():
    a FIFO named there stops every command for good, and a device may
@@ -75,10 +84,8 @@ struct name_blanking {
 static void blank_unopenable(void *arg, uint64_t addr, const char *name)
 {
 	struct name_blanking *b = arg;
-	struct stat st;
 	const uint8_t *at;
-	if (stat(name, &st) != 0 || S_ISREG(st.st_mode) ||
-	    !hw_readable_run(b->t, addr, &at))
+	if (!unopenable(name) || !hw_readable_run(b->t, addr, &at))
 		return;
 	/* Only the core's own bytes: a page served from a file on disk
 	   is that file's, and read-only.  */
@@ -219,9 +226,13 @@ static void read_prstatus(struct hw_target *t, const uint8_t *desc,
 	hw_thread_set_regs(th, a, regs, avail);
 }
 
-/* NT_FILE: count, page size, count x {start, end, page offset}, names.  */
+/* NT_FILE: count, page size, count x {start, end, page offset}, names.
+   desc_at: where desc is in the core.  libdwfl opens the names itself
+   (dwfl_core_file_report, a module its build-id did not find): a name of
+   something that is no regular file is blanked in the core, as the
+   link_map's are (blank_unopenable); heapwalk keeps its copy.  */
 static bool read_nt_file(struct hw_target *t, struct core_priv *p,
-			 const uint8_t *desc, size_t len)
+			 const uint8_t *desc, size_t len, uint64_t desc_at)
 {
 	uint64_t count, pagesz;
 	if (len < 16 || t->files)
@@ -247,6 +258,9 @@ static bool read_nt_file(struct hw_target *t, struct core_priv *p,
 		memcpy(&f->offset, desc + 16 + i * 24 + 16, 8);
 		f->offset *= pagesz;
 		f->path = p->strings + pos;
+		uint64_t name_at = desc_at + 16 + count * 24 + pos;
+		if (unopenable(f->path) && name_at < p->size)
+			p->map[name_at] = '\0';
 		pos += strlen(p->strings + pos) + 1;
 	}
 	return true;
@@ -292,7 +306,8 @@ static bool read_notes(struct hw_target *t, struct core_priv *p,
 				t->siginfo_tid = t->nthreads
 					? t->threads[t->nthreads - 1].tid : 0;
 			} else if (nh.n_type == NT_FILE && core_name) {
-				if (!read_nt_file(t, p, desc, len))
+				if (!read_nt_file(t, p, desc, len,
+						  ph.p_offset + desc_off))
 					return false;
 			} else if (t->arch->tp_note &&
 				   nh.n_type == t->arch->tp_note &&
