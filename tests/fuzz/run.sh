@@ -35,6 +35,10 @@
 #                  gcore writes FUZZDIR/ngtruth1.d/core): the program's
 #                  data and .bss (mallocng's context) and the non-zero
 #                  pages of the anonymous memory (meta areas, groups)
+#                  Every patch harness's .ranges ends with the core's
+#                  program header table ("phdrs": patches there are
+#                  aligned on fields, patch.h), and its dictionary with
+#                  field values no corpus core has (2^40, 2^46, -4096)
 #   fuzz-diffjson  FUZZDIR/fuzz-diffjson.core: cxxgrow1's core, the
 #                  session `diff FILE...` runs on; seeds: what heapwalk
 #                  saves from cxxgrow1's base core (sizes --json, sizes
@@ -217,6 +221,21 @@ nzranges() {
 	' "$1" "$2"
 }
 
+# phdrs CORE: the .ranges line of CORE's program header table (an ELF64
+# core: e_phoff at 32, e_phentsize and e_phnum at 54 and 56), for the
+# patch harnesses to change how far segments go (patch.h: "phdrs").
+phdrs() {
+	perl -e '
+		open(my $fh, "<:raw", $ARGV[0]) or die "$ARGV[0]: $!\n";
+		read($fh, my $h, 64) == 64 or die "$ARGV[0]: short\n";
+		my ($off, $ent, $num) = (unpack("Q<", substr($h, 32, 8)),
+			unpack("v", substr($h, 54, 2)), unpack("v", substr($h, 56, 2)));
+		die "$ARGV[0]: no program headers\n" unless $ent && $num;
+		printf "0x%x 0x%x phdrs (%d program headers)\n",
+			$off, $ent * $num, $num;
+	' "$1"
+}
+
 seeds=$fdir/seeds-$name
 dict=$fdir/$name.dict
 mkdir -p "$seeds" "$corpus" "$fdir/artifacts-$name"
@@ -323,6 +342,7 @@ fuzz-ptmalloc | fuzz-jemalloc | fuzz-jeprof | fuzz-tcmalloc | fuzz-tcheapprof | 
 		ranges "$fdir/$name.core" "$libre" >"$fdir/$name.ranges"
 	fi
 	[ -s "$fdir/$name.ranges" ] || { echo "$me: no ranges in $dir/core" >&2; exit 1; }
+	phdrs "$fdir/$name.core" >>"$fdir/$name.ranges"
 	{
 		echo "# the core's own addresses (tests/fuzz/run.sh)"
 		{
@@ -340,6 +360,18 @@ fuzz-ptmalloc | fuzz-jemalloc | fuzz-jeprof | fuzz-tcmalloc | fuzz-tcheapprof | 
 			awk '$1 == "site" { print $3 }' "$fdir/$name.truth"
 		} | words
 	} >>"$dict"
+	# values a program header field may take that the core never has
+	cat >>"$dict" <<-'EOF'
+	# program header fields (the phdrs range; tests/fuzz/run.sh)
+	phdr_2p40="\x00\x00\x00\x00\x00\x01\x00\x00"
+	phdr_2p46="\x00\x00\x00\x00\x00\x40\x00\x00"
+	phdr_2p63="\x00\x00\x00\x00\x00\x00\x00\x80"
+	phdr_page="\x00\x10\x00\x00\x00\x00\x00\x00"
+	phdr_64k="\x00\x00\x01\x00\x00\x00\x00\x00"
+	phdr_minus_page="\x00\xf0\xff\xff\xff\xff\xff\xff"
+	phdr_load_rw="\x01\x00\x00\x00\x06\x00\x00\x00"
+	phdr_note="\x04\x00\x00\x00\x04\x00\x00\x00"
+	EOF
 	printf '\0' >"$seeds/text"
 	printf '\1' >"$seeds/json"
 	;;
