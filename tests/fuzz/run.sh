@@ -44,6 +44,15 @@
 #                  saves from cxxgrow1's base core (sizes --json, sizes
 #                  --by=type --json, leaks --json, and the three in one
 #                  input cut by NULs); inputs up to 64 KiB
+#   fuzz-layoutcache FUZZDIR/fuzz-layoutcache.core: bins1's core, read
+#                  with the host libc's separate debug info (libc6-dbg);
+#                  the input is the struct layout cache's file for that
+#                  libc (sym/layoutcache.c), a line "debug @" standing for
+#                  this machine's debug line; seeds: the file heapwalk
+#                  keeps (the harness writes it) and variants of it (no
+#                  answers, offsets moved, sizes at and past the bound,
+#                  lines twice, cut, another debug file); inputs up to
+#                  64 KiB; skipped without libc6-dbg
 #   fuzz-heapv2    FUZZDIR/fuzz-heapv2.core: prof1's core, the session
 #                  `prof --base INPUT` runs on; seeds: the profile prof1
 #                  dumped itself (its prof.heap) and variants of it (sample
@@ -54,7 +63,8 @@
 #
 # First every file of tests/fuzz/regress/NAME/ (xz-compressed or not) is
 # replayed: fuzz-core's are cores, fuzz-heapv2's and fuzz-diffjson's
-# base files (inputs as they are); the patch harnesses' are whole patched
+# base files, fuzz-layoutcache's cache files (inputs as they are); the
+# patch harnesses' are whole patched
 # cores (*.core[.xz]), replayed as that harness's core with no patches
 # (HW_FUZZ_SAVE=FILE makes the harness save the core it patched).  Then
 # libFuzzer runs with -timeout=$FUZZ_TIMEOUT (default 10): a crash, a
@@ -396,6 +406,46 @@ fuzz-heapv2)
 	sed -n 's|^[0-9a-f]*-[0-9a-f]* .* \(/.*\)$|\1|p' "$heap" | sort -u |
 		while read -r f; do printf '"%s"\n' "${f##*/}"; done >>"$dict"
 	;;
+fuzz-layoutcache)
+	# 64 KiB: the most the library reads of a cache file
+	max_len=65536
+	dir=$CORPUS/bins1
+	core_of bins1 "$dir"
+	copy_core "$dir" "$fdir/$name.core"
+	# the file heapwalk keeps for bins1's libc, its debug line "debug @"
+	rc=0
+	HW_FUZZ_WRITE_SEEDS=$seeds "$bin" >&2 || rc=$?
+	case $rc in
+	0) ;;
+	77) skip "no struct layouts kept for bins1's libc (libc6-dbg missing?)" ;;
+	*) echo "$me: $name could not write its seeds" >&2; exit 1 ;;
+	esac
+	real=$seeds/real
+	# every answer "not found"; every offset a word further (still
+	# below its sizeof); sizes at the bound (1 MiB) and past it; the
+	# answers in reverse order under the same requests; each line twice,
+	# the second's offsets another struct's; the first two lines alone;
+	# cut inside a line; another debug file (voids them all); the
+	# requests at another address (NEAR)
+	sed 's/ = .*/ = none/' "$real" >"$seeds/none"
+	perl -pe 'if (/^(\S+ \S+ \S+ = )(\d+)((?: -?\d+)+)$/) {
+		my ($k, $sz, @o) = ($1, $2, split " ", $3);
+		$_ = $k . join(" ", $sz, map { $_ >= 0 && $_ + 8 < $sz ? $_ + 8 : $_ } @o) . "\n" }' \
+		"$real" >"$seeds/shifted"
+	perl -pe 's/^(\S+ \S+ \S+ = )\d+/${1}1048576/' "$real" >"$seeds/size-max"
+	perl -pe 's/^(\S+ \S+ \S+ = )\d+/${1}1048577/' "$real" >"$seeds/size-past"
+	perl -pe 'if (/^(\S+ \S+ \S+ = )(\d+)((?: -?\d+)+)$/) {
+		my ($k, $sz, @o) = ($1, $2, split " ", $3);
+		$_ = $k . join(" ", $sz, reverse @o) . "\n" }' "$real" >"$seeds/reversed"
+	awk 'NR <= 2 { print; next } { print; l[NR] = $0 }
+		END { for (i in l) { split(l[i], w, " = "); print w[1] " = 8 0 -1 0 -1 0 -1 0 -1 0 -1 0 -1 0 -1 0 -1 0 -1 0 -1 0 -1 0 -1" } }' \
+		"$real" >"$seeds/twice"
+	sed -n 1,3p "$real" >"$seeds/first"
+	head -c "$(($(wc -c <"$real") * 2 / 3))" "$real" >"$seeds/cut"
+	sed 's|^debug @$|debug /nonexistent/libc.so.6.debug 1 1.000000000 1|' \
+		"$real" >"$seeds/other-debug"
+	sed 's/^\(\S*\) [0-9a-f]* /\1 1000 /' "$real" >"$seeds/near"
+	;;
 fuzz-diffjson)
 	max_len=65536
 	dir=$CORPUS/cxxgrow1
@@ -427,12 +477,14 @@ if [ -d "$regress" ] && [ -n "$(ls -A "$regress")" ]; then
 	done
 	# replaying a patched core: a range for the harness to accept, unused
 	case $name in
-	fuzz-core | fuzz-heapv2 | fuzz-diffjson) ;;
+	fuzz-core | fuzz-heapv2 | fuzz-diffjson | fuzz-layoutcache) ;;
 	*) echo "0x0 0x1 (no patches)" >"$fdir/$name.ranges.whole" ;;
 	esac
-	# base files: all in one run, the core being read once (libFuzzer
-	# names each file as it runs it: the log says which one failed)
-	if [ "$name" = fuzz-heapv2 ] || [ "$name" = fuzz-diffjson ]; then
+	# base and cache files: all in one run, the core being read once
+	# (libFuzzer names each file as it runs it: the log says which one
+	# failed)
+	if [ "$name" = fuzz-heapv2 ] || [ "$name" = fuzz-diffjson ] ||
+		[ "$name" = fuzz-layoutcache ]; then
 		rc=0
 		"$bin" -timeout="$tmo" "$rdir"/* >"$rdir.log" 2>&1 || rc=$?
 		if [ $rc != 0 ]; then
