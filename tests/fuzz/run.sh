@@ -44,6 +44,11 @@
 #                  saves from cxxgrow1's base core (sizes --json, sizes
 #                  --by=type --json, leaks --json, and the three in one
 #                  input cut by NULs); inputs up to 64 KiB
+#   fuzz-unpack    seeds: the slim bins1 core (as fuzz-core's) packed by
+#                  gzip, xz, zstd and lz4 (frame and legacy) without
+#                  their checksums, zstd with and without the content
+#                  size, and gzip, xz and zstd as two frames end to end;
+#                  inputs up to 1 MiB; -timeout 30 (FUZZ_TIMEOUT)
 #   fuzz-layoutcache FUZZDIR/fuzz-layoutcache.core: bins1's core, read
 #                  with the host libc's separate debug info (libc6-dbg);
 #                  the input is the struct layout cache's file for that
@@ -62,9 +67,10 @@
 # core's own addresses (ranges, the truth's chunks) as 8-byte words.
 #
 # First every file of tests/fuzz/regress/NAME/ (xz-compressed or not) is
-# replayed: fuzz-core's are cores, fuzz-heapv2's and fuzz-diffjson's
-# base files, fuzz-layoutcache's cache files (inputs as they are); the
-# patch harnesses' are whole patched
+# replayed: fuzz-core's are cores, fuzz-unpack's compressed cores (an
+# xz-compressed one kept as NAME.xz.xz), fuzz-heapv2's and
+# fuzz-diffjson's base files, fuzz-layoutcache's cache files (inputs as
+# they are); the patch harnesses' are whole patched
 # cores (*.core[.xz]), replayed as that harness's core with no patches
 # (HW_FUZZ_SAVE=FILE makes the harness save the core it patched).  Then
 # libFuzzer runs with -timeout=$FUZZ_TIMEOUT (default 10): a crash, a
@@ -406,6 +412,42 @@ fuzz-heapv2)
 	sed -n 's|^[0-9a-f]*-[0-9a-f]* .* \(/.*\)$|\1|p' "$heap" | sort -u |
 		while read -r f; do printf '"%s"\n' "${f##*/}"; done >>"$dict"
 	;;
+fuzz-unpack)
+	max_len=$((1 << 20))
+	# a frame of zeros without a bound is refused after seconds (known:
+	# unpack.c bounds what it stores, not the time decoding takes)
+	tmo=${FUZZ_TIMEOUT:-30}
+	core_of bins1 "$CORPUS/bins1"
+	copy_core "$CORPUS/bins1" "$fdir/unpacked.core"
+	rm -f "$fdir/$name.slim"
+	seed "$fdir/$name.slim" "$fdir/unpacked.core"
+	rm -f "$fdir/unpacked.core"
+	slim=$fdir/$name.slim
+	# each packer without its checksum; zstd also with the content size
+	# in the frame (from a file) and without (from a pipe), and two
+	# frames end to end; lz4's legacy format too
+	pack() { # OUT PACKER ARGS...: stdin packed, unless the tool is missing
+		local out=$1 packer=$2
+		shift 2
+		command -v "$packer" >/dev/null || return 0
+		"$packer" "$@" >"$seeds/$out.tmp" && mv -f "$seeds/$out.tmp" "$seeds/$out"
+	}
+	pack bins1.gz gzip -c <"$slim"
+	pack bins1.xz xz -c --check=none <"$slim"
+	pack bins1.zst zstd -q -c --no-check <"$slim"
+	pack bins1-size.zst zstd -q -c --no-check "$slim"
+	pack bins1.lz4 lz4 -q -c --no-frame-crc <"$slim"
+	pack bins1-legacy.lz4 lz4 -q -c -l <"$slim"
+	head -c 65536 "$slim" >"$fdir/$name.head"
+	tail -c +65537 "$slim" >"$fdir/$name.tail"
+	for z in gzip:gz zstd:zst xz:xz; do
+		packer=${z%%:*}
+		command -v "$packer" >/dev/null || continue
+		{ "$packer" -c <"$fdir/$name.head"; "$packer" -c <"$fdir/$name.tail"; } \
+			>"$seeds/bins1-2frames.${z#*:}"
+	done
+	rm -f "$fdir/$name.head" "$fdir/$name.tail"
+	;;
 fuzz-layoutcache)
 	# 64 KiB: the most the library reads of a cache file
 	max_len=65536
@@ -477,7 +519,7 @@ if [ -d "$regress" ] && [ -n "$(ls -A "$regress")" ]; then
 	done
 	# replaying a patched core: a range for the harness to accept, unused
 	case $name in
-	fuzz-core | fuzz-heapv2 | fuzz-diffjson | fuzz-layoutcache) ;;
+	fuzz-core | fuzz-unpack | fuzz-heapv2 | fuzz-diffjson | fuzz-layoutcache) ;;
 	*) echo "0x0 0x1 (no patches)" >"$fdir/$name.ranges.whole" ;;
 	esac
 	# base and cache files: all in one run, the core being read once
@@ -495,7 +537,7 @@ if [ -d "$regress" ] && [ -n "$(ls -A "$regress")" ]; then
 	else
 		for f in "$rdir"/*; do
 			rc=0
-			if [ "$name" = fuzz-core ]; then
+			if [ "$name" = fuzz-core ] || [ "$name" = fuzz-unpack ]; then
 				"$bin" -timeout="$tmo" "$f" >"$f.log" 2>&1 || rc=$?
 			else
 				# the patched core as the core, no patches, text then
