@@ -371,8 +371,9 @@ uninstall:
 	$(if $(DESTDIR),,-@[ "$$(id -u)" != 0 ] || ldconfig 2>/dev/null)
 
 # Every harness for FUZZ_TIME seconds, one after the other; fails if any
-# found a crash, a hang (> 10 s) or a leak (tests/fuzz/run.sh); one whose
-# corpus core cannot be made here (77) is passed over with a message.
+# found a crash, a hang (> 10 s; fuzz-unpack: 30 s) or a leak
+# (tests/fuzz/run.sh); one whose corpus core cannot be made here (77) is
+# passed over with a message.
 fuzz: deps
 	@FUZZ_CC=$(FUZZ_CC) tests/fuzz/have-libfuzzer.sh || { echo "heapwalk: \
 	make fuzz needs clang with libFuzzer (Debian: apt-get install clang \

@@ -1,18 +1,19 @@
 #!/bin/bash
-# The libFuzzer harnesses (tests/fuzz/fuzz-*.c: fuzz-core, fuzz-ptmalloc,
-# fuzz-jemalloc, fuzz-jeprof, fuzz-tcmalloc, fuzz-tcheapprof,
-# fuzz-mallocng, fuzz-heapv2, fuzz-diffjson) still build and run: each
-# replays its kept findings (tests/fuzz/regress/NAME/) and its seeds, then
-# fuzzes for SMOKE_TIME seconds through tests/fuzz/run.sh, in a fresh
-# corpus.  SMOKE_TIME defaults to 25 s shared among the harnesses
-# (never under 3 s each): their set-up (copying the cores, replaying the
-# kept findings and the seeds: 2 s each idle, up to 7 s on a loaded
-# machine) takes about as long again.  Any crash, sanitizer
-# report, leak, input slower than 10 s or invalid JSON fails the test
-# (the input is kept in FUZZ/artifacts-NAME/).  Skips when clang has no
-# libFuzzer or the harnesses are not built (`make fuzzers`; make check
-# builds them where clang can); a harness whose corpus core cannot be
-# made here (fuzz-jemalloc needs Debian's libjemalloc2: network, once) is
+# The libFuzzer harnesses (tests/fuzz/fuzz-*.c: fuzz-core, fuzz-unpack,
+# fuzz-ptmalloc, fuzz-jemalloc, fuzz-jeprof, fuzz-tcmalloc,
+# fuzz-tcheapprof, fuzz-mallocng, fuzz-heapv2, fuzz-diffjson,
+# fuzz-layoutcache) still build and run: each replays its kept findings
+# (tests/fuzz/regress/NAME/) and its seeds, then fuzzes for SMOKE_TIME
+# seconds through tests/fuzz/run.sh, in a fresh corpus.  SMOKE_TIME
+# defaults to 25 s shared among the harnesses (never under 3 s each):
+# their set-up (copying the cores, replaying the kept findings and the
+# seeds: 2 s each idle, up to 7 s on a loaded machine) takes about as
+# long again.  Any crash, sanitizer report, leak, input slower than
+# FUZZ_TIMEOUT or invalid JSON fails the test (the input is kept in
+# FUZZ/artifacts-NAME/).  Skips when clang has no libFuzzer or the
+# harnesses are not built (`make fuzzers`; make check builds them where
+# clang can); a harness that cannot be set up here (fuzz-jemalloc needs
+# Debian's libjemalloc2: network, once; fuzz-layoutcache libc6-dbg) is
 # left out and said so.  Long runs: `make fuzz`.
 #
 #   FUZZ        the harnesses' directory (default $TOP/build/fuzz)

@@ -14,13 +14,18 @@
  * Seeds are slim cores (tests/tools/coreslim.c) of about a megabyte,
  * while what this harness is about -- the ELF header, the program
  * headers, the notes -- lies in their first pages.  libFuzzer mutates
- * anywhere in the input, so the custom mutator
- * below aims three mutations out of four at the head (HEAD bytes) and
- * keeps the tail as it was: the memory after the notes still matches
- * the program headers often enough for the walks behind them to run.
+ * anywhere in the input, so the custom mutator below aims its mutations
+ * at the head: three in eight are structured (coremut.h: one field of a
+ * program header or a note set to a hostile value, p_memsz 2^46, a
+ * PT_LOAD aliasing another, an NT_FILE of 2^40 entries), three in eight
+ * libFuzzer's own on the head (HEAD bytes) alone, the rest libFuzzer's
+ * on the whole input.  The tail is kept as it was: the memory after the
+ * notes still matches the program headers often enough for the walks
+ * behind them to run.
  *
  * Run through tests/fuzz/run.sh (seeds, dictionary, -max_len).
  */
+#include "coremut.h"
 #include "fuzz.h"
 
 #define HEAD (64u << 10)
@@ -71,7 +76,10 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 size_t LLVMFuzzerCustomMutator(uint8_t *data, size_t size, size_t max_size,
 			       unsigned int seed)
 {
-	if (size <= HEAD || seed % 4 == 0)
+	unsigned int how = seed % 8;
+	if (how >= 5 && cm_mutate(data, size, seed / 8))
+		return size;
+	if (size <= HEAD || how < 2)
 		return LLVMFuzzerMutate(data, size, max_size);
 	/* Mutate [0, HEAD) with the room the input has left to grow, then
 	   put the saved tail back behind the head's new end.  The buffer is

@@ -168,39 +168,53 @@ static void fuzz_run_one(hw_session *s, const char *cmd, bool json)
 	free(sink.buf);
 }
 
-/* A session on the core at PATH, opened as every harness does; NULL
-   when the library refuses it (a broken core may well be refused).  */
-static hw_session *fuzz_open(const char *path)
+/* The options every harness opens the core at PATH with (o from
+   HW_OPEN_OPTS_INIT); a harness about debug info (fuzz-layoutcache)
+   changes what it is about and keeps the rest.  */
+static inline void fuzz_opts(struct hw_open_opts *o, const char *path)
 {
-	struct hw_open_opts o = HW_OPEN_OPTS_INIT;
-	o.core = path;
+	o->core = path;
 	/* HW_FUZZ_SYSROOT: where the seeds' files are (the aarch64 kernel
 	   cores' libc); a core naming host paths still finds them, as
 	   SYSROOT + path falls back to the path itself.  */
 	const char *sysroot = getenv("HW_FUZZ_SYSROOT");
 	if (sysroot && *sysroot)
-		o.sysroot = sysroot;
+		o->sysroot = sysroot;
 	/* Debug info comes from the host's files, not from the input, and
 	   costs ten times the walk: the heuristics are what is fuzzed.  */
-	o.no_debuginfo = true;
-	o.threads = 1; /* reproducible: one input, one path */
+	o->no_debuginfo = true;
+	o->threads = 1; /* reproducible: one input, one path */
 	/* A compressed input keeps its data in a memfd, which libFuzzer's
 	   RSS limit does not see: bounded here instead, and its zeros to a
 	   quarter of the 2 GiB a small file may unpack to, so that a zero
 	   bomb costs a fuzz run no more than a second.  */
-	o.cache_max = 256u << 20;
-	o.unpack_max = 512u << 20;
+	o->cache_max = 256u << 20;
+	o->unpack_max = 512u << 20;
 	/* No command promised to need the lists themselves: ptmalloc then
 	   proves them by sums where it can (linksums.c), and walks them
 	   only for the commands that show them (bins, check) or where the
 	   sums disagree; both paths are fuzzed.  */
-	o.needs = HW_NEED_CHUNKS | HW_NEED_AROUND | HW_NEED_PROFILE;
+	o->needs = HW_NEED_CHUNKS | HW_NEED_AROUND | HW_NEED_PROFILE;
+}
+
+/* A session opened with o; NULL when the library refuses it (a broken
+   core may well be refused).  */
+static inline hw_session *fuzz_open_opts(const struct hw_open_opts *o)
+{
 	hw_session *s = NULL;
-	if (hw_session_open(&o, &s) != HW_OK) {
+	if (hw_session_open(o, &s) != HW_OK) {
 		hw_session_close(s);
 		return NULL;
 	}
 	return s;
+}
+
+/* A session on the core at PATH, opened as every harness does.  */
+static hw_session *fuzz_open(const char *path)
+{
+	struct hw_open_opts o = HW_OPEN_OPTS_INIT;
+	fuzz_opts(&o, path);
+	return fuzz_open_opts(&o);
 }
 
 /* Open the memfd's core and run each command on the one session (as

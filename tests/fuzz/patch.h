@@ -8,7 +8,13 @@
  *   NAME.core    the core (or the file $HW_FUZZ_CORE names)
  *   NAME.ranges  (or $HW_FUZZ_RANGES) where patches may go, one range a
  *                line: "FILEOFF LEN" in hex (0x...), then a comment (what
- *                the range holds); at most MAX_RANGES
+ *                the range holds); at most MAX_RANGES.  A range whose
+ *                comment is the word "phdrs" is the core's program
+ *                header table: a patch there starts on an 8-byte
+ *                boundary, so that it lands on a field (p_offset,
+ *                p_vaddr, p_filesz, p_memsz, ...: all 8-aligned in an
+ *                ELF64 table of 56-byte entries) rather than across two
+ *                of them
  *
  * Input format (anything decodes; what is short is cut):
  *   byte 0       flags: bit 0 = JSON output
@@ -19,6 +25,12 @@
  *     LEN bytes  the new bytes (cut at the range's end)
  * Choosing the range by index gives the small ranges (libc's data, where
  * main_arena and mp_ are) the same weight as a megabyte of heap.
+ *
+ * Patching the memory alone never reaches what the walkers trust the
+ * program headers for: how far a segment goes.  The hangs of round 3
+ * (mallocng's context scan over a p_memsz of 64 TiB, tcmalloc's .bss of
+ * 1 TiB) were found by hand; the "phdrs" range lets the search make
+ * their like, a p_memsz of 2^40 being one dictionary word.
  */
 #ifndef HW_FUZZ_PATCH_H
 #define HW_FUZZ_PATCH_H
@@ -58,6 +70,7 @@ static uint8_t *fuzz_slurp(const char *path, size_t *len)
 
 struct patch_range {
 	uint64_t off, len;
+	bool fields;    /* the program headers: patches 8-byte aligned */
 };
 
 static uint8_t *pristine;    /* the core as set up */
@@ -79,8 +92,10 @@ static void patch_setup(void)
 	char *text = (char *)fuzz_slurp(rpath, &tlen);
 	for (char *line = strtok(text, "\n"); line; line = strtok(NULL, "\n")) {
 		uint64_t off, len;
+		char what[16] = "";
 		if (line[0] == '#' ||
-		    sscanf(line, "%" SCNx64 " %" SCNx64, &off, &len) != 2)
+		    sscanf(line, "%" SCNx64 " %" SCNx64 " %15s", &off, &len,
+			   what) < 2)
 			continue;
 		if (len == 0 || off > pristine_len || len > pristine_len - off)
 			fuzz_die("a range lies outside the core", line);
@@ -88,6 +103,7 @@ static void patch_setup(void)
 			fuzz_die("too many ranges in", rpath);
 		ranges[nranges].off = off;
 		ranges[nranges].len = len;
+		ranges[nranges].fields = !strcmp(what, "phdrs");
 		nranges++;
 	}
 	free(text);
@@ -113,6 +129,8 @@ static size_t patch_apply(const uint8_t *data, size_t size,
 				 (uint32_t)data[i + 3] << 16 |
 				 (uint32_t)data[i + 4] << 24;
 		uint64_t off = off32 % r->len;
+		if (r->fields)
+			off &= ~(uint64_t)7;
 		size_t len = (size_t)(data[i + 5] & 63) + 1;
 		i += 6;
 		if (len > size - i)

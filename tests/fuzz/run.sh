@@ -35,11 +35,29 @@
 #                  gcore writes FUZZDIR/ngtruth1.d/core): the program's
 #                  data and .bss (mallocng's context) and the non-zero
 #                  pages of the anonymous memory (meta areas, groups)
+#                  Every patch harness's .ranges ends with the core's
+#                  program header table ("phdrs": patches there are
+#                  aligned on fields, patch.h), and its dictionary with
+#                  field values no corpus core has (2^40, 2^46, -4096)
 #   fuzz-diffjson  FUZZDIR/fuzz-diffjson.core: cxxgrow1's core, the
 #                  session `diff FILE...` runs on; seeds: what heapwalk
 #                  saves from cxxgrow1's base core (sizes --json, sizes
 #                  --by=type --json, leaks --json, and the three in one
 #                  input cut by NULs); inputs up to 64 KiB
+#   fuzz-unpack    seeds: the slim bins1 core (as fuzz-core's) packed by
+#                  gzip, xz, zstd and lz4 (frame and legacy) without
+#                  their checksums, zstd with and without the content
+#                  size, and gzip, xz and zstd as two frames end to end;
+#                  inputs up to 1 MiB; -timeout 30 (FUZZ_TIMEOUT)
+#   fuzz-layoutcache FUZZDIR/fuzz-layoutcache.core: bins1's core, read
+#                  with the host libc's separate debug info (libc6-dbg);
+#                  the input is the struct layout cache's file for that
+#                  libc (sym/layoutcache.c), a line "debug @" standing for
+#                  this machine's debug line; seeds: the file heapwalk
+#                  keeps (the harness writes it) and variants of it (no
+#                  answers, offsets moved, sizes at and past the bound,
+#                  lines twice, cut, another debug file); inputs up to
+#                  64 KiB; skipped without libc6-dbg
 #   fuzz-heapv2    FUZZDIR/fuzz-heapv2.core: prof1's core, the session
 #                  `prof --base INPUT` runs on; seeds: the profile prof1
 #                  dumped itself (its prof.heap) and variants of it (sample
@@ -49,8 +67,10 @@
 # core's own addresses (ranges, the truth's chunks) as 8-byte words.
 #
 # First every file of tests/fuzz/regress/NAME/ (xz-compressed or not) is
-# replayed: fuzz-core's are cores, fuzz-heapv2's and fuzz-diffjson's
-# base files (inputs as they are); the patch harnesses' are whole patched
+# replayed: fuzz-core's are cores, fuzz-unpack's compressed cores (an
+# xz-compressed one kept as NAME.xz.xz), fuzz-heapv2's and
+# fuzz-diffjson's base files, fuzz-layoutcache's cache files (inputs as
+# they are); the patch harnesses' are whole patched
 # cores (*.core[.xz]), replayed as that harness's core with no patches
 # (HW_FUZZ_SAVE=FILE makes the harness save the core it patched).  Then
 # libFuzzer runs with -timeout=$FUZZ_TIMEOUT (default 10): a crash, a
@@ -217,6 +237,21 @@ nzranges() {
 	' "$1" "$2"
 }
 
+# phdrs CORE: the .ranges line of CORE's program header table (an ELF64
+# core: e_phoff at 32, e_phentsize and e_phnum at 54 and 56), for the
+# patch harnesses to change how far segments go (patch.h: "phdrs").
+phdrs() {
+	perl -e '
+		open(my $fh, "<:raw", $ARGV[0]) or die "$ARGV[0]: $!\n";
+		read($fh, my $h, 64) == 64 or die "$ARGV[0]: short\n";
+		my ($off, $ent, $num) = (unpack("Q<", substr($h, 32, 8)),
+			unpack("v", substr($h, 54, 2)), unpack("v", substr($h, 56, 2)));
+		die "$ARGV[0]: no program headers\n" unless $ent && $num;
+		printf "0x%x 0x%x phdrs (%d program headers)\n",
+			$off, $ent * $num, $num;
+	' "$1"
+}
+
 seeds=$fdir/seeds-$name
 dict=$fdir/$name.dict
 mkdir -p "$seeds" "$corpus" "$fdir/artifacts-$name"
@@ -323,6 +358,7 @@ fuzz-ptmalloc | fuzz-jemalloc | fuzz-jeprof | fuzz-tcmalloc | fuzz-tcheapprof | 
 		ranges "$fdir/$name.core" "$libre" >"$fdir/$name.ranges"
 	fi
 	[ -s "$fdir/$name.ranges" ] || { echo "$me: no ranges in $dir/core" >&2; exit 1; }
+	phdrs "$fdir/$name.core" >>"$fdir/$name.ranges"
 	{
 		echo "# the core's own addresses (tests/fuzz/run.sh)"
 		{
@@ -340,6 +376,18 @@ fuzz-ptmalloc | fuzz-jemalloc | fuzz-jeprof | fuzz-tcmalloc | fuzz-tcheapprof | 
 			awk '$1 == "site" { print $3 }' "$fdir/$name.truth"
 		} | words
 	} >>"$dict"
+	# values a program header field may take that the core never has
+	cat >>"$dict" <<-'EOF'
+	# program header fields (the phdrs range; tests/fuzz/run.sh)
+	phdr_2p40="\x00\x00\x00\x00\x00\x01\x00\x00"
+	phdr_2p46="\x00\x00\x00\x00\x00\x40\x00\x00"
+	phdr_2p63="\x00\x00\x00\x00\x00\x00\x00\x80"
+	phdr_page="\x00\x10\x00\x00\x00\x00\x00\x00"
+	phdr_64k="\x00\x00\x01\x00\x00\x00\x00\x00"
+	phdr_minus_page="\x00\xf0\xff\xff\xff\xff\xff\xff"
+	phdr_load_rw="\x01\x00\x00\x00\x06\x00\x00\x00"
+	phdr_note="\x04\x00\x00\x00\x04\x00\x00\x00"
+	EOF
 	printf '\0' >"$seeds/text"
 	printf '\1' >"$seeds/json"
 	;;
@@ -363,6 +411,82 @@ fuzz-heapv2)
 	# the names the maps give, as the dictionary's
 	sed -n 's|^[0-9a-f]*-[0-9a-f]* .* \(/.*\)$|\1|p' "$heap" | sort -u |
 		while read -r f; do printf '"%s"\n' "${f##*/}"; done >>"$dict"
+	;;
+fuzz-unpack)
+	max_len=$((1 << 20))
+	# a frame of zeros without a bound is refused after seconds (known:
+	# unpack.c bounds what it stores, not the time decoding takes)
+	tmo=${FUZZ_TIMEOUT:-30}
+	core_of bins1 "$CORPUS/bins1"
+	copy_core "$CORPUS/bins1" "$fdir/unpacked.core"
+	rm -f "$fdir/$name.slim"
+	seed "$fdir/$name.slim" "$fdir/unpacked.core"
+	rm -f "$fdir/unpacked.core"
+	slim=$fdir/$name.slim
+	# each packer without its checksum; zstd also with the content size
+	# in the frame (from a file) and without (from a pipe), and two
+	# frames end to end; lz4's legacy format too
+	pack() { # OUT PACKER ARGS...: stdin packed, unless the tool is missing
+		local out=$1 packer=$2
+		shift 2
+		command -v "$packer" >/dev/null || return 0
+		"$packer" "$@" >"$seeds/$out.tmp" && mv -f "$seeds/$out.tmp" "$seeds/$out"
+	}
+	pack bins1.gz gzip -c <"$slim"
+	pack bins1.xz xz -c --check=none <"$slim"
+	pack bins1.zst zstd -q -c --no-check <"$slim"
+	pack bins1-size.zst zstd -q -c --no-check "$slim"
+	pack bins1.lz4 lz4 -q -c --no-frame-crc <"$slim"
+	pack bins1-legacy.lz4 lz4 -q -c -l <"$slim"
+	head -c 65536 "$slim" >"$fdir/$name.head"
+	tail -c +65537 "$slim" >"$fdir/$name.tail"
+	for z in gzip:gz zstd:zst xz:xz; do
+		packer=${z%%:*}
+		command -v "$packer" >/dev/null || continue
+		{ "$packer" -c <"$fdir/$name.head"; "$packer" -c <"$fdir/$name.tail"; } \
+			>"$seeds/bins1-2frames.${z#*:}"
+	done
+	rm -f "$fdir/$name.head" "$fdir/$name.tail"
+	;;
+fuzz-layoutcache)
+	# 64 KiB: the most the library reads of a cache file
+	max_len=65536
+	dir=$CORPUS/bins1
+	core_of bins1 "$dir"
+	copy_core "$dir" "$fdir/$name.core"
+	# the file heapwalk keeps for bins1's libc, its debug line "debug @"
+	rc=0
+	HW_FUZZ_WRITE_SEEDS=$seeds "$bin" >&2 || rc=$?
+	case $rc in
+	0) ;;
+	77) skip "no struct layouts kept for bins1's libc (libc6-dbg missing?)" ;;
+	*) echo "$me: $name could not write its seeds" >&2; exit 1 ;;
+	esac
+	real=$seeds/real
+	# every answer "not found"; every offset a word further (still
+	# below its sizeof); sizes at the bound (1 MiB) and past it; the
+	# answers in reverse order under the same requests; each line twice,
+	# the second's offsets another struct's; the first two lines alone;
+	# cut inside a line; another debug file (voids them all); the
+	# requests at another address (NEAR)
+	sed 's/ = .*/ = none/' "$real" >"$seeds/none"
+	perl -pe 'if (/^(\S+ \S+ \S+ = )(\d+)((?: -?\d+)+)$/) {
+		my ($k, $sz, @o) = ($1, $2, split " ", $3);
+		$_ = $k . join(" ", $sz, map { $_ >= 0 && $_ + 8 < $sz ? $_ + 8 : $_ } @o) . "\n" }' \
+		"$real" >"$seeds/shifted"
+	perl -pe 's/^(\S+ \S+ \S+ = )\d+/${1}1048576/' "$real" >"$seeds/size-max"
+	perl -pe 's/^(\S+ \S+ \S+ = )\d+/${1}1048577/' "$real" >"$seeds/size-past"
+	perl -pe 'if (/^(\S+ \S+ \S+ = )(\d+)((?: -?\d+)+)$/) {
+		my ($k, $sz, @o) = ($1, $2, split " ", $3);
+		$_ = $k . join(" ", $sz, reverse @o) . "\n" }' "$real" >"$seeds/reversed"
+	awk 'NR <= 2 { print; next } { print; l[NR] = $0 }
+		END { for (i in l) { split(l[i], w, " = "); print w[1] " = 8 0 -1 0 -1 0 -1 0 -1 0 -1 0 -1 0 -1 0 -1 0 -1 0 -1 0 -1 0 -1" } }' \
+		"$real" >"$seeds/twice"
+	sed -n 1,3p "$real" >"$seeds/first"
+	head -c "$(($(wc -c <"$real") * 2 / 3))" "$real" >"$seeds/cut"
+	sed 's|^debug @$|debug /nonexistent/libc.so.6.debug 1 1.000000000 1|' \
+		"$real" >"$seeds/other-debug"
+	sed 's/^\(\S*\) [0-9a-f]* /\1 1000 /' "$real" >"$seeds/near"
 	;;
 fuzz-diffjson)
 	max_len=65536
@@ -395,12 +519,14 @@ if [ -d "$regress" ] && [ -n "$(ls -A "$regress")" ]; then
 	done
 	# replaying a patched core: a range for the harness to accept, unused
 	case $name in
-	fuzz-core | fuzz-heapv2 | fuzz-diffjson) ;;
+	fuzz-core | fuzz-unpack | fuzz-heapv2 | fuzz-diffjson | fuzz-layoutcache) ;;
 	*) echo "0x0 0x1 (no patches)" >"$fdir/$name.ranges.whole" ;;
 	esac
-	# base files: all in one run, the core being read once (libFuzzer
-	# names each file as it runs it: the log says which one failed)
-	if [ "$name" = fuzz-heapv2 ] || [ "$name" = fuzz-diffjson ]; then
+	# base and cache files: all in one run, the core being read once
+	# (libFuzzer names each file as it runs it: the log says which one
+	# failed)
+	if [ "$name" = fuzz-heapv2 ] || [ "$name" = fuzz-diffjson ] ||
+		[ "$name" = fuzz-layoutcache ]; then
 		rc=0
 		"$bin" -timeout="$tmo" "$rdir"/* >"$rdir.log" 2>&1 || rc=$?
 		if [ $rc != 0 ]; then
@@ -411,7 +537,7 @@ if [ -d "$regress" ] && [ -n "$(ls -A "$regress")" ]; then
 	else
 		for f in "$rdir"/*; do
 			rc=0
-			if [ "$name" = fuzz-core ]; then
+			if [ "$name" = fuzz-core ] || [ "$name" = fuzz-unpack ]; then
 				"$bin" -timeout="$tmo" "$f" >"$f.log" 2>&1 || rc=$?
 			else
 				# the patched core as the core, no patches, text then
