@@ -180,8 +180,8 @@ damaged "(not a number)" '/^heap_info /s/ = \([0-9]*\) / = x\1 /'
 damaged "(an offset too few)" '/^heap_info /s/ [0-9-]*$//'
 damaged "(another magic)" '1s/layouts 1/layouts 2/'
 
-# Answers that parse but are wrong (malloc_state's top and
-# last_remainder swapped): they disagree with glibc 2.36's layout, so
+# Answers that parse but are wrong (malloc_state's fastbinsY and top
+# swapped): they disagree with glibc 2.36's layout, so
 # the debug file is read again; the summary is the right one, says the
 # cache was wrong, and the file is made anew.
 cp "$good" "$host_file"
