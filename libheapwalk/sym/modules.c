@@ -543,6 +543,25 @@ static void check_pid_exe(struct hw_syms *s, int pid)
 		s->proc_exe = strdup(target);
 }
 
+/* path opened as an ELF file for libdwfl's find_elf: its fd, with
+   *file_name and *elfp set; -1 (nothing changed) when it cannot be.  */
+static int hand_over(const char *path, char **file_name, Elf **elfp)
+{
+	int fd = hw_open_regular(path);
+	Elf *elf = fd >= 0 ? elf_begin(fd, ELF_C_READ_MMAP, NULL) : NULL;
+	char *name = elf ? strdup(path) : NULL;
+	if (name == NULL) {
+		elf_end(elf);
+		if (fd >= 0)
+			close(fd);
+		return -1;
+	}
+	free(*file_name);
+	*file_name = name;
+	*elfp = elf;
+	return fd;
+}
+
 /* libdwfl's /proc reader, but the executable's module from --exe.  */
 static int pid_find_elf(Dwfl_Module *mod, void **userdata,
 			const char *modname, Dwarf_Addr base,
@@ -551,18 +570,9 @@ static int pid_find_elf(Dwfl_Module *mod, void **userdata,
 	struct hw_syms *s = userdata != NULL ? *userdata : NULL;
 	if (s != NULL && s->proc_exe != NULL && modname != NULL &&
 	    strcmp(modname, s->proc_exe) == 0) {
-		int fd = hw_open_regular(s->exe);
-		Elf *elf = fd >= 0 ? elf_begin(fd, ELF_C_READ_MMAP, NULL) : NULL;
-		char *name = elf ? strdup(s->exe) : NULL;
-		if (name != NULL) {
-			free(*file_name);
-			*file_name = name;
-			*elfp = elf;
-			return fd;
-		}
-		elf_end(elf);
+		int fd = hand_over(s->exe, file_name, elfp);
 		if (fd >= 0)
-			close(fd);
+			return fd;
 	}
 	/* /proc/PID/maps writes a newline in a path as "\012", and libdwfl
 	   takes the name as it reads it: the file is then never found.  */
@@ -578,18 +588,9 @@ static int pid_find_elf(Dwfl_Module *mod, void **userdata,
 				real[n++] = *c;
 			}
 		real[n] = '\0';
-		int fd = hw_open_regular(real);
-		Elf *elf = fd >= 0 ? elf_begin(fd, ELF_C_READ_MMAP, NULL) : NULL;
-		char *name = elf ? strdup(real) : NULL;
-		if (name != NULL) {
-			free(*file_name);
-			*file_name = name;
-			*elfp = elf;
-			return fd;
-		}
-		elf_end(elf);
+		int fd = hand_over(real, file_name, elfp);
 		if (fd >= 0)
-			close(fd);
+			return fd;
 	}
 	return dwfl_linux_proc_find_elf(mod, userdata, modname, base,
 					file_name, elfp);
