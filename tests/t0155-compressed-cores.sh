@@ -251,21 +251,28 @@ bad_input "$T/c32.zst" "32-bit"
 patch_core "$T/far" 32 'Q<' $((8 << 20))        # e_phoff
 zstd -q -c "$T/far" >"$T/far.zst"
 bad_input "$T/far.zst" "program headers are not in its first MiB"
+# stretch_last_load OUT BYTES: a copy of the plain core at OUT whose last
+# PT_LOAD reaches BYTES past the core's end (p_filesz = p_memsz), for
+# data appended after it.
+stretch_last_load() {
+	cp "$plain" "$1"
+	perl -e '
+		open my $f, "+<", $ARGV[0] or die;
+		local $/; my $c = <$f>;
+		my ($phoff) = unpack("Q<", substr($c, 32, 8));
+		my ($phnum) = unpack("v", substr($c, 56, 2));
+		my $last;
+		for my $i (0 .. $phnum - 1) {
+			$last = $phoff + 56 * $i if unpack("V", substr($c, $phoff + 56 * $i, 4)) == 1;
+		}
+		my ($off) = unpack("Q<", substr($c, $last + 8, 8));
+		my $fs = length($c) - $off + $ARGV[1];
+		seek $f, $last + 32, 0;
+		print $f pack("Q<Q<", $fs, $fs);' "$1" "$2"
+}
 # Data past --cache-max: the last PT_LOAD made to reach 96 MiB of random
 # bytes appended to the core.
-perl -e '
-	open my $f, "+<", $ARGV[0] or die;
-	local $/; my $c = <$f>;
-	my ($phoff) = unpack("Q<", substr($c, 32, 8));
-	my ($phnum) = unpack("v", substr($c, 56, 2));
-	my $last;
-	for my $i (0 .. $phnum - 1) {
-		$last = $phoff + 56 * $i if unpack("V", substr($c, $phoff + 56 * $i, 4)) == 1;
-	}
-	my ($off) = unpack("Q<", substr($c, $last + 8, 8));
-	my $fs = length($c) - $off + $ARGV[1];
-	seek $f, $last + 32, 0;
-	print $f pack("Q<Q<", $fs, $fs);' "$(cp "$plain" "$T/fat" && echo "$T/fat")" $((96 << 20))
+stretch_last_load "$T/fat" $((96 << 20))
 { cat "$T/fat"; "$(tool prng)" 1552 $((96 << 20)); } | zstd -q -1 -c >"$T/fat.zst"
 rm -f "$T/fat"
 hw "$T/out" "$T/err" --cache-max 32M "$T/fat.zst" summary
@@ -278,19 +285,7 @@ rm -f "$T/fat.zst"
 # last PT_LOAD made to reach them) packs into well under a MiB, more
 # data than 256 times its size or 256 MiB: refused before the memfd
 # holds more; with --unpack-max it is read.
-perl -e '
-	open my $f, "+<", $ARGV[0] or die;
-	local $/; my $c = <$f>;
-	my ($phoff) = unpack("Q<", substr($c, 32, 8));
-	my ($phnum) = unpack("v", substr($c, 56, 2));
-	my $last;
-	for my $i (0 .. $phnum - 1) {
-		$last = $phoff + 56 * $i if unpack("V", substr($c, $phoff + 56 * $i, 4)) == 1;
-	}
-	my ($off) = unpack("Q<", substr($c, $last + 8, 8));
-	my $fs = length($c) - $off + $ARGV[1];
-	seek $f, $last + 32, 0;
-	print $f pack("Q<Q<", $fs, $fs);' "$(cp "$plain" "$T/fat" && echo "$T/fat")" $((320 << 20))
+stretch_last_load "$T/fat" $((320 << 20))
 { cat "$T/fat"; head -c $((320 << 20)) /dev/zero | tr '\0' A; } | zstd -q -3 -c >"$T/fat.zst"
 rm -f "$T/fat"
 (($(stat -c %s "$T/fat.zst") < (2 << 20))) || fail "fat.zst is not small: $(stat -c %s "$T/fat.zst")"
