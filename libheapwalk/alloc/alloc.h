@@ -50,6 +50,14 @@ enum hw_where {
 	HW_WHERE_GROUP,     /* used slot of a group */
 	HW_WHERE_AVAIL,     /* free slot, ready to be handed out */
 	HW_WHERE_FREED,     /* free slot, freed (or never used) */
+	/* mimalloc */
+	HW_WHERE_MI_PAGE,   /* used block of a page */
+	HW_WHERE_MI_HUGE,   /* used, a huge segment's one block */
+	HW_WHERE_MI_FREE,   /* free, on its page's free list */
+	HW_WHERE_MI_LOCAL,  /* free, on its page's local_free list */
+	HW_WHERE_MI_THREAD, /* free, freed by another thread (xthread_free,
+			       or its heap's delayed list) */
+	HW_WHERE_MI_RESERVED, /* a page's memory not yet made blocks */
 	HW_WHERE_COUNT
 };
 
@@ -402,6 +410,7 @@ extern const struct hw_allocator_ops hw_ptmalloc_ops;
 extern const struct hw_allocator_ops hw_jemalloc_ops;
 extern const struct hw_allocator_ops hw_tcmalloc_ops;
 extern const struct hw_allocator_ops hw_mallocng_ops;
+extern const struct hw_allocator_ops hw_mimalloc_ops;
 
 /* The walks, as analyses and reports start them: each counts in the
    session's work (hw_session_work), so that what a command takes can be

@@ -65,6 +65,18 @@
 	  "#a0cbe8", "free slot, ready to hand out") \
 	X(HW_WHERE_FREED, "freed", FREE, NONE, SLOT, \
 	  "#edc948", "free slot, freed or never used") \
+	X(HW_WHERE_MI_PAGE, "page", IN_USE, NONE, SLOT, \
+	  "#4e79a7", "in use, a block of a page") \
+	X(HW_WHERE_MI_HUGE, "huge", IN_USE, NONE, MMAPPED, \
+	  "#9c755f", "in use, a huge segment's block") \
+	X(HW_WHERE_MI_FREE, "page-free", FREE, NONE, SLOT, \
+	  "#a0cbe8", "free, on its page's free list") \
+	X(HW_WHERE_MI_LOCAL, "local-free", FREE, NONE, SLOT, \
+	  "#edc948", "free, on its page's local list") \
+	X(HW_WHERE_MI_THREAD, "thread-free", FREE, NONE, SLOT, \
+	  "#f28e2b", "free, freed by another thread") \
+	X(HW_WHERE_MI_RESERVED, "page-reserved", RESERVE, DIRTY, 0, \
+	  "#ff9da7", "page memory not yet made blocks") \
 	X(HW_WHERE_COUNT, "?", UNKNOWN, NONE, 0, \
 	  "#000000", "state not known")
 

@@ -56,6 +56,17 @@ static const struct em_field TC_COLS[] = {
 	{ .key = "returned", .label = "returned", .width = 10,
 	  .form = EM_T_HUMAN },
 };
+/* mimalloc's are the slices of its segments no page holds, committed
+   or not, and what of each page is not made blocks yet (counted with
+   the committed slices: pages mapped, touched or not).  (The columns
+   come in the places' order: retained before page-reserved.)  */
+static const struct em_field MI_COLS[] = {
+	FRAG_FREE_COLS, FRAG_SCATTER_COLS,
+	{ .key = "decommitted", .label = "decommit", .width = 10,
+	  .form = EM_T_HUMAN },
+	{ .key = "unused", .label = "unused", .width = 10,
+	  .form = EM_T_HUMAN },
+};
 /* mallocng keeps none: a group wholly free is given back; and it has
    no thread caches.  */
 static const struct em_field NG_COLS[] = {
@@ -67,6 +78,8 @@ static const struct em_table JE_TABLE = {
 	.cols = JE_COLS, .ncols = NCOLS(JE_COLS) };
 static const struct em_table TC_TABLE = {
 	.cols = TC_COLS, .ncols = NCOLS(TC_COLS) };
+static const struct em_table MI_TABLE = {
+	.cols = MI_COLS, .ncols = NCOLS(MI_COLS) };
 static const struct em_table NG_TABLE = {
 	.cols = NG_COLS, .ncols = NCOLS(NG_COLS) };
 
@@ -114,6 +127,16 @@ static const struct frag_view VIEWS[] = {
 	  .reserves_are = "page heap: free spans tcmalloc keeps mapped;  "
 			  "returned: free spans given back to the system (no "
 			  "memory behind them)",
+	  .slabs_note = SLAB_FRAG ")" },
+	{ .reserves = HW_PLACE_BIT(HW_WHERE_MI_RESERVED) |
+		      HW_PLACE_BIT(HW_WHERE_RETAINED),
+	  .table = &MI_TABLE, .no_caches = true,
+	  .free_is = "blocks on their pages' free, local_free and "
+		     "thread-free lists: summary's free",
+	  .reserves_are = "decommit: free slices of segments given back to "
+			  "the system (no memory behind them);  unused: "
+			  "free slices still committed, and the part of "
+			  "each page not yet made blocks",
 	  .slabs_note = SLAB_FRAG ")" },
 	{ .reserves = 0, .table = &NG_TABLE,
 	  .free_is = "free slots of groups, avail or freed: summary's "

@@ -286,6 +286,7 @@ static const struct hw_allocator_ops *const allocators[] = {
 	&hw_tcmalloc_ops,
 	&hw_ptmalloc_ops,
 	&hw_mallocng_ops,
+	&hw_mimalloc_ops,
 };
 #define NALLOCATORS (sizeof allocators / sizeof allocators[0])
 

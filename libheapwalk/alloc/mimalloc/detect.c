@@ -1,0 +1,236 @@
+/* detect.c - mimalloc found by its segments, with or without symbols.
+ *
+ * A stripped libmimalloc exports only its API, and a copy built into a
+ * program (static, or CPython's) exports nothing; but every segment
+ * mimalloc takes from the system is aligned to its size and begins with
+ * a header that vouches for itself: its cookie is the main heap's cookie
+ * XOR the segment's address, and its slice entries chain from the header
+ * slices to the last entry.  So every address aligned so in the
+ * target's anonymous memory is tried under each known layout; the
+ * layout and cookie most segments agree on win, and where the main heap
+ * turns out to be (the heap whose cookie it is) names the file mimalloc
+ * lives in.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../module.h"
+#include "mimalloc.h"
+
+/* No process has more segments than this (2^20 of 32 MiB: 32 TiB).  */
+#define MAX_SEGMENTS (1u << 20)
+
+/* A segment candidate: where, of which layout and key.  */
+struct cand {
+	uint64_t addr, size, key;
+	unsigned layout;
+};
+
+struct cands {
+	struct cand *v;
+	size_t n, cap;
+};
+
+static uint64_t get(const uint8_t *p, unsigned off, unsigned width)
+{
+	uint64_t v = 0;
+	if (width == 8)
+		memcpy(&v, p + off, 8);
+	else if (width == 4) {
+		uint32_t w;
+		memcpy(&w, p + off, 4);
+		v = w;
+	} else if (width == 2) {
+		uint16_t w;
+		memcpy(&w, p + off, 2);
+		v = w;
+	} else
+		v = p[off];
+	return v;
+}
+
+/* Is there a segment of layout L at a?  Its size and key (cookie XOR
+   address) when so.  The header's counts must be in range and its
+   slice entries must chain, run after run, from the header's own slices
+   to the last entry: a test that random data or another layout's
+   segment passes with no real chance.  */
+static bool segment_at(struct hw_target *t, const struct mi_layout *L,
+		       uint64_t a, uint8_t *buf, uint64_t *size,
+		       uint64_t *key)
+{
+	if (!hw_read(t, a, buf, L->seg_slices))
+		return false;
+	uint64_t kind = get(buf, L->seg_kind, 4);
+	uint64_t entries = get(buf, L->seg_slice_entries, 8);
+	uint64_t info = get(buf, L->seg_info_slices, 8);
+	uint64_t slices = get(buf, L->seg_segment_slices, 8);
+	uint64_t used = get(buf, L->seg_used, 8);
+	uint64_t abandoned = get(buf, L->seg_abandoned, 8);
+	uint64_t cookie = get(buf, L->seg_cookie, 8);
+	if (kind > MI_SEGMENT_HUGE || !cookie || !info || info >= entries ||
+	    entries > L->slices_per_segment || slices < entries ||
+	    entries != (slices < L->slices_per_segment ? slices
+						        : L->slices_per_segment) ||
+	    (kind == MI_SEGMENT_NORMAL && slices != L->slices_per_segment) ||
+	    slices > (1ull << (44 - L->slice_shift)) || used > entries ||
+	    abandoned > used)
+		return false;
+	uint8_t *sl = buf + L->seg_slices;
+	if (!hw_read(t, a + L->seg_slices, sl, entries * L->page_size))
+		return false;
+	uint64_t i = 0;
+	while (i < entries) {
+		const uint8_t *p = sl + i * L->page_size;
+		uint64_t count = get(p, L->page_slice_count, 4);
+		if (!count || get(p, L->page_slice_offset, 4) ||
+		    (i == 0 && count != info))
+			return false;
+		i += count;
+	}
+	/* (A huge segment's one page may run past the entries.)  */
+	if (i != entries && kind != MI_SEGMENT_HUGE)
+		return false;
+	*size = slices << L->slice_shift;
+	*key = cookie ^ a;
+	return true;
+}
+
+static bool add_cand(struct cands *c, struct cand x)
+{
+	if (c->n == c->cap) {
+		size_t cap = c->cap ? 2 * c->cap : 64;
+		struct cand *v = realloc(c->v, cap * sizeof *v);
+		if (!v)
+			return false;
+		c->v = v;
+		c->cap = cap;
+	}
+	c->v[c->n++] = x;
+	return true;
+}
+
+/* Try every aligned address of the anonymous mappings under every
+   layout.  A segment found is passed over whole (a huge one's blocks
+   cross later alignments).  */
+static bool scan(struct mi_state *mi, struct cands *c)
+{
+	struct hw_target *t = mi->t;
+	unsigned nl;
+	const struct mi_layout *ls = mi_layouts(&nl);
+	size_t room = 0;
+	for (unsigned k = 0; k < nl; k++) {
+		size_t need = ls[k].seg_slices +
+			      (size_t)ls[k].slices_per_segment * ls[k].page_size;
+		if (need > room)
+			room = need;
+	}
+	uint8_t *buf = malloc(room);
+	if (!buf)
+		return false;
+	bool ok = true;
+	for (size_t ri = 0; ri < t->nregions && ok; ri++) {
+		const struct hw_region *r = &t->regions[ri];
+		if (r->file >= 0)
+			continue;
+		for (unsigned k = 0; k < nl && ok; k++) {
+			const struct mi_layout *L = &ls[k];
+			uint64_t align = 1ull << L->segment_shift;
+			uint64_t a = (r->start + align - 1) & ~(align - 1);
+			while (a >= r->start && a < r->end && ok &&
+			       c->n < MAX_SEGMENTS) {
+				uint64_t size, key;
+				if (!segment_at(t, L, a, buf, &size, &key)) {
+					a += align;
+					continue;
+				}
+				ok = add_cand(c, (struct cand){ a, size, key, k });
+				a += (size + align - 1) & ~(align - 1);
+			}
+		}
+	}
+	free(buf);
+	return ok;
+}
+
+static int by_addr(const void *x, const void *y)
+{
+	const struct cand *a = x, *b = y;
+	return a->addr < b->addr ? -1 : a->addr > b->addr;
+}
+
+enum hw_status mi_find_segments(struct mi_state *mi)
+{
+	struct cands c = { 0 };
+	if (!scan(mi, &c)) {
+		free(c.v);
+		return hw_error(mi->s, HW_NO_ALLOCATOR, "out of memory");
+	}
+	if (!c.n) {
+		free(c.v);
+		return HW_NO_ALLOCATOR;
+	}
+	/* The layout and key most segments share (the first on a tie:
+	   layouts newest first).  */
+	size_t best = 0, best_n = 0;
+	for (size_t i = 0; i < c.n; i++) {
+		size_t n = 0;
+		for (size_t k = 0; k < c.n; k++)
+			n += c.v[k].layout == c.v[i].layout &&
+			     c.v[k].key == c.v[i].key;
+		if (n > best_n || (n == best_n &&
+				   c.v[i].layout < c.v[best].layout)) {
+			best = i;
+			best_n = n;
+		}
+	}
+	unsigned nl;
+	mi->L = &mi_layouts(&nl)[c.v[best].layout];
+	mi->key = c.v[best].key;
+	mi->segments = calloc(best_n, sizeof *mi->segments);
+	if (!mi->segments) {
+		free(c.v);
+		return hw_error(mi->s, HW_NO_ALLOCATOR, "out of memory");
+	}
+	qsort(c.v, c.n, sizeof *c.v, by_addr);
+	for (size_t i = 0; i < c.n; i++) {
+		if (c.v[i].layout != c.v[best].layout ||
+		    c.v[i].key != mi->key) {
+			/* Another layout's shape at the same address is the
+			   same segment misread, not another one.  */
+			mi->rejected += c.v[i].layout == c.v[best].layout;
+			continue;
+		}
+		struct mi_segment *sg = &mi->segments[mi->nsegments++];
+		sg->addr = c.v[i].addr;
+		sg->size = c.v[i].size;
+		mi->held += sg->size;
+	}
+	free(c.v);
+	mi->how = "their shape: headers at 32 MiB boundaries whose cookies "
+		  "all give one main-heap key";
+	return HW_OK;
+}
+
+/* A file whose name says it is mimalloc's library.  */
+static const char *mimalloc_file(const struct hw_target *t)
+{
+	for (size_t i = 0; i < t->nfiles; i++)
+		if (!strncmp(hw_base_name(t->files[i].path), "libmimalloc", 11))
+			return t->files[i].path;
+	return NULL;
+}
+
+bool hw_mimalloc_recognise(struct hw_session *s, char *why, size_t len)
+{
+	struct hw_target *t = s->target;
+	const char *lib = mimalloc_file(t);
+	if (!lib)
+		return false;
+	snprintf(why, len, "'%s': mimalloc's library is mapped (%s), but no "
+		 "segment of a mimalloc release heapwalk knows (2.0.x) is in "
+		 "the %s: the program had not allocated yet, its segments "
+		 "are not in it, or its mimalloc is another release",
+		 t->path ? t->path : "target", lib, hw_target_noun(t));
+	return true;
+}

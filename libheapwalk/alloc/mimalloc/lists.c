@@ -1,0 +1,159 @@
+/* lists.c - which of its page's lists holds each free mimalloc block,
+ * two bits a block, read once when the allocator is opened.
+ *
+ * A page's free, local_free and xthread_free lists run through its own
+ * blocks; the blocks other threads freed into a full page wait on the
+ * owning heap's thread_delayed_free list instead.  In a build that
+ * encodes its free lists (MI_SECURE >= 3, or a debug build) each next
+ * word is ((p ^ k1) <<< k0) + k0 with the page's keys (the heap's for
+ * the delayed list), and a list ends at the page's (heap's) own address
+ * rather than NULL; the heads are plain.
+ *
+ * Every entry must be a block of its page below its capacity that no
+ * list holds yet; a list ends where one is not (a finding at the block
+ * that points there), so a damaged list costs only its tail.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "mimalloc.h"
+
+static uint64_t rotr(uint64_t x, uint64_t n)
+{
+	n &= 63;
+	return n ? x >> n | x << (64 - n) : x;
+}
+
+uint64_t mi_decode_next(const struct mi_state *mi, uint64_t word,
+			uint64_t null, const uint64_t keys[2])
+{
+	if (!mi->L->encoded)
+		return word;
+	uint64_t p = rotr(word - keys[0], keys[0]) ^ keys[1];
+	return p == null ? 0 : p;
+}
+
+static void set_list(struct mi_state *mi, uint64_t index, enum mi_list l)
+{
+	unsigned sh = (unsigned)(index & 3) * 2;
+	mi->lists[index >> 2] = (uint8_t)((mi->lists[index >> 2] &
+					   ~(3u << sh)) | (unsigned)l << sh);
+}
+
+static const char *const list_names[] = {
+	[MI_ON_FREE] = "free", [MI_ON_LOCAL] = "local_free",
+	[MI_ON_THREAD] = "xthread_free",
+};
+
+/* The index of block b of page pg, or false when b is none of its
+   blocks below its capacity.  */
+static bool block_index(const struct mi_page *pg, uint64_t b, uint64_t *i)
+{
+	if (b < pg->start || (b - pg->start) % pg->block_size)
+		return false;
+	*i = (b - pg->start) / pg->block_size;
+	return *i < pg->capacity;
+}
+
+/* Follow page pg's list `l` from head, marking its blocks; how many.  */
+static uint32_t follow(struct mi_state *mi, struct mi_page *pg, uint64_t head,
+		       enum mi_list l)
+{
+	uint64_t b = head, from = pg->meta, i;
+	uint32_t n = 0;
+	while (b) {
+		if (!block_index(pg, b, &i)) {
+			hw_finding(mi->s, from, "mimalloc page 0x%llx: its %s "
+				   "list leaves the page: 0x%llx is none of its "
+				   "%u blocks of %llu bytes",
+				   (unsigned long long)pg->area, list_names[l],
+				   (unsigned long long)b, pg->capacity,
+				   (unsigned long long)pg->block_size);
+			pg->lists_bad = true;
+			break;
+		}
+		if (mi_block_list(mi, pg->states + i) != MI_IN_USE) {
+			hw_finding(mi->s, from, "mimalloc page 0x%llx: its %s "
+				   "list comes back to block 0x%llx, already "
+				   "on its %s list (a cycle, or a block freed "
+				   "twice)", (unsigned long long)pg->area,
+				   list_names[l], (unsigned long long)b,
+				   list_names[mi_block_list(mi, pg->states + i)]);
+			pg->lists_bad = true;
+			break;
+		}
+		set_list(mi, pg->states + i, l);
+		n++;
+		uint64_t w;
+		if (!hw_read_u64(mi->t, b, &w)) {
+			hw_partial(mi->s, b, "mimalloc page 0x%llx: block 0x%llx "
+				   "of its %s list is not in the core",
+				   (unsigned long long)pg->area,
+				   (unsigned long long)b, list_names[l]);
+			pg->lists_bad = true;
+			break;
+		}
+		from = b;
+		b = mi_decode_next(mi, w, pg->meta, pg->keys);
+	}
+	return n;
+}
+
+/* Heap h's delayed list: blocks of its pages that other threads freed.  */
+static void follow_delayed(struct mi_state *mi, struct mi_heap *h)
+{
+	uint64_t b = h->delayed, from = h->addr, i;
+	while (b) {
+		uint32_t pi = mi_page_of(mi, b);
+		struct mi_page *pg = pi == MI_NONE ? NULL : &mi->pages[pi];
+		if (!pg || pg->heap != h->addr || !block_index(pg, b, &i) ||
+		    mi_block_list(mi, pg->states + i) != MI_IN_USE) {
+			hw_finding(mi->s, from, "mimalloc heap 0x%llx: its "
+				   "delayed-free list reaches 0x%llx, %s",
+				   (unsigned long long)h->addr,
+				   (unsigned long long)b,
+				   !pg ? "in no page"
+				   : pg->heap != h->addr ? "a block of another "
+							  "heap's page"
+				   : !block_index(pg, b, &i)
+					   ? "none of its page's blocks"
+					   : "a block already on a list");
+			break;
+		}
+		set_list(mi, pg->states + i, MI_ON_THREAD);
+		pg->nthread++;
+		h->ndelayed++;
+		uint64_t w;
+		if (!hw_read_u64(mi->t, b, &w)) {
+			hw_partial(mi->s, b, "mimalloc heap 0x%llx: block 0x%llx "
+				   "of its delayed-free list is not in the "
+				   "core", (unsigned long long)h->addr,
+				   (unsigned long long)b);
+			break;
+		}
+		from = b;
+		b = mi_decode_next(mi, w, h->addr, h->keys);
+	}
+}
+
+enum hw_status mi_read_lists(struct mi_state *mi)
+{
+	uint64_t n = 0;
+	for (uint32_t i = 0; i < mi->npages; i++) {
+		mi->pages[i].states = n;
+		n += mi->pages[i].capacity;
+	}
+	mi->nblocks = n;
+	mi->lists = calloc(n / 4 + 1, 1);
+	if (!mi->lists)
+		return hw_error(mi->s, HW_NO_ALLOCATOR, "out of memory");
+	for (uint32_t i = 0; i < mi->npages; i++) {
+		struct mi_page *pg = &mi->pages[i];
+		pg->nfree = follow(mi, pg, pg->free, MI_ON_FREE);
+		pg->nlocal = follow(mi, pg, pg->local_free, MI_ON_LOCAL);
+		pg->nthread = follow(mi, pg, pg->thread_free, MI_ON_THREAD);
+	}
+	for (uint32_t k = 0; k < mi->nheaps; k++)
+		follow_delayed(mi, &mi->heaps[k]);
+	return HW_OK;
+}

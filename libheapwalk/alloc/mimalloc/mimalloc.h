@@ -1,0 +1,174 @@
+/* mimalloc.h - Microsoft's mimalloc 2.x (segments) behind the allocator
+ * interface (doc/design/mimalloc.md has every layout and where it was
+ * read).
+ *
+ * mimalloc takes memory from the system in segments aligned to their
+ * size (32 MiB in 2.x); a segment begins with its header, then an array
+ * of slice entries, one per 64 KiB slice.  A run of slices is either a
+ * page (its first entry is the page's mi_page_t: block size, capacity,
+ * three free lists) or a free span.  Every block of a page is in use
+ * unless one of its lists holds it:
+ *
+ *   free        blocks malloc hands out next
+ *   local_free  blocks the owning thread freed
+ *   xthread_free (low 2 bits are flags)  blocks other threads freed
+ *   the owning heap's thread_delayed_free  the same, for a full page
+ *
+ * Opening finds every segment by its shape (detect.c: aligned, its
+ * cookie the main heap's cookie XOR its address), reads its pages once
+ * (segments.c) and every block's list into two bits a block (lists.c);
+ * a walk then gives the blocks page by page, in address order (walk.c).
+ */
+#ifndef HW_MIMALLOC_H
+#define HW_MIMALLOC_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "../../target/target.h"
+#include "../alloc.h"
+#include "layout.h"
+
+#define MI_NONE UINT32_MAX
+/* mi_segment_kind_t.  */
+#define MI_SEGMENT_NORMAL 0
+#define MI_SEGMENT_HUGE 1
+
+/* Where a block of a page is: two bits a block in mi_state.lists.  */
+enum mi_list {
+	MI_IN_USE,
+	MI_ON_FREE,               /* the page's free list */
+	MI_ON_LOCAL,              /* its local_free list */
+	MI_ON_THREAD,             /* xthread_free, or its heap's delayed list */
+};
+
+/* One page (a run of slices with blocks), or a free span of slices
+   (block_size 0: no blocks, no heap).  */
+struct mi_page {
+	uint64_t meta;            /* its mi_page_t: the run's first slice */
+	uint64_t area;            /* its slices' memory: [area, end) */
+	uint64_t start;           /* its first block */
+	uint64_t end;
+	uint64_t block_size;
+	uint64_t heap;            /* xheap: its heap, 0 when abandoned */
+	uint64_t free, local_free, thread_free;  /* list heads, decoded */
+	uint64_t keys[2];         /* encoded builds: the page's keys */
+	uint64_t states;          /* its first block's index in lists[] */
+	uint32_t capacity, reserved, used;
+	uint32_t segment;         /* index in mi_state.segments */
+	int32_t heap_index;       /* in mi_state.heaps; -1: none (abandoned) */
+	uint16_t bin;             /* its size class */
+	uint8_t flags;            /* in_full (1), has_aligned (2) */
+	uint8_t delayed;          /* xthread_free's low two bits */
+	uint32_t nfree, nlocal, nthread;  /* blocks on each list */
+	bool lists_bad;           /* a list of it was damaged */
+};
+
+/* One segment.  */
+struct mi_segment {
+	uint64_t addr, size;      /* [addr, addr + size) */
+	uint64_t info_size;       /* its header and slice array */
+	uint64_t thread_id;       /* its owner's; 0: abandoned */
+	int32_t heap_index;       /* its owner's backing heap, or -1 */
+	/* Its pages and free spans: mi_state.pages from first_page on;
+	   npages of them pages.  */
+	uint32_t first_page, npages;
+	uint32_t used, abandoned; /* its own counts of pages */
+	uint8_t kind;
+	/* Free spans: slices of no page, and how many are committed
+	   (by the commit mask).  */
+	uint32_t free_slices;
+	uint64_t commit[8];       /* the commit mask: a bit a slice */
+};
+
+/* One heap (a thread's default, or one the program made).  */
+struct mi_heap {
+	uint64_t addr;
+	uint64_t thread_id;       /* its thread's thread pointer */
+	uint64_t tld;
+	uint64_t cookie;
+	uint64_t keys[2];
+	uint64_t delayed;         /* thread_delayed_free, decoded */
+	uint64_t page_count;
+	uint32_t npages, ndelayed;  /* pages of it found; delayed blocks */
+	bool main;                /* _mi_heap_main (cookie == the key) */
+	bool backing;             /* its tld's backing heap */
+};
+
+struct mi_state {
+	struct hw_session *s;
+	struct hw_target *t;
+	const struct mi_layout *L;
+	const char *home;         /* the file mimalloc is in, or NULL */
+	const char *how;          /* how the segments were found */
+	uint64_t key;             /* _mi_heap_main.cookie */
+	uint64_t main_heap;       /* its address, 0 when not found */
+	struct mi_segment *segments;  /* by address */
+	uint32_t nsegments;
+	uint32_t rejected;        /* aligned headers of another cookie */
+	struct mi_page *pages;    /* by address (segments', in order) */
+	uint32_t npages;
+	struct mi_heap *heaps;    /* by address */
+	uint32_t nheaps;
+	uint8_t *lists;           /* two bits a block (enum mi_list) */
+	uint64_t nblocks;         /* blocks of every page's capacity */
+	uint64_t held;            /* bytes of every segment */
+	bool reported;            /* the first walk reported findings */
+};
+
+/* Find the segments and the layout they agree with (detect.c): HW_OK,
+   HW_NO_ALLOCATOR when there is none, or an error.  */
+enum hw_status mi_find_segments(struct mi_state *mi);
+/* Is the target a mimalloc program that cannot be walked?  (detect.c)  */
+bool hw_mimalloc_recognise(struct hw_session *s, char *why, size_t len);
+
+/* Read each segment's pages (segments.c).  */
+enum hw_status mi_read_pages(struct mi_state *mi);
+/* The page holding addr, or MI_NONE.  */
+uint32_t mi_page_of(const struct mi_state *mi, uint64_t addr);
+/* The segment holding addr, or MI_NONE.  */
+uint32_t mi_segment_of(const struct mi_state *mi, uint64_t addr);
+/* The heap at addr in mi->heaps, or -1.  */
+int32_t mi_heap_index(const struct mi_state *mi, uint64_t addr);
+
+/* Every block's list (lists.c): the pages' lists and the heaps' delayed
+   lists read into mi->lists; damage is a finding.  */
+enum hw_status mi_read_lists(struct mi_state *mi);
+/* A free list's next word at block b decoded (keys: the page's or the
+   heap's; `null` the address an encoded list ends with).  */
+uint64_t mi_decode_next(const struct mi_state *mi, uint64_t word,
+			uint64_t null, const uint64_t keys[2]);
+
+static inline enum mi_list mi_block_list(const struct mi_state *mi,
+					 uint64_t index)
+{
+	return (enum mi_list)(mi->lists[index >> 2] >> ((index & 3) * 2) & 3);
+}
+
+/* Every block in address order (walk.c).  */
+bool mi_walk(struct mi_state *mi, hw_chunk_fn *fn, void *cookie);
+bool mi_walk_around(void *state, uint64_t addr, size_t before, size_t after,
+		    hw_chunk_fn *fn, void *cookie);
+
+/* mimalloc's size class (bin) of a block size, as its page queues
+   number them, and a class's largest block size.  */
+unsigned mi_bin_of(uint64_t size);
+uint64_t mi_bin_size(unsigned bin);
+
+/* The thread (tid) whose heap h is, or -1 (report.c).  */
+int64_t mi_heap_tid(const struct mi_state *mi, const struct mi_heap *h);
+
+/* Reports (report.c, bins.c, params.c, anatomy.c, check.c).  */
+void mi_report_summary(void *state, struct hw_emitter *e);
+enum hw_status mi_report_arenas(void *state, struct hw_emitter *e);
+enum hw_status mi_report_bins(void *state, struct hw_emitter *e,
+			      const char *kind);
+enum hw_status mi_report_bins_list(void *state, struct hw_emitter *e,
+				   const char *kind);
+enum hw_status mi_report_params(void *state, struct hw_emitter *e);
+enum hw_status mi_report_tcaches(void *state, struct hw_emitter *e,
+				 int64_t tid);
+void mi_anatomy(void *state, const struct hw_chunk *c, struct hw_emitter *e);
+void mi_check(void *state);
+
+#endif /* HW_MIMALLOC_H */

@@ -1,0 +1,332 @@
+/* segments.c - each mimalloc segment's pages, read once, and the heaps
+ * they belong to.
+ *
+ * A segment's slice entries are runs: the first, the segment's own
+ * header and slice array; then pages (a block size) and free spans (no
+ * block size), each run's first entry its mi_page_t.  A page's blocks
+ * start at its first slice, or 3 x 128 bytes in for blocks of 8 to 1024
+ * bytes (mimalloc keeps small blocks off the page alignment); a huge
+ * segment's one page has one block, the page's size.  Each page names
+ * its heap (xheap; none once its thread exited and the segment was
+ * abandoned); a heap's tld lists its thread's other heaps.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "../module.h"
+#include "mimalloc.h"
+
+/* A thread has no more heaps than this (its tld's list).  */
+#define MAX_THREAD_HEAPS 4096
+
+static uint64_t get(const uint8_t *p, unsigned off, unsigned width)
+{
+	uint64_t v = 0;
+	memcpy(&v, p + off, width);
+	return v;
+}
+
+static bool grow(void **v, uint32_t n, uint32_t *cap, size_t size)
+{
+	if (n < *cap)
+		return true;
+	uint32_t c = *cap ? 2 * *cap : 256;
+	void *nv = realloc(*v, (size_t)c * size);
+	if (!nv)
+		return false;
+	*v = nv;
+	*cap = c;
+	return true;
+}
+
+/* The page whose mi_page_t is p (the run of `count` slices from slice
+   i of segment sg): filled in, its counts kept in range (a finding for
+   each that is not).  */
+static void read_page(struct mi_state *mi, struct mi_segment *sg,
+		      uint32_t si, uint64_t i, uint64_t count,
+		      const uint8_t *p, struct mi_page *pg)
+{
+	const struct mi_layout *L = mi->L;
+	uint64_t bsize = get(p, L->page_block_size, L->page_block_size_width);
+	memset(pg, 0, sizeof *pg);
+	pg->meta = sg->addr + L->seg_slices + i * L->page_size;
+	pg->area = sg->addr + (i << L->slice_shift);
+	pg->end = pg->area + (count << L->slice_shift);
+	uint64_t off = bsize >= L->start_offset_min &&
+				       bsize <= L->start_offset_max
+			       ? L->start_offset
+			       : 0;
+	pg->start = pg->area + off;
+	if (bsize >= L->huge_block_size || sg->kind == MI_SEGMENT_HUGE)
+		bsize = pg->end - pg->start;
+	pg->block_size = bsize;
+	pg->segment = si;
+	pg->heap_index = -1;
+	pg->capacity = (uint32_t)get(p, L->page_capacity, 2);
+	pg->reserved = (uint32_t)get(p, L->page_reserved, 2);
+	pg->used = (uint32_t)get(p, L->page_used, L->page_used_width);
+	pg->flags = p[L->page_flags];
+	pg->free = get(p, L->page_free, 8);
+	pg->local_free = get(p, L->page_local_free, 8);
+	uint64_t xt = get(p, L->page_xthread_free, 8);
+	pg->thread_free = xt & ~3ull;
+	pg->delayed = xt & 3;
+	pg->heap = get(p, L->page_xheap, 8);
+	if (L->page_keys != MI_NO_FIELD) {
+		pg->keys[0] = get(p, L->page_keys, 8);
+		pg->keys[1] = get(p, L->page_keys + 8, 8);
+	}
+	pg->bin = (uint16_t)mi_bin_of(bsize);
+	uint64_t room = (pg->end - pg->start) / bsize;
+	if (pg->reserved > room) {
+		hw_finding(mi->s, pg->meta, "mimalloc page 0x%llx: %u blocks "
+			   "of %llu bytes reserved, but its %llu bytes hold "
+			   "%llu", (unsigned long long)pg->area, pg->reserved,
+			   (unsigned long long)bsize,
+			   (unsigned long long)(pg->end - pg->start),
+			   (unsigned long long)room);
+		pg->reserved = (uint32_t)room;
+		pg->lists_bad = true;
+	}
+	if (pg->capacity > pg->reserved) {
+		hw_finding(mi->s, pg->meta, "mimalloc page 0x%llx: capacity "
+			   "%u past the %u blocks reserved",
+			   (unsigned long long)pg->area, pg->capacity,
+			   pg->reserved);
+		pg->capacity = pg->reserved;
+		pg->lists_bad = true;
+	}
+}
+
+/* Segment si's pages appended to mi->pages.  */
+static enum hw_status read_segment(struct mi_state *mi, uint32_t si,
+				   uint8_t *buf, uint32_t *cap)
+{
+	const struct mi_layout *L = mi->L;
+	struct mi_segment *sg = &mi->segments[si];
+	if (!hw_read(mi->t, sg->addr, buf, L->seg_slices)) {
+		hw_partial(mi->s, sg->addr, "mimalloc segment 0x%llx: its "
+			   "header is no longer readable",
+			   (unsigned long long)sg->addr);
+		return HW_OK;
+	}
+	uint64_t entries = get(buf, L->seg_slice_entries, 8);
+	uint64_t info = get(buf, L->seg_info_slices, 8);
+	sg->kind = (uint8_t)get(buf, L->seg_kind, 4);
+	sg->used = (uint32_t)get(buf, L->seg_used, 8);
+	sg->abandoned = (uint32_t)get(buf, L->seg_abandoned, 8);
+	sg->thread_id = get(buf, L->seg_thread_id, 8);
+	sg->info_size = info << L->slice_shift;
+	if (L->seg_commit_mask_bytes <= sizeof sg->commit)
+		memcpy(sg->commit, buf + L->seg_commit_mask,
+		       L->seg_commit_mask_bytes);
+	sg->first_page = mi->npages;
+	uint8_t *sl = buf + L->seg_slices;
+	if (!hw_read(mi->t, sg->addr + L->seg_slices, sl,
+		     entries * L->page_size))
+		return HW_OK;   /* (detect.c read them: cannot fail) */
+	uint64_t nslices = sg->size >> L->slice_shift;
+	for (uint64_t i = info; i < entries;) {
+		const uint8_t *p = sl + i * L->page_size;
+		uint64_t count = get(p, L->page_slice_count, 4);
+		if (count > nslices - i)
+			count = nslices - i;
+		if (!grow((void **)&mi->pages, mi->npages, cap,
+			  sizeof *mi->pages))
+			return hw_error(mi->s, HW_NO_ALLOCATOR,
+					"out of memory");
+		struct mi_page *pg = &mi->pages[mi->npages++];
+		if (get(p, L->page_block_size, L->page_block_size_width)) {
+			read_page(mi, sg, si, i, count, p, pg);
+			sg->npages++;
+		} else {
+			/* A free span: a page of no blocks.  */
+			memset(pg, 0, sizeof *pg);
+			pg->meta = sg->addr + L->seg_slices + i * L->page_size;
+			pg->area = pg->start = sg->addr + (i << L->slice_shift);
+			pg->end = pg->area + (count << L->slice_shift);
+			pg->segment = si;
+			pg->heap_index = -1;
+			sg->free_slices += (uint32_t)count;
+		}
+		i += count;
+	}
+	return HW_OK;
+}
+
+static int heap_cmp(const void *x, const void *y)
+{
+	const struct mi_heap *a = x, *b = y;
+	return a->addr < b->addr ? -1 : a->addr > b->addr;
+}
+
+int32_t mi_heap_index(const struct mi_state *mi, uint64_t addr)
+{
+	uint32_t lo = 0, hi = mi->nheaps;
+	while (lo < hi) {
+		uint32_t m = lo + (hi - lo) / 2;
+		if (mi->heaps[m].addr < addr)
+			lo = m + 1;
+		else
+			hi = m;
+	}
+	return lo < mi->nheaps && mi->heaps[lo].addr == addr ? (int32_t)lo
+							     : -1;
+}
+
+/* Add the heap at a (once), read; false when out of memory.  */
+static bool add_heap(struct mi_state *mi, uint64_t a, uint32_t *cap)
+{
+	for (uint32_t k = 0; k < mi->nheaps; k++)
+		if (mi->heaps[k].addr == a)
+			return true;
+	const struct mi_layout *L = mi->L;
+	uint8_t *h = malloc(L->heap_size);
+	if (!h)
+		return false;
+	if (!hw_read(mi->t, a, h, L->heap_size)) {
+		hw_finding(mi->s, a, "mimalloc heap 0x%llx, named by its "
+			   "pages, is not readable", (unsigned long long)a);
+		free(h);
+		return true;
+	}
+	if (!grow((void **)&mi->heaps, mi->nheaps, cap, sizeof *mi->heaps)) {
+		free(h);
+		return false;
+	}
+	struct mi_heap *hp = &mi->heaps[mi->nheaps++];
+	memset(hp, 0, sizeof *hp);
+	hp->addr = a;
+	hp->tld = get(h, L->heap_tld, 8);
+	hp->thread_id = get(h, L->heap_thread_id, 8);
+	hp->cookie = get(h, L->heap_cookie, 8);
+	hp->keys[0] = get(h, L->heap_keys, 8);
+	hp->keys[1] = get(h, L->heap_keys + 8, 8);
+	hp->delayed = get(h, L->heap_thread_delayed_free, 8);
+	hp->page_count = get(h, L->heap_page_count, 8);
+	hp->main = hp->cookie == mi->key;
+	uint64_t backing;
+	hp->backing = hp->tld &&
+		      hw_read_u64(mi->t, hp->tld + L->tld_heap_backing,
+				  &backing) &&
+		      backing == a;
+	free(h);
+	return true;
+}
+
+/* The heaps the pages name, and the others their threads' tlds list.  */
+static enum hw_status read_heaps(struct mi_state *mi)
+{
+	uint32_t cap = 0;
+	uint64_t last = 0;
+	for (uint32_t i = 0; i < mi->npages; i++) {
+		uint64_t a = mi->pages[i].heap;
+		if (!a || a == last)
+			continue;
+		last = a;
+		if (!add_heap(mi, a, &cap))
+			return hw_error(mi->s, HW_NO_ALLOCATOR, "out of memory");
+	}
+	const struct mi_layout *L = mi->L;
+	for (uint32_t k = 0, n = mi->nheaps; k < n; k++) {
+		uint64_t tld = mi->heaps[k].tld, h;
+		if (!tld || !hw_read_u64(mi->t, tld + L->tld_heaps, &h))
+			continue;
+		for (unsigned j = 0; h && j < MAX_THREAD_HEAPS; j++) {
+			if (!add_heap(mi, h, &cap))
+				return hw_error(mi->s, HW_NO_ALLOCATOR,
+						"out of memory");
+			if (!hw_read_u64(mi->t, h + L->heap_next, &h))
+				break;
+		}
+	}
+	if (mi->nheaps)
+		qsort(mi->heaps, mi->nheaps, sizeof *mi->heaps, heap_cmp);
+	for (uint32_t k = 0; k < mi->nheaps; k++)
+		if (mi->heaps[k].main)
+			mi->main_heap = mi->heaps[k].addr;
+	/* A segment's free slices count with its owner's backing heap.  */
+	for (uint32_t i = 0; i < mi->nsegments; i++) {
+		struct mi_segment *sg = &mi->segments[i];
+		sg->heap_index = -1;
+		for (uint32_t k = 0; k < mi->nheaps && sg->thread_id; k++)
+			if (mi->heaps[k].backing &&
+			    mi->heaps[k].thread_id == sg->thread_id)
+				sg->heap_index = (int32_t)k;
+	}
+	for (uint32_t i = 0; i < mi->npages; i++) {
+		struct mi_page *pg = &mi->pages[i];
+		if (!pg->heap)
+			continue;
+		pg->heap_index = mi_heap_index(mi, pg->heap);
+		if (pg->heap_index >= 0)
+			mi->heaps[pg->heap_index].npages++;
+	}
+	return HW_OK;
+}
+
+/* The file whose writable data (its .bss included) holds a, or NULL:
+   where the main heap is names the file mimalloc is in.  */
+static const char *file_holding(const struct hw_target *t, uint64_t a)
+{
+	for (size_t i = 0; i < t->nfiles; i++) {
+		uint64_t lo, hi;
+		struct hw_addr_range r[16];
+		if (!hw_file_range(t, t->files[i].path, &lo, &hi))
+			continue;
+		size_t n = hw_module_data(t, lo, hi, r, 16);
+		for (size_t k = 0; k < n; k++)
+			if (a >= r[k].start && a < r[k].end)
+				return t->files[i].path;
+	}
+	return NULL;
+}
+
+enum hw_status mi_read_pages(struct mi_state *mi)
+{
+	const struct mi_layout *L = mi->L;
+	uint8_t *buf = malloc(L->seg_slices +
+			      (size_t)L->slices_per_segment * L->page_size);
+	if (!buf)
+		return hw_error(mi->s, HW_NO_ALLOCATOR, "out of memory");
+	uint32_t cap = 0;
+	enum hw_status st = HW_OK;
+	for (uint32_t si = 0; si < mi->nsegments && st == HW_OK; si++)
+		st = read_segment(mi, si, buf, &cap);
+	free(buf);
+	if (st != HW_OK)
+		return st;
+	st = read_heaps(mi);
+	if (st != HW_OK)
+		return st;
+	if (mi->main_heap)
+		mi->home = file_holding(mi->t, mi->main_heap);
+	return HW_OK;
+}
+
+uint32_t mi_page_of(const struct mi_state *mi, uint64_t addr)
+{
+	uint32_t lo = 0, hi = mi->npages;
+	while (lo < hi) {
+		uint32_t m = lo + (hi - lo) / 2;
+		if (mi->pages[m].end <= addr)
+			lo = m + 1;
+		else
+			hi = m;
+	}
+	return lo < mi->npages && mi->pages[lo].area <= addr ? lo : MI_NONE;
+}
+
+uint32_t mi_segment_of(const struct mi_state *mi, uint64_t addr)
+{
+	uint32_t lo = 0, hi = mi->nsegments;
+	while (lo < hi) {
+		uint32_t m = lo + (hi - lo) / 2;
+		if (mi->segments[m].addr + mi->segments[m].size <= addr)
+			lo = m + 1;
+		else
+			hi = m;
+	}
+	return lo < mi->nsegments && mi->segments[lo].addr <= addr ? lo
+								   : MI_NONE;
+}

@@ -1,0 +1,137 @@
+/* walk.c - every mimalloc block in address order: segment by segment,
+ * each page's blocks up to its capacity (in use unless lists.c found it
+ * on a list), then what of the page is not blocks yet (`page-reserved`);
+ * a free span of slices as unused pages, dirty where the segment's
+ * commit mask says its slices are committed and retained where not.
+ */
+#include "mimalloc.h"
+
+/* The items a page gives: its blocks, its reserved tail; a free span's
+   runs of committed and decommitted slices.  */
+struct walk {
+	struct mi_state *mi;
+	hw_chunk_fn *fn;
+	void *cookie;
+};
+
+static bool slice_committed(const struct mi_state *mi,
+			    const struct mi_segment *sg, uint64_t a)
+{
+	uint64_t k = (a - sg->addr) >> mi->L->slice_shift;
+	/* (Past the mask, a huge segment's tail: committed with it.)  */
+	return k >= 8 * 64 || (sg->commit[k / 64] >> (k % 64) & 1);
+}
+
+static bool walk_span(struct walk *w, const struct mi_page *pg)
+{
+	const struct mi_state *mi = w->mi;
+	const struct mi_segment *sg = &mi->segments[pg->segment];
+	uint64_t slice = 1ull << mi->L->slice_shift;
+	for (uint64_t a = pg->area; a < pg->end;) {
+		bool on = slice_committed(mi, sg, a);
+		uint64_t b = a + slice;
+		while (b < pg->end && slice_committed(mi, sg, b) == on)
+			b += slice;
+		struct hw_chunk c = {
+			.addr = a, .size = b - a, .chunk = a, .chunk_size = b - a,
+			.arena = sg->heap_index >= 0 ? sg->heap_index
+						     : (int32_t)mi->nheaps,
+			.where = on ? HW_WHERE_DIRTY : HW_WHERE_RETAINED,
+		};
+		if (!w->fn(w->cookie, &c))
+			return false;
+		a = b;
+	}
+	return true;
+}
+
+/* Page pg's items from block `from` on (its capacity: the tail).  */
+static bool walk_page(struct walk *w, const struct mi_page *pg, uint64_t from)
+{
+	const struct mi_state *mi = w->mi;
+	if (!pg->block_size)
+		return walk_span(w, pg);
+	bool huge = mi->segments[pg->segment].kind == MI_SEGMENT_HUGE;
+	int32_t arena = pg->heap_index >= 0 ? pg->heap_index
+					    : (int32_t)mi->nheaps;
+	struct hw_chunk c = {
+		.size = pg->block_size, .chunk_size = pg->block_size,
+		.arena = arena, .szind = pg->bin,
+	};
+	for (uint64_t i = from; i < pg->capacity; i++) {
+		c.addr = c.chunk = pg->start + i * pg->block_size;
+		enum mi_list l = mi_block_list(mi, pg->states + i);
+		c.used = l == MI_IN_USE;
+		c.where = l == MI_ON_FREE    ? HW_WHERE_MI_FREE
+			  : l == MI_ON_LOCAL ? HW_WHERE_MI_LOCAL
+			  : l == MI_ON_THREAD ? HW_WHERE_MI_THREAD
+			  : huge              ? HW_WHERE_MI_HUGE
+					      : HW_WHERE_MI_PAGE;
+		if (!w->fn(w->cookie, &c))
+			return false;
+	}
+	uint64_t tail = pg->start + (uint64_t)pg->capacity * pg->block_size;
+	if (tail >= pg->end)
+		return true;
+	struct hw_chunk r = {
+		.addr = tail, .size = pg->end - tail, .chunk = tail,
+		.chunk_size = pg->end - tail, .arena = arena,
+		.szind = pg->bin, .where = HW_WHERE_MI_RESERVED,
+	};
+	return w->fn(w->cookie, &r);
+}
+
+bool mi_walk(struct mi_state *mi, hw_chunk_fn *fn, void *cookie)
+{
+	struct walk w = { mi, fn, cookie };
+	mi->reported = true;
+	for (uint32_t i = 0; i < mi->npages; i++)
+		if (!walk_page(&w, &mi->pages[i], 0))
+			return false;
+	return true;
+}
+
+/* The blocks near addr: from `before` blocks before the one holding it
+   (in its page, then whole pages before it), on while fn wants them.
+   Every state is exact (lists.c read them all), so `after` needs no
+   care.  */
+bool mi_walk_around(void *state, uint64_t addr, size_t before, size_t after,
+		    hw_chunk_fn *fn, void *cookie)
+{
+	struct mi_state *mi = state;
+	(void)after;
+	struct walk w = { mi, fn, cookie };
+	uint32_t p = mi_page_of(mi, addr);
+	if (p == MI_NONE) {
+		/* Between pages (a segment's header): from the next one.  */
+		p = 0;
+		while (p < mi->npages && mi->pages[p].end <= addr)
+			p++;
+		if (p == mi->npages)
+			return true;
+	}
+	uint64_t from = 0;
+	const struct mi_page *pg = &mi->pages[p];
+	if (pg->block_size && addr >= pg->start) {
+		uint64_t i = (addr - pg->start) / pg->block_size;
+		if (i > pg->capacity)
+			i = pg->capacity;
+		from = i > before ? i - before : 0;
+		before = i > before ? 0 : before - i;
+	}
+	/* Whole pages before it, while they are wanted.  */
+	while (before && p > 0 && !from) {
+		const struct mi_page *q = &mi->pages[p - 1];
+		uint64_t n = q->block_size ? q->capacity + 1 : 1;
+		p--;
+		if (n > before) {
+			from = q->block_size ? n - 1 - before : 0;
+			break;
+		}
+		before -= n;
+	}
+	for (uint32_t i = p; i < mi->npages; i++, from = 0)
+		if (!walk_page(&w, &mi->pages[i], from))
+			return false;
+	return true;
+}
