@@ -68,10 +68,12 @@ static bool segment_at(struct hw_target *t, const struct mi_layout *L,
 	uint64_t used = get(buf, L->seg_used, 8);
 	uint64_t abandoned = get(buf, L->seg_abandoned, 8);
 	uint64_t cookie = get(buf, L->seg_cookie, 8);
+	/* (A secure build keeps the last slice as a guard page: one entry
+	   fewer.)  */
+	uint64_t most = slices < L->slices_per_segment ? slices
+						       : L->slices_per_segment;
 	if (kind > MI_SEGMENT_HUGE || !cookie || !info || info >= entries ||
-	    entries > L->slices_per_segment || slices < entries ||
-	    entries != (slices < L->slices_per_segment ? slices
-						        : L->slices_per_segment) ||
+	    entries > most || entries + 1 < most ||
 	    (kind == MI_SEGMENT_NORMAL && slices != L->slices_per_segment) ||
 	    slices > (1ull << (44 - L->slice_shift)) || used > entries ||
 	    abandoned > used)
