@@ -202,6 +202,7 @@ const struct hw_allocator_ops hw_mimalloc_ops = {
 	.check = mi_check,
 	.size_class = mi_size_class,
 	.arena_addr = mi_arena_addr,
+	.thread_arena = mi_thread_arena,
 	.internal = mi_internal,
 	.slabs = mi_slabs,
 	.block_align = 8,

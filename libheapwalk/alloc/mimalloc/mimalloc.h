@@ -157,6 +157,8 @@ uint64_t mi_bin_size(unsigned bin);
 
 /* The thread (tid) whose heap h is, or -1 (report.c).  */
 int64_t mi_heap_tid(const struct mi_state *mi, const struct mi_heap *h);
+/* The heap (arena) thread tid allocates from: its backing heap.  */
+int32_t mi_thread_arena(void *state, int64_t tid, const char **why);
 
 /* Reports (report.c, bins.c, params.c, anatomy.c, check.c).  */
 void mi_report_summary(void *state, struct hw_emitter *e);

@@ -29,6 +29,17 @@ int64_t mi_heap_tid(const struct mi_state *mi, const struct mi_heap *h)
 	return -1;
 }
 
+int32_t mi_thread_arena(void *state, int64_t tid, const char **why)
+{
+	struct mi_state *mi = state;
+	for (uint32_t k = 0; k < mi->nheaps; k++)
+		if (mi->heaps[k].backing && mi_heap_tid(mi, &mi->heaps[k]) == tid)
+			return (int32_t)k;
+	*why = "no heap of mimalloc's names it: it has not allocated, or "
+	       "its heap is not in the core";
+	return -1;
+}
+
 static const struct em_section MI_SUMMARY = { .indent = 2, .label_width = 22 };
 static const struct em_field F_MODULE = { .key = "module", .label = "module:" };
 static const struct em_field F_LAYOUT = {
