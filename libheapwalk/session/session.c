@@ -497,6 +497,32 @@ static enum hw_status no_allocator(struct hw_session *s,
 	return st;
 }
 
+/* Every instance opened holds nothing (a glibc whose malloc the
+   program never called), and an allocator that was not opened knows
+   the target for one of its own programs (a mimalloc of a release not
+   known): walking the idle one would answer "0 B in use", which is
+   wrong; the session says why the real one cannot be walked instead
+   (in s->err; instances dropped).  */
+static bool idle_beside_unwalkable(struct hw_session *s)
+{
+	for (size_t i = 0; i < s->ninstances; i++)
+		if (s->instances[i].held)
+			return false;
+	char why[sizeof s->err];
+	for (size_t i = 0; i < NALLOCATORS; i++) {
+		bool opened = false;
+		for (size_t k = 0; k < s->ninstances; k++)
+			opened |= s->instances[k].ops == allocators[i];
+		if (opened || !allocators[i]->why_absent ||
+		    !allocators[i]->why_absent(s, why, sizeof why))
+			continue;
+		drop_instances(s);
+		snprintf(s->err, sizeof s->err, "%s", why);
+		return true;
+	}
+	return false;
+}
+
 static enum hw_status find_allocator(struct hw_session *s)
 {
 	hw_target_order_threads(s->target);
@@ -532,6 +558,8 @@ static enum hw_status find_allocator(struct hw_session *s)
 	}
 	if (!s->ninstances)
 		return no_allocator(s, failed, NALLOCATORS, NULL);
+	if (!number && idle_beside_unwalkable(s))
+		return HW_NO_ALLOCATOR;
 	if (number > s->ninstances)
 		return no_such_instance(s, want);
 	select_instance(s, number ? number - 1 : default_instance(s));

@@ -223,16 +223,46 @@ static const char *mimalloc_file(const struct hw_target *t)
 	return NULL;
 }
 
+/* "2.0.x, 2.1.x": the releases the layouts cover, each once.  */
+static void known_releases(char *buf, size_t len)
+{
+	unsigned n;
+	const struct mi_layout *ls = mi_layouts(&n);
+	size_t used = 0;
+	buf[0] = '\0';
+	for (unsigned k = 0; k < n && used < len; k++) {
+		bool seen = false;
+		for (unsigned j = 0; j < k; j++)
+			seen |= !strcmp(ls[j].releases, ls[k].releases);
+		if (!seen)
+			used += (size_t)snprintf(buf + used, len - used, "%s%s",
+						 used ? ", " : "", ls[k].releases);
+	}
+}
+
 bool hw_mimalloc_recognise(struct hw_session *s, char *why, size_t len)
 {
 	struct hw_target *t = s->target;
 	const char *lib = mimalloc_file(t);
 	if (!lib)
 		return false;
+	char known[128];
+	known_releases(known, sizeof known);
+	const char *base = hw_base_name(lib);
+	/* libmimalloc.so.3 is the 3.x series: arenas and a page map, no
+	   segments.  */
+	if (!strncmp(base, "libmimalloc.so.3", 16) ||
+	    !strncmp(base, "libmimalloc-secure.so.3", 23)) {
+		snprintf(why, len, "'%s': mimalloc 3.x (%s): its heap has no "
+			 "segments but arenas and a page map, which heapwalk "
+			 "does not walk yet (it walks mimalloc %s)",
+			 t->path ? t->path : "target", lib, known);
+		return true;
+	}
 	snprintf(why, len, "'%s': mimalloc's library is mapped (%s), but no "
-		 "segment of a mimalloc release heapwalk knows (2.0.x) is in "
-		 "the %s: the program had not allocated yet, its segments "
-		 "are not in it, or its mimalloc is another release",
-		 t->path ? t->path : "target", lib, hw_target_noun(t));
+		 "segment of a mimalloc release heapwalk knows (%s) is in the "
+		 "%s: the program had not allocated yet, its segments are not "
+		 "in it, or its mimalloc is another release",
+		 t->path ? t->path : "target", lib, known, hw_target_noun(t));
 	return true;
 }
