@@ -195,9 +195,13 @@ typedef bool hw_chunk_fn(void *cookie, const struct hw_chunk *c);
 /* Called for each range [start, end) of an allocator's own memory.  */
 typedef void hw_range_fn(void *cookie, uint64_t start, uint64_t end);
 
-/* Called for each slab of an allocator (hw_allocator_ops.slabs).  */
+/* Called for each slab of an allocator (hw_allocator_ops.slabs).
+   interior: a pointer anywhere into a slot is as good as its start
+   (mimalloc's pages of aligned blocks: malloc handed out addresses
+   inside their blocks, and free takes any of them).  */
 typedef bool hw_slab_fn(void *cookie, uint64_t lo, uint64_t hi,
-			uint64_t base, uint64_t slot, uint32_t nslots);
+			uint64_t base, uint64_t slot, uint32_t nslots,
+			bool interior);
 
 /* How `maps` (and `map`) name the memory an allocator holds.  */
 struct hw_maps_nouns {

@@ -36,6 +36,7 @@ struct bm_slab_page {
 	uint32_t slot;                    /* the slot size; 0: no slab owns
 					     the page */
 	int32_t delta;
+	uint32_t interior;                /* any pointer in a slot: its start */
 };
 
 /* A slab as registered: its slots' bits are those from word0 on.  Its
@@ -45,6 +46,7 @@ struct bm_slab {
 	uint64_t base, slot;              /* slot k at base + k * slot */
 	size_t word0;                     /* its first word of slot_used */
 	uint32_t nslots;
+	bool interior;
 };
 
 struct bm_run *bm_run_of(const struct hw_blockmap *m, uint64_t addr);

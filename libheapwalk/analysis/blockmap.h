@@ -30,7 +30,7 @@
  * slots (jemalloc's slabs, a large extent's one block; tcmalloc's spans),
  * its blocks' bounds follow from the slot size, and the map keeps one
  * bit per slot instead: a slab is registered before filling
- * (bm_add_slab, then bm_slabs_done), a 16-byte entry per page (0.4% of
+ * (bm_add_slab, then bm_slabs_done), a 20-byte entry per page (0.5% of
  * the slabs' pages) says where the page's slots start, their size and
  * the first one's bit, and blocks added in those pages set their slot's
  * bit.  Finding a slot is then that entry, the slot's bit and its word's
@@ -104,10 +104,11 @@ void bm_free(struct hw_blockmap *m);
    nslots * slot) of a slab that owns the pages [lo, hi) (page-aligned,
    holding its slots).  Then bm_slabs_done() once.  A slab that is not
    in one mapped range, or whose pages another slab owns (damaged
-   metadata), is dropped: its blocks go to the bitmaps.  False when out
-   of memory.  */
+   metadata), is dropped: its blocks go to the bitmaps.  With interior,
+   a pointer anywhere into a slot in use finds it as its start does
+   (hw_slab_fn).  False when out of memory.  */
 bool bm_add_slab(struct hw_blockmap *m, uint64_t lo, uint64_t hi,
-		 uint64_t base, uint64_t slot, uint32_t nslots);
+		 uint64_t base, uint64_t slot, uint32_t nslots, bool interior);
 bool bm_slabs_done(struct hw_blockmap *m);
 
 /* One filling thread's state: start it zeroed with lo = UINT64_MAX.  */

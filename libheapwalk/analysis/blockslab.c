@@ -7,7 +7,7 @@
 #define PAGE ((uint64_t)1 << BM_PAGE_SHIFT)
 
 bool bm_add_slab(struct hw_blockmap *m, uint64_t lo, uint64_t hi,
-		 uint64_t base, uint64_t slot, uint32_t nslots)
+		 uint64_t base, uint64_t slot, uint32_t nslots, bool interior)
 {
 	/* A page entry holds the slot size and an offset within a slot in
 	   32 bits.  */
@@ -27,7 +27,7 @@ bool bm_add_slab(struct hw_blockmap *m, uint64_t lo, uint64_t hi,
 	}
 	m->slabs[m->nslabs++] = (struct bm_slab){
 		.lo = lo, .hi = hi, .base = base, .slot = slot,
-		.nslots = nslots };
+		.nslots = nslots, .interior = interior };
 	return true;
 }
 
@@ -49,7 +49,8 @@ static struct bm_run *slab_run(const struct hw_blockmap *m,
 static struct bm_slab_page page_entry(const struct bm_slab *s, uint64_t p,
 				      uint64_t bit0)
 {
-	struct bm_slab_page pg = { .slot = (uint32_t)s->slot };
+	struct bm_slab_page pg = { .slot = (uint32_t)s->slot,
+				   .interior = s->interior };
 	if (p + PAGE <= s->base)
 		return pg;                /* no slot meets it */
 	uint64_t k0 = p < s->base ? 0 : (p - s->base) / s->slot;
@@ -196,7 +197,7 @@ bool bm_slab_find(const struct hw_blockmap *m, const struct bm_slab_page *pg,
 	ref->end = start + pg->slot;
 	ref->run = NULL;
 	ref->mk = slot_mark(m, bit);
-	*exact = start == addr;
+	*exact = start == addr || pg->interior;
 	return true;
 }
 

@@ -960,9 +960,9 @@ static void mark(struct hw_session *s, struct hw_reach *r,
 /* ---- the session's reach ------------------------------------------------ */
 
 static bool add_slab(void *cookie, uint64_t lo, uint64_t hi, uint64_t base,
-		     uint64_t slot, uint32_t nslots)
+		     uint64_t slot, uint32_t nslots, bool interior)
 {
-	return bm_add_slab(cookie, lo, hi, base, slot, nslots);
+	return bm_add_slab(cookie, lo, hi, base, slot, nslots, interior);
 }
 
 /* The allocator's slabs into the map, before its blocks.  */

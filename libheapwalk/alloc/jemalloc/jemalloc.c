@@ -155,9 +155,9 @@ static void je_slabs(void *state, hw_slab_fn *fn, void *cookie)
 			continue;
 		bool more = x->slab
 			? fn(cookie, x->base, x->base + x->size, x->base,
-			     x->reg_size, x->nregs)
+			     x->reg_size, x->nregs, false)
 			: fn(cookie, x->base, x->base + x->size, x->addr,
-			     j->sizes[x->szind], 1);
+			     j->sizes[x->szind], 1, false);
 		if (!more)
 			return;
 	}

@@ -143,16 +143,18 @@ static void mi_internal(void *state, hw_range_fn *fn, void *cookie)
 		   mi->segments[i].addr + mi->segments[i].info_size);
 }
 
-/* Each page as a slab of equal blocks.  */
+/* Each page as a slab of equal blocks.  A page that has handed out
+   aligned blocks (has_aligned) may have given the program an address
+   inside a block: mimalloc frees a block by any address in it, so any
+   such pointer holds it.  */
 static void mi_slabs(void *state, hw_slab_fn *fn, void *cookie)
 {
 	struct mi_state *mi = state;
 	for (uint32_t i = 0; i < mi->npages; i++) {
 		const struct mi_page *pg = &mi->pages[i];
 		if (pg->block_size && pg->capacity &&
-		    !fn(cookie, pg->start,
-			pg->start + (uint64_t)pg->capacity * pg->block_size,
-			pg->start, pg->block_size, pg->capacity))
+		    !fn(cookie, pg->area, pg->end, pg->start, pg->block_size,
+			pg->capacity, pg->flags & 2))
 			return;
 	}
 }

@@ -176,7 +176,7 @@ static void tc_slabs(void *state, hw_slab_fn *fn, void *cookie)
 		if (sp->location || !slot || sp->bytes / slot > UINT32_MAX)
 			continue;
 		if (!fn(cookie, sp->addr, sp->addr + sp->bytes, sp->addr, slot,
-			(uint32_t)(sp->bytes / slot)))
+			(uint32_t)(sp->bytes / slot), false))
 			return;
 	}
 }
