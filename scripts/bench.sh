@@ -19,6 +19,8 @@
 #   jemalloc   bigheap on Debian bookworm's libjemalloc2 (LD_PRELOAD,
 #              scripts/corpus/sysroot.sh jemalloc-5.3.0-amd64)
 #   tcmalloc   bigheap on the host's gperftools (libtcmalloc_minimal.so.4)
+#   mimalloc   bigheap on the host's mimalloc (Debian's libmimalloc.so.2,
+#              2.0.9; make deps installs libmimalloc-dev)
 #   redis      Debian's redis-server (its jemalloc) with a few million keys,
 #              taken with gcore (scripts/bench/redis-core.sh; installs
 #              redis-server with apt-get when it is missing)
@@ -67,8 +69,9 @@
 #   BENCH_PYTHON   the python3 of the python shape (default /usr/bin/python3)
 #   BENCH_CORE_METHOD=gcore  take the cores with gdb even when the kernel
 #                  could write them
-#   BENCH_ALLOCATOR=jemalloc|tcmalloc|ptmalloc  (the old interface) one
-#                  shape: jemalloc, tcmalloc or bigheap
+#   BENCH_ALLOCATOR=jemalloc|tcmalloc|mimalloc|ptmalloc  (the old
+#                  interface) one shape: jemalloc, tcmalloc, mimalloc or
+#                  bigheap
 #   CC             C compiler (default gcc)
 # Exit status: 0; 1 when a measured command failed or heapwalk disagreed
 # with a program's truth.
@@ -94,12 +97,12 @@ cflags=(-std=c11 -O2 -g -pthread -Wall -Wextra -Werror)
 python=${BENCH_PYTHON:-/usr/bin/python3}
 [[ -x $python ]] || python=$(command -v python3 || echo python3)
 
-all_shapes=(bigheap manyheaps churn ptrs arenas64 jemalloc tcmalloc redis python)
+all_shapes=(bigheap manyheaps churn ptrs arenas64 jemalloc tcmalloc mimalloc redis python)
 case ${BENCH_ALLOCATOR:-} in
 '') default_shapes="${all_shapes[*]}" ;;
 ptmalloc) default_shapes=bigheap ;;
-jemalloc | tcmalloc) default_shapes=$BENCH_ALLOCATOR ;;
-*) die "BENCH_ALLOCATOR must be ptmalloc, jemalloc or tcmalloc" ;;
+jemalloc | tcmalloc | mimalloc) default_shapes=$BENCH_ALLOCATOR ;;
+*) die "BENCH_ALLOCATOR must be ptmalloc, jemalloc, tcmalloc or mimalloc" ;;
 esac
 read -r -a shapes <<<"${BENCH_SHAPES:-$default_shapes}"
 ((${#shapes[@]} > 0)) || die "BENCH_SHAPES names no shape"
@@ -141,7 +144,7 @@ shape_setup() {
     local name_var=BENCH_ARGS_$1    # the user's arguments for the shape, if any
     s_out=$build/bench-$name s_kind=prog s_skip='' s_deps=() s_run=() s_wait=()
     case $name in
-    bigheap | jemalloc | tcmalloc)
+    bigheap | jemalloc | tcmalloc | mimalloc)
         if [[ $name == bigheap ]]; then
             s_out=$tools
             a=${BENCH_ARGS_bigheap:-${BIGHEAP_ARGS:-4 2850000}}
@@ -153,6 +156,9 @@ shape_setup() {
         elif [[ $name == tcmalloc ]]; then
             preload=$("$cc" -print-file-name=libtcmalloc_minimal.so.4)
             [[ -f $preload ]] || s_skip="no libtcmalloc_minimal.so.4 (make deps installs libgoogle-perftools-dev)"
+        elif [[ $name == mimalloc ]]; then
+            preload=$("$cc" -print-file-name=libmimalloc.so.2)
+            [[ -f $preload ]] || s_skip="no libmimalloc.so.2 (make deps installs libmimalloc-dev)"
         fi
         read -r -a s_args <<<"$a"
         s_desc="bigheap ${s_args[*]}${preload:+ on $preload}"
