@@ -145,7 +145,9 @@ mi_truth_only_end() {
 # overlap; with the program's visit records, the blocks in use are
 # exactly mimalloc's own view (the C library's blocks too); each page's
 # used count is its blocks in use and freed by other threads; `leaks`
-# finds exactly the blocks whose pointer the program hid; `bins` runs;
+# finds exactly the blocks whose pointer the program hid (an aligned
+# block's pointer inside it holds it; the C library's own blocks may be
+# possibly lost, as an exited thread's dtv is); `bins` runs;
 # no finding, and `check` exits 0 (with DAMAGED set: `check` exits 1,
 # the heap having been damaged on purpose, and every block the program
 # holds is still as recorded).
