@@ -24,11 +24,14 @@ die() { printf 'setup-deps: %s\n' "$*" >&2; exit 1; }
 # libraries and headers), which the tcmalloc corpus links (corpora/tcmalloc).
 # musl-tools (musl-gcc, with musl and musl-dev): the musl programs of
 # corpora/musl (tests/t0480-musl-recognised.sh).
+# libmimalloc-dev (mimalloc.h and libmimalloc.so, with libmimalloc2.0:
+# bookworm's mimalloc 2.0.9): the mimalloc corpus links it
+# (corpora/mimalloc, tests/t0490-mimalloc-walk.sh).
 needed=(groff-base mandoc man-db libxml2-utils librsvg2-bin
     pkg-config g++ libelf-dev libdw-dev elfutils gdb gdbserver gdb-multiarch libc6-dbg binutils file time
     clang libclang-rt-dev libprotobuf-c-dev protobuf-c-compiler zlib1g-dev protobuf-compiler
     libzstd-dev liblzma-dev liblz4-dev zstd xz-utils lz4 libbz2-dev
-    libgoogle-perftools-dev musl-tools)
+    libgoogle-perftools-dev musl-tools libmimalloc-dev)
 
 # Elsewhere nothing is installed: say what the build and the tests need,
 # and go on when the libraries are there.
