@@ -13,7 +13,10 @@
 # or a git repository (a bare mirror such as
 # /work/.mirror/microsoft+mimalloc/repo, or a clone); with a repository
 # TAG names the release (v2.1.9) and is extracted with git archive into
-# a temporary directory.  Works offline.
+# a temporary directory.  SRC may also be a CPython source tree (3.13
+# and later: Include/internal/mimalloc/ and Objects/mimalloc/, the copy
+# of mimalloc built into libpython), or a CPython repository and TAG.
+# Works offline.
 #
 # --variant release   -DNDEBUG: the build every distribution ships
 #           secure    -DNDEBUG -DMI_SECURE=4: cmake -DMI_SECURE=ON, the
@@ -22,6 +25,13 @@
 #                     also MI_GUARDED)
 #           padding   -DNDEBUG -DMI_PADDING=1: cmake -DMI_PADDING=ON
 #           all       (default) each of the four, one block each
+# and for a CPython tree (pycore_mimalloc.h's settings; CPython never sets
+# MI_SECURE):
+#           ft        -DPy_GIL_DISABLED, MI_DEBUG 0: free-threaded CPython
+#           ft-debug  -DPy_GIL_DISABLED, MI_DEBUG 2: its --with-pydebug
+#           gil       MI_DEBUG 0: the default build, used with
+#                     PYTHONMALLOC=mimalloc
+#           all       (default) the three
 #
 # Each block starts with a comment naming the release and variant, then
 # one ".field = value," line per struct mi_layout field, then "/* info */"
@@ -55,45 +65,75 @@ while [ $# -gt 0 ]; do
 	esac
 done
 if [ ${#args[@]} -lt 1 ] || [ ${#args[@]} -gt 2 ]; then usage; fi
-case $variant in release|secure|debug|padding|all) ;; *) usage ;; esac
+case $variant in release|secure|debug|padding|ft|ft-debug|gil|all) ;;
+*) usage ;;
+esac
 src=${args[0]} tag=${args[1]:-}
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/mi-layouts.XXXXXX")
 trap 'rm -rf "$work"' EXIT
 
+# mimalloc's own tree has include/ and src/; CPython's copy lives in
+# Include/internal/mimalloc/ (headers) and Objects/mimalloc/ (sources).
+py_inc=Include/internal/mimalloc py_src=Objects/mimalloc
 if [ -d "$src/include" ] && [ -d "$src/src" ]; then
 	[ -z "$tag" ] || die "$src is a source tree; a TAG is only for a repository"
 	tree=$src
-	name=$(sed -n 's/^#define MI_MALLOC_VERSION *\([0-9]*\).*/\1/p' "$src/include/mimalloc.h")
-	name="source tree $src (MI_MALLOC_VERSION $name)"
+	name="source tree $src"
+elif [ -d "$src/$py_inc" ] && [ -d "$src/$py_src" ]; then
+	[ -z "$tag" ] || die "$src is a source tree; a TAG is only for a repository"
+	tree=$src
+	name="CPython tree $src"
 elif git -C "$src" rev-parse --git-dir >/dev/null 2>&1; then
 	[ -n "$tag" ] || die "$src is a repository: name the release (TAG, e.g. v2.1.9)"
 	git -C "$src" rev-parse -q --verify "$tag^{commit}" >/dev/null ||
 		die "$src has no $tag"
 	tree=$work/tree
 	mkdir "$tree"
-	git -C "$src" archive "$tag" include src | tar x -C "$tree" ||
+	if git -C "$src" cat-file -e "$tag:$py_inc" 2>/dev/null; then
+		paths=("$py_inc" "$py_src") name="CPython $tag"
+	else
+		paths=(include src) name=$tag
+	fi
+	git -C "$src" archive "$tag" "${paths[@]}" | tar x -C "$tree" ||
 		die "git archive $tag failed"
-	name=$tag
 else
 	die "$src is neither a mimalloc source tree nor a git repository"
 fi
 
 # The headers: 2.0.x has include/mimalloc-internal.h and
-# mimalloc-types.h; 2.1 and later include/mimalloc/internal.h, types.h.
+# mimalloc-types.h; 2.1 and later include/mimalloc/internal.h, types.h
+# (in CPython under Include/internal/mimalloc/).
+cpython=false
 if [ -f "$tree/include/mimalloc/internal.h" ]; then
-	internal='mimalloc/internal.h' types=$tree/include/mimalloc/types.h
+	inc=$tree/include srcdir=$tree/src
+	internal='mimalloc/internal.h' types=$inc/mimalloc/types.h
 elif [ -f "$tree/include/mimalloc-internal.h" ]; then
-	internal='mimalloc-internal.h' types=$tree/include/mimalloc-types.h
+	inc=$tree/include srcdir=$tree/src
+	internal='mimalloc-internal.h' types=$inc/mimalloc-types.h
+elif [ -f "$tree/$py_inc/mimalloc/internal.h" ]; then
+	inc=$tree/$py_inc srcdir=$tree/$py_src cpython=true
+	internal='mimalloc/internal.h' types=$inc/mimalloc/types.h
 else
 	echo "$me: $name has no mimalloc internal header" >&2; exit 3
 fi
+version=$(sed -n 's/^#define MI_MALLOC_VERSION *\([0-9]*\).*/\1/p' "$inc/mimalloc.h")
+name="$name (MI_MALLOC_VERSION $version)"
 if ! grep -q 'typedef struct mi_segment_s' "$types" ||
    ! grep -q 'slices\[' "$types"; then
 	echo "$me: $name is not mimalloc v2 (no segment of slices)" >&2; exit 3
 fi
-segc=$tree/src/segment.c
-[ -f "$segc" ] || die "$name has no src/segment.c"
+segc=$srcdir/segment.c
+[ -f "$segc" ] || die "$name has no segment.c"
+if $cpython; then
+	case $variant in
+	release|secure|debug|padding) die "$name is CPython's: variants ft, ft-debug, gil" ;;
+	esac
+else
+	case $variant in
+	ft|ft-debug|gil) die "$name is not CPython's: variants release, secure, debug, padding" ;;
+	esac
+fi
 
 # One structure's body, comments gone, from its opening line to its
 # closing one.
@@ -154,6 +194,13 @@ cat <<EOF
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#ifdef Py_GIL_DISABLED
+/* CPython's struct llist_node (pycore_llist.h), which its mi_page_t
+   embeds in free-threaded builds.  */
+struct llist_node {
+	struct llist_node *next, *prev;
+};
+#endif
 #include "mimalloc.h"
 #include "$internal"
 
@@ -174,7 +221,7 @@ void _mi_assert_fail(const char *a, const char *f, unsigned int l,
 EOF
 # mi_thread_data_t, as init.c declares it (heap, then tld): where a
 # thread's tld lies from its heap.
-body "$tree/src/init.c" '^typedef struct mi_thread_data_s' 'mi_thread_data_t;'
+body "$srcdir/init.c" '^typedef struct mi_thread_data_s' 'mi_thread_data_t;'
 # The release's own page-start function, renamed so it cannot clash.
 awk '/^static uint8_t\* _mi_segment_page_start_from_slice\(/,/^}/' "$segc" |
 	sed 's/_mi_segment_page_start_from_slice/probe_page_start/'
@@ -366,7 +413,32 @@ page_field page_xheap xheap
 page_field page_next next
 page_field page_prev prev
 page_field page_page_start page_start
-page_field page_heap_tag heap_tag
+# The page's heap tag: a byte (heap_tag, 2.1.7 and later) or CPython's
+# 4-bit `tag`; where it lies and which bits, found by setting it in a
+# zeroed page.
+for f in heap_tag tag; do
+	has "$page_body" $f || continue
+	cat <<EOF
+	{
+		mi_page_t pg;
+		unsigned char *b = (unsigned char *)&pg;
+		size_t i;
+		memset(&pg, 0, sizeof pg);
+		pg.$f = (uint8_t)~0u;
+		for (i = 0; i < sizeof pg && b[i] == 0; i++)
+			;
+		VAL("page_heap_tag", i);
+		VAL("page_heap_tag_shift", __builtin_ctz(b[i]));
+		VAL("page_heap_tag_bits", __builtin_popcount(b[i]));
+	}
+EOF
+	break
+done
+if ! has "$page_body" heap_tag && ! has "$page_body" tag; then
+	echo '	NO("page_heap_tag");'
+	echo '	VAL("page_heap_tag_shift", 0);'
+	echo '	VAL("page_heap_tag_bits", 0);'
+fi
 # mi_heap_t and mi_tld_t.
 heap_field() {
 	local n=$1 f; shift
@@ -431,7 +503,7 @@ echo '}'
 
 run() {	# VARIANT FLAGS...
 	local v=$1; shift
-	gcc -std=gnu11 -w -O0 "$@" -I"$tree/include" -o "$work/lay-$v" "$prog" \
+	gcc -std=gnu11 -w -O0 "$@" -I"$inc" -o "$work/lay-$v" "$prog" \
 		2>"$work/cc-$v.log" ||
 		{ sed -n '1,20s/^/  /p' "$work/cc-$v.log" >&2
 		  die "$name ($v): the offset program did not compile"; }
@@ -439,12 +511,18 @@ run() {	# VARIANT FLAGS...
 	"$work/lay-$v" || die "$name ($v): the offset program failed"
 }
 
-for v in release secure debug padding; do
+if $cpython; then variants=(ft ft-debug gil)
+else variants=(release secure debug padding)
+fi
+for v in "${variants[@]}"; do
 	[ "$variant" = all ] || [ "$variant" = "$v" ] || continue
 	case $v in
 	release) run release -DNDEBUG ;;
 	secure) run secure -DNDEBUG -DMI_SECURE=4 ;;
 	debug) run debug -UNDEBUG -DMI_DEBUG=2 ;;
 	padding) run padding -DNDEBUG -DMI_PADDING=1 ;;
+	ft) run ft -DNDEBUG -DPy_GIL_DISABLED -DMI_DEBUG=0 ;;
+	ft-debug) run ft-debug -UNDEBUG -DPy_GIL_DISABLED -DMI_DEBUG=2 ;;
+	gil) run gil -DNDEBUG -DMI_DEBUG=0 ;;
 	esac
 done
