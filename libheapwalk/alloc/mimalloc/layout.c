@@ -7,6 +7,8 @@
  * the `false` rows) and its secure build (-DMI_SECURE=4, the `true`
  * rows, whose free lists are encoded).  Tags that print the same
  * numbers share a macro; a new release is one more run of the script.
+ * CPython's copy of mimalloc comes last (the script run on a CPython
+ * source tree: its free-threaded and its debug free-threaded build).
  */
 #include <stddef.h>
 
@@ -38,7 +40,8 @@
 	.page_xthread_free = (enc) ? 72 : 56, \
 	.page_xheap = (enc) ? 80 : 64, .page_next = (enc) ? 88 : 72, \
 	.page_prev = (enc) ? 96 : 80, .page_page_start = 48, \
-	.page_heap_tag = 35, .heap_size = (enc) ? 3096 : 3088, \
+	.page_heap_tag = 35, .page_heap_tag_shift = 0, \
+	.page_heap_tag_bits = 8, .heap_size = (enc) ? 3096 : 3088, \
 	.heap_tld = 0, .heap_pages = (enc) ? 1296 : 1288, \
 	.heap_thread_delayed_free = 8, .heap_thread_id = 16, \
 	.heap_cookie = 32, .heap_keys = 40, .heap_page_count = 192, \
@@ -71,7 +74,8 @@
 	.page_xthread_free = (enc) ? 72 : 56, \
 	.page_xheap = (enc) ? 80 : 64, .page_next = (enc) ? 88 : 72, \
 	.page_prev = (enc) ? 96 : 80, .page_page_start = 48, \
-	.page_heap_tag = 35, .heap_size = (enc) ? 3088 : 3080, \
+	.page_heap_tag = 35, .page_heap_tag_shift = 0, \
+	.page_heap_tag_bits = 8, .heap_size = (enc) ? 3088 : 3080, \
 	.heap_tld = 0, .heap_pages = (enc) ? 1288 : 1280, \
 	.heap_thread_delayed_free = 8, .heap_thread_id = 16, \
 	.heap_cookie = 32, .heap_keys = 40, .heap_page_count = 192, \
@@ -104,7 +108,8 @@
 	.page_xthread_free = (enc) ? 72 : 56, \
 	.page_xheap = (enc) ? 80 : 64, .page_next = (enc) ? 88 : 72, \
 	.page_prev = (enc) ? 96 : 80, .page_page_start = 48, \
-	.page_heap_tag = 35, .heap_size = (enc) ? 3072 : 3064, \
+	.page_heap_tag = 35, .page_heap_tag_shift = 0, \
+	.page_heap_tag_bits = 8, .heap_size = (enc) ? 3072 : 3064, \
 	.heap_tld = 0, .heap_pages = (enc) ? 1272 : 1264, \
 	.heap_thread_delayed_free = 8, .heap_thread_id = 16, \
 	.heap_cookie = 32, .heap_keys = 40, .heap_page_count = 192, \
@@ -135,7 +140,8 @@
 	.page_xthread_free = (enc) ? 72 : 56, \
 	.page_xheap = (enc) ? 80 : 64, .page_next = (enc) ? 88 : 72, \
 	.page_prev = (enc) ? 96 : 80, .page_page_start = 48, \
-	.page_heap_tag = 35, .heap_size = (enc) ? 3072 : 3064, \
+	.page_heap_tag = 35, .page_heap_tag_shift = 0, \
+	.page_heap_tag_bits = 8, .heap_size = (enc) ? 3072 : 3064, \
 	.heap_tld = 0, .heap_pages = (enc) ? 1272 : 1264, \
 	.heap_thread_delayed_free = 8, .heap_thread_id = 16, \
 	.heap_cookie = 32, .heap_keys = 40, .heap_page_count = 192, \
@@ -167,9 +173,9 @@
 	.page_xthread_free = (enc) ? 72 : 56, \
 	.page_xheap = (enc) ? 80 : 64, .page_next = (enc) ? 88 : 72, \
 	.page_prev = (enc) ? 96 : 80, .page_page_start = 48, \
-	.page_heap_tag = MI_NO_FIELD, \
-	.heap_size = (enc) ? 3072 : 3064, .heap_tld = 0, \
-	.heap_pages = (enc) ? 1272 : 1264, \
+	.page_heap_tag = MI_NO_FIELD, .page_heap_tag_shift = 0, \
+	.page_heap_tag_bits = 0, .heap_size = (enc) ? 3072 : 3064, \
+	.heap_tld = 0, .heap_pages = (enc) ? 1272 : 1264, \
 	.heap_thread_delayed_free = 8, .heap_thread_id = 16, \
 	.heap_cookie = 32, .heap_keys = 40, .heap_page_count = 192, \
 	.heap_next = 216, .heap_tag = MI_NO_FIELD, .queue_size = 24, \
@@ -202,9 +208,9 @@
 	.page_xthread_free = (enc) ? 72 : 56, \
 	.page_xheap = (enc) ? 80 : 64, .page_next = (enc) ? 88 : 72, \
 	.page_prev = (enc) ? 96 : 80, .page_page_start = 48, \
-	.page_heap_tag = MI_NO_FIELD, \
-	.heap_size = (enc) ? 3072 : 3064, .heap_tld = 0, \
-	.heap_pages = (enc) ? 1272 : 1264, \
+	.page_heap_tag = MI_NO_FIELD, .page_heap_tag_shift = 0, \
+	.page_heap_tag_bits = 0, .heap_size = (enc) ? 3072 : 3064, \
+	.heap_tld = 0, .heap_pages = (enc) ? 1272 : 1264, \
 	.heap_thread_delayed_free = 8, .heap_thread_id = 16, \
 	.heap_cookie = 32, .heap_keys = 40, .heap_page_count = 192, \
 	.heap_next = 216, .heap_tag = MI_NO_FIELD, .queue_size = 24, \
@@ -236,9 +242,9 @@
 	.page_xthread_free = (enc) ? 56 : 40, \
 	.page_xheap = (enc) ? 64 : 48, .page_next = (enc) ? 72 : 56, \
 	.page_prev = (enc) ? 80 : 64, .page_page_start = MI_NO_FIELD, \
-	.page_heap_tag = MI_NO_FIELD, \
-	.heap_size = (enc) ? 3072 : 3064, .heap_tld = 0, \
-	.heap_pages = (enc) ? 1048 : 1040, \
+	.page_heap_tag = MI_NO_FIELD, .page_heap_tag_shift = 0, \
+	.page_heap_tag_bits = 0, .heap_size = (enc) ? 3072 : 3064, \
+	.heap_tld = 0, .heap_pages = (enc) ? 1048 : 1040, \
 	.heap_thread_delayed_free = (enc) ? 2848 : 2840, \
 	.heap_thread_id = (enc) ? 2856 : 2848, \
 	.heap_cookie = (enc) ? 2872 : 2864, \
@@ -274,9 +280,9 @@
 	.page_xthread_free = (enc) ? 56 : 40, \
 	.page_xheap = (enc) ? 64 : 48, .page_next = (enc) ? 72 : 56, \
 	.page_prev = (enc) ? 80 : 64, .page_page_start = MI_NO_FIELD, \
-	.page_heap_tag = MI_NO_FIELD, \
-	.heap_size = (enc) ? 3072 : 3064, .heap_tld = 0, \
-	.heap_pages = (enc) ? 1048 : 1040, \
+	.page_heap_tag = MI_NO_FIELD, .page_heap_tag_shift = 0, \
+	.page_heap_tag_bits = 0, .heap_size = (enc) ? 3072 : 3064, \
+	.heap_tld = 0, .heap_pages = (enc) ? 1048 : 1040, \
 	.heap_thread_delayed_free = (enc) ? 2848 : 2840, \
 	.heap_thread_id = (enc) ? 2856 : 2848, \
 	.heap_cookie = (enc) ? 2872 : 2864, \
@@ -312,11 +318,11 @@
 	.page_xthread_free = (enc) ? 56 : 40, \
 	.page_xheap = (enc) ? 64 : 48, .page_next = (enc) ? 72 : 56, \
 	.page_prev = (enc) ? 80 : 64, .page_page_start = MI_NO_FIELD, \
-	.page_heap_tag = MI_NO_FIELD, .heap_size = 3064, \
-	.heap_tld = 0, .heap_pages = 1040, \
-	.heap_thread_delayed_free = 2840, .heap_thread_id = 2848, \
-	.heap_cookie = 2864, .heap_keys = 2872, \
-	.heap_page_count = 3024, .heap_next = 3048, \
+	.page_heap_tag = MI_NO_FIELD, .page_heap_tag_shift = 0, \
+	.page_heap_tag_bits = 0, .heap_size = 3064, .heap_tld = 0, \
+	.heap_pages = 1040, .heap_thread_delayed_free = 2840, \
+	.heap_thread_id = 2848, .heap_cookie = 2864, \
+	.heap_keys = 2872, .heap_page_count = 3024, .heap_next = 3048, \
 	.heap_tag = MI_NO_FIELD, .queue_size = 24, \
 	.tld_heap_backing = 16, .tld_heaps = 24
 
@@ -346,11 +352,11 @@
 	.page_xthread_free = (enc) ? 56 : 40, \
 	.page_xheap = (enc) ? 64 : 48, .page_next = (enc) ? 72 : 56, \
 	.page_prev = (enc) ? 80 : 64, .page_page_start = MI_NO_FIELD, \
-	.page_heap_tag = MI_NO_FIELD, .heap_size = 3064, \
-	.heap_tld = 0, .heap_pages = 1040, \
-	.heap_thread_delayed_free = 2840, .heap_thread_id = 2848, \
-	.heap_cookie = 2864, .heap_keys = 2872, \
-	.heap_page_count = 3024, .heap_next = 3048, \
+	.page_heap_tag = MI_NO_FIELD, .page_heap_tag_shift = 0, \
+	.page_heap_tag_bits = 0, .heap_size = 3064, .heap_tld = 0, \
+	.heap_pages = 1040, .heap_thread_delayed_free = 2840, \
+	.heap_thread_id = 2848, .heap_cookie = 2864, \
+	.heap_keys = 2872, .heap_page_count = 3024, .heap_next = 3048, \
 	.heap_tag = MI_NO_FIELD, .queue_size = 24, \
 	.tld_heap_backing = 16, .tld_heaps = 24
 
@@ -380,11 +386,11 @@
 	.page_xthread_free = (enc) ? 56 : 40, \
 	.page_xheap = (enc) ? 64 : 48, .page_next = (enc) ? 72 : 56, \
 	.page_prev = (enc) ? 80 : 64, .page_page_start = MI_NO_FIELD, \
-	.page_heap_tag = MI_NO_FIELD, .heap_size = 3056, \
-	.heap_tld = 0, .heap_pages = 1040, \
-	.heap_thread_delayed_free = 2840, .heap_thread_id = 2848, \
-	.heap_cookie = 2856, .heap_keys = 2864, \
-	.heap_page_count = 3016, .heap_next = 3040, \
+	.page_heap_tag = MI_NO_FIELD, .page_heap_tag_shift = 0, \
+	.page_heap_tag_bits = 0, .heap_size = 3056, .heap_tld = 0, \
+	.heap_pages = 1040, .heap_thread_delayed_free = 2840, \
+	.heap_thread_id = 2848, .heap_cookie = 2856, \
+	.heap_keys = 2864, .heap_page_count = 3016, .heap_next = 3040, \
 	.heap_tag = MI_NO_FIELD, .queue_size = 24, \
 	.tld_heap_backing = 16, .tld_heaps = 24
 
@@ -415,11 +421,11 @@
 	.page_xthread_free = (enc) ? 56 : 40, \
 	.page_xheap = (enc) ? 64 : 48, .page_next = (enc) ? 72 : 56, \
 	.page_prev = (enc) ? 80 : 64, .page_page_start = MI_NO_FIELD, \
-	.page_heap_tag = MI_NO_FIELD, .heap_size = 3056, \
-	.heap_tld = 0, .heap_pages = 1040, \
-	.heap_thread_delayed_free = 2840, .heap_thread_id = 2848, \
-	.heap_cookie = 2856, .heap_keys = 2864, \
-	.heap_page_count = 3016, .heap_next = 3040, \
+	.page_heap_tag = MI_NO_FIELD, .page_heap_tag_shift = 0, \
+	.page_heap_tag_bits = 0, .heap_size = 3056, .heap_tld = 0, \
+	.heap_pages = 1040, .heap_thread_delayed_free = 2840, \
+	.heap_thread_id = 2848, .heap_cookie = 2856, \
+	.heap_keys = 2864, .heap_page_count = 3016, .heap_next = 3040, \
 	.heap_tag = MI_NO_FIELD, .queue_size = 24, \
 	.tld_heap_backing = 16, .tld_heaps = 24
 
@@ -450,12 +456,55 @@
 	.page_xthread_free = (enc) ? 56 : 40, \
 	.page_xheap = (enc) ? 64 : 48, .page_next = (enc) ? 72 : 56, \
 	.page_prev = (enc) ? 80 : 64, .page_page_start = MI_NO_FIELD, \
-	.page_heap_tag = MI_NO_FIELD, .heap_size = 3056, \
-	.heap_tld = 0, .heap_pages = 1040, \
-	.heap_thread_delayed_free = 2840, .heap_thread_id = 2848, \
-	.heap_cookie = 2856, .heap_keys = 2864, \
-	.heap_page_count = 3016, .heap_next = 3040, \
+	.page_heap_tag = MI_NO_FIELD, .page_heap_tag_shift = 0, \
+	.page_heap_tag_bits = 0, .heap_size = 3056, .heap_tld = 0, \
+	.heap_pages = 1040, .heap_thread_delayed_free = 2840, \
+	.heap_thread_id = 2848, .heap_cookie = 2856, \
+	.heap_keys = 2864, .heap_page_count = 3016, .heap_next = 3040, \
 	.heap_tag = MI_NO_FIELD, .queue_size = 24, \
+	.tld_heap_backing = 16, .tld_heaps = 24
+
+/* CPython 3.13's copy of 2.1.2, free-threaded (Py_GIL_DISABLED): the
+   page has a 4-bit heap tag and a debug_offset byte beside its flags,
+   and a QSBR list node and goal where 2.1.2 has a padding word; the
+   heap ends with tag, debug_offset and page_use_qsbr.  `true` is a
+   --with-pydebug build (MI_DEBUG 2: encoded, padded).  CPython never
+   sets MI_SECURE.  The default (GIL) build's copy, used under
+   PYTHONMALLOC=mimalloc, has 2.1.2's offsets (its row) with the same
+   tags.  */
+#define MI_CPYTHON_3_13(enc) \
+	.version = "2.1.2", .releases = "CPython 3.13 free-threaded", .encoded = enc, \
+	.segment_shift = 25, .slice_shift = 16, \
+	.slices_per_segment = 512, .start_rule = MI_START_SMALL, \
+	.start_offset = 0, .start_offset_min = 0, \
+	.start_offset_max = 0, .start_align_max = 0, \
+	.huge_block_size = 1ull << 31, .bin_huge = 73, \
+	.padding = (enc) ? 8 : 0, .seg_memid = 0, \
+	.seg_commit_mask = 112, .seg_decommit_mask = 48, \
+	.seg_commit_mask_bytes = 64, .seg_abandoned_next = 176, \
+	.seg_abandoned = 192, .seg_used = 208, .seg_cookie = 216, \
+	.seg_segment_slices = 224, .seg_info_slices = 232, \
+	.seg_kind = 240, .seg_slice_entries = 248, \
+	.seg_thread_id = 256, .seg_slices = 264, \
+	.page_size = (enc) ? 112 : 96, .page_slice_count = 0, \
+	.page_slice_offset = 4, .page_capacity = 10, \
+	.page_reserved = 12, .page_flags = 14, .page_free = 16, \
+	.page_used = 24, .page_used_width = 4, .page_block_size = 28, \
+	.page_block_size_width = 4, .page_local_free = 32, \
+	.page_keys = (enc) ? 40 : MI_NO_FIELD, \
+	.page_xthread_free = (enc) ? 56 : 40, \
+	.page_xheap = (enc) ? 64 : 48, .page_next = (enc) ? 72 : 56, \
+	.page_prev = (enc) ? 80 : 64, .page_page_start = MI_NO_FIELD, \
+	.page_heap_tag = 8, .page_heap_tag_shift = 3, \
+	.page_heap_tag_bits = 4, .heap_size = (enc) ? 3072 : 3064, \
+	.heap_tld = 0, .heap_pages = (enc) ? 1048 : 1040, \
+	.heap_thread_delayed_free = (enc) ? 2848 : 2840, \
+	.heap_thread_id = (enc) ? 2856 : 2848, \
+	.heap_cookie = (enc) ? 2872 : 2864, \
+	.heap_keys = (enc) ? 2880 : 2872, \
+	.heap_page_count = (enc) ? 3032 : 3024, \
+	.heap_next = (enc) ? 3056 : 3048, \
+	.heap_tag = (enc) ? 3065 : 3057, .queue_size = 24, \
 	.tld_heap_backing = 16, .tld_heaps = 24
 
 static const struct mi_layout layouts[] = {
@@ -485,6 +534,8 @@ static const struct mi_layout layouts[] = {
 	{ MI_V2_0_3(true) },
 	{ MI_V2_0_0(false) },
 	{ MI_V2_0_0(true) },
+	{ MI_CPYTHON_3_13(false) },
+	{ MI_CPYTHON_3_13(true) },
 };
 
 const struct mi_layout *mi_layouts(unsigned *n)

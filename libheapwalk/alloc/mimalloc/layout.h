@@ -102,10 +102,14 @@ struct mi_layout {
 	/* mi_page_t.page_start (2.1.4 and later): the first block's
 	   address, what the start rule gives for a page in use.  */
 	uint16_t page_page_start;
-	/* mi_page_t.heap_tag and mi_heap_t.tag, one byte each (2.1.7 and
-	   later): the tag of the heap a page belongs to (CPython keeps
-	   its object, GC and raw-memory heaps apart by it).  */
+	/* The tag of the heap a page belongs to: mi_page_t.heap_tag and
+	   mi_heap_t.tag, one byte each (2.1.7 and later); CPython's copy
+	   of 2.1.2 has its own, the heap's a byte, the page's the 4-bit
+	   field `tag` (it keeps its raw-memory, object and two GC heaps
+	   apart by it).  The page's tag is (byte at page_heap_tag >>
+	   page_heap_tag_shift) & ((1 << page_heap_tag_bits) - 1).  */
 	uint16_t page_heap_tag, heap_tag;
+	uint8_t page_heap_tag_shift, page_heap_tag_bits;
 };
 
 /* Every layout known, newest first; n set to their count.  */
