@@ -33,7 +33,7 @@ enum mi_start_rule {
 	   384, for 8 <= bs <= 1024).  */
 	MI_START_FIXED,
 	/* 3 * bs when 8 <= bs <= 64, bs when 64 < bs <= 512, else 0
-	   (2.1.0 to 2.1.4).  */
+	   (2.1.0 to 2.1.4, and CPython 3.13's copy of 2.1.2).  */
 	MI_START_SMALL,
 	/* First, when 0 < bs <= start_align_max, adj = bs - pstart % bs
 	   is added if adj < bs and psize >= bs + adj (the first block
@@ -52,9 +52,10 @@ struct mi_layout {
 	uint8_t segment_shift;     /* segments are 1 << this, aligned so */
 	uint8_t slice_shift;       /* a slice (a small page) */
 	uint16_t slices_per_segment;
-	/* A page's blocks start this far into it when its block size is
-	   in [start_offset_min, start_offset_max] (mimalloc keeps small
-	   blocks off the page's alignment).  */
+	/* MI_START_FIXED: a page's blocks start this far into it when
+	   its block size is in [start_offset_min, start_offset_max]
+	   (mimalloc keeps small blocks off the page's alignment); 0 in
+	   the rows of the other rules.  */
 	uint16_t start_offset;
 	uint16_t start_offset_min, start_offset_max;
 	/* A block size at or past this is a huge page's: its size is the
