@@ -339,6 +339,7 @@ void bm_probe_start(const struct hw_blockmap *m, const struct bm_run **hint,
 {
 	p->addr = addr;
 	p->found = false;
+	p->interior = false;
 	p->step = BM_PR_DONE;
 	if (addr - m->lo >= m->hi - m->lo)
 		return;

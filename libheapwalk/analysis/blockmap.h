@@ -170,6 +170,7 @@ struct bm_probe {
 	unsigned b;               /* bit in it */
 	uint8_t step;             /* the next step (blockmap-int.h); 0 when
 				     done */
+	bool interior;            /* its slab takes any pointer into a slot */
 	bool found, exact;
 };
 

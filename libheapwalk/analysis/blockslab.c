@@ -214,6 +214,7 @@ bool bm_slab_probe_step(const struct hw_blockmap *m, struct bm_probe *p)
 		if (!m->slot_marks || !page_slot(pg, p->addr, &bit, &start))
 			break;
 		p->k = (size_t)bit;
+		p->interior = pg->interior;
 		p->ref.addr = start;
 		p->ref.end = start + pg->slot;
 		p->ref.run = NULL;
@@ -227,6 +228,7 @@ bool bm_slab_probe_step(const struct hw_blockmap *m, struct bm_probe *p)
 			break;
 		p->ref.mk = slot_mark(m, p->k);
 		bm_probe_hit(p);
+		p->exact |= p->interior;
 		break;
 	default:
 		break;

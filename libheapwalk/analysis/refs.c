@@ -268,6 +268,7 @@ static bool set_done(void *cookie, const struct bm_ref *ref)
 struct back {
 	uint64_t to, to_end;      /* the block a step must point into */
 	bool interior;            /* an interior pointer will do */
+	const struct hw_blockmap *map;
 	bool hit;
 	int rank;                 /* of ref, the root found (root_rank) */
 	struct hw_ref ref;        /* what holds it */
@@ -286,10 +287,23 @@ static int root_rank(const struct hw_ref *ref)
 	}
 }
 
+/* Does v hold k's block as a start pointer does?  Its start, or an
+   address the map takes as one (a slab whose slots any pointer into
+   holds: mimalloc's aligned blocks).  */
+static bool holds(const struct back *k, uint64_t v)
+{
+	if (v == k->to || k->interior)
+		return true;
+	struct bm_ref ref;
+	bool exact;
+	return v > k->to && v < k->to_end &&
+	       bm_find(k->map, v, &ref, &exact) && exact;
+}
+
 static bool back_word(void *cookie, uint64_t slot, uint64_t v)
 {
 	struct back *k = cookie;
-	if (v != k->to && !k->interior)
+	if (!holds(k, v))
 		return true;
 	k->ref.slot = slot;
 	k->ref.value = v;
@@ -302,7 +316,7 @@ static bool back_root(void *cookie, const struct hw_ref *ref)
 	struct back *k = cookie;
 	if (ref->kind == HW_REF_BLOCK)
 		return false;     /* the roots are through */
-	if (ref->value != k->to && !k->interior)
+	if (!holds(k, ref->value))
 		return true;
 	int rank = root_rank(ref);
 	if (!k->hit || rank < k->rank) {
@@ -332,7 +346,7 @@ static bool chain(struct bfs *b, struct hw_why_step **steps, size_t *n)
 		uint64_t to_end = bm_at(b->map, to, &tref)
 				  ? bm_block_end(b->map, &tref) : to + 1;
 		struct back k = { .to = to, .to_end = to_end,
-				  .interior = b->interior };
+				  .interior = b->interior, .map = b->map };
 		if (l == 0) {
 			hw_refs_each(b->s, r, to, to_end, back_root, &k);
 		} else {
@@ -357,7 +371,8 @@ static bool chain(struct bfs *b, struct hw_why_step **steps, size_t *n)
 		}
 		out[l] = (struct hw_why_step){ .ref = k.ref, .to = to,
 					       .to_end = to_end,
-					       .interior = k.ref.value != to };
+					       .interior = b->interior &&
+							   k.ref.value != to };
 		to = k.ref.holder;
 	}
 	*steps = out;
