@@ -12,6 +12,14 @@ void mi_check(void *state)
 	struct mi_state *mi = state;
 	for (uint32_t i = 0; i < mi->npages; i++) {
 		const struct mi_page *pg = &mi->pages[i];
+		if (pg->lost)
+			hw_finding(mi->s, pg->meta, "mimalloc page 0x%llx: its "
+				   "lists lost %u free blocks (used %u of "
+				   "capacity %u, %u on its free and local_free "
+				   "lists): the blocks in use that may be them "
+				   "are maybe_free", (unsigned long long)pg->area,
+				   pg->lost, pg->used, pg->capacity,
+				   pg->nfree + pg->nlocal);
 		if (!pg->block_size || pg->lists_bad)
 			continue;
 		uint64_t expect = (uint64_t)pg->capacity - pg->nfree - pg->nlocal;

@@ -24,6 +24,7 @@
 /* A segment candidate: where, of which layout and key.  */
 struct cand {
 	uint64_t addr, size, key;
+	int64_t score;            /* its pages' agreement with the layout */
 	unsigned layout;
 };
 
@@ -57,7 +58,7 @@ static uint64_t get(const uint8_t *p, unsigned off, unsigned width)
    segment passes with no real chance.  */
 static bool segment_at(struct hw_target *t, const struct mi_layout *L,
 		       uint64_t a, uint8_t *buf, uint64_t *size,
-		       uint64_t *key)
+		       uint64_t *key, int64_t *score)
 {
 	if (!hw_read(t, a, buf, L->seg_slices))
 		return false;
@@ -81,13 +82,24 @@ static bool segment_at(struct hw_target *t, const struct mi_layout *L,
 	uint8_t *sl = buf + L->seg_slices;
 	if (!hw_read(t, a + L->seg_slices, sl, entries * L->page_size))
 		return false;
+	/* Releases whose headers look alike are told apart by their pages:
+	   where each puts a page's blocks and its lists' heads.  */
 	uint64_t i = 0;
+	*score = 0;
 	while (i < entries) {
 		const uint8_t *p = sl + i * L->page_size;
 		uint64_t count = get(p, L->page_slice_count, 4);
 		if (!count || get(p, L->page_slice_offset, 4) ||
 		    (i == 0 && count != info))
 			return false;
+		struct mi_page pg;
+		const char *bad;
+		if (i >= info &&
+		    get(p, L->page_block_size, L->page_block_size_width))
+			*score += mi_page_decode(L, a, kind == MI_SEGMENT_HUGE,
+						 i, count, p, &pg, &bad)
+					  ? 1
+					  : -4;
 		i += count;
 	}
 	/* (A huge segment's one page may run past the entries.)  */
@@ -142,11 +154,14 @@ static bool scan(struct mi_state *mi, struct cands *c)
 			while (a >= r->start && a < r->end && ok &&
 			       c->n < MAX_SEGMENTS) {
 				uint64_t size, key;
-				if (!segment_at(t, L, a, buf, &size, &key)) {
+				int64_t score;
+				if (!segment_at(t, L, a, buf, &size, &key,
+						&score)) {
 					a += align;
 					continue;
 				}
-				ok = add_cand(c, (struct cand){ a, size, key, k });
+				ok = add_cand(c, (struct cand){ a, size, key,
+								score, k });
 				a += (size + align - 1) & ~(align - 1);
 			}
 		}
@@ -172,18 +187,28 @@ enum hw_status mi_find_segments(struct mi_state *mi)
 		free(c.v);
 		return HW_NO_ALLOCATOR;
 	}
-	/* The layout and key most segments share (the first on a tie:
-	   layouts newest first).  */
+	/* The layout and key whose segments' pages agree best with it,
+	   then the one most segments share, then the first (layouts newest
+	   first).  (Quadratic in the candidates: a process has few
+	   segments, a few thousand at most.)  */
 	size_t best = 0, best_n = 0;
+	int64_t best_score = INT64_MIN;
 	for (size_t i = 0; i < c.n; i++) {
 		size_t n = 0;
+		int64_t score = 0;
 		for (size_t k = 0; k < c.n; k++)
-			n += c.v[k].layout == c.v[i].layout &&
-			     c.v[k].key == c.v[i].key;
-		if (n > best_n || (n == best_n &&
-				   c.v[i].layout < c.v[best].layout)) {
+			if (c.v[k].layout == c.v[i].layout &&
+			    c.v[k].key == c.v[i].key) {
+				n++;
+				score += c.v[k].score;
+			}
+		if (score > best_score ||
+		    (score == best_score &&
+		     (n > best_n || (n == best_n &&
+				     c.v[i].layout < c.v[best].layout)))) {
 			best = i;
 			best_n = n;
+			best_score = score;
 		}
 	}
 	unsigned nl;

@@ -538,6 +538,37 @@ static const struct mi_layout layouts[] = {
 	{ MI_CPYTHON_3_13(true) },
 };
 
+uint64_t mi_layout_page_start(const struct mi_layout *L, uint64_t pstart,
+			      uint64_t psize, uint64_t bs)
+{
+	uint64_t off = 0;
+	switch (L->start_rule) {
+	case MI_START_FIXED:
+		return pstart + (bs >= L->start_offset_min &&
+					 bs <= L->start_offset_max
+				 ? L->start_offset
+				 : 0);
+	case MI_START_ALIGNED:
+	case MI_START_ALIGNED16:
+		/* Small blocks' first one on a multiple of their size.  */
+		if (bs > 0 && bs <= L->start_align_max) {
+			uint64_t adjust = bs - pstart % bs;
+			if (adjust < bs && psize >= bs + adjust)
+				off += adjust;
+		}
+		break;
+	default:
+		break;
+	}
+	if (bs >= 8 && bs <= 64)
+		off += 3 * bs;
+	else if (bs > 64 && bs <= 512)
+		off += bs;
+	if (L->start_rule == MI_START_ALIGNED16)
+		off = (off + 15) & ~15ull;
+	return pstart + off;
+}
+
 const struct mi_layout *mi_layouts(unsigned *n)
 {
 	*n = sizeof layouts / sizeof layouts[0];

@@ -116,4 +116,10 @@ struct mi_layout {
 /* Every layout known, newest first; n set to their count.  */
 const struct mi_layout *mi_layouts(unsigned *n);
 
+/* Where layout L puts the first block of a page of `bs`-byte blocks
+   whose slices start at pstart and take psize bytes (bs as the page
+   stores it: a huge page's sentinel included).  */
+uint64_t mi_layout_page_start(const struct mi_layout *L, uint64_t pstart,
+			      uint64_t psize, uint64_t bs);
+
 #endif /* HW_MI_LAYOUT_H */

@@ -136,6 +136,53 @@ static void follow_delayed(struct mi_state *mi, struct mi_heap *h)
 	}
 }
 
+/* Does the first word of block i of page pg (in use by the lists) make
+   it one of the free blocks a broken list lost: each next word a block
+   of the page no list holds, reaching the list's end within `lost`
+   steps?  (The tail cut off a list runs so; a block in use may too,
+   when it holds zeros or such a pointer: then it is only `maybe`.)  */
+static bool lost_chain(const struct mi_state *mi, const struct mi_page *pg,
+		       uint64_t i)
+{
+	uint64_t b = pg->start + i * pg->block_size, k;
+	for (uint32_t n = 0; n <= pg->lost; n++) {
+		uint64_t w;
+		if (!hw_read_u64(mi->t, b, &w))
+			return false;
+		b = mi_decode_next(mi, w, pg->meta, pg->keys);
+		if (!b)
+			return true;
+		if (!block_index(pg, b, &k) ||
+		    mi_block_list(mi, pg->states + k) != MI_IN_USE)
+			return false;
+	}
+	return false;
+}
+
+/* Pages whose lists hold fewer free blocks than their own count says
+   (a list cut by damage): how many they lost, and which blocks in use
+   may be those.  */
+static enum hw_status mark_lost(struct mi_state *mi)
+{
+	for (uint32_t p = 0; p < mi->npages; p++) {
+		struct mi_page *pg = &mi->pages[p];
+		uint64_t listed = (uint64_t)pg->nfree + pg->nlocal;
+		if (!pg->block_size || !pg->lists_bad || pg->used > pg->capacity ||
+		    listed >= pg->capacity - pg->used)
+			continue;
+		pg->lost = (uint32_t)(pg->capacity - pg->used - listed);
+		if (!mi->maybe && !(mi->maybe = calloc(mi->nblocks / 8 + 1, 1)))
+			return hw_error(mi->s, HW_NO_ALLOCATOR, "out of memory");
+		for (uint64_t i = 0; i < pg->capacity; i++) {
+			uint64_t x = pg->states + i;
+			if (mi_block_list(mi, x) == MI_IN_USE &&
+			    lost_chain(mi, pg, i))
+				mi->maybe[x >> 3] |= (uint8_t)(1u << (x & 7));
+		}
+	}
+	return HW_OK;
+}
+
 enum hw_status mi_read_lists(struct mi_state *mi)
 {
 	uint64_t n = 0;
@@ -155,5 +202,5 @@ enum hw_status mi_read_lists(struct mi_state *mi)
 	}
 	for (uint32_t k = 0; k < mi->nheaps; k++)
 		follow_delayed(mi, &mi->heaps[k]);
-	return HW_OK;
+	return mark_lost(mi);
 }

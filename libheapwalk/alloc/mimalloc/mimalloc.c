@@ -60,6 +60,7 @@ static void mi_close(void *state)
 	free(mi->pages);
 	free(mi->heaps);
 	free(mi->lists);
+	free(mi->maybe);
 	free(mi);
 }
 
@@ -133,14 +134,19 @@ static uint64_t mi_arena_addr(void *state, int32_t arena)
 		       : 0;
 }
 
-/* Its segments' headers and slice arrays: they name pages and blocks
-   without keeping them alive.  */
+/* Its segments' headers and slice arrays, which name pages and blocks
+   without keeping them alive; and the bytes of each page before its
+   first block, where a link of the page's free list from an earlier
+   life (its blocks were larger) may linger.  */
 static void mi_internal(void *state, hw_range_fn *fn, void *cookie)
 {
 	struct mi_state *mi = state;
 	for (uint32_t i = 0; i < mi->nsegments; i++)
 		fn(cookie, mi->segments[i].addr,
 		   mi->segments[i].addr + mi->segments[i].info_size);
+	for (uint32_t i = 0; i < mi->npages; i++)
+		if (mi->pages[i].start > mi->pages[i].area)
+			fn(cookie, mi->pages[i].area, mi->pages[i].start);
 }
 
 /* Each page as a slab of equal blocks.  A page that has handed out

@@ -60,7 +60,9 @@ struct mi_page {
 	uint16_t bin;             /* its size class */
 	uint8_t flags;            /* in_full (1), has_aligned (2) */
 	uint8_t delayed;          /* xthread_free's low two bits */
+	uint8_t tag;              /* its heap's tag (2.1.7+, CPython) */
 	uint32_t nfree, nlocal, nthread;  /* blocks on each list */
+	uint32_t lost;            /* free blocks its lists lost to damage */
 	bool lists_bad;           /* a list of it was damaged */
 };
 
@@ -111,6 +113,10 @@ struct mi_state {
 	struct mi_heap *heaps;    /* by address */
 	uint32_t nheaps;
 	uint8_t *lists;           /* two bits a block (enum mi_list) */
+	/* A bit a block: in use by its lists, but its page's lists lost
+	   blocks to damage and it may be one of them (NULL: no page
+	   lost any).  */
+	uint8_t *maybe;
 	uint64_t nblocks;         /* blocks of every page's capacity */
 	uint64_t held;            /* bytes of every segment */
 	bool reported;            /* the first walk reported findings */
@@ -121,6 +127,14 @@ struct mi_state {
 enum hw_status mi_find_segments(struct mi_state *mi);
 /* Is the target a mimalloc program that cannot be walked?  (detect.c)  */
 bool hw_mimalloc_recognise(struct hw_session *s, char *why, size_t len);
+
+/* The page of layout L whose mi_page_t is at p (the run of `count`
+   slices from slice i of the segment at seg; huge: a huge segment's):
+   pg filled in, its counts kept in range.  False, with *bad saying
+   why, when its fields do not agree with each other (segments.c).  */
+bool mi_page_decode(const struct mi_layout *L, uint64_t seg, bool huge,
+		    uint64_t i, uint64_t count, const uint8_t *p,
+		    struct mi_page *pg, const char **bad);
 
 /* Read each segment's pages (segments.c).  */
 enum hw_status mi_read_pages(struct mi_state *mi);
@@ -138,6 +152,12 @@ enum hw_status mi_read_lists(struct mi_state *mi);
    heap's; `null` the address an encoded list ends with).  */
 uint64_t mi_decode_next(const struct mi_state *mi, uint64_t word,
 			uint64_t null, const uint64_t keys[2]);
+
+static inline bool mi_block_maybe_free(const struct mi_state *mi,
+				       uint64_t index)
+{
+	return mi->maybe && (mi->maybe[index >> 3] >> (index & 7) & 1);
+}
 
 static inline enum mi_list mi_block_list(const struct mi_state *mi,
 					 uint64_t index)

@@ -39,28 +39,33 @@ static bool grow(void **v, uint32_t n, uint32_t *cap, size_t size)
 	return true;
 }
 
-/* The page whose mi_page_t is p (the run of `count` slices from slice
-   i of segment sg): filled in, its counts kept in range (a finding for
-   each that is not).  */
-static void read_page(struct mi_state *mi, struct mi_segment *sg,
-		      uint32_t si, uint64_t i, uint64_t count,
-		      const uint8_t *p, struct mi_page *pg)
+bool mi_page_decode(const struct mi_layout *L, uint64_t seg, bool huge,
+		    uint64_t i, uint64_t count, const uint8_t *p,
+		    struct mi_page *pg, const char **bad)
 {
-	const struct mi_layout *L = mi->L;
-	uint64_t bsize = get(p, L->page_block_size, L->page_block_size_width);
+	uint64_t bs = get(p, L->page_block_size, L->page_block_size_width);
 	memset(pg, 0, sizeof *pg);
-	pg->meta = sg->addr + L->seg_slices + i * L->page_size;
-	pg->area = sg->addr + (i << L->slice_shift);
+	*bad = NULL;
+	pg->meta = seg + L->seg_slices + i * L->page_size;
+	pg->area = seg + (i << L->slice_shift);
 	pg->end = pg->area + (count << L->slice_shift);
-	uint64_t off = bsize >= L->start_offset_min &&
-				       bsize <= L->start_offset_max
-			       ? L->start_offset
-			       : 0;
-	pg->start = pg->area + off;
-	if (bsize >= L->huge_block_size || sg->kind == MI_SEGMENT_HUGE)
-		bsize = pg->end - pg->start;
-	pg->block_size = bsize;
-	pg->segment = si;
+	pg->start = mi_layout_page_start(L, pg->area, pg->end - pg->area, bs);
+	if (L->page_page_start != MI_NO_FIELD) {
+		uint64_t stored = get(p, L->page_page_start, 8);
+		if (stored != pg->start)
+			*bad = "its page_start is not where its block size puts "
+			       "the first block";
+	}
+	if (pg->start >= pg->end) {
+		pg->start = pg->area;
+		*bad = "its first block lies past its end";
+	}
+	/* (A block size past any a segment holds is a huge page's
+	   sentinel, whatever the release's.)  */
+	if ((L->huge_block_size && bs >= L->huge_block_size) || huge ||
+	    bs >= 1ull << 30)
+		bs = pg->end - pg->start;
+	pg->block_size = bs;
 	pg->heap_index = -1;
 	pg->capacity = (uint32_t)get(p, L->page_capacity, 2);
 	pg->reserved = (uint32_t)get(p, L->page_reserved, 2);
@@ -76,26 +81,31 @@ static void read_page(struct mi_state *mi, struct mi_segment *sg,
 		pg->keys[0] = get(p, L->page_keys, 8);
 		pg->keys[1] = get(p, L->page_keys + 8, 8);
 	}
-	pg->bin = (uint16_t)mi_bin_of(bsize);
-	uint64_t room = (pg->end - pg->start) / bsize;
+	if (L->page_heap_tag != MI_NO_FIELD)
+		pg->tag = (uint8_t)((p[L->page_heap_tag] >>
+				     L->page_heap_tag_shift) &
+				    ((1u << L->page_heap_tag_bits) - 1));
+	pg->bin = (uint16_t)mi_bin_of(bs);
+	uint64_t room = (pg->end - pg->start) / bs;
+	const uint64_t heads[3] = { pg->free, pg->local_free, pg->thread_free };
+	for (unsigned k = 0; k < 3 && !*bad; k++)
+		if (heads[k] && (heads[k] < pg->start ||
+				 (heads[k] - pg->start) % bs ||
+				 (heads[k] - pg->start) / bs >= pg->capacity))
+			*bad = "a list's head is none of its blocks";
 	if (pg->reserved > room) {
-		hw_finding(mi->s, pg->meta, "mimalloc page 0x%llx: %u blocks "
-			   "of %llu bytes reserved, but its %llu bytes hold "
-			   "%llu", (unsigned long long)pg->area, pg->reserved,
-			   (unsigned long long)bsize,
-			   (unsigned long long)(pg->end - pg->start),
-			   (unsigned long long)room);
+		*bad = "more blocks reserved than it holds";
 		pg->reserved = (uint32_t)room;
-		pg->lists_bad = true;
 	}
 	if (pg->capacity > pg->reserved) {
-		hw_finding(mi->s, pg->meta, "mimalloc page 0x%llx: capacity "
-			   "%u past the %u blocks reserved",
-			   (unsigned long long)pg->area, pg->capacity,
-			   pg->reserved);
+		*bad = "capacity past the blocks reserved";
 		pg->capacity = pg->reserved;
-		pg->lists_bad = true;
 	}
+	if (pg->used > pg->capacity && !*bad)
+		*bad = "more blocks used than its capacity";
+	if (pg->heap & 7)
+		*bad = "its heap pointer is not a heap's";
+	return !*bad;
 }
 
 /* Segment si's pages appended to mi->pages.  */
@@ -137,7 +147,18 @@ static enum hw_status read_segment(struct mi_state *mi, uint32_t si,
 					"out of memory");
 		struct mi_page *pg = &mi->pages[mi->npages++];
 		if (get(p, L->page_block_size, L->page_block_size_width)) {
-			read_page(mi, sg, si, i, count, p, pg);
+			const char *bad;
+			if (!mi_page_decode(L, sg->addr,
+					    sg->kind == MI_SEGMENT_HUGE, i,
+					    count, p, pg, &bad)) {
+				hw_finding(mi->s, pg->meta, "mimalloc page "
+					   "0x%llx: %s (%u blocks of %llu "
+					   "bytes)", (unsigned long long)pg->area,
+					   bad, pg->capacity,
+					   (unsigned long long)pg->block_size);
+				pg->lists_bad = true;
+			}
+			pg->segment = si;
 			sg->npages++;
 		} else {
 			/* A free span: a page of no blocks.  */

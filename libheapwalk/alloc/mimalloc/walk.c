@@ -62,6 +62,7 @@ static bool walk_page(struct walk *w, const struct mi_page *pg, uint64_t from)
 		c.addr = c.chunk = pg->start + i * pg->block_size;
 		enum mi_list l = mi_block_list(mi, pg->states + i);
 		c.used = l == MI_IN_USE;
+		c.maybe_free = c.used && mi_block_maybe_free(mi, pg->states + i);
 		c.where = l == MI_ON_FREE    ? HW_WHERE_MI_FREE
 			  : l == MI_ON_LOCAL ? HW_WHERE_MI_LOCAL
 			  : l == MI_ON_THREAD ? HW_WHERE_MI_THREAD
