@@ -39,6 +39,11 @@
 #                  program header table ("phdrs": patches there are
 #                  aligned on fields, patch.h), and its dictionary with
 #                  field values no corpus core has (2^40, 2^46, -4096)
+#   fuzz-mimalloc  the same from corpora/mimalloc/mitruth1.c, built here
+#                  against Debian's libmimalloc (2 threads and the one that
+#                  exits; gcore writes FUZZDIR/mitruth1.d/core): the
+#                  library's data (the main heap) and the non-zero pages of
+#                  the anonymous memory (segments, pages, thread heaps)
 #   fuzz-diffjson  FUZZDIR/fuzz-diffjson.core: cxxgrow1's core, the
 #                  session `diff FILE...` runs on; seeds: what heapwalk
 #                  saves from cxxgrow1's base core (sizes --json, sizes
@@ -301,7 +306,7 @@ fuzz-core)
 		seed "$seeds/jemalloc-basic1" "$je/core"
 	fi
 	;;
-fuzz-ptmalloc | fuzz-jemalloc | fuzz-jeprof | fuzz-tcmalloc | fuzz-tcheapprof | fuzz-mallocng)
+fuzz-ptmalloc | fuzz-jemalloc | fuzz-jeprof | fuzz-tcmalloc | fuzz-tcheapprof | fuzz-mallocng | fuzz-mimalloc)
 	max_len=4096
 	# every length from the start: a patch takes 7 bytes, and libFuzzer
 	# would otherwise creep up from 4-byte inputs over thousands of runs
@@ -346,6 +351,24 @@ fuzz-ptmalloc | fuzz-jemalloc | fuzz-jeprof | fuzz-tcmalloc | fuzz-tcheapprof | 
 				--args "$dir/ngtruth1" 8 abort) >"$dir/gdb.log" 2>&1 || true
 			[ -s "$dir/core.tmp" ] ||
 				{ echo "$me: gdb wrote no core of ngtruth1" >&2; exit 1; }
+			mv "$dir/core.tmp" "$dir/core"
+		fi
+		;;
+	fuzz-mimalloc)
+		[ -f /usr/include/mimalloc.h ] && command -v gdb >/dev/null ||
+			skip "mimalloc's headers or gdb are not installed (make deps)"
+		dir=$fdir/mitruth1.d libre='^libmimalloc'
+		src=$TOP/corpora/mimalloc/mitruth1.c
+		if ! [ -s "$dir/core" ] || [ "$src" -nt "$dir/core" ]; then
+			rm -rf "$dir"
+			mkdir -p "$dir"
+			${CC:-cc} -std=c11 -O1 -g -pthread -DMI_HAVE_HEADER \
+				-o "$dir/mitruth1" "$src" -lmimalloc ||
+				{ echo "$me: cc failed on mitruth1.c" >&2; exit 1; }
+			(cd "$dir" && gdb -batch -nx -ex run -ex "gcore $dir/core.tmp" \
+				--args "$dir/mitruth1" 2 abort) >"$dir/gdb.log" 2>&1 || true
+			[ -s "$dir/core.tmp" ] ||
+				{ echo "$me: gdb wrote no core of mitruth1" >&2; exit 1; }
 			mv "$dir/core.tmp" "$dir/core"
 		fi
 		;;
