@@ -125,8 +125,11 @@ static bool add_cand(struct cands *c, struct cand x)
 }
 
 /* Try every aligned address of the anonymous mappings under every
-   layout.  A segment found is passed over whole (a huge one's blocks
-   cross later alignments).  */
+   layout, each alignment the layouts have in one pass: an address the
+   core holds nothing at is passed over to where it holds something
+   (memory a core only claims, 1 TiB of it, in one step).  A segment
+   found is passed over whole (a huge one's blocks cross later
+   alignments).  */
 static bool scan(struct mi_state *mi, struct cands *c)
 {
 	struct hw_target *t = mi->t;
@@ -143,26 +146,46 @@ static bool scan(struct mi_state *mi, struct cands *c)
 	if (!buf)
 		return false;
 	bool ok = true;
-	for (size_t ri = 0; ri < t->nregions && ok; ri++) {
-		const struct hw_region *r = &t->regions[ri];
-		if (r->file >= 0)
-			continue;
-		for (unsigned k = 0; k < nl && ok; k++) {
-			const struct mi_layout *L = &ls[k];
-			uint64_t align = 1ull << L->segment_shift;
+	for (unsigned k = 0; k < nl && ok; k++) {
+		unsigned shift = ls[k].segment_shift;
+		bool done = false;
+		for (unsigned j = 0; j < k && !done; j++)
+			done = ls[j].segment_shift == shift;
+		if (done)
+			continue;       /* that alignment was scanned */
+		uint64_t align = 1ull << shift;
+		for (size_t ri = 0; ri < t->nregions && ok; ri++) {
+			const struct hw_region *r = &t->regions[ri];
+			if (r->file >= 0)
+				continue;
 			uint64_t a = (r->start + align - 1) & ~(align - 1);
 			while (a >= r->start && a < r->end && ok &&
 			       c->n < MAX_SEGMENTS) {
-				uint64_t size, key;
-				int64_t score;
-				if (!segment_at(t, L, a, buf, &size, &key,
-						&score)) {
-					a += align;
+				const uint8_t *p;
+				if (!hw_readable_run(t, a, &p)) {
+					uint64_t next = hw_next_readable(t, a,
+									 r->end);
+					uint64_t up = (next + align - 1) &
+						      ~(align - 1);
+					a = up > a ? up : a + align;
 					continue;
 				}
-				ok = add_cand(c, (struct cand){ a, size, key,
-								score, k });
-				a += (size + align - 1) & ~(align - 1);
+				uint64_t step = align;
+				for (unsigned l = 0; l < nl && ok; l++) {
+					const struct mi_layout *L = &ls[l];
+					uint64_t size, key;
+					int64_t score;
+					if (L->segment_shift != shift ||
+					    !segment_at(t, L, a, buf, &size, &key,
+							&score))
+						continue;
+					ok = add_cand(c, (struct cand){
+						a, size, key, score, l });
+					size = (size + align - 1) & ~(align - 1);
+					if (size > step)
+						step = size;
+				}
+				a += step;
 			}
 		}
 	}
