@@ -39,7 +39,8 @@ _heapwalk_fallback_help='options:
                     struct layouts read from a debug file, in
                     $HEAPWALK_CACHE_DIR or ~/.cache/heapwalk)
   --allocator A     auto (default) | ptmalloc | jemalloc | tcmalloc |
-                    mallocng | N (instance N as summary lists them)
+                    mallocng | mimalloc | N (instance N as summary
+                    lists them)
   --json            machine-readable output
   --threads N       worker threads (default: one per CPU)
   --cache-max SIZE  memory for a live process'\''s copy (e.g. 4G;
@@ -242,7 +243,7 @@ _heapwalk_values() {
 		compopt -o filenames 2>/dev/null
 		mapfile -t COMPREPLY < <(compgen -d -- "$cur")
 		;;
-	A) _heapwalk_match "$cur" auto ptmalloc jemalloc tcmalloc mallocng ;;
+	A) _heapwalk_match "$cur" auto ptmalloc jemalloc tcmalloc mallocng mimalloc ;;
 	K) _heapwalk_match "$cur" definite indirect possible reachable ;;
 	W)                                        # chunks --where: the places
 		_heapwalk_match "$cur" heap mmapped tcache fastbin unsorted \

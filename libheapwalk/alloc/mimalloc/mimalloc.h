@@ -93,6 +93,7 @@ struct mi_heap {
 	uint64_t delayed;         /* thread_delayed_free, decoded */
 	uint64_t page_count;
 	uint32_t npages, ndelayed;  /* pages of it found; delayed blocks */
+	int16_t tag;              /* its tag (2.1.7+, CPython), or -1 */
 	bool main;                /* _mi_heap_main (cookie == the key) */
 	bool backing;             /* its tld's backing heap */
 };

@@ -26,7 +26,7 @@ static const struct em_field F_HEAP = {
 static const struct em_field F_MAIN = {
 	.key = "main_heap", .label = "main heap:", .none = "not found" };
 static const struct em_field F_KEY = {
-	.key = "main_cookie", .label = "main cookie:", .form = EM_T_HEX };
+	.key = "main_cookie", .label = "main cookie:" };
 
 static const struct em_field BIN_COLS[] = {
 	{ .key = "bin", .label = "bin", .width = 4 },
@@ -50,7 +50,7 @@ enum hw_status mi_report_params(void *state, struct hw_emitter *e)
 	em_kv(e, &F_PAGE, ev_u64(L->page_size));
 	em_kv(e, &F_HEAP, ev_u64(L->heap_size));
 	em_kv(e, &F_MAIN, ev_addr_or_null(mi->main_heap));
-	em_kv(e, &F_KEY, ev_u64(mi->key));
+	em_kv(e, &F_KEY, ev_addr(mi->key));
 	em_section_end(e);
 	em_table_begin(e, &BIN_TABLE);
 	for (unsigned b = 1; mi_bin_size(b); b++) {

@@ -9,6 +9,7 @@
  */
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "../../emit/emit.h"
 #include "mimalloc.h"
@@ -61,7 +62,7 @@ static const struct em_field F_REJECTED = {
 static const struct em_field F_MAIN = {
 	.key = "main_heap", .label = "main heap:", .none = "not found" };
 static const struct em_field F_KEY = {
-	.key = "main_cookie", .label = "main cookie:", .form = EM_T_HEX };
+	.key = "main_cookie", .label = "main cookie:" };
 static const struct em_field F_PAGES = { .key = "pages", .label = "pages:" };
 static const struct em_field F_FULL = {
 	.key = "full_pages", .join = ", ", .post = " full" };
@@ -103,7 +104,9 @@ void mi_report_summary(void *state, struct hw_emitter *e)
 	if (mi->rejected)
 		em_kv(e, &F_REJECTED, ev_u64(mi->rejected));
 	em_kv(e, &F_MAIN, ev_addr_or_null(mi->main_heap));
-	em_kv(e, &F_KEY, ev_u64(mi->key));
+	/* (A bit pattern: a "0x..." string, as addresses are, not a number
+	   past what JSON readers hold exactly.)  */
+	em_kv(e, &F_KEY, ev_addr(mi->key));
 	em_kv(e, &F_PAGES, ev_u64(pages));
 	em_kv(e, &F_FULL, ev_u64(full));
 	em_kv(e, &F_SPANS, ev_u64(spans));
@@ -123,6 +126,7 @@ static const struct em_field HEAP_COLS[] = {
 	  .digits = 16, .none = "-" },
 	{ .key = "tid", .label = "tid", .width = 7, .none = "-" },
 	{ .key = "kind", .label = "kind", .width = -9 },
+	{ .key = "tag", .label = "tag", .width = -8, .none = "-" },
 	{ .key = "pages", .label = "pages", .width = 6 },
 	{ .key = "used", .label = "used", .width = 9 },
 	{ .key = "free", .label = "free", .width = 9 },
@@ -131,7 +135,23 @@ static const struct em_field HEAP_COLS[] = {
 	{ .key = "delayed", .label = "delayed", .width = 7 },
 };
 static const struct em_table HEAP_TABLE = {
-	.key = "heaps", .cols = HEAP_COLS, .ncols = 9 };
+	.key = "heaps", .cols = HEAP_COLS, .ncols = 10 };
+
+/* A heap's tag, by the name CPython gives it where the layout is
+   CPython's copy (Include/internal/pycore_mimalloc.h: its four heaps a
+   thread state), else as a number.  */
+static struct em_val heap_tag(const struct mi_state *mi,
+			      const struct mi_heap *h, char *buf, size_t len)
+{
+	static const char *const cpython[] = { "mem", "object", "gc",
+					       "gc_pre" };
+	if (!h || h->tag < 0)
+		return ev_null();
+	if (!strncmp(mi->L->releases, "CPython", 7) && h->tag < 4)
+		return ev_str(cpython[h->tag]);
+	snprintf(buf, len, "%d", h->tag);
+	return ev_str(buf);
+}
 
 static const char *heap_kind(const struct mi_heap *h)
 {
@@ -168,10 +188,12 @@ enum hw_status mi_report_arenas(void *state, struct hw_emitter *e)
 		if (!hp && !sum[4 * k])
 			continue;
 		int64_t tid = hp ? mi_heap_tid(mi, hp) : -1;
+		char tag[8];
 		const struct em_val v[] = {
 			ev_u64(k), hp ? ev_addr(hp->addr) : ev_null(),
 			tid >= 0 ? ev_u64((uint64_t)tid) : ev_null(),
 			ev_str(hp ? heap_kind(hp) : "abandoned"),
+			heap_tag(mi, hp, tag, sizeof tag),
 			ev_u64(sum[4 * k]), ev_u64(sum[4 * k + 1]),
 			ev_u64(sum[4 * k + 2]), ev_u64(sum[4 * k + 3]),
 			ev_u64(hp ? hp->ndelayed : 0),

@@ -225,6 +225,7 @@ static bool add_heap(struct mi_state *mi, uint64_t a, uint32_t *cap)
 	hp->keys[1] = get(h, L->heap_keys + 8, 8);
 	hp->delayed = get(h, L->heap_thread_delayed_free, 8);
 	hp->page_count = get(h, L->heap_page_count, 8);
+	hp->tag = L->heap_tag != MI_NO_FIELD ? h[L->heap_tag] : -1;
 	hp->main = hp->cookie == mi->key;
 	uint64_t backing;
 	hp->backing = hp->tld &&
@@ -233,6 +234,49 @@ static bool add_heap(struct mi_state *mi, uint64_t a, uint32_t *cap)
 		      backing == a;
 	free(h);
 	return true;
+}
+
+/* The main heap when no page names it (CPython never allocates from
+   it): in some file's writable data, the word equal to the key at the
+   heap's cookie, in a heap whose tld names it its backing heap.  */
+static uint64_t find_main_heap(struct mi_state *mi)
+{
+	const struct mi_layout *L = mi->L;
+	struct hw_target *t = mi->t;
+	for (size_t i = 0; i < t->nfiles; i++) {
+		uint64_t lo, hi;
+		struct hw_addr_range r[16];
+		if (!hw_file_range(t, t->files[i].path, &lo, &hi))
+			continue;
+		size_t n = hw_module_data(t, lo, hi, r, 16);
+		for (size_t k = 0; k < n; k++) {
+			uint64_t a = (r[k].start + L->heap_cookie + 7) & ~7ull;
+			while (a + 8 <= r[k].end) {
+				const uint8_t *p;
+				uint64_t run = hw_readable_run(t, a, &p), w;
+				if (!run) {
+					a = (hw_next_readable(t, a, r[k].end) + 7) &
+					    ~7ull;
+					continue;
+				}
+				uint64_t stop = a + run < r[k].end ? a + run
+								   : r[k].end;
+				for (uint64_t x = a; x + 8 <= stop; x += 8) {
+					memcpy(&w, p + (x - a), 8);
+					uint64_t h = x - L->heap_cookie, tld, back;
+					if (w == mi->key &&
+					    hw_read_u64(t, h + L->heap_tld, &tld) &&
+					    tld &&
+					    hw_read_u64(t, tld + L->tld_heap_backing,
+							&back) &&
+					    back == h)
+						return h;
+				}
+				a = (stop + 7) & ~7ull;
+			}
+		}
+	}
+	return 0;
 }
 
 /* The heaps the pages name, and the others their threads' tlds list.  */
@@ -261,6 +305,12 @@ static enum hw_status read_heaps(struct mi_state *mi)
 				break;
 		}
 	}
+	bool have_main = false;
+	for (uint32_t k = 0; k < mi->nheaps; k++)
+		have_main |= mi->heaps[k].main;
+	uint64_t h;
+	if (!have_main && (h = find_main_heap(mi)) && !add_heap(mi, h, &cap))
+		return hw_error(mi->s, HW_NO_ALLOCATOR, "out of memory");
 	if (mi->nheaps)
 		qsort(mi->heaps, mi->nheaps, sizeof *mi->heaps, heap_cmp);
 	for (uint32_t k = 0; k < mi->nheaps; k++)
