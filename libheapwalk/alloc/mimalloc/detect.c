@@ -25,6 +25,7 @@
 struct cand {
 	uint64_t addr, size, key;
 	int64_t score;            /* its pages' agreement with the layout */
+	uint64_t heap;            /* a heap one of its pages names, or 0 */
 	unsigned layout;
 };
 
@@ -58,7 +59,7 @@ static uint64_t get(const uint8_t *p, unsigned off, unsigned width)
    segment passes with no real chance.  */
 static bool segment_at(struct hw_target *t, const struct mi_layout *L,
 		       uint64_t a, uint8_t *buf, uint64_t *size,
-		       uint64_t *key, int64_t *score)
+		       uint64_t *key, int64_t *score, uint64_t *heap)
 {
 	if (!hw_read(t, a, buf, L->seg_slices))
 		return false;
@@ -86,6 +87,7 @@ static bool segment_at(struct hw_target *t, const struct mi_layout *L,
 	   where each puts a page's blocks and its lists' heads.  */
 	uint64_t i = 0;
 	*score = 0;
+	*heap = 0;
 	while (i < entries) {
 		const uint8_t *p = sl + i * L->page_size;
 		uint64_t count = get(p, L->page_slice_count, 4);
@@ -96,10 +98,13 @@ static bool segment_at(struct hw_target *t, const struct mi_layout *L,
 		const char *bad;
 		if (i >= info &&
 		    get(p, L->page_block_size, L->page_block_size_width))
-			*score += mi_page_decode(L, a, kind == MI_SEGMENT_HUGE,
-						 i, count, p, &pg, &bad)
-					  ? 1
-					  : -4;
+		{
+			bool ok = mi_page_decode(L, a, kind == MI_SEGMENT_HUGE,
+						 i, count, p, &pg, &bad);
+			*score += ok ? 1 : -4;
+			if (ok && pg.heap && !*heap)
+				*heap = pg.heap;
+		}
 		i += count;
 	}
 	/* (A huge segment's one page may run past the entries.)  */
@@ -108,6 +113,29 @@ static bool segment_at(struct hw_target *t, const struct mi_layout *L,
 	*size = slices << L->slice_shift;
 	*key = cookie ^ a;
 	return true;
+}
+
+/* Releases whose segments and pages are alike differ in their heaps:
+   weigh the heap h a page names under layout L.  Its first page
+   queues hold the block sizes of bins 1 to 8 (one to eight words: set
+   when the heap is made, from the empty heap), and the main heap's
+   cookie is the key itself.  */
+static int64_t heap_score(struct hw_target *t, const struct mi_layout *L,
+			  uint64_t key, uint64_t h)
+{
+	if (!h)
+		return 0;
+	int64_t score = 0;
+	for (unsigned bin = 1; bin <= 8; bin++) {
+		uint64_t size;
+		if (hw_read_u64(t, h + L->heap_pages + bin * L->queue_size + 16,
+				&size))
+			score += size == 8ull * bin ? 1 : -1;
+	}
+	uint64_t cookie;
+	if (hw_read_u64(t, h + L->heap_cookie, &cookie) && cookie == key)
+		score += 4;
+	return score;
 }
 
 static bool add_cand(struct cands *c, struct cand x)
@@ -173,14 +201,15 @@ static bool scan(struct mi_state *mi, struct cands *c)
 				uint64_t step = align;
 				for (unsigned l = 0; l < nl && ok; l++) {
 					const struct mi_layout *L = &ls[l];
-					uint64_t size, key;
+					uint64_t size, key, heap;
 					int64_t score;
 					if (L->segment_shift != shift ||
 					    !segment_at(t, L, a, buf, &size, &key,
-							&score))
+							&score, &heap))
 						continue;
+					score += heap_score(t, L, key, heap);
 					ok = add_cand(c, (struct cand){
-						a, size, key, score, l });
+						a, size, key, score, heap, l });
 					size = (size + align - 1) & ~(align - 1);
 					if (size > step)
 						step = size;

@@ -45,6 +45,23 @@ static bool walk_span(struct walk *w, const struct mi_page *pg)
 	return true;
 }
 
+/* What mi_usable_size gives for block b of `bs` bytes, in use: builds
+   with padding keep an 8-byte mi_padding_t {canary, delta} at a block's
+   end, and those that check it (the encoded ones) give the size asked
+   for, the block less the padding and delta.  */
+static uint64_t usable(const struct mi_state *mi, uint64_t b, uint64_t bs)
+{
+	const struct mi_layout *L = mi->L;
+	if (!L->padding || bs <= L->padding)
+		return bs;
+	uint64_t size = bs - L->padding;
+	uint32_t delta;
+	if (L->encoded && hw_read_u32(mi->t, b + bs - 4, &delta) &&
+	    delta <= size)
+		size -= delta;
+	return size;
+}
+
 /* Page pg's items from block `from` on (its capacity: the tail).  */
 static bool walk_page(struct walk *w, const struct mi_page *pg, uint64_t from)
 {
@@ -62,6 +79,8 @@ static bool walk_page(struct walk *w, const struct mi_page *pg, uint64_t from)
 		c.addr = c.chunk = pg->start + i * pg->block_size;
 		enum mi_list l = mi_block_list(mi, pg->states + i);
 		c.used = l == MI_IN_USE;
+		c.size = c.used ? usable(mi, c.addr, pg->block_size)
+				: pg->block_size;
 		c.maybe_free = c.used && mi_block_maybe_free(mi, pg->states + i);
 		c.where = l == MI_ON_FREE    ? HW_WHERE_MI_FREE
 			  : l == MI_ON_LOCAL ? HW_WHERE_MI_LOCAL
