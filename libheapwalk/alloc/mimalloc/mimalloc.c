@@ -61,6 +61,7 @@ static void mi_close(void *state)
 	free(mi->heaps);
 	free(mi->lists);
 	free(mi->maybe);
+	free(mi->piece_start);
 	free(mi);
 }
 
@@ -200,6 +201,9 @@ const struct hw_allocator_ops hw_mimalloc_ops = {
 	.narenas = mi_narenas,
 	.chunks = mi_chunks,
 	.chunks_around = mi_walk_around,
+	.chunks_parallel = mi_walk_parallel,
+	.pieces = mi_pieces,
+	.chunks_piece = mi_walk_piece,
 	.summary = mi_report_summary,
 	.arenas = mi_report_arenas,
 	.bins = mi_report_bins,

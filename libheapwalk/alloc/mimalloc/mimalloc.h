@@ -121,6 +121,8 @@ struct mi_state {
 	uint64_t nblocks;         /* blocks of every page's capacity */
 	uint64_t held;            /* bytes of every segment */
 	bool reported;            /* the first walk reported findings */
+	size_t *piece_start;      /* mi_pieces(): each piece's first page */
+	size_t npieces;
 };
 
 /* Find the segments and the layout they agree with (detect.c): HW_OK,
@@ -168,6 +170,10 @@ static inline enum mi_list mi_block_list(const struct mi_state *mi,
 
 /* Every block in address order (walk.c).  */
 bool mi_walk(struct mi_state *mi, hw_chunk_fn *fn, void *cookie);
+bool mi_walk_parallel(void *state, unsigned nparts, hw_chunk_fn *fn,
+		      void *const cookies[], hw_chunk_fn *restate);
+size_t mi_pieces(void *state, unsigned nthreads);
+bool mi_walk_piece(void *state, size_t i, hw_chunk_fn *fn, void *cookie);
 bool mi_walk_around(void *state, uint64_t addr, size_t before, size_t after,
 		    hw_chunk_fn *fn, void *cookie);
 

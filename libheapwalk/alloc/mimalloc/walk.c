@@ -4,6 +4,8 @@
  * a free span of slices as unused pages, dirty where the segment's
  * commit mask says its slices are committed and retained where not.
  */
+#include <stdlib.h>
+
 #include "mimalloc.h"
 
 /* The items a page gives: its blocks, its reserved tail; a free span's
@@ -107,6 +109,88 @@ bool mi_walk(struct mi_state *mi, hw_chunk_fn *fn, void *cookie)
 	mi->reported = true;
 	for (uint32_t i = 0; i < mi->npages; i++)
 		if (!walk_page(&w, &mi->pages[i], 0))
+			return false;
+	return true;
+}
+
+/* A page's items in a walk: its blocks and tail; a free span's runs
+   (at most a few).  */
+static uint64_t page_items(const void *ctx, size_t i)
+{
+	const struct mi_page *pg = &((const struct mi_state *)ctx)->pages[i];
+	return pg->block_size ? pg->capacity + 1ull : 1;
+}
+
+/* A part of a parallel walk: pages [first, last).  */
+struct part {
+	struct mi_state *mi;
+	size_t first, last;
+	hw_chunk_fn *fn;
+	void *cookie;
+	bool ok;
+};
+
+static void *walk_part(void *arg)
+{
+	struct part *pt = arg;
+	struct walk w = { pt->mi, pt->fn, pt->cookie };
+	pt->ok = true;
+	for (size_t i = pt->first; i < pt->last && pt->ok; i++)
+		pt->ok = walk_page(&w, &pt->mi->pages[i], 0);
+	return NULL;
+}
+
+/* The walk reads nothing of the target but a padded build's block ends
+   (the lists were read at open), so its parts are independent: the
+   pages split by their blocks, one part a thread.  */
+bool mi_walk_parallel(void *state, unsigned nparts, hw_chunk_fn *fn,
+		      void *const cookies[], hw_chunk_fn *restate)
+{
+	struct mi_state *mi = state;
+	struct part parts[HW_MAX_PARTS];
+	(void)restate;           /* every state is exact */
+	if (nparts > HW_MAX_PARTS)
+		nparts = HW_MAX_PARTS;
+	if (nparts == 0)
+		nparts = 1;
+	size_t bounds[HW_MAX_PARTS + 1];
+	hw_split_parts(mi->npages, page_items, mi, nparts, bounds);
+	for (unsigned k = 0; k < nparts; k++)
+		parts[k] = (struct part){ .mi = mi, .first = bounds[k],
+					  .last = bounds[k + 1], .fn = fn,
+					  .cookie = cookies[k] };
+	hw_run_parts(parts, sizeof *parts, nparts, walk_part);
+	bool ok = true;
+	for (unsigned k = 0; k < nparts; k++)
+		ok &= parts[k].ok;
+	return ok;
+}
+
+/* Blocks in a piece of `chunks`: some 2,000 rows, a few hundred KiB of
+   report a thread holds until its turn to write it.  */
+#define PIECE_BLOCKS 2048
+
+size_t mi_pieces(void *state, unsigned nthreads)
+{
+	struct mi_state *mi = state;
+	(void)nthreads;
+	free(mi->piece_start);
+	mi->piece_start = NULL;
+	mi->npieces = hw_cut_pieces(mi->npages, page_items, mi, PIECE_BLOCKS,
+				    &mi->piece_start);
+	return mi->npieces;
+}
+
+bool mi_walk_piece(void *state, size_t i, hw_chunk_fn *fn, void *cookie)
+{
+	struct mi_state *mi = state;
+	if (i >= mi->npieces)
+		return true;
+	struct walk w = { mi, fn, cookie };
+	size_t last = i + 1 < mi->npieces ? mi->piece_start[i + 1]
+					  : mi->npages;
+	for (size_t k = mi->piece_start[i]; k < last; k++)
+		if (!walk_page(&w, &mi->pages[k], 0))
 			return false;
 	return true;
 }
