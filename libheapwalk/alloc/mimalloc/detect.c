@@ -34,24 +34,6 @@ struct cands {
 	size_t n, cap;
 };
 
-static uint64_t get(const uint8_t *p, unsigned off, unsigned width)
-{
-	uint64_t v = 0;
-	if (width == 8)
-		memcpy(&v, p + off, 8);
-	else if (width == 4) {
-		uint32_t w;
-		memcpy(&w, p + off, 4);
-		v = w;
-	} else if (width == 2) {
-		uint16_t w;
-		memcpy(&w, p + off, 2);
-		v = w;
-	} else
-		v = p[off];
-	return v;
-}
-
 /* Is there a segment of layout L at a?  Its size and key (cookie XOR
    address) when so.  The header's counts must be in range and its
    slice entries must chain, run after run, from the header's own slices
@@ -63,13 +45,13 @@ static bool segment_at(struct hw_target *t, const struct mi_layout *L,
 {
 	if (!hw_read(t, a, buf, L->seg_slices))
 		return false;
-	uint64_t kind = get(buf, L->seg_kind, 4);
-	uint64_t entries = get(buf, L->seg_slice_entries, 8);
-	uint64_t info = get(buf, L->seg_info_slices, 8);
-	uint64_t slices = get(buf, L->seg_segment_slices, 8);
-	uint64_t used = get(buf, L->seg_used, 8);
-	uint64_t abandoned = get(buf, L->seg_abandoned, 8);
-	uint64_t cookie = get(buf, L->seg_cookie, 8);
+	uint64_t kind = mi_get(buf, L->seg_kind, 4);
+	uint64_t entries = mi_get(buf, L->seg_slice_entries, 8);
+	uint64_t info = mi_get(buf, L->seg_info_slices, 8);
+	uint64_t slices = mi_get(buf, L->seg_segment_slices, 8);
+	uint64_t used = mi_get(buf, L->seg_used, 8);
+	uint64_t abandoned = mi_get(buf, L->seg_abandoned, 8);
+	uint64_t cookie = mi_get(buf, L->seg_cookie, 8);
 	/* (A secure build keeps the last slice as a guard page: one entry
 	   fewer.)  */
 	uint64_t most = slices < L->slices_per_segment ? slices
@@ -90,14 +72,14 @@ static bool segment_at(struct hw_target *t, const struct mi_layout *L,
 	*heap = 0;
 	while (i < entries) {
 		const uint8_t *p = sl + i * L->page_size;
-		uint64_t count = get(p, L->page_slice_count, 4);
-		if (!count || get(p, L->page_slice_offset, 4) ||
+		uint64_t count = mi_get(p, L->page_slice_count, 4);
+		if (!count || mi_get(p, L->page_slice_offset, 4) ||
 		    (i == 0 && count != info))
 			return false;
 		struct mi_page pg;
 		const char *bad;
 		if (i >= info &&
-		    get(p, L->page_block_size, L->page_block_size_width))
+		    mi_get(p, L->page_block_size, L->page_block_size_width))
 		{
 			bool ok = mi_page_decode(L, a, kind == MI_SEGMENT_HUGE,
 						 i, count, p, &pg, &bad);

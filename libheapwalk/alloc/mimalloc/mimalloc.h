@@ -24,6 +24,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "../../target/target.h"
 #include "../alloc.h"
@@ -120,10 +121,19 @@ struct mi_state {
 	uint8_t *maybe;
 	uint64_t nblocks;         /* blocks of every page's capacity */
 	uint64_t held;            /* bytes of every segment */
-	bool reported;            /* the first walk reported findings */
 	size_t *piece_start;      /* mi_pieces(): each piece's first page */
 	size_t npieces;
 };
+
+/* The little-endian field of `width` bytes (1, 2, 4 or 8) at p + off:
+   a copy of a structure read from the target, read as the layout
+   says.  */
+static inline uint64_t mi_get(const uint8_t *p, unsigned off, unsigned width)
+{
+	uint64_t v = 0;
+	memcpy(&v, p + off, width);
+	return v;
+}
 
 /* Find the segments and the layout they agree with (detect.c): HW_OK,
    HW_NO_ALLOCATOR when there is none, or an error.  */

@@ -19,13 +19,6 @@
 /* A thread has no more heaps than this (its tld's list).  */
 #define MAX_THREAD_HEAPS 4096
 
-static uint64_t get(const uint8_t *p, unsigned off, unsigned width)
-{
-	uint64_t v = 0;
-	memcpy(&v, p + off, width);
-	return v;
-}
-
 static bool grow(void **v, uint32_t n, uint32_t *cap, size_t size)
 {
 	if (n < *cap)
@@ -43,7 +36,7 @@ bool mi_page_decode(const struct mi_layout *L, uint64_t seg, bool huge,
 		    uint64_t i, uint64_t count, const uint8_t *p,
 		    struct mi_page *pg, const char **bad)
 {
-	uint64_t bs = get(p, L->page_block_size, L->page_block_size_width);
+	uint64_t bs = mi_get(p, L->page_block_size, L->page_block_size_width);
 	memset(pg, 0, sizeof *pg);
 	*bad = NULL;
 	pg->meta = seg + L->seg_slices + i * L->page_size;
@@ -51,7 +44,7 @@ bool mi_page_decode(const struct mi_layout *L, uint64_t seg, bool huge,
 	pg->end = pg->area + (count << L->slice_shift);
 	pg->start = mi_layout_page_start(L, pg->area, pg->end - pg->area, bs);
 	if (L->page_page_start != MI_NO_FIELD) {
-		uint64_t stored = get(p, L->page_page_start, 8);
+		uint64_t stored = mi_get(p, L->page_page_start, 8);
 		if (stored != pg->start)
 			*bad = "its page_start is not where its block size puts "
 			       "the first block";
@@ -67,19 +60,19 @@ bool mi_page_decode(const struct mi_layout *L, uint64_t seg, bool huge,
 		bs = pg->end - pg->start;
 	pg->block_size = bs;
 	pg->heap_index = -1;
-	pg->capacity = (uint32_t)get(p, L->page_capacity, 2);
-	pg->reserved = (uint32_t)get(p, L->page_reserved, 2);
-	pg->used = (uint32_t)get(p, L->page_used, L->page_used_width);
+	pg->capacity = (uint32_t)mi_get(p, L->page_capacity, 2);
+	pg->reserved = (uint32_t)mi_get(p, L->page_reserved, 2);
+	pg->used = (uint32_t)mi_get(p, L->page_used, L->page_used_width);
 	pg->flags = p[L->page_flags];
-	pg->free = get(p, L->page_free, 8);
-	pg->local_free = get(p, L->page_local_free, 8);
-	uint64_t xt = get(p, L->page_xthread_free, 8);
+	pg->free = mi_get(p, L->page_free, 8);
+	pg->local_free = mi_get(p, L->page_local_free, 8);
+	uint64_t xt = mi_get(p, L->page_xthread_free, 8);
 	pg->thread_free = xt & ~3ull;
 	pg->delayed = xt & 3;
-	pg->heap = get(p, L->page_xheap, 8);
+	pg->heap = mi_get(p, L->page_xheap, 8);
 	if (L->page_keys != MI_NO_FIELD) {
-		pg->keys[0] = get(p, L->page_keys, 8);
-		pg->keys[1] = get(p, L->page_keys + 8, 8);
+		pg->keys[0] = mi_get(p, L->page_keys, 8);
+		pg->keys[1] = mi_get(p, L->page_keys + 8, 8);
 	}
 	if (L->page_heap_tag != MI_NO_FIELD)
 		pg->tag = (uint8_t)((p[L->page_heap_tag] >>
@@ -120,12 +113,12 @@ static enum hw_status read_segment(struct mi_state *mi, uint32_t si,
 			   (unsigned long long)sg->addr);
 		return HW_OK;
 	}
-	uint64_t entries = get(buf, L->seg_slice_entries, 8);
-	uint64_t info = get(buf, L->seg_info_slices, 8);
-	sg->kind = (uint8_t)get(buf, L->seg_kind, 4);
-	sg->used = (uint32_t)get(buf, L->seg_used, 8);
-	sg->abandoned = (uint32_t)get(buf, L->seg_abandoned, 8);
-	sg->thread_id = get(buf, L->seg_thread_id, 8);
+	uint64_t entries = mi_get(buf, L->seg_slice_entries, 8);
+	uint64_t info = mi_get(buf, L->seg_info_slices, 8);
+	sg->kind = (uint8_t)mi_get(buf, L->seg_kind, 4);
+	sg->used = (uint32_t)mi_get(buf, L->seg_used, 8);
+	sg->abandoned = (uint32_t)mi_get(buf, L->seg_abandoned, 8);
+	sg->thread_id = mi_get(buf, L->seg_thread_id, 8);
 	sg->info_size = info << L->slice_shift;
 	if (L->seg_commit_mask_bytes <= sizeof sg->commit)
 		memcpy(sg->commit, buf + L->seg_commit_mask,
@@ -138,7 +131,7 @@ static enum hw_status read_segment(struct mi_state *mi, uint32_t si,
 	uint64_t nslices = sg->size >> L->slice_shift;
 	for (uint64_t i = info; i < entries;) {
 		const uint8_t *p = sl + i * L->page_size;
-		uint64_t count = get(p, L->page_slice_count, 4);
+		uint64_t count = mi_get(p, L->page_slice_count, 4);
 		if (count > nslices - i)
 			count = nslices - i;
 		if (!grow((void **)&mi->pages, mi->npages, cap,
@@ -146,7 +139,7 @@ static enum hw_status read_segment(struct mi_state *mi, uint32_t si,
 			return hw_error(mi->s, HW_NO_ALLOCATOR,
 					"out of memory");
 		struct mi_page *pg = &mi->pages[mi->npages++];
-		if (get(p, L->page_block_size, L->page_block_size_width)) {
+		if (mi_get(p, L->page_block_size, L->page_block_size_width)) {
 			const char *bad;
 			if (!mi_page_decode(L, sg->addr,
 					    sg->kind == MI_SEGMENT_HUGE, i,
@@ -218,13 +211,13 @@ static bool add_heap(struct mi_state *mi, uint64_t a, uint32_t *cap)
 	struct mi_heap *hp = &mi->heaps[mi->nheaps++];
 	memset(hp, 0, sizeof *hp);
 	hp->addr = a;
-	hp->tld = get(h, L->heap_tld, 8);
-	hp->thread_id = get(h, L->heap_thread_id, 8);
-	hp->cookie = get(h, L->heap_cookie, 8);
-	hp->keys[0] = get(h, L->heap_keys, 8);
-	hp->keys[1] = get(h, L->heap_keys + 8, 8);
-	hp->delayed = get(h, L->heap_thread_delayed_free, 8);
-	hp->page_count = get(h, L->heap_page_count, 8);
+	hp->tld = mi_get(h, L->heap_tld, 8);
+	hp->thread_id = mi_get(h, L->heap_thread_id, 8);
+	hp->cookie = mi_get(h, L->heap_cookie, 8);
+	hp->keys[0] = mi_get(h, L->heap_keys, 8);
+	hp->keys[1] = mi_get(h, L->heap_keys + 8, 8);
+	hp->delayed = mi_get(h, L->heap_thread_delayed_free, 8);
+	hp->page_count = mi_get(h, L->heap_page_count, 8);
 	hp->tag = L->heap_tag != MI_NO_FIELD ? h[L->heap_tag] : -1;
 	hp->main = hp->cookie == mi->key;
 	uint64_t backing;

@@ -106,7 +106,6 @@ static bool walk_page(struct walk *w, const struct mi_page *pg, uint64_t from)
 bool mi_walk(struct mi_state *mi, hw_chunk_fn *fn, void *cookie)
 {
 	struct walk w = { mi, fn, cookie };
-	mi->reported = true;
 	for (uint32_t i = 0; i < mi->npages; i++)
 		if (!walk_page(&w, &mi->pages[i], 0))
 			return false;
