@@ -7,6 +7,7 @@
  * threads that exited (abandoned: no heap).
  */
 #include <stdlib.h>
+#include <string.h>
 
 #include "../module.h"
 #include "mimalloc.h"
@@ -94,6 +95,13 @@ static void mi_describe(void *state, struct hw_instance_info *info)
 			     ? hw_elf_arch_at(mi->t, lo)
 			     : mi->t->arch;
 	info->held = mi->held;
+	/* Its own library (not a program it is built into): a thread
+	   stopped anywhere in its code is inside the allocator.  */
+	if (mi->home && lo < hi &&
+	    !strncmp(hw_base_name(mi->home), "libmimalloc", 11)) {
+		info->own_low = lo;
+		info->own_high = hi;
+	}
 }
 
 static const char *mi_version(void *state)
