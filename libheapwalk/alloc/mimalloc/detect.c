@@ -305,17 +305,23 @@ bool hw_mimalloc_recognise(struct hw_session *s, char *why, size_t len)
 	const char *lib = mimalloc_file(t);
 	if (!lib)
 		return false;
-	char known[128];
+	char known[256];
 	known_releases(known, sizeof known);
 	const char *base = hw_base_name(lib);
 	/* libmimalloc.so.3 is the 3.x series: arenas and a page map, no
-	   segments.  */
+	   segments.  v3.c walks the releases of v3layout.c's rows; a
+	   library of another (Debian sid's 3.6.0: its page map's root is
+	   not of their shape, its pages' fields lie elsewhere) is refused
+	   here, never walked as if it were one of them.  */
 	if (!strncmp(base, "libmimalloc.so.3", 16) ||
 	    !strncmp(base, "libmimalloc-secure.so.3", 23)) {
-		snprintf(why, len, "'%s': mimalloc 3.x (%s): its heap has no "
-			 "segments but arenas and a page map, which heapwalk "
-			 "does not walk yet (it walks mimalloc %s)",
-			 t->path ? t->path : "target", lib, known);
+		snprintf(why, len, "'%s': mimalloc 3.x (%s), but no page map "
+			 "of a 3.x release heapwalk knows (3.0.1, 3.4.3) is in "
+			 "the %s: the program had not allocated yet, or its "
+			 "mimalloc is a later 3.x (3.6.0's layout is not known "
+			 "to heapwalk) (it walks mimalloc %s, 3.0.1 and 3.4.3)",
+			 t->path ? t->path : "target", lib, hw_target_noun(t),
+			 known);
 		return true;
 	}
 	snprintf(why, len, "'%s': mimalloc's library is mapped (%s), but no "

@@ -57,6 +57,8 @@ static void mi_close(void *state)
 	struct mi_state *mi = state;
 	if (!mi)
 		return;
+	for (uint32_t i = 0; mi->segments && i < mi->nsegments; i++)
+		free(mi->segments[i].commit_bits);
 	free(mi->segments);
 	free(mi->pages);
 	free(mi->heaps);
@@ -73,9 +75,12 @@ static enum hw_status mi_open(struct hw_session *s, void **state)
 		return hw_error(s, HW_NO_ALLOCATOR, "out of memory");
 	mi->s = s;
 	mi->t = s->target;
+	/* 2.x's segments first; none: 3.x's page map.  */
 	enum hw_status st = mi_find_segments(mi);
 	if (st == HW_OK)
 		st = mi_read_pages(mi);
+	else if (st == HW_NO_ALLOCATOR)
+		st = mi_v3_find(mi);
 	if (st == HW_OK)
 		st = mi_read_lists(mi);
 	if (st != HW_OK) {
@@ -167,9 +172,13 @@ static void mi_slabs(void *state, hw_slab_fn *fn, void *cookie)
 	struct mi_state *mi = state;
 	for (uint32_t i = 0; i < mi->npages; i++) {
 		const struct mi_page *pg = &mi->pages[i];
+		/* (3.x frees a block by any address in it, from another
+		   thread without looking at has_aligned (free.c, mimalloc
+		   issue #865), and 3.0.1 loses the flag: seen cleared on a
+		   page holding 4096-aligned blocks.)  */
 		if (pg->block_size && pg->capacity &&
 		    !fn(cookie, pg->area, pg->end, pg->start, pg->block_size,
-			pg->capacity, pg->flags & 2))
+			pg->capacity, (pg->flags & 2) || mi->v3))
 			return;
 	}
 }

@@ -82,6 +82,9 @@ struct mi_segment {
 	   (by the commit mask).  */
 	uint32_t free_slices;
 	uint64_t commit[8];       /* the commit mask: a bit a slice */
+	/* 3.x, an arena: its own committed bitmap, a bit a slice (NULL:
+	   2.x, or not in the core: every slice committed).  */
+	uint64_t *commit_bits;
 };
 
 /* One heap (a thread's default, or one the program made).  */
@@ -105,6 +108,7 @@ struct mi_state {
 	const struct mi_layout *L;
 	const char *home;         /* the file mimalloc is in, or NULL */
 	const char *how;          /* how the segments were found */
+	bool v3;                  /* 3.x: segments are arenas (v3.c) */
 	uint64_t key;             /* _mi_heap_main.cookie */
 	uint64_t main_heap;       /* its address, 0 when not found */
 	struct mi_segment *segments;  /* by address */
@@ -138,6 +142,10 @@ static inline uint64_t mi_get(const uint8_t *p, unsigned off, unsigned width)
 /* Find the segments and the layout they agree with (detect.c): HW_OK,
    HW_NO_ALLOCATOR when there is none, or an error.  */
 enum hw_status mi_find_segments(struct mi_state *mi);
+/* 3.x: its pages through the page map, their arenas (as segments) and
+   heaps (v3.c): HW_OK, HW_NO_ALLOCATOR when there is no page map, or
+   an error.  */
+enum hw_status mi_v3_find(struct mi_state *mi);
 /* Is the target a mimalloc program that cannot be walked?  (detect.c)  */
 bool hw_mimalloc_recognise(struct hw_session *s, char *why, size_t len);
 

@@ -84,7 +84,8 @@ void mi_report_summary(void *state, struct hw_emitter *e)
 	uint64_t delayed = 0;
 	for (uint32_t i = 0; i < mi->nsegments; i++) {
 		huge += mi->segments[i].kind == MI_SEGMENT_HUGE;
-		abandoned += !mi->segments[i].thread_id;
+		/* (3.x's arenas belong to no thread.)  */
+		abandoned += !mi->v3 && !mi->segments[i].thread_id;
 		spans += mi->segments[i].free_slices;
 	}
 	for (uint32_t i = 0; i < mi->npages; i++) {

@@ -20,6 +20,9 @@ static bool slice_committed(const struct mi_state *mi,
 			    const struct mi_segment *sg, uint64_t a)
 {
 	uint64_t k = (a - sg->addr) >> mi->L->slice_shift;
+	/* (3.x: an arena's own bitmap, as large as the arena.)  */
+	if (sg->commit_bits)
+		return sg->commit_bits[k / 64] >> (k % 64) & 1;
 	/* (Past the mask, a huge segment's tail: committed with it.)  */
 	return k >= 8 * 64 || (sg->commit[k / 64] >> (k % 64) & 1);
 }
