@@ -11,9 +11,13 @@
 # Each truth is checked by itself (tests/tools/mitruthcmp --check-truth:
 # every block in a page mimalloc reports, in its visit as the block's
 # state says) and names the mimalloc it ran on.
-# heapwalk's walker for 3.x is not written yet: the test skips after
-# the build and the truths (MI_V3_WALKER=1 runs the comparisons, as
-# tests/t0490 does for 2.0.9, for whoever writes it).
+# heapwalk walks 3.0.1 (libheapwalk/alloc/mimalloc/v3.c: the page map,
+# its pages, arenas and heaps) and is held to its truths, as t0490 does
+# for 2.0.9.  3.6.0's layout is not the 3.0.1 or 3.4.3 one v3.c knows
+# (its source is not at hand, its page map root not of their shape):
+# heapwalk refuses it, and its truths are made and checked by
+# themselves only (MI_V3_WALKER=1 compares them anyway, for whoever
+# adds its row).
 # shellcheck source=tests/mimalloc-lib.sh
 . "$(dirname "$0")/mimalloc-lib.sh"
 need_heapwalk
@@ -43,9 +47,18 @@ for v in 3.0.1 3.6.0; do
 	done
 done
 
-[ "${MI_V3_WALKER:-0}" = 1 ] ||
-	skip "mimalloc 3.x walker not written yet (3.0.1 and 3.6.0 built; their cores and truths made and self-consistent)"
 for c in "${cases[@]}"; do
+	case $c in
+	v360-*)
+		if [ "${MI_V3_WALKER:-0}" != 1 ]; then
+			hw "$T/$c/summary" "$T/$c/summary.err" "$T/$c/core" summary
+			has "mimalloc 3.x" <"$T/$c/summary.err" ||
+				has "mimalloc 3.x" <"$T/$c/summary" ||
+				fail "$c: mimalloc 3.6.0 not refused with its reason"
+			say "$c: refused, as it should be (its layout is not known)"
+			continue
+		fi ;;
+	esac
 	check "$c" "$T/$c/core"
 done
 mi_truth_only_end
