@@ -157,6 +157,18 @@ bool mi_page_decode(const struct mi_layout *L, uint64_t seg, bool huge,
 		    uint64_t i, uint64_t count, const uint8_t *p,
 		    struct mi_page *pg, const char **bad);
 
+/* Called for each 8-aligned word w at address a of a mapped file's
+   writable data (that file's path); true stops the scan.  */
+typedef bool mi_word_fn(void *cookie, uint64_t a, uint64_t w,
+			const char *file);
+/* fn over the words of every mapped file's writable data (its .bss
+   included), from `skip` bytes into each region on: true when fn
+   stopped it (files.c).  */
+bool mi_file_words(struct hw_target *t, uint64_t skip, mi_word_fn *fn,
+		   void *cookie);
+/* The file whose writable data (its .bss included) holds a, or NULL.  */
+const char *mi_file_holding(const struct hw_target *t, uint64_t a);
+
 /* Read each segment's pages (segments.c).  */
 enum hw_status mi_read_pages(struct mi_state *mi);
 /* The page holding addr, or MI_NONE.  */

@@ -232,44 +232,31 @@ static bool add_heap(struct mi_state *mi, uint64_t a, uint32_t *cap)
 /* The main heap when no page names it (CPython never allocates from
    it): in some file's writable data, the word equal to the key at the
    heap's cookie, in a heap whose tld names it its backing heap.  */
+struct main_search {
+	struct mi_state *mi;
+	uint64_t found;
+};
+
+static bool main_word(void *cookie, uint64_t x, uint64_t w, const char *file)
+{
+	struct main_search *ms = cookie;
+	struct mi_state *mi = ms->mi;
+	const struct mi_layout *L = mi->L;
+	uint64_t h = x - L->heap_cookie, tld, back;
+	(void)file;
+	if (w != mi->key || !hw_read_u64(mi->t, h + L->heap_tld, &tld) ||
+	    !tld || !hw_read_u64(mi->t, tld + L->tld_heap_backing, &back) ||
+	    back != h)
+		return false;
+	ms->found = h;
+	return true;
+}
+
 static uint64_t find_main_heap(struct mi_state *mi)
 {
-	const struct mi_layout *L = mi->L;
-	struct hw_target *t = mi->t;
-	for (size_t i = 0; i < t->nfiles; i++) {
-		uint64_t lo, hi;
-		struct hw_addr_range r[16];
-		if (!hw_file_range(t, t->files[i].path, &lo, &hi))
-			continue;
-		size_t n = hw_module_data(t, lo, hi, r, 16);
-		for (size_t k = 0; k < n; k++) {
-			uint64_t a = (r[k].start + L->heap_cookie + 7) & ~7ull;
-			while (a + 8 <= r[k].end) {
-				const uint8_t *p;
-				uint64_t run = hw_readable_run(t, a, &p), w;
-				if (!run) {
-					a = (hw_next_readable(t, a, r[k].end) + 7) &
-					    ~7ull;
-					continue;
-				}
-				uint64_t stop = a + run < r[k].end ? a + run
-								   : r[k].end;
-				for (uint64_t x = a; x + 8 <= stop; x += 8) {
-					memcpy(&w, p + (x - a), 8);
-					uint64_t h = x - L->heap_cookie, tld, back;
-					if (w == mi->key &&
-					    hw_read_u64(t, h + L->heap_tld, &tld) &&
-					    tld &&
-					    hw_read_u64(t, tld + L->tld_heap_backing,
-							&back) &&
-					    back == h)
-						return h;
-				}
-				a = (stop + 7) & ~7ull;
-			}
-		}
-	}
-	return 0;
+	struct main_search ms = { mi, 0 };
+	mi_file_words(mi->t, mi->L->heap_cookie, main_word, &ms);
+	return ms.found;
 }
 
 /* The heaps the pages name, and the others their threads' tlds list.  */
@@ -329,23 +316,6 @@ static enum hw_status read_heaps(struct mi_state *mi)
 	return HW_OK;
 }
 
-/* The file whose writable data (its .bss included) holds a, or NULL:
-   where the main heap is names the file mimalloc is in.  */
-static const char *file_holding(const struct hw_target *t, uint64_t a)
-{
-	for (size_t i = 0; i < t->nfiles; i++) {
-		uint64_t lo, hi;
-		struct hw_addr_range r[16];
-		if (!hw_file_range(t, t->files[i].path, &lo, &hi))
-			continue;
-		size_t n = hw_module_data(t, lo, hi, r, 16);
-		for (size_t k = 0; k < n; k++)
-			if (a >= r[k].start && a < r[k].end)
-				return t->files[i].path;
-	}
-	return NULL;
-}
-
 enum hw_status mi_read_pages(struct mi_state *mi)
 {
 	const struct mi_layout *L = mi->L;
@@ -364,7 +334,7 @@ enum hw_status mi_read_pages(struct mi_state *mi)
 	if (st != HW_OK)
 		return st;
 	if (mi->main_heap)
-		mi->home = file_holding(mi->t, mi->main_heap);
+		mi->home = mi_file_holding(mi->t, mi->main_heap);
 	return HW_OK;
 }
 

@@ -72,43 +72,35 @@ static void uniq(struct words *w)
 
 /* The page map's root: in some file's writable data, a word P (page
    aligned, nonzero) whose own first word is P + map_size.  (A copy of
-   P in the map's memid is the same root.)  0 when there is none.  */
+   P in the map's memid is the same root.)  */
+struct root_search {
+	struct hw_target *t;
+	uint32_t map_size;
+	uint64_t root;
+	const char *file;
+};
+
+static bool root_word(void *cookie, uint64_t at, uint64_t w, const char *file)
+{
+	struct root_search *rs = cookie;
+	uint64_t x;
+	(void)at;
+	if (!w || (w & 0xfff) || !hw_read_u64(rs->t, w, &x) ||
+	    x != w + rs->map_size)
+		return false;
+	rs->root = w;
+	rs->file = file;
+	return true;
+}
+
+/* The root, or 0 when there is none; *file the file holding it.  */
 static uint64_t find_root(struct mi_state *mi, uint32_t map_size,
 			  const char **file)
 {
-	struct hw_target *t = mi->t;
-	for (size_t i = 0; i < t->nfiles; i++) {
-		uint64_t lo, hi;
-		struct hw_addr_range r[16];
-		if (!hw_file_range(t, t->files[i].path, &lo, &hi))
-			continue;
-		size_t n = hw_module_data(t, lo, hi, r, 16);
-		for (size_t k = 0; k < n; k++) {
-			uint64_t a = (r[k].start + 7) & ~7ull;
-			while (a + 8 <= r[k].end) {
-				const uint8_t *p;
-				uint64_t run = hw_readable_run(t, a, &p), w, x;
-				if (!run) {
-					a = (hw_next_readable(t, a, r[k].end) + 7) &
-					    ~7ull;
-					continue;
-				}
-				uint64_t stop = a + run < r[k].end ? a + run
-								   : r[k].end;
-				for (uint64_t at = a; at + 8 <= stop; at += 8) {
-					memcpy(&w, p + (at - a), 8);
-					if (w && !(w & 0xfff) &&
-					    hw_read_u64(t, w, &x) &&
-					    x == w + map_size) {
-						*file = t->files[i].path;
-						return w;
-					}
-				}
-				a = (stop + 7) & ~7ull;
-			}
-		}
-	}
-	return 0;
+	struct root_search rs = { mi->t, map_size, 0, NULL };
+	mi_file_words(mi->t, 0, root_word, &rs);
+	*file = rs.file;
+	return rs.root;
 }
 
 /* The nonzero words of [a, a + n * 8) into out (the core's holes, never
@@ -480,22 +472,6 @@ static enum hw_status read_pages(struct mi_state *mi,
 	return HW_OK;
 }
 
-/* The file whose writable data holds a, or NULL.  */
-static const char *file_holding(const struct hw_target *t, uint64_t a)
-{
-	for (size_t i = 0; i < t->nfiles; i++) {
-		uint64_t lo, hi;
-		struct hw_addr_range r[16];
-		if (!hw_file_range(t, t->files[i].path, &lo, &hi))
-			continue;
-		size_t n = hw_module_data(t, lo, hi, r, 16);
-		for (size_t k = 0; k < n; k++)
-			if (a >= r[k].start && a < r[k].end)
-				return t->files[i].path;
-	}
-	return NULL;
-}
-
 /* The heap (3.4: theap) at a, added once, read.  */
 static bool add_heap(struct mi_state *mi, const struct mi_v3_layout *V,
 		     uint64_t a, uint32_t *cap)
@@ -534,7 +510,7 @@ static bool add_heap(struct mi_state *mi, const struct mi_v3_layout *V,
 						   &back) && back == a;
 	/* The main heap is static (heap_main, 3.4: theap_main): in
 	   mimalloc's own data, where no thread's heap is.  */
-	hp->main = file_holding(mi->t, a) != NULL;
+	hp->main = mi_file_holding(mi->t, a) != NULL;
 	return true;
 }
 
