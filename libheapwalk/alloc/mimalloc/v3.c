@@ -20,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../../sym/sym.h"
 #include "../module.h"
 #include "mimalloc.h"
 #include "v3layout.h"
@@ -558,15 +559,44 @@ static enum hw_status read_heaps(struct mi_state *mi,
 	return HW_OK;
 }
 
+/* Is the target worth the root's search, a pass over every mapped
+   file's writable data?  Where mimalloc's library is mapped, or a file
+   whose symbols name mimalloc (a program with 3.x built in, not
+   stripped).  Every other target (glibc's programs, most of them) is
+   spared the pass: a stripped program with 3.x built in is not found
+   (doc/allocators/mimalloc.md says so).  */
+static bool worth_search(struct mi_state *mi)
+{
+	struct hw_target *t = mi->t;
+	for (size_t i = 0; i < t->nfiles; i++)
+		if (!strncmp(hw_base_name(t->files[i].path), "libmimalloc", 11))
+			return true;
+	uint64_t lo, hi, addr, size;
+	struct hw_module m;
+	return mi->s->syms && t->exe && hw_file_range(t, t->exe, &lo, &hi) &&
+	       hw_syms_module_at(mi->s->syms, lo, &m) &&
+	       (hw_syms_lookup(mi->s->syms, &m, "_mi_page_map", &addr, &size,
+			       NULL) ||
+		hw_syms_lookup(mi->s->syms, &m, "mi_malloc", &addr, &size,
+			       NULL));
+}
+
 enum hw_status mi_v3_find(struct mi_state *mi)
 {
 	unsigned nl;
 	const struct mi_v3_layout *ls = mi_v3_layouts(&nl);
 	const char *file = NULL;
 	uint64_t root = 0;
-	/* (Every row has the same map size today; each is tried.)  */
-	for (unsigned k = 0; k < nl && !root; k++)
-		root = find_root(mi, ls[k].map_size, &file);
+	if (!worth_search(mi))
+		return HW_NO_ALLOCATOR;
+	/* Each map size the rows have, once.  */
+	for (unsigned k = 0; k < nl && !root; k++) {
+		bool seen = false;
+		for (unsigned j = 0; j < k; j++)
+			seen |= ls[j].map_size == ls[k].map_size;
+		if (!seen)
+			root = find_root(mi, ls[k].map_size, &file);
+	}
 	if (!root)
 		return HW_NO_ALLOCATOR;
 	struct words at = { 0 };
