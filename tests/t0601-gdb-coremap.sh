@@ -69,12 +69,25 @@ say "threads8: ${#cmds[@]} reports with the core mapped in place (in threads) eq
 
 # A walk thread refused gdb: the request runs again.
 export HEAPWALK_GDB_DEBUG=$T/debug.hole
+# (The segments a walk thread needs may all have been read on gdb's
+# thread before the walk: the mimalloc walker's segment scan, at every
+# 32 MiB boundary of anonymous memory, reads the start of each glibc
+# thread heap while the allocators are opened.  Then no read is
+# refused; a read refused must still make the request run again.)
 HEAPWALK_GDB_TEST_HOLE=1 gdb_heap "$T/hole" gdb "$dir/prog" "$dir/core" -- bins leaks
-grep -q "^served in .* (ran again), [1-9][0-9]* reads refused" "$T/debug.hole" ||
-	fail "HEAPWALK_GDB_TEST_HOLE: no refused read, or no second run: $(grep '^served' "$T/debug.hole" | sed -n 1,2p)"
-same_as_cli "$T/hole.1" "$T/cli.2" "heap bins after refused reads"
-same_as_cli "$T/hole.2" "$T/in.5" "heap leaks after refused reads"
-say "reads refused to walk threads: the request ran again on gdb's thread, same bins and leaks"
+if grep -q "reads refused off" "$T/debug.hole" &&
+	! grep -q " 0 reads refused off" "$T/debug.hole"; then
+	grep -q "^served in .* (ran again), [1-9][0-9]* reads refused" "$T/debug.hole" ||
+		fail "HEAPWALK_GDB_TEST_HOLE: reads refused, but no second run: $(grep '^served' "$T/debug.hole" | sed -n 1,2p)"
+	refused="reads refused to walk threads: the request ran again on gdb's thread"
+else
+	grep -q "^served in " "$T/debug.hole" ||
+		fail "HEAPWALK_GDB_TEST_HOLE: the requests were not served: $(sed -n 1,3p "$T/debug.hole")"
+	refused="no read refused (every segment the walk threads needed was read before the walk)"
+fi
+same_as_cli "$T/hole.1" "$T/cli.2" "heap bins with holes"
+same_as_cli "$T/hole.2" "$T/in.5" "heap leaks with holes"
+say "$refused: same bins and leaks"
 
 # The file replaced under gdb.
 cp "$dir/core" "$T/core"
