@@ -168,13 +168,16 @@ static bool scan(struct mi_state *mi, struct cands *c)
 			const struct hw_region *r = &t->regions[ri];
 			if (r->file >= 0)
 				continue;
+			/* As far as the target holds the region: a core's
+			   segment may claim far more than it holds (p_memsz
+			   of 64 TiB: millions of boundaries).  */
+			uint64_t end = r->start + hw_region_held(r);
 			uint64_t a = (r->start + align - 1) & ~(align - 1);
-			while (a >= r->start && a < r->end && ok &&
+			while (a >= r->start && a < end && ok &&
 			       c->n < MAX_SEGMENTS) {
 				const uint8_t *p;
 				if (!hw_readable_run(t, a, &p)) {
-					uint64_t next = hw_next_readable(t, a,
-									 r->end);
+					uint64_t next = hw_next_readable(t, a, end);
 					uint64_t up = (next + align - 1) &
 						      ~(align - 1);
 					a = up > a ? up : a + align;
