@@ -276,8 +276,7 @@ enum hw_status mi_find_segments(struct mi_state *mi)
 	return HW_OK;
 }
 
-/* A file whose name says it is mimalloc's library.  */
-static const char *mimalloc_file(const struct hw_target *t)
+const char *mi_library_file(const struct hw_target *t)
 {
 	for (size_t i = 0; i < t->nfiles; i++)
 		if (!strncmp(hw_base_name(t->files[i].path), "libmimalloc", 11))
@@ -305,7 +304,7 @@ static void known_releases(char *buf, size_t len)
 bool hw_mimalloc_recognise(struct hw_session *s, char *why, size_t len)
 {
 	struct hw_target *t = s->target;
-	const char *lib = mimalloc_file(t);
+	const char *lib = mi_library_file(t);
 	if (!lib)
 		return false;
 	char known[256];

@@ -146,6 +146,9 @@ enum hw_status mi_find_segments(struct mi_state *mi);
    heaps (v3.c): HW_OK, HW_NO_ALLOCATOR when there is no page map, or
    an error.  */
 enum hw_status mi_v3_find(struct mi_state *mi);
+/* A mapped file whose name says it is mimalloc's library, or NULL
+   (detect.c).  */
+const char *mi_library_file(const struct hw_target *t);
 /* Is the target a mimalloc program that cannot be walked?  (detect.c)  */
 bool hw_mimalloc_recognise(struct hw_session *s, char *why, size_t len);
 
@@ -175,6 +178,11 @@ enum hw_status mi_read_pages(struct mi_state *mi);
 uint32_t mi_page_of(const struct mi_state *mi, uint64_t addr);
 /* The segment holding addr, or MI_NONE.  */
 uint32_t mi_segment_of(const struct mi_state *mi, uint64_t addr);
+/* Room in the array *v of n elements of `size` bytes for one more,
+   *cap growing by doubling; false when out of memory (segments.c).  */
+bool mi_grow(void **v, uint32_t n, uint32_t *cap, size_t size);
+/* mi->heaps sorted by address, as mi_heap_index searches them.  */
+void mi_sort_heaps(struct mi_state *mi);
 /* The heap at addr in mi->heaps, or -1.  */
 int32_t mi_heap_index(const struct mi_state *mi, uint64_t addr);
 

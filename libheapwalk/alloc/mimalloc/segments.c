@@ -19,7 +19,7 @@
 /* A thread has no more heaps than this (its tld's list).  */
 #define MAX_THREAD_HEAPS 4096
 
-static bool grow(void **v, uint32_t n, uint32_t *cap, size_t size)
+bool mi_grow(void **v, uint32_t n, uint32_t *cap, size_t size)
 {
 	if (n < *cap)
 		return true;
@@ -134,7 +134,7 @@ static enum hw_status read_segment(struct mi_state *mi, uint32_t si,
 		uint64_t count = mi_get(p, L->page_slice_count, 4);
 		if (count > nslices - i)
 			count = nslices - i;
-		if (!grow((void **)&mi->pages, mi->npages, cap,
+		if (!mi_grow((void **)&mi->pages, mi->npages, cap,
 			  sizeof *mi->pages))
 			return hw_error(mi->s, HW_NO_ALLOCATOR,
 					"out of memory");
@@ -174,6 +174,12 @@ static int heap_cmp(const void *x, const void *y)
 	return a->addr < b->addr ? -1 : a->addr > b->addr;
 }
 
+void mi_sort_heaps(struct mi_state *mi)
+{
+	if (mi->nheaps)
+		qsort(mi->heaps, mi->nheaps, sizeof *mi->heaps, heap_cmp);
+}
+
 int32_t mi_heap_index(const struct mi_state *mi, uint64_t addr)
 {
 	uint32_t lo = 0, hi = mi->nheaps;
@@ -204,7 +210,7 @@ static bool add_heap(struct mi_state *mi, uint64_t a, uint32_t *cap)
 		free(h);
 		return true;
 	}
-	if (!grow((void **)&mi->heaps, mi->nheaps, cap, sizeof *mi->heaps)) {
+	if (!mi_grow((void **)&mi->heaps, mi->nheaps, cap, sizeof *mi->heaps)) {
 		free(h);
 		return false;
 	}
@@ -291,8 +297,7 @@ static enum hw_status read_heaps(struct mi_state *mi)
 	uint64_t h;
 	if (!have_main && (h = find_main_heap(mi)) && !add_heap(mi, h, &cap))
 		return hw_error(mi->s, HW_NO_ALLOCATOR, "out of memory");
-	if (mi->nheaps)
-		qsort(mi->heaps, mi->nheaps, sizeof *mi->heaps, heap_cmp);
+	mi_sort_heaps(mi);
 	for (uint32_t k = 0; k < mi->nheaps; k++)
 		if (mi->heaps[k].main)
 			mi->main_heap = mi->heaps[k].addr;

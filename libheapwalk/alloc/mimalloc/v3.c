@@ -275,19 +275,6 @@ static const struct mi_v3_layout *pick_layout(struct mi_state *mi,
 	return best;
 }
 
-static bool grow(void **v, uint32_t n, uint32_t *cap, size_t size)
-{
-	if (n < *cap)
-		return true;
-	uint32_t c = *cap ? 2 * *cap : 64;
-	void *nv = realloc(*v, (size_t)c * size);
-	if (!nv)
-		return false;
-	*v = nv;
-	*cap = c;
-	return true;
-}
-
 /* The segment (arena, or a page's own OS memory) at addr, added once.  */
 static int32_t add_segment(struct mi_state *mi, const struct mi_v3_layout *V,
 			   uint64_t addr, uint64_t os_end, uint32_t *cap)
@@ -306,7 +293,7 @@ static int32_t add_segment(struct mi_state *mi, const struct mi_v3_layout *V,
 			   (unsigned long long)addr, (unsigned long long)count);
 		return -1;
 	}
-	if (!grow((void **)&mi->segments, mi->nsegments, cap,
+	if (!mi_grow((void **)&mi->segments, mi->nsegments, cap,
 		  sizeof *mi->segments))
 		return -2;
 	struct mi_segment *sg = &mi->segments[mi->nsegments];
@@ -389,7 +376,7 @@ static enum hw_status read_pages(struct mi_state *mi,
 		pg.lists_bad = bad != NULL;
 		int32_t si = add_segment(mi, V, arena ? arena : pg.area,
 					 arena ? 0 : pg.end, &scap);
-		if (si == -2 || !grow((void **)&mi->pages, mi->npages, &pcap,
+		if (si == -2 || !mi_grow((void **)&mi->pages, mi->npages, &pcap,
 				      sizeof *mi->pages))
 			return hw_error(mi->s, HW_NO_ALLOCATOR, "out of memory");
 		if (si < 0)
@@ -434,7 +421,7 @@ static enum hw_status read_pages(struct mi_state *mi,
 			if (i < n)
 				next = mi->pages[i].area;
 			if (next > at_) {
-				if (!grow((void **)&mi->pages, mi->npages, &pcap,
+				if (!mi_grow((void **)&mi->pages, mi->npages, &pcap,
 					  sizeof *mi->pages))
 					return hw_error(mi->s, HW_NO_ALLOCATOR,
 							"out of memory");
@@ -488,7 +475,7 @@ static bool add_heap(struct mi_state *mi, const struct mi_v3_layout *V,
 			   "pages, is not readable", (unsigned long long)a);
 		return true;
 	}
-	if (!grow((void **)&mi->heaps, mi->nheaps, cap, sizeof *mi->heaps))
+	if (!mi_grow((void **)&mi->heaps, mi->nheaps, cap, sizeof *mi->heaps))
 		return false;
 	struct mi_heap *hp = &mi->heaps[mi->nheaps++];
 	memset(hp, 0, sizeof *hp);
@@ -515,12 +502,6 @@ static bool add_heap(struct mi_state *mi, const struct mi_v3_layout *V,
 	return true;
 }
 
-static int heap_cmp(const void *x, const void *y)
-{
-	const struct mi_heap *a = x, *b = y;
-	return a->addr < b->addr ? -1 : a->addr > b->addr;
-}
-
 /* The heaps the pages name, and the others their threads' tlds list.  */
 static enum hw_status read_heaps(struct mi_state *mi,
 				 const struct mi_v3_layout *V)
@@ -541,8 +522,7 @@ static enum hw_status read_heaps(struct mi_state *mi,
 				break;
 		}
 	}
-	if (mi->nheaps)
-		qsort(mi->heaps, mi->nheaps, sizeof *mi->heaps, heap_cmp);
+	mi_sort_heaps(mi);
 	for (uint32_t k = 0; k < mi->nheaps; k++)
 		if (mi->heaps[k].main && !mi->main_heap) {
 			mi->main_heap = mi->heaps[k].addr;
@@ -568,9 +548,8 @@ static enum hw_status read_heaps(struct mi_state *mi,
 static bool worth_search(struct mi_state *mi)
 {
 	struct hw_target *t = mi->t;
-	for (size_t i = 0; i < t->nfiles; i++)
-		if (!strncmp(hw_base_name(t->files[i].path), "libmimalloc", 11))
-			return true;
+	if (mi_library_file(t))
+		return true;
 	uint64_t lo, hi, addr, size;
 	struct hw_module m;
 	return mi->s->syms && t->exe && hw_file_range(t, t->exe, &lo, &hi) &&
