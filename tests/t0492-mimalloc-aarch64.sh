@@ -1,10 +1,11 @@
 #!/bin/bash
-# mimalloc 2.0.9 on aarch64, read on this x86_64 host:
+# mimalloc 2.0.9 and 3.6.0 on aarch64, read on this x86_64 host:
 # corpora/mimalloc/mitruth1.c cross-built with aarch64-linux-gnu-gcc
 # against Debian bookworm's arm64 glibc (scripts/corpus/sysroot.sh's
-# glibc-2.36-arm64) and its arm64 libmimalloc.so.2 (stripped; with
-# libmimalloc-dev's headers: scripts/corpus/mimalloc-libs.sh
-# mimalloc-2.0.9-arm64, found by the program's RPATH, a host path qemu
+# glibc-2.36-arm64) and bookworm's arm64 libmimalloc.so.2 or sid's
+# libmimalloc.so.3 (stripped; with libmimalloc-dev's headers:
+# scripts/corpus/mimalloc-libs.sh mimalloc-2.0.9-arm64 and
+# mimalloc-3.6.0-arm64, found by the program's RPATH, a host path qemu
 # falls back to), run under qemu-aarch64 to its abort, eight workers and
 # the exited thread, recording mimalloc's own view of every block in use;
 # qemu writes the aarch64 core (no NT_FILE: heapwalk is given --exe and
@@ -25,25 +26,21 @@ case $rc in
 *) fail "scripts/corpus/sysroot.sh $variant failed" ;;
 esac
 need_cmd qemu-aarch64 aarch64-linux-gnu-gcc
-mi=$(mi_libs mimalloc-2.0.9-arm64)
-
-# As scripts/corpus/corpus-lib.sh's corpus_cc: the sysroot's glibc
-# headers, crt files and libraries only; -no-pie as make-core.sh builds
-# aarch64 corpus programs.
 cc=aarch64-linux-gnu-gcc
 libdir=$sysroot/usr/lib/aarch64-linux-gnu
-milib=$mi/usr/lib/aarch64-linux-gnu
-$cc -nostdinc -isystem "$($cc -print-file-name=include)" \
-	-isystem "$sysroot/usr/include/aarch64-linux-gnu" -isystem "$sysroot/usr/include" \
-	--sysroot="$sysroot" -B"$libdir/" -L"$libdir" \
-	-std=c11 -O1 -g -pthread -DMI_HAVE_HEADER -I "$mi/usr/include" \
-	-o "$T/ta" "$MI_PROG" -L "$milib" "-Wl,-rpath=$milib" -lmimalloc -no-pie ||
-	fail "cannot cross-build mitruth1 against the arm64 libmimalloc"
+# cross_build OUT MIDIR: mitruth1 against the mimalloc unpacked in MIDIR.
+cross_build() {
+	local milib=$2/usr/lib/aarch64-linux-gnu
+	$cc -nostdinc -isystem "$($cc -print-file-name=include)" \
+		-isystem "$sysroot/usr/include/aarch64-linux-gnu" -isystem "$sysroot/usr/include" \
+		--sysroot="$sysroot" -B"$libdir/" -L"$libdir" \
+		-std=c11 -O1 -g -pthread -DMI_HAVE_HEADER -I "$2/usr/include" \
+		-o "$1" "$MI_PROG" -L "$milib" "-Wl,-rpath=$milib" -lmimalloc -no-pie ||
+		fail "cannot cross-build mitruth1 against the arm64 libmimalloc of $2"
+}
+cross_build "$T/ta" "$(mi_libs mimalloc-2.0.9-arm64)"
+cross_build "$T/ta3" "$(mi_libs mimalloc-3.6.0-arm64)"
 
-# qemu_core NAME BIN THREADS MODE: BIN under qemu-aarch64 to its abort in
-# $T/NAME/run, qemu's core of the guest moved to $T/NAME/core.  A
-# directory named like a plain core_pattern keeps the host kernel from
-# writing a core of qemu itself there.
 qemu_core() {
 	local name=$1 bin=$2 d=$T/$1 c pattern
 	mkdir -p "$d/run"
@@ -67,10 +64,15 @@ qemu_core() {
 	mi_truth_ok "$name"
 }
 
-qemu_core a8 "$T/ta" 8 visit
-check a8 "$T/a8/core" --exe "$T/ta" --sysroot "$sysroot"
-if [ -z "${MI_TRUTH_ONLY:-}" ]; then
-	grep -q '"arch":"aarch64"' "$T/a8/summary" ||
-		fail "a8: not read as aarch64: $(grep -o '"arch":"[^"]*"' "$T/a8/summary" | sed -n 1,1p)"
-fi
+for c in a8:ta a38:ta3; do
+	name=${c%%:*}
+	qemu_core "$name" "$T/${c#*:}" 8 visit
+	check "$name" "$T/$name/core" --exe "$T/${c#*:}" --sysroot "$sysroot"
+	if [ -z "${MI_TRUTH_ONLY:-}" ]; then
+		grep -q '"arch":"aarch64"' "$T/$name/summary" ||
+			fail "$name: not read as aarch64: $(grep -o '"arch":"[^"]*"' "$T/$name/summary" | sed -n 1,1p)"
+	fi
+done
+has '"version":"3.6.0"' <"$T/a38/summary" || [ -n "${MI_TRUTH_ONLY:-}" ] ||
+	fail "a38: not walked as mimalloc 3.6.0: $(head -c 300 "$T/a38/summary")"
 mi_truth_only_end

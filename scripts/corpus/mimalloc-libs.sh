@@ -9,12 +9,13 @@
 #   mimalloc-2.0.9-arm64  bookworm  arm64  libmimalloc2.0, libmimalloc-dev
 #   mimalloc-3.0.1-amd64  trixie    amd64  libmimalloc3, libmimalloc-dev
 #   mimalloc-3.6.0-amd64  sid       amd64  libmimalloc3, libmimalloc-dev
+#   mimalloc-3.6.0-arm64  sid       arm64  libmimalloc3, libmimalloc-dev
 #
 # Binary variants are extracted with dpkg-deb -x: the library at
 # OUTDIR/usr/lib/TRIPLE/libmimalloc.so.N (Debian's, stripped), the
 # headers at OUTDIR/usr/include (mimalloc.h).  Programs link with
 # -L OUTDIR/usr/lib/TRIPLE and run with LD_LIBRARY_PATH or an RPATH
-# there; the arm64 one runs under qemu-aarch64 -L with the glibc of
+# there; the arm64 ones run under qemu-aarch64 -L with the glibc of
 # scripts/corpus/sysroot.sh's glibc-2.36-arm64.  (bookworm's amd64
 # libmimalloc2.0 is the host's own: scripts/setup-deps.sh installs it.)
 # The source variant is bookworm's (Debian keeps no patches on it), for
@@ -53,8 +54,9 @@ mimalloc-2.0.9-src) suite=bookworm arch=amd64 ver=2.0.9 pkgs=() ;;
 mimalloc-2.0.9-arm64) suite=bookworm arch=arm64 ver=2.0.9 pkgs=(libmimalloc2.0 libmimalloc-dev) ;;
 mimalloc-3.0.1-amd64) suite=trixie arch=amd64 ver=3.0.1 pkgs=(libmimalloc3 libmimalloc-dev) ;;
 mimalloc-3.6.0-amd64) suite=sid arch=amd64 ver=3.6.0 pkgs=(libmimalloc3 libmimalloc-dev) ;;
+mimalloc-3.6.0-arm64) suite=sid arch=arm64 ver=3.6.0 pkgs=(libmimalloc3 libmimalloc-dev) ;;
 *)
-	echo "$me: unknown variant '$variant' (mimalloc-2.0.9-src, mimalloc-2.0.9-arm64, mimalloc-3.0.1-amd64, mimalloc-3.6.0-amd64)" >&2
+	echo "$me: unknown variant '$variant' (mimalloc-2.0.9-src, mimalloc-2.0.9-arm64, mimalloc-3.0.1-amd64, mimalloc-3.6.0-amd64, mimalloc-3.6.0-arm64)" >&2
 	exit 2
 	;;
 esac

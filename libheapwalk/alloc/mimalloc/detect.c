@@ -17,6 +17,7 @@
 
 #include "../module.h"
 #include "mimalloc.h"
+#include "v3layout.h"
 
 /* No process has more segments than this (2^20 of 32 MiB: 32 TiB).  */
 #define MAX_SEGMENTS (1u << 20)
@@ -284,23 +285,6 @@ const char *mi_library_file(const struct hw_target *t)
 	return NULL;
 }
 
-/* "2.0.x, 2.1.x": the releases the layouts cover, each once.  */
-static void known_releases(char *buf, size_t len)
-{
-	unsigned n;
-	const struct mi_layout *ls = mi_layouts(&n);
-	size_t used = 0;
-	buf[0] = '\0';
-	for (unsigned k = 0; k < n && used < len; k++) {
-		bool seen = false;
-		for (unsigned j = 0; j < k; j++)
-			seen |= !strcmp(ls[j].releases, ls[k].releases);
-		if (!seen)
-			used += (size_t)snprintf(buf + used, len - used, "%s%s",
-						 used ? ", " : "", ls[k].releases);
-	}
-}
-
 bool hw_mimalloc_recognise(struct hw_session *s, char *why, size_t len)
 {
 	struct hw_target *t = s->target;
@@ -308,22 +292,25 @@ bool hw_mimalloc_recognise(struct hw_session *s, char *why, size_t len)
 	if (!lib)
 		return false;
 	char known[256];
-	known_releases(known, sizeof known);
+	unsigned n;
+	const struct mi_layout *ls = mi_layouts(&n);
+	mi_releases(ls, n, sizeof *ls, known, sizeof known);
 	const char *base = hw_base_name(lib);
-	/* libmimalloc.so.3 is the 3.x series: arenas and a page map, no
+	/* libmimalloc.so.3 is the 3.x series: arenas and page maps, no
 	   segments.  v3.c walks the releases of v3layout.c's rows; a
-	   library of another (Debian sid's 3.6.0: its page map's root is
-	   not of their shape, its pages' fields lie elsewhere) is refused
-	   here, never walked as if it were one of them.  */
+	   library of another is refused here, never walked as if it were
+	   one of them.  */
 	if (!strncmp(base, "libmimalloc.so.3", 16) ||
 	    !strncmp(base, "libmimalloc-secure.so.3", 23)) {
+		char v3[128];
+		const struct mi_v3_layout *v3s = mi_v3_layouts(&n);
+		mi_releases(&v3s->base, n, sizeof *v3s, v3, sizeof v3);
 		snprintf(why, len, "'%s': mimalloc 3.x (%s), but no page map "
-			 "of a 3.x release heapwalk knows (3.0.1, 3.4.3) is in "
-			 "the %s: the program had not allocated yet, or its "
-			 "mimalloc is a later 3.x (3.6.0's layout is not known "
-			 "to heapwalk) (it walks mimalloc %s, 3.0.1 and 3.4.3)",
-			 t->path ? t->path : "target", lib, hw_target_noun(t),
-			 known);
+			 "of a 3.x release heapwalk knows (%s) is in the %s: "
+			 "the program had not allocated yet, or its mimalloc "
+			 "is another 3.x release or a secure build of 3.6",
+			 t->path ? t->path : "target", lib, v3,
+			 hw_target_noun(t));
 		return true;
 	}
 	snprintf(why, len, "'%s': mimalloc's library is mapped (%s), but no "

@@ -11,6 +11,8 @@
  * source tree: its free-threaded and its debug free-threaded build).
  */
 #include <stddef.h>
+#include <stdio.h>
+#include <string.h>
 
 #include "layout.h"
 
@@ -573,4 +575,22 @@ const struct mi_layout *mi_layouts(unsigned *n)
 {
 	*n = sizeof layouts / sizeof layouts[0];
 	return layouts;
+}
+
+void mi_releases(const struct mi_layout *rows, unsigned n, size_t stride,
+		 char *buf, size_t len)
+{
+	const char *at = (const char *)rows;
+	size_t used = 0;
+	buf[0] = '\0';
+	for (unsigned k = 0; k < n && used < len; k++) {
+		const char *r = ((const struct mi_layout *)(at + k * stride))->releases;
+		bool seen = false;
+		for (unsigned j = 0; j < k; j++)
+			seen |= !strcmp(((const struct mi_layout *)(at + j * stride))
+						->releases, r);
+		if (!seen)
+			used += (size_t)snprintf(buf + used, len - used, "%s%s",
+						 used ? ", " : "", r);
+	}
 }

@@ -15,6 +15,7 @@
 #define HW_MI_LAYOUT_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 /* An offset a layout has no such field for.  */
@@ -115,6 +116,12 @@ struct mi_layout {
 
 /* Every layout known, newest first; n set to their count.  */
 const struct mi_layout *mi_layouts(unsigned *n);
+
+/* "2.0.x, 2.1.x": the releases of n rows, each once, into buf; each
+   row stride bytes after the one before, its struct mi_layout at its
+   start (2.x's rows, or 3.x's, whose base it is).  */
+void mi_releases(const struct mi_layout *rows, unsigned n, size_t stride,
+		 char *buf, size_t len);
 
 /* Where layout L puts the first block of a page of `bs`-byte blocks
    whose slices start at pstart and take psize bytes (bs as the page

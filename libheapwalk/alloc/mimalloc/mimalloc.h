@@ -100,6 +100,8 @@ struct mi_heap {
 	int16_t tag;              /* its tag (2.1.7+, CPython), or -1 */
 	bool main;                /* _mi_heap_main (cookie == the key) */
 	bool backing;             /* its tld's backing heap */
+	bool own;                 /* 3.6: the theap of mimalloc's own data */
+	uint64_t shared;          /* 3.4+: the mi_heap_t of this theap */
 };
 
 struct mi_state {

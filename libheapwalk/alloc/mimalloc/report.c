@@ -62,7 +62,8 @@ static const struct em_field F_REJECTED = {
 static const struct em_field F_MAIN = {
 	.key = "main_heap", .label = "main heap:", .none = "not found" };
 static const struct em_field F_KEY = {
-	.key = "main_cookie", .label = "main cookie:" };
+	.key = "main_cookie", .label = "main cookie:",
+	.none = "none read (3.6: not where a cookie would be)" };
 static const struct em_field F_PAGES = { .key = "pages", .label = "pages:" };
 static const struct em_field F_FULL = {
 	.key = "full_pages", .join = ", ", .post = " full" };
@@ -107,7 +108,7 @@ void mi_report_summary(void *state, struct hw_emitter *e)
 	em_kv(e, &F_MAIN, ev_addr_or_null(mi->main_heap));
 	/* (A bit pattern: a "0x..." string, as addresses are, not a number
 	   past what JSON readers hold exactly.)  */
-	em_kv(e, &F_KEY, ev_addr(mi->key));
+	em_kv(e, &F_KEY, mi->key || !mi->v3 ? ev_addr(mi->key) : ev_null());
 	em_kv(e, &F_PAGES, ev_u64(pages));
 	em_kv(e, &F_FULL, ev_u64(full));
 	em_kv(e, &F_SPANS, ev_u64(spans));
@@ -156,7 +157,8 @@ static struct em_val heap_tag(const struct mi_state *mi,
 
 static const char *heap_kind(const struct mi_heap *h)
 {
-	return h->main ? "main" : h->backing ? "thread" : "heap";
+	return h->main ? "main" : h->own ? "own" : h->backing ? "thread"
+							    : "heap";
 }
 
 enum hw_status mi_report_arenas(void *state, struct hw_emitter *e)

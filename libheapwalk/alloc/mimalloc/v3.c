@@ -24,150 +24,13 @@
 #include "../module.h"
 #include "mimalloc.h"
 #include "v3layout.h"
+#include "v3map.h"
 
-/* No process has more pages than this (4 M pages of 64 KiB: 256 GiB),
-   nor a thread more heaps.  */
-#define MAX_PAGES (1u << 22)
+/* No thread has more heaps than this.  */
 #define MAX_THREAD_HEAPS 4096
 /* An arena is at most this many slices (mimalloc's largest, 2^26 of
    64 KiB: 4 TiB).  */
 #define MAX_ARENA_SLICES (1ull << 26)
-
-struct words {
-	uint64_t *v;
-	size_t n, cap;
-};
-
-static bool push(struct words *w, uint64_t x)
-{
-	if (w->n == w->cap) {
-		size_t cap = w->cap ? 2 * w->cap : 256;
-		uint64_t *v = realloc(w->v, cap * sizeof *v);
-		if (!v)
-			return false;
-		w->v = v;
-		w->cap = cap;
-	}
-	w->v[w->n++] = x;
-	return true;
-}
-
-static int u64_cmp(const void *x, const void *y)
-{
-	uint64_t a = *(const uint64_t *)x, b = *(const uint64_t *)y;
-	return a < b ? -1 : a > b;
-}
-
-/* Sort and keep each value once.  */
-static void uniq(struct words *w)
-{
-	if (!w->n)
-		return;
-	qsort(w->v, w->n, sizeof *w->v, u64_cmp);
-	size_t k = 1;
-	for (size_t i = 1; i < w->n; i++)
-		if (w->v[i] != w->v[k - 1])
-			w->v[k++] = w->v[i];
-	w->n = k;
-}
-
-/* The page map's root: in some file's writable data, a word P (page
-   aligned, nonzero) whose own first word is P + map_size.  (A copy of
-   P in the map's memid is the same root.)  */
-struct root_search {
-	struct hw_target *t;
-	uint32_t map_size;
-	uint64_t root;
-	const char *file;
-};
-
-static bool root_word(void *cookie, uint64_t at, uint64_t w, const char *file)
-{
-	struct root_search *rs = cookie;
-	uint64_t x;
-	(void)at;
-	if (!w || (w & 0xfff) || !hw_read_u64(rs->t, w, &x) ||
-	    x != w + rs->map_size)
-		return false;
-	rs->root = w;
-	rs->file = file;
-	return true;
-}
-
-/* The root, or 0 when there is none; *file the file holding it.  */
-static uint64_t find_root(struct mi_state *mi, uint32_t map_size,
-			  const char **file)
-{
-	struct root_search rs = { mi->t, map_size, 0, NULL };
-	mi_file_words(mi->t, 0, root_word, &rs);
-	*file = rs.file;
-	return rs.root;
-}
-
-/* The nonzero words of [a, a + n * 8) into out (the core's holes, never
-   written, are zeros), but for the first when skip_first.  */
-static bool nonzero_words(struct hw_target *t, uint64_t a, uint64_t n,
-			  bool skip_first, struct words *out, size_t limit)
-{
-	uint64_t end = a + n * 8;
-	for (uint64_t x = a; x < end;) {
-		const uint8_t *p;
-		uint64_t run = hw_readable_run(t, x, &p);
-		if (!run) {
-			x = (hw_next_readable(t, x, end) + 7) & ~7ull;
-			continue;
-		}
-		uint64_t stop = x + run < end ? x + run : end, w;
-		for (uint64_t y = x; y + 8 <= stop; y += 8) {
-			memcpy(&w, p + (y - x), 8);
-			if (!w || (skip_first && y == a))
-				continue;
-			/* (A page names itself in each of its slices: keep
-			   each once.)  */
-			if (out->n && out->v[out->n - 1] == w)
-				continue;
-			if (out->n >= limit || !push(out, w))
-				return false;
-		}
-		x = stop;
-	}
-	return true;
-}
-
-/* Every page the map at root names, each once.  */
-static enum hw_status map_pages(struct mi_state *mi, uint64_t root,
-				const struct mi_v3_layout *V, struct words *pages)
-{
-	struct words subs = { 0 };
-	enum hw_status st = HW_OK;
-	if (!nonzero_words(mi->t, root, V->map_size / 8, false, &subs,
-			   V->map_size / 8))
-		st = hw_error(mi->s, HW_NO_ALLOCATOR, "out of memory");
-	for (size_t i = 0; i < subs.n && st == HW_OK; i++) {
-		if (subs.v[i] & 7) {
-			hw_finding(mi->s, root, "mimalloc page map 0x%llx: a "
-				   "sub-map pointer 0x%llx is not aligned",
-				   (unsigned long long)root,
-				   (unsigned long long)subs.v[i]);
-			continue;
-		}
-		/* (Sub-map 0's first entry is mimalloc's empty page, what
-		   a NULL pointer maps to: no page of memory.)  */
-		if (!nonzero_words(mi->t, subs.v[i], V->sub_count,
-				   subs.v[i] == root + V->map_size, pages,
-				   MAX_PAGES))
-			st = pages->n >= MAX_PAGES
-				     ? hw_error(mi->s, HW_NO_ALLOCATOR, "mimalloc "
-						"page map 0x%llx: more than %u "
-						"pages", (unsigned long long)root,
-						MAX_PAGES)
-				     : hw_error(mi->s, HW_NO_ALLOCATOR,
-						"out of memory");
-	}
-	free(subs.v);
-	uniq(pages);
-	return st;
-}
 
 /* The page whose struct is at a, under row V, into pg: false (with
    *bad) when its memory cannot be placed (its memid, its first block,
@@ -190,17 +53,25 @@ static bool page_decode(struct hw_target *t, const struct mi_v3_layout *V,
 	uint64_t bs = mi_get(p, V->pg_block_size, 8);
 	uint64_t kind = mi_get(p, V->pg_memid + V->mem_kind, 4);
 	uint64_t m0 = mi_get(p, V->pg_memid + V->mem_arena, 8);
-	if (kind == MI_V3_MEM_ARENA) {
+	if (kind == V->kind_arena) {
 		uint64_t idx = mi_get(p, V->pg_memid + V->mem_slice_index, 4);
 		uint64_t cnt = mi_get(p, V->pg_memid + V->mem_slice_count, 4);
-		if (!m0 || (m0 & 0xffff) || !cnt || idx + cnt > MAX_ARENA_SLICES) {
+		/* (3.6: the arena's slices begin where its struct says, its
+		   chunk map before the struct.)  */
+		uint64_t base = m0;
+		if (V->ar_start != MI_NO_FIELD &&
+		    (!m0 || !hw_read_u64(t, m0 + V->ar_start, &base) ||
+		     base > m0))
+			base = 0;
+		if (!m0 || (m0 & 0x7f) || !base || (base & 0xffff) || !cnt ||
+		    idx + cnt > MAX_ARENA_SLICES) {
 			*bad = "its memid names no arena slices";
 			return false;
 		}
 		*arena = m0;
-		pg->area = m0 + (idx << 16);
+		pg->area = base + (idx << 16);
 		pg->end = pg->area + (cnt << 16);
-	} else if (kind >= MI_V3_MEM_OS && kind <= MI_V3_MEM_OS_REMAP) {
+	} else if (kind >= V->kind_os && kind <= V->kind_os_last) {
 		uint64_t size = mi_get(p, V->pg_memid + V->mem_os_size, 8);
 		if (!m0 || !size || size > (1ull << 44)) {
 			*bad = "its memid names no OS memory";
@@ -212,8 +83,18 @@ static bool page_decode(struct hw_target *t, const struct mi_v3_layout *V,
 		*bad = "its memid is of no kind a page has";
 		return false;
 	}
-	uint64_t s = V->start_words ? a + 8 * mi_get(p, V->pg_start, 4)
-				    : mi_get(p, V->pg_start, 8);
+	uint64_t s;
+	switch (V->start_kind) {
+	case MI_V3_START_WORDS:
+		s = a + 8 * mi_get(p, V->pg_start, 4);
+		break;
+	case MI_V3_START_BYTES:
+		s = a + mi_get(p, V->pg_start, 8);
+		break;
+	default:
+		s = mi_get(p, V->pg_start, 8);
+		break;
+	}
 	pg->start = s;
 	pg->block_size = bs;
 	pg->capacity = (uint32_t)mi_get(p, V->pg_capacity, 2);
@@ -250,9 +131,40 @@ static bool page_decode(struct hw_target *t, const struct mi_v3_layout *V,
 	return true;
 }
 
-/* The row most of the map's pages agree with; their count.  */
+/* Is the page at a, decoded into pg, the one its map names for its
+   first block?  (A chunk map's slot of a page freed and reused names
+   the page that reused it; the old struct, in a slot still, names
+   itself.)  */
+static bool named_by_map(struct hw_target *t, const struct mi_v3_layout *V,
+			 uint64_t a, const struct mi_page *pg)
+{
+	uint64_t w;
+	return V->map != MI_V3_MAP_CHUNKS ||
+	       (hw_read_u64(t, mi_v3_slot(V, pg->start), &w) && w == a);
+}
+
+/* Does the arena of an arena page (its struct at arena) hold the page
+   by its header?  (Memory at a chunk's boundary that only looks like a
+   page's struct does not name an arena.)  */
+static bool arena_holds(struct hw_target *t, const struct mi_v3_layout *V,
+			uint64_t arena, const struct mi_page *pg)
+{
+	uint64_t count, base = arena;
+	if (!arena)
+		return true;
+	if (V->ar_start != MI_NO_FIELD &&
+	    !hw_read_u64(t, arena + V->ar_start, &base))
+		return false;
+	return hw_read_u64(t, arena + V->ar_slice_count, &count) && count &&
+	       count <= MAX_ARENA_SLICES && pg->area >= base &&
+	       pg->end <= base + (count << 16);
+}
+
+/* The row of map kind `map` most of the pages agree with; their
+   count.  */
 static const struct mi_v3_layout *pick_layout(struct mi_state *mi,
-					      const struct words *pages,
+					      enum mi_v3_map map,
+					      const struct mi_words *pages,
 					      size_t *agree)
 {
 	unsigned nl;
@@ -260,12 +172,16 @@ static const struct mi_v3_layout *pick_layout(struct mi_state *mi,
 	*agree = 0;
 	for (unsigned k = 0; k < nl; k++) {
 		size_t ok = 0;
+		if (ls[k].map != map)
+			continue;
 		for (size_t i = 0; i < pages->n; i++) {
 			struct mi_page pg;
 			uint64_t arena;
 			const char *bad;
 			ok += page_decode(mi->t, &ls[k], pages->v[i], &pg, &arena,
-					  &bad) && !bad;
+					  &bad) && !bad &&
+			      named_by_map(mi->t, &ls[k], pages->v[i], &pg) &&
+			      arena_holds(mi->t, &ls[k], arena, &pg);
 		}
 		if (ok > *agree) {
 			*agree = ok;
@@ -275,12 +191,17 @@ static const struct mi_v3_layout *pick_layout(struct mi_state *mi,
 	return best;
 }
 
-/* The segment (arena, or a page's own OS memory) at addr, added once.  */
+/* The segment (the arena whose struct is at addr, or, os_end nonzero,
+   a page's own OS memory [addr, os_end)), added once.  */
 static int32_t add_segment(struct mi_state *mi, const struct mi_v3_layout *V,
 			   uint64_t addr, uint64_t os_end, uint32_t *cap)
 {
+	uint64_t base = addr;
+	if (!os_end && V->ar_start != MI_NO_FIELD &&
+	    !hw_read_u64(mi->t, addr + V->ar_start, &base))
+		base = addr;
 	for (uint32_t k = 0; k < mi->nsegments; k++)
-		if (mi->segments[k].addr == addr)
+		if (mi->segments[k].addr == base)
 			return (int32_t)k;
 	uint64_t count = 0, info = 0, committed = 0;
 	if (!os_end &&
@@ -298,7 +219,7 @@ static int32_t add_segment(struct mi_state *mi, const struct mi_v3_layout *V,
 		return -2;
 	struct mi_segment *sg = &mi->segments[mi->nsegments];
 	memset(sg, 0, sizeof *sg);
-	sg->addr = addr;
+	sg->addr = base;
 	sg->heap_index = -1;
 	if (os_end) {
 		sg->size = os_end - addr;
@@ -334,26 +255,82 @@ static int seg_cmp(const void *x, const void *y)
 	return a->addr < b->addr ? -1 : a->addr > b->addr;
 }
 
-/* Is the arena page pg (its struct at a, from slice idx of arena) a
-   page in use by its arena's pages bitmap?  (True when the row has no
-   such bitmap or the core lacks it.)  */
+/* Is the arena page pg (of the arena whose struct is at arena) a page
+   in use by its pages bitmap?  (True when the row has no such bitmap
+   or the core lacks it.)  */
 static bool arena_page_live(struct hw_target *t, const struct mi_v3_layout *V,
 			    uint64_t arena, const struct mi_page *pg)
 {
-	uint64_t bits, w;
-	if (V->ar_pages == MI_NO_FIELD ||
-	    !hw_read_u64(t, arena + V->ar_pages, &bits) || !bits)
-		return true;
-	uint64_t idx = (pg->area - arena) >> 16;
-	if (!hw_read_u64(t, bits + V->bitmap_bits + idx / 64 * 8, &w))
+	uint64_t bits = 0, w, heap, index, pages;
+	uint32_t idx;
+	if (V->ar_pages != MI_NO_FIELD) {
+		if (!hw_read_u64(t, arena + V->ar_pages, &bits))
+			return true;
+	} else if (V->hp_arena_pages != MI_NO_FIELD) {
+		/* (3.6: each heap has its own pages bitmaps, an arena's at
+		   the arena's index in the heap's array.)  */
+		if (!hw_read_u64(t, pg->meta + V->pg_shared_heap, &heap) ||
+		    !heap || !hw_read_u64(t, arena + V->ar_index, &index) ||
+		    index >= 4096 ||
+		    !hw_read_u64(t, heap + V->hp_arena_pages + 8 * index,
+				 &pages) ||
+		    !pages || !hw_read_u64(t, pages, &bits))
+			return true;
+	}
+	if (!bits || !hw_read(t, pg->meta + V->pg_memid + V->mem_slice_index,
+			      &idx, 4) ||
+	    !hw_read_u64(t, bits + V->bitmap_bits + idx / 64 * 8, &w))
 		return true;
 	return w >> (idx % 64) & 1;
+}
+
+/* Does the row's map keep the entries of pages freed (v3layout.h)?  */
+static bool stale_entries(const struct mi_v3_layout *V)
+{
+	return V->map == MI_V3_MAP_CHUNKS || V->ar_pages != MI_NO_FIELD;
+}
+
+/* Adds the free span [at, end) of an arena, less the chunk maps in it
+   (3.6: each 256 MiB of an arena after its first begins with one).  */
+static bool add_free_span(struct mi_state *mi, const struct mi_v3_layout *V,
+			  uint64_t at, uint64_t end, uint32_t *cap)
+{
+	uint64_t chunk = 0, map = 0;
+	if (V->map == MI_V3_MAP_CHUNKS) {
+		chunk = 1ull << V->chunk_shift;
+		map = ((chunk >> V->base.slice_shift) * V->slot_size + 0xffff) &
+		      ~0xffffull;
+	}
+	while (at < end) {
+		uint64_t stop = end;
+		if (chunk) {
+			uint64_t c = at & ~(chunk - 1);
+			if (at < c + map) {
+				at = c + map;
+				continue;
+			}
+			if (c + chunk < end)
+				stop = c + chunk;
+		}
+		if (stop > at) {
+			if (!mi_grow((void **)&mi->pages, mi->npages, cap,
+				     sizeof *mi->pages))
+				return false;
+			struct mi_page *sp = &mi->pages[mi->npages++];
+			memset(sp, 0, sizeof *sp);
+			sp->meta = sp->area = sp->start = at;
+			sp->end = stop;
+			sp->heap_index = -1;
+		}
+		at = stop;
+	}
+	return true;
 }
 
 /* The pages at the map's addresses, under V, with their segments.  */
 static enum hw_status read_pages(struct mi_state *mi,
 				 const struct mi_v3_layout *V,
-				 const struct words *at)
+				 const struct mi_words *at)
 {
 	uint32_t pcap = 0, scap = 0;
 	for (size_t i = 0; i < at->n; i++) {
@@ -362,7 +339,8 @@ static enum hw_status read_pages(struct mi_state *mi,
 		const char *bad;
 		bool placed = page_decode(mi->t, V, at->v[i], &pg, &arena, &bad);
 		/* (A stale entry of 3.0.1's map: memory that was a page.)  */
-		if ((!placed && V->ar_pages != MI_NO_FIELD) ||
+		if ((!placed && stale_entries(V)) ||
+		    (placed && !named_by_map(mi->t, V, at->v[i], &pg)) ||
 		    (placed && arena && !arena_page_live(mi->t, V, arena, &pg)))
 			continue;
 		if (bad)
@@ -420,17 +398,10 @@ static enum hw_status read_pages(struct mi_state *mi,
 				continue;
 			if (i < n)
 				next = mi->pages[i].area;
-			if (next > at_) {
-				if (!mi_grow((void **)&mi->pages, mi->npages, &pcap,
-					  sizeof *mi->pages))
-					return hw_error(mi->s, HW_NO_ALLOCATOR,
-							"out of memory");
-				struct mi_page *sp = &mi->pages[mi->npages++];
-				memset(sp, 0, sizeof *sp);
-				sp->meta = sp->area = sp->start = at_;
-				sp->end = next;
-				sp->heap_index = -1;
-			}
+			if (next > at_ &&
+			    !add_free_span(mi, V, at_, next, &pcap))
+				return hw_error(mi->s, HW_NO_ALLOCATOR,
+						"out of memory");
 			if (i < n && mi->pages[i].end > at_)
 				at_ = mi->pages[i].end;
 		}
@@ -467,9 +438,10 @@ static bool add_heap(struct mi_state *mi, const struct mi_v3_layout *V,
 	for (uint32_t k = 0; k < mi->nheaps; k++)
 		if (mi->heaps[k].addr == a)
 			return true;
-	uint64_t tld, cookie, count, tid = 0, back = 0;
+	uint64_t tld, cookie = 0, count, tid = 0, back = 0;
 	if (!hw_read_u64(mi->t, a + V->hp_tld, &tld) ||
-	    !hw_read_u64(mi->t, a + V->hp_cookie, &cookie) ||
+	    (V->hp_cookie != MI_NO_FIELD &&
+	     !hw_read_u64(mi->t, a + V->hp_cookie, &cookie)) ||
 	    !hw_read_u64(mi->t, a + V->hp_page_count, &count)) {
 		hw_finding(mi->s, a, "mimalloc heap 0x%llx, named by its "
 			   "pages, is not readable", (unsigned long long)a);
@@ -487,18 +459,28 @@ static bool add_heap(struct mi_state *mi, const struct mi_v3_layout *V,
 	uint8_t tag;
 	if (V->hp_tag != MI_NO_FIELD && hw_read(mi->t, a + V->hp_tag, &tag, 1))
 		hp->tag = tag;
-	if (tld && hw_read_u64(mi->t, tld + V->tld_thread_id, &tid))
-		hp->thread_id = tid;
+	if (V->hp_shared != MI_NO_FIELD)
+		(void)hw_read_u64(mi->t, a + V->hp_shared, &hp->shared);
+	/* (3.6's own allocations, theaps among them, come from a theap of
+	   a tld whose thread id is 8, no thread's.)  */
+	if (tld && hw_read_u64(mi->t, tld + V->tld_thread_id, &tid)) {
+		if (tid > V->tid_reserved)
+			hp->thread_id = tid;
+		else
+			hp->own = V->tid_reserved != 0;
+	}
 	/* 3.4's tld names no backing heap: its thread's every theap is
 	   where it allocates (one a heap).  */
 	hp->backing = V->tld_heap_backing == MI_NO_FIELD
-			      ? tld != 0
+			      ? tld != 0 && !hp->own
 			      : tld && hw_read_u64(mi->t,
 						   tld + V->tld_heap_backing,
 						   &back) && back == a;
 	/* The main heap is static (heap_main, 3.4: theap_main): in
-	   mimalloc's own data, where no thread's heap is.  */
-	hp->main = mi_file_holding(mi->t, a) != NULL;
+	   mimalloc's own data, where no thread's heap is, and a thread's
+	   (3.6 keeps its own theap there too).  */
+	hp->main = mi_file_holding(mi->t, a) != NULL &&
+		   (hp->thread_id || !V->tid_reserved);
 	return true;
 }
 
@@ -523,11 +505,18 @@ static enum hw_status read_heaps(struct mi_state *mi,
 		}
 	}
 	mi_sort_heaps(mi);
+	uint64_t shared = 0;
 	for (uint32_t k = 0; k < mi->nheaps; k++)
 		if (mi->heaps[k].main && !mi->main_heap) {
 			mi->main_heap = mi->heaps[k].addr;
 			mi->key = mi->heaps[k].cookie;
+			shared = mi->heaps[k].shared;
 		}
+	/* (3.4+: a thread's theap of a heap the program made, not of the
+	   main heap, is that heap's, not the thread's own.)  */
+	for (uint32_t k = 0; shared && k < mi->nheaps; k++)
+		if (mi->heaps[k].shared && mi->heaps[k].shared != shared)
+			mi->heaps[k].backing = false;
 	for (uint32_t i = 0; i < mi->npages; i++) {
 		struct mi_page *pg = &mi->pages[i];
 		if (!pg->heap)
@@ -560,46 +549,97 @@ static bool worth_search(struct mi_state *mi)
 			       NULL));
 }
 
-enum hw_status mi_v3_find(struct mi_state *mi)
+/* The pages, arenas and heaps of the pages at, under V.  */
+static enum hw_status read_all(struct mi_state *mi, const struct mi_v3_layout *V,
+			       const struct mi_words *at, const char *file,
+			       const char *how)
+{
+	mi->L = &V->base;
+	mi->v3 = true;
+	mi->home = file;
+	mi->how = how;
+	enum hw_status st = read_pages(mi, V, at);
+	if (st == HW_OK)
+		st = read_heaps(mi, V);
+	/* (Where no root names the file: the library, or the file whose
+	   data holds the main heap, a program with mimalloc built in.)  */
+	if (st == HW_OK && !mi->home)
+		mi->home = mi_library_file(mi->t);
+	if (st == HW_OK && !mi->home && mi->main_heap)
+		mi->home = mi_file_holding(mi->t, mi->main_heap);
+	return st;
+}
+
+/* 3.6: the chunk maps, found by their shape anywhere in anonymous
+   memory (no symbol, no root).  */
+static enum hw_status find_by_chunks(struct mi_state *mi)
 {
 	unsigned nl;
-	const struct mi_v3_layout *ls = mi_v3_layouts(&nl);
+	const struct mi_v3_layout *ls = mi_v3_layouts(&nl), *V = NULL;
+	for (unsigned k = 0; k < nl && !V; k++)
+		if (ls[k].map == MI_V3_MAP_CHUNKS)
+			V = &ls[k];
+	if (!V)
+		return HW_NO_ALLOCATOR;
+	struct mi_words at = { 0 };
+	enum hw_status st = mi_v3_chunk_pages(mi, V, &at);
+	size_t agree = 0;
+	if (st == HW_OK)
+		V = at.n ? pick_layout(mi, MI_V3_MAP_CHUNKS, &at, &agree) : NULL;
+	if (st == HW_OK && !V)
+		st = HW_NO_ALLOCATOR;
+	if (st == HW_OK)
+		st = read_all(mi, V, &at, NULL,
+			      "the chunk maps (at every 256 MiB boundary of "
+			      "its memory, a slot a slice naming its page); "
+			      "arenas from its pages' memids, heaps from its "
+			      "pages' owners");
+	free(at.v);
+	return st;
+}
+
+/* 3.0.1, 3.4.3: the one page map, from its root.  */
+static enum hw_status find_by_root(struct mi_state *mi)
+{
+	unsigned nl;
+	const struct mi_v3_layout *ls = mi_v3_layouts(&nl), *first = NULL;
 	const char *file = NULL;
 	uint64_t root = 0;
 	if (!worth_search(mi))
 		return HW_NO_ALLOCATOR;
 	/* Each map size the rows have, once.  */
 	for (unsigned k = 0; k < nl && !root; k++) {
-		bool seen = false;
+		bool seen = ls[k].map != MI_V3_MAP_ROOT;
 		for (unsigned j = 0; j < k; j++)
-			seen |= ls[j].map_size == ls[k].map_size;
-		if (!seen)
-			root = find_root(mi, ls[k].map_size, &file);
+			seen |= ls[j].map == MI_V3_MAP_ROOT &&
+				ls[j].map_size == ls[k].map_size;
+		if (!seen) {
+			root = mi_v3_find_root(mi, ls[k].map_size, &file);
+			first = &ls[k];
+		}
 	}
 	if (!root)
 		return HW_NO_ALLOCATOR;
-	struct words at = { 0 };
-	enum hw_status st = map_pages(mi, root, &ls[0], &at);
+	struct mi_words at = { 0 };
+	enum hw_status st = mi_v3_root_pages(mi, root, first, &at);
 	size_t agree = 0;
-	const struct mi_v3_layout *V = st == HW_OK && at.n
-					       ? pick_layout(mi, &at, &agree)
-					       : NULL;
-	if (st == HW_OK && !V) {
-		free(at.v);
-		return HW_NO_ALLOCATOR;
-	}
-	if (st == HW_OK) {
-		mi->L = &V->base;
-		mi->v3 = true;
-		mi->home = file;
-		mi->how = "the page map (_mi_page_map: the word of mimalloc's "
-			  "data whose table's first entry points just past "
-			  "the table); arenas from its pages' memids, heaps "
-			  "from its pages' owners";
-		st = read_pages(mi, V, &at);
-	}
-	free(at.v);
+	const struct mi_v3_layout *V = NULL;
 	if (st == HW_OK)
-		st = read_heaps(mi, V);
+		V = at.n ? pick_layout(mi, MI_V3_MAP_ROOT, &at, &agree) : NULL;
+	if (st == HW_OK && !V)
+		st = HW_NO_ALLOCATOR;
+	if (st == HW_OK)
+		st = read_all(mi, V, &at, file,
+			      "the page map (_mi_page_map: the word of "
+			      "mimalloc's data whose table's first entry points "
+			      "just past the table); arenas from its pages' "
+			      "memids, heaps from its pages' owners");
+	free(at.v);
 	return st;
+}
+
+enum hw_status mi_v3_find(struct mi_state *mi)
+{
+	enum hw_status st = find_by_chunks(mi);
+	return st == HW_NO_ALLOCATOR ? find_by_root(mi) : st;
 }
