@@ -1,7 +1,8 @@
 #!/bin/bash
 # The libFuzzer harnesses (tests/fuzz/fuzz-*.c: fuzz-core, fuzz-unpack,
 # fuzz-ptmalloc, fuzz-jemalloc, fuzz-jeprof, fuzz-tcmalloc,
-# fuzz-tcheapprof, fuzz-mallocng, fuzz-mimalloc, fuzz-heapv2, fuzz-diffjson,
+# fuzz-tcheapprof, fuzz-mallocng, fuzz-mimalloc, fuzz-mimalloc3, fuzz-heapv2,
+# fuzz-diffjson,
 # fuzz-layoutcache) still build and run: each replays its kept findings
 # (tests/fuzz/regress/NAME/) and its seeds, then fuzzes for SMOKE_TIME
 # seconds through tests/fuzz/run.sh, in a fresh corpus.  SMOKE_TIME

@@ -44,6 +44,10 @@
 #                  exits; gcore writes FUZZDIR/mitruth1.d/core): the
 #                  library's data (the main heap) and the non-zero pages of
 #                  the anonymous memory (segments, pages, thread heaps)
+#   fuzz-mimalloc3 the same against Debian sid's libmimalloc 3.6.0
+#                  (scripts/corpus/mimalloc-libs.sh, into build/mimalloc):
+#                  the chunk maps, the arenas (32 MiB: MIMALLOC_ARENA_RESERVE),
+#                  page structs and theaps
 #   fuzz-diffjson  FUZZDIR/fuzz-diffjson.core: cxxgrow1's core, the
 #                  session `diff FILE...` runs on; seeds: what heapwalk
 #                  saves from cxxgrow1's base core (sizes --json, sizes
@@ -306,7 +310,7 @@ fuzz-core)
 		seed "$seeds/jemalloc-basic1" "$je/core"
 	fi
 	;;
-fuzz-ptmalloc | fuzz-jemalloc | fuzz-jeprof | fuzz-tcmalloc | fuzz-tcheapprof | fuzz-mallocng | fuzz-mimalloc)
+fuzz-ptmalloc | fuzz-jemalloc | fuzz-jeprof | fuzz-tcmalloc | fuzz-tcheapprof | fuzz-mallocng | fuzz-mimalloc | fuzz-mimalloc3)
 	max_len=4096
 	# every length from the start: a patch takes 7 bytes, and libFuzzer
 	# would otherwise creep up from 4-byte inputs over thousands of runs
@@ -369,6 +373,33 @@ fuzz-ptmalloc | fuzz-jemalloc | fuzz-jeprof | fuzz-tcmalloc | fuzz-tcheapprof | 
 				--args "$dir/mitruth1" 2 abort) >"$dir/gdb.log" 2>&1 || true
 			[ -s "$dir/core.tmp" ] ||
 				{ echo "$me: gdb wrote no core of mitruth1" >&2; exit 1; }
+			mv "$dir/core.tmp" "$dir/core"
+		fi
+		;;
+	fuzz-mimalloc3)
+		command -v gdb >/dev/null || skip "gdb is not installed (make deps)"
+		mi3=${HEAPWALK_MIMALLOC:-$TOP/build/mimalloc}/mimalloc-3.6.0-amd64
+		rc=0
+		"$TOP/scripts/corpus/mimalloc-libs.sh" mimalloc-3.6.0-amd64 "$mi3" || rc=$?
+		[ "$rc" != 77 ] || skip "cannot unpack Debian sid's libmimalloc 3.6.0 here"
+		[ "$rc" = 0 ] || { echo "$me: mimalloc-libs.sh failed" >&2; exit 1; }
+		milib=$mi3/usr/lib/x86_64-linux-gnu
+		dir=$fdir/mitruth3.d libre='^libmimalloc'
+		src=$TOP/corpora/mimalloc/mitruth1.c
+		if ! [ -s "$dir/core" ] || [ "$src" -nt "$dir/core" ]; then
+			rm -rf "$dir"
+			mkdir -p "$dir"
+			${CC:-cc} -std=c11 -O1 -g -pthread -DMI_HAVE_HEADER \
+				-I "$mi3/usr/include" -o "$dir/mitruth1" "$src" \
+				-L "$milib" "-Wl,-rpath=$milib" -lmimalloc ||
+				{ echo "$me: cc failed on mitruth1.c" >&2; exit 1; }
+			# (32 MiB arenas, not 1 GiB ones: a 190 MB core, not 1.1 GB,
+			# held twice by the harness.)
+			(cd "$dir" && MIMALLOC_ARENA_RESERVE=32MiB gdb -batch -nx -ex run \
+				-ex "gcore $dir/core.tmp" --args "$dir/mitruth1" 2 abort) \
+				>"$dir/gdb.log" 2>&1 || true
+			[ -s "$dir/core.tmp" ] ||
+				{ echo "$me: gdb wrote no core of mitruth1 (3.6.0)" >&2; exit 1; }
 			mv "$dir/core.tmp" "$dir/core"
 		fi
 		;;
