@@ -64,7 +64,10 @@
  * true, ...) from each worker between phases 2 and 3, and from the
  * exiting thread before it exits, reports every block its heap's pages
  * hold in use, the C library's own mallocs among them (the dtv of each
- * thread, ...).  From 3.2 on a thread's theap does not hold its full
+ * thread, ...); in 3.0 and 3.1 the main thread also visits the pages no
+ * heap owns (mi_abandoned_visit_blocks: full pages threads gave up, the
+ * exited thread's, pages of the OS's).  From 3.2 on a thread's theap
+ * does not hold its full
  * pages: the main thread visits mimalloc's whole heap, mi_heap_main(),
  * once, between phases 2 and 3, for every thread.  A visit collects each
  * page's local_free and xthread_free lists into the page's free list
@@ -133,6 +136,21 @@
 
 #ifdef MI_HAVE_HEADER
 #include <mimalloc.h>
+#endif
+
+/* MI_MALLOC_VERSION as major * 10000 + minor * 100 + patch: mimalloc
+   wrote 3.0.1 as 301, 3.0.12 as 3012, 3.1.6 as 316, and from 3.4 on two
+   digits each (30403).  */
+#if !defined MI_HAVE_HEADER
+#define MI_V 0
+#elif MI_MALLOC_VERSION < 1000
+#define MI_V (MI_MALLOC_VERSION / 100 * 10000 + \
+	      MI_MALLOC_VERSION / 10 % 10 * 100 + MI_MALLOC_VERSION % 10)
+#elif MI_MALLOC_VERSION < 10000
+#define MI_V (MI_MALLOC_VERSION / 1000 * 10000 + \
+	      MI_MALLOC_VERSION / 100 % 10 * 100 + MI_MALLOC_VERSION % 100)
+#else
+#define MI_V MI_MALLOC_VERSION
 #endif
 
 #include "../common/out.h"
@@ -289,7 +307,7 @@ static void note_thread(int t)
 	th->tid = (long)syscall(SYS_gettid);
 	th->self = (uintptr_t)pthread_self();
 #ifdef MI_HAVE_HEADER
-#if MI_MALLOC_VERSION >= 3200
+#if MI_V >= 30200
 	th->heap = (uintptr_t)mi_theap_get_default();
 #else
 	th->heap = (uintptr_t)mi_heap_get_default();
@@ -400,7 +418,7 @@ static bool visitor(const mi_heap_t *heap, const mi_heap_area_t *area,
 static void visit_own(int t, bool want_blocks, int phase)
 {
 	threads[t].want_blocks = want_blocks;
-#if MI_MALLOC_VERSION >= 3200
+#if MI_V >= 30200
 	/* 3.2 and later: a thread's theap holds only some of its pages
 	   (full ones go back to the arenas), mimalloc's own heap all of
 	   them: the main thread visits it for everyone.  */
@@ -412,6 +430,14 @@ static void visit_own(int t, bool want_blocks, int phase)
 #else
 	mi_heap_visit_blocks(mi_heap_get_default(), want_blocks, visitor,
 			     &threads[t]);
+#if MI_V >= 30000
+	/* 3.0 and 3.1: a page no heap owns (a full page a thread gave up,
+	   a page of the OS's) is abandoned: the main thread visits those
+	   for everyone, while every thread is in its own visit.  */
+	if (t == 0)
+		mi_abandoned_visit_blocks(mi_subproc_main(), 0, want_blocks,
+					  visitor, &threads[t]);
+#endif
 #endif
 	if (want_blocks)
 		threads[t].visited = phase;
@@ -438,6 +464,16 @@ static void *exiter_main(void *arg)
 	return NULL;     /* mimalloc abandons this thread's heap */
 }
 
+/* Zero the dead stack below the caller's frame: the frees and
+   mimalloc's visit leave block addresses there, a hidden block's among
+   them, and a leak checker scans a thread's stack from just below its
+   stack pointer (x86_64's red zone), as Valgrind does.  */
+static __attribute__((noinline)) void scrub_stack(void)
+{
+	char dead[16384];
+	explicit_bzero(dead, sizeof dead);
+}
+
 static void *worker_main(void *arg)
 {
 	int t = (int)(intptr_t)arg;
@@ -456,12 +492,13 @@ static void *worker_main(void *arg)
 	free_phase(t, 3);
 	pthread_barrier_wait(&done);
 	visit_own(t, false, 0);
-#if defined MI_HAVE_HEADER && MI_MALLOC_VERSION < 3200
+#if defined MI_HAVE_HEADER && MI_V < 30200
 	/* (3.2 and later keep their statistics per heap, not per thread:
 	   no merge to ask for.)  */
 	if (mode_stats)
 		mi_stats_merge();
 #endif
+	scrub_stack();
 	pthread_barrier_wait(&recorded);
 	if (t == 0)
 		return NULL;

@@ -1,7 +1,8 @@
 #!/bin/bash
-# mimalloc-versions.sh SRC OUTDIR [TAG...] - cores of mimalloc 2.x
-# releases, with their truth, for corpora/mimalloc/cores/ (read by
-# tests/t0494-mimalloc-versions.sh).
+# mimalloc-versions.sh SRC OUTDIR [TAG...] - cores of mimalloc 2.x and
+# 3.x releases, with their truth, for corpora/mimalloc/cores/ (read by
+# tests/t0494-mimalloc-versions.sh, 2.x, and t0496-mimalloc-v3-versions.sh,
+# 3.x).
 #
 # SRC is a git repository of microsoft/mimalloc (a clone, or the bare
 # mirror /work/.mirror/microsoft+mimalloc/repo) or a source tree (the
@@ -25,6 +26,14 @@
 # executable's .data, both in the core.
 #
 # VARIANTS (default "release secure") chooses the variants.
+#
+# A 3.x tag (3.0 to 3.5: 3.6's source is not in the mirror) builds
+# corpora/mimalloc/mitruth1.c instead, release only (its truth checker
+# assumes unpadded blocks), run with eight workers (`8 visit,mistats`,
+# t0491's truth); its executable is kept, debug info stripped
+# (OUTDIR/TAG-release/mitruth1.xz): heapwalk searches for 3.0-3.4's page
+# map only where the program's symbols name mimalloc.  Their place is
+# corpora/mimalloc/cores-v3 (t0494 reads every case of cores/).
 #
 # The default tags: one release of each of eight of layout.c's rows,
 # those whose layouts differ most (2.0.9, Debian's, is t0490's):
@@ -105,15 +114,16 @@ mkdir -p "$outdir"
 mi_flags=(-O2 -g -DNDEBUG -DMI_MALLOC_OVERRIDE -DMI_STATIC_LIB
 	-fvisibility=hidden -ftls-model=initial-exec -fno-builtin-malloc)
 
-# run_core DIR EXE TAG: EXE TAG run in DIR to its abort: DIR/core,
+# run_core DIR EXE ARG...: EXE ARG... run in DIR to its abort: DIR/core,
 # DIR/truth.txt; $made says who wrote the core.  The kernel's, where
 # it was to write it but did not (ulimit -c), gives way to gcore's
 # unless MI_CORE asked for it.
 run_core() {
 	local d=$1 exe=$2 c
+	shift 2
 	made=
 	if [ "$how" = kernel ]; then
-		( (cd "$d" && ulimit -c unlimited 2>/dev/null; exec "$exe" "$3") \
+		( (cd "$d" && ulimit -c unlimited 2>/dev/null; exec "$exe" "$@") \
 			>"$d/run.log" 2>&1 || :) 2>/dev/null
 		c=$(find "$d" -maxdepth 1 -type f -name "$pattern*" | sed -n 1,1p)
 		[ -z "$c" ] || [ "$c" = "$d/core" ] || mv "$c" "$d/core"
@@ -123,7 +133,7 @@ run_core() {
 		command -v gdb >/dev/null 2>&1; then
 		rm -f "$d/core"
 		(cd "$d" && gdb -batch -nx -ex run -ex "gcore $d/core" \
-			--args "$exe" "$3") >"$d/run.log" 2>&1 || true
+			--args "$exe" "$@") >"$d/run.log" 2>&1 || true
 		made=gcore
 	fi
 	if ! [ -s "$d/core" ] || [ "$(tail -n 1 "$d/truth.txt" 2>/dev/null)" != end ]; then
@@ -146,11 +156,16 @@ for tag in "${tags[@]}"; do
 		cp -r "$src/include" "$src/src" "$tree/"
 	fi
 	want=$(sed -n 's/^#define MI_MALLOC_VERSION *\([0-9]*\).*/\1/p' "$tree/include/mimalloc.h")
+	vs=("${variants[@]}")
 	case $want in
-	2*) ;;
-	*) die "$tag is not a mimalloc 2.x release (MI_MALLOC_VERSION ${want:-none})" ;;
+	2*) v3=false ;;
+	3*) v3=true vs=(release) ;;
+	*) want= ;;
 	esac
-	for v in "${variants[@]}"; do
+	# (3.x's numbers: 301, 3012, 316, 30403; 3.6 is 30600.)
+	[ -n "$want" ] && { ! $v3 || [ "$want" -lt 30600 ]; } ||
+		die "$tag is not a mimalloc 2.x or 3.0-3.5 release (MI_MALLOC_VERSION ${want:-none})"
+	for v in "${vs[@]}"; do
 		case $v in
 		release) extra=() ;;
 		secure) extra=(-DMI_SECURE=4) ;;
@@ -163,13 +178,19 @@ for tag in "${tags[@]}"; do
 			tail -n 20 "$d/cc.log" >&2
 			die "$tag $v: cannot compile src/static.c"
 		}
-		gcc -std=c11 -O1 -g -pthread -I "$tree/include" -o "$d/miversions" \
-			"$prog" "$d/mi.o" 2>>"$d/cc.log" || {
+		if $v3; then
+			name=mitruth1 psrc=$top/corpora/mimalloc/mitruth1.c
+			args=(8 visit,mistats) key=mimalloc def=(-DMI_HAVE_HEADER)
+		else
+			name=miversions psrc=$prog args=("$tag") key=version def=()
+		fi
+		gcc -std=c11 -O1 -g -pthread "${def[@]}" -I "$tree/include" \
+			-o "$d/$name" "$psrc" "$d/mi.o" 2>>"$d/cc.log" || {
 			tail -n 20 "$d/cc.log" >&2
-			die "$tag $v: cannot build miversions"
+			die "$tag $v: cannot build $name"
 		}
-		run_core "$d" "$d/miversions" "$tag"
-		got=$(sed -n 's/^version //p' "$d/truth.txt")
+		run_core "$d" "$d/$name" "${args[@]}"
+		got=$(sed -n "s/^$key //p" "$d/truth.txt")
 		[ "$got" = "$want" ] ||
 			die "$tag $v: mi_version() says $got, mimalloc.h $want"
 		size=$(stat -c %s "$d/core")
@@ -178,11 +199,19 @@ for tag in "${tags[@]}"; do
 		o=$outdir/$tag-$v
 		mkdir -p "$o"
 		cp "$d/core.xz" "$d/truth.txt" "$o/"
+		if $v3; then
+			strip -g -o "$d/$name.kept" "$d/$name"
+			xz -9 -T1 -c "$d/$name.kept" >"$o/$name.xz"
+		fi
 		{
 			echo "release    $tag ($commit), MI_MALLOC_VERSION $want"
 			echo "variant    $v: gcc ${mi_flags[*]}${extra[*]:+ ${extra[*]}} src/static.c"
-			echo "program    corpora/mimalloc/miversions.c, gcc -std=c11 -O1 -g -pthread"
-			echo "executable $d/miversions (not kept)"
+			echo "program    corpora/mimalloc/$name.c ${args[*]}, gcc -std=c11 -O1 -g -pthread${def[*]:+ ${def[*]}}"
+			if $v3; then
+				echo "executable $d/$name (kept as $name.xz, strip -g)"
+			else
+				echo "executable $d/$name (not kept)"
+			fi
 			echo "compiler   $(gcc --version | sed -n 1p)"
 			echo "C library  $(ldd --version 2>&1 | sed -n 1p)"
 			if [ "$made" = gcore ]; then

@@ -144,20 +144,32 @@ static bool named_by_map(struct hw_target *t, const struct mi_v3_layout *V,
 }
 
 /* Does the arena of an arena page (its struct at arena) hold the page
-   by its header?  (Memory at a chunk's boundary that only looks like a
-   page's struct does not name an arena.)  */
+   by its header, under V?  Its slices must cover the page, and its
+   bitmaps be where V says: slices_free and slices_committed, one after
+   the other, point into its header slices, and the word before them
+   (a time, a callback's argument or a parent arena, never a bitmap)
+   does not.  Releases whose pages look alike (3.0 and 3.1, 3.2 and 3.3)
+   differ there; memory at a chunk's boundary that only looks like a
+   page's struct names no arena at all.  */
 static bool arena_holds(struct hw_target *t, const struct mi_v3_layout *V,
 			uint64_t arena, const struct mi_page *pg)
 {
-	uint64_t count, base = arena;
+	uint64_t count, info, base = arena, w[3];
 	if (!arena)
 		return true;
 	if (V->ar_start != MI_NO_FIELD &&
 	    !hw_read_u64(t, arena + V->ar_start, &base))
 		return false;
-	return hw_read_u64(t, arena + V->ar_slice_count, &count) && count &&
-	       count <= MAX_ARENA_SLICES && pg->area >= base &&
-	       pg->end <= base + (count << 16);
+	if (!hw_read_u64(t, arena + V->ar_slice_count, &count) || !count ||
+	    count > MAX_ARENA_SLICES || pg->area < base ||
+	    pg->end > base + (count << 16) ||
+	    !hw_read_u64(t, arena + V->ar_info_slices, &info) ||
+	    !info || info >= count || !hw_read(t, arena + V->ar_committed - 16,
+					       w, sizeof w))
+		return false;
+	uint64_t lo = arena, hi = base + (info << 16);
+	return w[1] > lo && w[1] < hi && w[2] > w[1] && w[2] < hi &&
+	       (w[0] <= lo || w[0] >= hi);
 }
 
 /* The row of map kind `map` most of the pages agree with; their
@@ -598,7 +610,7 @@ static enum hw_status find_by_chunks(struct mi_state *mi)
 	return st;
 }
 
-/* 3.0.1, 3.4.3: the one page map, from its root.  */
+/* 3.0 to 3.4: the one page map, from its root.  */
 static enum hw_status find_by_root(struct mi_state *mi)
 {
 	unsigned nl;

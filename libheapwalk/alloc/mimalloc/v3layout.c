@@ -1,7 +1,9 @@
 /* v3layout.c - the mimalloc 3.x layouts v3.c knows, newest first.
  *
- * Each row is the release's own structures (include/mimalloc/types.h,
- * and arena.c for 3.0.1's mi_arena_t) as gcc lays them out on LP64,
+ * Each row but 3.6.0's is its releases' own structures
+ * (include/mimalloc/types.h, and arena.c for 3.0 and 3.1's mi_arena_t)
+ * as gcc lays them out on LP64 (offsetof, every tag of the mirror from
+ * v3.0.1 to v3.4.3: the releases of a row have the same offsets),
  * release (-DNDEBUG) and secure (MI_SECURE=4: the page's two keys, an
  * 8-byte mi_padding_t at every block's end).  A page map of 47 virtual
  * address bits (x86_64's canonical half; _mi_page_map_init clamps to it)
@@ -15,61 +17,78 @@
 
 /* The shared part: what report.c, params.c and walk.c read of a row
    (a segment here stands for an arena, 1 GiB by default).  */
-#define BASE(ver, enc, pgsize, hpsize)                                     \
-	{ .version = ver, .releases = ver, .encoded = enc,                 \
+#define BASE(ver, rels, enc, pgsize, hpsize)                               \
+	{ .version = ver, .releases = rels, .encoded = enc,                \
 	  .segment_shift = 30, .slice_shift = 16,                          \
 	  .slices_per_segment = 16384, .page_size = pgsize,                \
 	  .heap_size = hpsize, .padding = (enc) ? 8 : 0,                   \
 	  .page_page_start = NO, .page_heap_tag = NO, .heap_tag = NO,      \
 	  .page_keys = NO }
 
-/* What 3.0.1 and 3.4.3 share: one page map found by its root, memid
-   kinds with MI_MEM_META, the arena struct at its memory's start.  */
+/* What 3.0 to 3.4 share: one page map found by its root, memid kinds
+   with MI_MEM_META, the arena struct at its memory's start, the first
+   fields of mi_page_t and of mi_memid_t.  */
 #define ROOTED                                                              \
 	.map = MI_V3_MAP_ROOT, .map_size = 2u << 20, .sub_count = 8192,     \
 	.kind_os = 4, .kind_os_last = 6, .kind_arena = 7,                  \
-	.ar_start = NO, .ar_index = NO, .hp_arena_pages = NO,              \
-	.tid_reserved = 0
+	.ar_start = NO, .tid_reserved = 0, .thread_flag_bits = 3,          \
+	.pg_thread_id = 0, .pg_free = 8, .pg_used = 16,                    \
+	.pg_capacity = 18, .pg_reserved = 20, .pg_local_free = 24,         \
+	.pg_xthread_free = 32, .pg_block_size = 40, .pg_start = 48,        \
+	.mem_arena = 0, .mem_slice_index = 8, .mem_slice_count = 12,       \
+	.mem_os_base = 0, .mem_os_size = 8, .mem_kind = 16,                \
+	.bitmap_bits = 128, .tld_thread_id = 0
 
-/* 3.0.1: the page struct opens its own first slice; page_start is a
-   pointer; heaps are per thread (mi_heap_t), keys before heap.  */
-#define V301(enc, k)                                                        \
-	{ .base = BASE("3.0.1", enc, 120 + (k), 3072 + (k) / 2), ROOTED,   \
-	  .pg_thread_id = 0, .pg_free = 8, .pg_used = 16,                  \
-	  .pg_capacity = 18, .pg_reserved = 20, .pg_local_free = 24,       \
-	  .pg_xthread_free = 32, .pg_block_size = 40, .pg_start = 48,      \
-	  .start_kind = MI_V3_START_PTR, .pg_tag = 56,                     \
+/* 3.0 and 3.1: the page struct opens its own first slice; page_start
+   is a pointer; heaps are per thread (mi_heap_t), keys before heap; the
+   arena's `pages` bitmap names the pages in use.  3.1 adds the arena's
+   commit function and grows the heap.  */
+#define V30(ver, rels, enc, k, hp_size, committed, pages, cookie, count,   \
+	    next, tag, backing)                                             \
+	{ .base = BASE(ver, rels, enc, 120 + (k), hp_size + (k) / 2),      \
+	  ROOTED, .start_kind = MI_V3_START_PTR, .pg_tag = 56,             \
 	  .pg_keys = (enc) ? 64 : NO, .pg_heap = 64 + (k),                 \
 	  .pg_shared_heap = NO, .pg_memid = 96 + (k),                      \
-	  .mem_arena = 0, .mem_slice_index = 8, .mem_slice_count = 12,     \
-	  .mem_os_base = 0, .mem_os_size = 8, .mem_kind = 16,              \
-	  .ar_slice_count = 32, .ar_info_slices = 40, .ar_committed = 72,  \
-	  .bitmap_bits = 128, .ar_pages = 96,                              \
-	  .hp_tld = 0, .hp_cookie = 16, .hp_page_count = 160,              \
-	  .hp_next = 192, .hp_tag = 210, .hp_shared = NO,                  \
-	  .tld_thread_id = 0, .tld_heap_backing = 24, .tld_heaps = 32,     \
-	  .thread_flag_bits = 7 }
+	  .ar_slice_count = 32, .ar_info_slices = 40,                      \
+	  .ar_committed = committed, .ar_pages = pages, .ar_index = NO,    \
+	  .hp_arena_pages = NO, .hp_tld = 0, .hp_cookie = cookie,          \
+	  .hp_page_count = count, .hp_next = next, .hp_tag = tag,          \
+	  .hp_shared = NO, .tld_heap_backing = backing,                    \
+	  .tld_heaps = (backing) + 8 }
 
-/* 3.4.3: page structs apart from their blocks (the arena's pages_meta),
-   the first block page_woffset words from the struct; a page's owner
-   is a thread's theap (the "heap" here), mi_heap_t being shared; tlds
-   keep no backing heap.  */
-#define V343(enc, k)                                                        \
-	{ .base = BASE("3.4.3", enc, 112 + (k), 8104 + (k) / 2), ROOTED,   \
-	  .pg_thread_id = 0, .pg_free = 8, .pg_used = 16,                  \
-	  .pg_capacity = 18, .pg_reserved = 20, .pg_local_free = 24,       \
-	  .pg_xthread_free = 32, .pg_block_size = 40, .pg_start = 48,      \
-	  .start_kind = MI_V3_START_WORDS, .pg_tag = NO,                   \
+/* 3.2 to 3.4: a page's owner is a thread's theap (the "heap" here) of a
+   shared mi_heap_t; tlds keep no backing heap; the pages bitmaps are
+   per heap (mi_heap_t.arena_pages[arena index], the main heap's in the
+   arena).  3.4 moves the page structs apart from their blocks (the
+   arena's pages_meta) and counts the first block in words from its
+   struct.  */
+#define V32(ver, rels, enc, k, pg_size, start, memid, hp_size, committed,  \
+	    cookie, count, next)                                            \
+	{ .base = BASE(ver, rels, enc, pg_size + (k), hp_size + (k) / 2),  \
+	  ROOTED, .start_kind = start, .pg_tag = NO,                       \
 	  .pg_keys = (enc) ? 56 : NO, .pg_heap = 56 + (k),                 \
-	  .pg_shared_heap = 64 + (k), .pg_memid = 88 + (k),                \
-	  .mem_arena = 0, .mem_slice_index = 8, .mem_slice_count = 12,     \
-	  .mem_os_base = 0, .mem_os_size = 8, .mem_kind = 16,              \
-	  .ar_slice_count = 40, .ar_info_slices = 48, .ar_committed = 112, \
-	  .bitmap_bits = 128, .ar_pages = NO,                              \
-	  .hp_tld = 0, .hp_cookie = 40, .hp_page_count = 184,              \
-	  .hp_next = 232, .hp_tag = NO, .hp_shared = 8,                    \
-	  .tld_thread_id = 0, .tld_heap_backing = NO, .tld_heaps = 32,     \
-	  .thread_flag_bits = 3 }
+	  .pg_shared_heap = 64 + (k), .pg_memid = (memid) + (k),           \
+	  .ar_slice_count = 40, .ar_info_slices = 48,                      \
+	  .ar_committed = committed, .ar_pages = NO, .ar_index = 32,       \
+	  .hp_arena_pages = 752, .hp_tld = 0, .hp_cookie = cookie,         \
+	  .hp_page_count = count, .hp_next = next, .hp_tag = NO,           \
+	  .hp_shared = 8, .tld_heap_backing = NO, .tld_heaps = 32 }
+
+#define V34(enc, k)                                                         \
+	V32("3.4.3", "3.4.0 to 3.4.3", enc, k, 112, MI_V3_START_WORDS, 88, \
+	    8104, 112, 40, 184, 232)
+#define V33(enc, k)                                                         \
+	V32("3.3.2", "3.3.0 to 3.3.2", enc, k, 120, MI_V3_START_PTR, 96,   \
+	    8096, 112, 32, 176, 224)
+#define V32x(enc, k)                                                        \
+	V32("3.2.8", "3.2.6 to 3.2.8", enc, k, 120, MI_V3_START_PTR, 96,   \
+	    8048, 96, 24, 168, 208)
+#define V31(enc, k)                                                         \
+	V30("3.1.6", "3.0.3, 3.1.4 to 3.1.6", enc, k, 3688, 88, 112, 24,   \
+	    168, 208, 226, 32)
+#define V301(enc, k)                                                        \
+	V30("3.0.12", "3.0.1, 3.0.7 to 3.0.12", enc, k, 3672, 72, 96, 16,  \
+	    160, 192, 210, 24)
 
 /* 3.6.0 (Debian sid's libmimalloc3 3.6.0+ds-1; its source was not at
    hand: every offset read from its library's code and checked on its
@@ -84,7 +103,7 @@
    with its direct page pointers, its tld at 0x408.  Only the release
    build: where a secure build keeps its keys was not seen.  */
 #define V360                                                                \
-	{ .base = BASE("3.6.0", false, 128, 0x22c8),                       \
+	{ .base = BASE("3.6.0", "3.6.0", false, 128, 0x22c8),              \
 	  .map = MI_V3_MAP_CHUNKS, .chunk_shift = 28, .slot_size = 128,    \
 	  .pg_thread_id = 8, .pg_free = 16, .pg_local_free = 24,           \
 	  .pg_block_size = 32, .pg_used = 40, .pg_start = 48,              \
@@ -105,8 +124,14 @@
 
 static const struct mi_v3_layout layouts[] = {
 	V360,
-	V343(false, 0),
-	V343(true, 16),
+	V34(false, 0),
+	V34(true, 16),
+	V33(false, 0),
+	V33(true, 16),
+	V32x(false, 0),
+	V32x(true, 16),
+	V31(false, 0),
+	V31(true, 16),
 	V301(false, 0),
 	V301(true, 16),
 };

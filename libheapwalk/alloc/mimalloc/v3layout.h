@@ -21,7 +21,7 @@
 
 /* How a release's pages are found.  */
 enum mi_v3_map {
-	/* 3.0.1, 3.4.3: one page map, _mi_page_map, a table of sub-map
+	/* 3.0 to 3.4: one page map, _mi_page_map, a table of sub-map
 	   pointers; the root is found in mimalloc's data (v3.c).  */
 	MI_V3_MAP_ROOT,
 	/* 3.6: no global map.  Every 2^chunk_shift bytes of mimalloc's

@@ -1,6 +1,6 @@
 /* v3map.c - every page mimalloc 3.x's page maps name.
  *
- * 3.0.1 and 3.4.3 keep one map, _mi_page_map, hidden in .bss: a table
+ * 3.0 to 3.4 keep one map, _mi_page_map, hidden in .bss: a table
  * of sub-map pointers, and _mi_page_map_init points its first entry
  * just past the table (the reserved first sub-map), so a word P of
  * mimalloc's data with *P == P + the table's size is the root.  Every
