@@ -51,8 +51,64 @@ done
 # boundary, beside the OS pages of the blocks past them).
 MIMALLOC_ARENA_RESERVE=32MiB mi_core small-8 "$T/v360" 8 visit,mistats
 cases+=(small-8)
+# own_stats CASE: 3.6.0's own counters in `summary` (read from its
+# subprocess and heap) are what mi_stats_print printed (the truth's
+# "mistats" lines: peak, total, current; sizes to a tenth of a unit).
+# (mitruth1's last visit of the heap merges every thread's counts into
+# it before the print and the core.)
+own_stats() {
+	local c=$1 sum=$T/$1/summary
+	awk -v pages="$(json_num "$sum" own_pages)" \
+	    -v pages_peak="$(json_num "$sum" own_pages_peak)" \
+	    -v abandoned="$(json_num "$sum" own_pages_abandoned)" \
+	    -v threads="$(json_num "$sum" own_threads)" \
+	    -v arenas="$(json_num "$sum" own_arenas)" \
+	    -v reserved="$(json_num "$sum" own_reserved)" \
+	    -v committed="$(json_num "$sum" own_committed)" \
+	    -v allocated="$(json_num "$sum" own_allocated)" '
+	function bytes(n, u) {
+		return n * (u == "GiB" ? 2^30 : u == "MiB" ? 2^20 : u == "KiB" ? 2^10 : 1)
+	}
+	function near(got, n, u,   want, unit) {
+		want = bytes(n, u); unit = bytes(1, u)
+		# (mimalloc prints a tenth of a unit, rounded or cut)
+		return got > want - unit / 10 && got < want + unit / 10
+	}
+	function bad(what) { print c ": " what; fails++ }
+	$1 != "mistats" { next }
+	$2 == "pages" && $3 == ":" {
+		seen++
+		if ($4 != pages_peak || $6 != pages) bad("pages " $4 " peak, " $6 " current: heapwalk " pages_peak ", " pages)
+	}
+	$2 == "abandoned" && $3 == ":" { seen++; if ($6 != abandoned) bad("abandoned " $6 ": heapwalk " abandoned) }
+	$2 == "threads" && $3 == ":" { seen++; if ($6 != threads) bad("threads " $6 ": heapwalk " threads) }
+	$2 == "arenas" && $3 == ":" { seen++; if ($4 != arenas) bad("arenas " $4 ": heapwalk " arenas) }
+	$2 == "reserved" && $3 == ":" {
+		seen++
+		if (!near(reserved, $(NF - 1), $NF)) bad("reserved " $(NF - 1) " " $NF ": heapwalk " reserved)
+	}
+	$2 == "committed" && $3 == ":" {
+		seen++
+		if (!near(committed, $(NF - 1), $NF)) bad("committed " $(NF - 1) " " $NF ": heapwalk " committed)
+	}
+	$2 == "allocated" && $3 == ":" {
+		seen++
+		if (!near(allocated, $(NF - 1), $NF)) bad("allocated " $(NF - 1) " " $NF ": heapwalk " allocated)
+	}
+	END {
+		if (seen != 7) { print c ": " seen " of the 7 counters printed"; fails++ }
+		exit fails != 0
+	}' c="$c" "$T/$c/truth.txt" >"$T/$c/own" ||
+		fail "$(cat "$T/$c/own")"
+}
+
 for c in "${cases[@]}"; do
 	check "$c" "$T/$c/core"
+	case $c in
+	v360-* | small-8)
+		own_stats "$c"
+		say "$c: mimalloc's own counters equal mi_stats_print's" ;;
+	esac
 	[ "$c" != small-8 ] || continue
 	# (the row's releases: "3.0.1, 3.0.7 to 3.0.12", "3.6.0")
 	has '"version":"'"${c:1:1}.${c:2:1}.${c:3:1}"'[",]' <"$T/$c/summary" ||

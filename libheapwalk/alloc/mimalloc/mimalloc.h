@@ -82,6 +82,8 @@ struct mi_segment {
 	   (by the commit mask).  */
 	uint32_t free_slices;
 	uint64_t commit[8];       /* the commit mask: a bit a slice */
+	/* 3.x: its mi_arena_t (0: a page's own OS memory).  */
+	uint64_t arena;
 	/* 3.x, an arena: its own committed bitmap, a bit a slice (NULL:
 	   2.x, or not in the core: every slice committed).  */
 	uint64_t *commit_bits;
@@ -102,6 +104,19 @@ struct mi_heap {
 	bool backing;             /* its tld's backing heap */
 	bool own;                 /* 3.6: the theap of mimalloc's own data */
 	uint64_t shared;          /* 3.4+: the mi_heap_t of this theap */
+};
+
+/* mimalloc's own counters, as its subprocess and heaps keep them (3.2
+   on; v3.c): each count's total, peak and current.  */
+enum { MI_ST_TOTAL, MI_ST_PEAK, MI_ST_CURRENT };
+struct mi_own_stats {
+	bool read;                /* false: none read (stats_why says why) */
+	bool has_allocated;       /* the build counts bytes in blocks (3.6) */
+	unsigned version;         /* MI_STAT_VERSION */
+	uint32_t copies;          /* mi_stats_t copies summed */
+	int64_t pages[3], reserved[3], committed[3], abandoned[3];
+	int64_t threads[3], allocated[3];
+	int64_t arenas;
 };
 
 struct mi_state {
@@ -127,6 +142,8 @@ struct mi_state {
 	uint8_t *maybe;
 	uint64_t nblocks;         /* blocks of every page's capacity */
 	uint64_t held;            /* bytes of every segment */
+	struct mi_own_stats stats;
+	const char *stats_why;    /* why none were read */
 	size_t *piece_start;      /* mi_pieces(): each piece's first page */
 	size_t npieces;
 };

@@ -4,8 +4,10 @@
  * thread's, with the thread that owns it, and the pages of exited
  * threads).  bins.c has `bins`; params.c `mp` and `tcache`.
  *
- * A release build of mimalloc keeps no statistics (MI_STAT is 0): every
- * figure here is counted from its segments and pages.
+ * Every figure but the `own` lines is counted from the segments and
+ * pages.  mimalloc keeps counters of its own even in a release build
+ * (2.x: its OS memory, segments, pages and threads; 3.6: the bytes in
+ * blocks too); those of 3.2 on are read (v3.c) and shown as its own.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -77,6 +79,65 @@ static const struct em_field F_HELD = {
 	.key = "segment_bytes", .label = "segment memory:", .form = EM_T_HUMAN };
 static const struct em_field F_NOTE = {
 	.key = "statistics", .label = "statistics:" };
+static const struct em_field F_OWN_RESERVED = {
+	.key = "own_reserved", .label = "own memory:", .pre = "reserved ",
+	.form = EM_T_HUMAN };
+static const struct em_field F_OWN_COMMITTED = {
+	.key = "own_committed", .join = ", committed ", .form = EM_T_HUMAN };
+static const struct em_field F_OWN_COMMITTED_PEAK = {
+	.key = "own_committed_peak", .join = " (peak ", .post = ")",
+	.form = EM_T_HUMAN };
+static const struct em_field F_OWN_THREADS = {
+	.key = "own_threads", .label = "own threads:" };
+static const struct em_field F_OWN_ARENAS = {
+	.key = "own_arenas", .join = ", ", .post = " arenas made" };
+static const struct em_field F_OWN_PAGES = {
+	.key = "own_pages", .label = "own, merged:", .post = " pages" };
+static const struct em_field F_OWN_PAGES_PEAK = {
+	.key = "own_pages_peak", .join = " (peak ", .post = ")" };
+static const struct em_field F_OWN_ABANDONED = {
+	.key = "own_pages_abandoned", .join = ", ", .post = " abandoned" };
+static const struct em_field F_OWN_ALLOCATED = {
+	.key = "own_allocated", .join = ", allocated ", .form = EM_T_HUMAN };
+static const struct em_field F_OWN_ALLOCATED_PEAK = {
+	.key = "own_allocated_peak", .join = " (peak ", .post = ")",
+	.form = EM_T_HUMAN };
+
+/* mimalloc's own counters, where v3.c read them.  */
+static void own_stats(const struct mi_state *mi, struct hw_emitter *e)
+{
+	const struct mi_own_stats *st = &mi->stats;
+	char note[200];
+	if (!st->read) {
+		em_kv(e, &F_NOTE, ev_str(mi->stats_why ? mi->stats_why
+					 : "not read: every figure is counted "
+					   "from the segments and pages"));
+		return;
+	}
+	/* (The subprocess counts its memory and threads as they change;
+	   a thread counts its pages and blocks in its own theap, which
+	   mimalloc merges into the heap when it visits or prints the heap
+	   or the thread exits: the heaps' counts are as of the last
+	   merge.)  */
+	snprintf(note, sizeof note, "mimalloc's own (MI_STAT_VERSION %u), "
+		 "from its subprocess and %u heap%s; pages and bytes as its "
+		 "threads last merged them", st->version, st->copies - 1,
+		 st->copies == 2 ? "" : "s");
+	em_kv(e, &F_NOTE, ev_str(note));
+	em_kv(e, &F_OWN_RESERVED, ev_i64(st->reserved[MI_ST_CURRENT]));
+	em_kv(e, &F_OWN_COMMITTED, ev_i64(st->committed[MI_ST_CURRENT]));
+	em_kv(e, &F_OWN_COMMITTED_PEAK, ev_i64(st->committed[MI_ST_PEAK]));
+	em_kv(e, &F_OWN_THREADS, ev_i64(st->threads[MI_ST_CURRENT]));
+	em_kv(e, &F_OWN_ARENAS, ev_i64(st->arenas));
+	em_kv(e, &F_OWN_PAGES, ev_i64(st->pages[MI_ST_CURRENT]));
+	em_kv(e, &F_OWN_PAGES_PEAK, ev_i64(st->pages[MI_ST_PEAK]));
+	em_kv(e, &F_OWN_ABANDONED, ev_i64(st->abandoned[MI_ST_CURRENT]));
+	if (st->has_allocated) {
+		em_kv(e, &F_OWN_ALLOCATED, ev_i64(st->allocated[MI_ST_CURRENT]));
+		em_kv(e, &F_OWN_ALLOCATED_PEAK,
+		      ev_i64(st->allocated[MI_ST_PEAK]));
+	}
+}
 
 void mi_report_summary(void *state, struct hw_emitter *e)
 {
@@ -115,9 +176,7 @@ void mi_report_summary(void *state, struct hw_emitter *e)
 	em_kv(e, &F_HEAPS, ev_u64(mi->nheaps));
 	em_kv(e, &F_DELAYED, ev_u64(delayed));
 	em_kv(e, &F_HELD, ev_u64(mi->held));
-	em_kv(e, &F_NOTE, ev_str("none read (a release build keeps none): "
-				 "every figure is counted from the segments "
-				 "and pages"));
+	own_stats(mi, e);
 	em_section_end(e);
 }
 

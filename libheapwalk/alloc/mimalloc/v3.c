@@ -238,6 +238,7 @@ static int32_t add_segment(struct mi_state *mi, const struct mi_v3_layout *V,
 		sg->kind = MI_SEGMENT_HUGE;
 		return (int32_t)mi->nsegments++;
 	}
+	sg->arena = addr;
 	sg->size = count << 16;
 	sg->info_size = info << 16;
 	sg->kind = MI_SEGMENT_NORMAL;
@@ -561,6 +562,77 @@ static bool worth_search(struct mi_state *mi)
 			       NULL));
 }
 
+/* Adds the mi_stats_t at a (stats version S) to st; false when a is
+   not one (its size and version say so first).  */
+static bool add_stats(struct hw_target *t, const struct mi_v3_stats *S,
+		      uint64_t a, struct mi_own_stats *st)
+{
+	uint8_t buf[512];
+	uint64_t size, version;
+	if (S->arenas + 8u > sizeof buf || !hw_read(t, a, buf, S->arenas + 8u))
+		return false;
+	size = mi_get(buf, 0, 8);
+	version = mi_get(buf, 8, 8);
+	if (size != S->size || version != S->version)
+		return false;
+	const struct {
+		uint16_t off;
+		int64_t *v;
+	} counts[] = {
+		{ S->pages, st->pages }, { S->reserved, st->reserved },
+		{ S->committed, st->committed },
+		{ S->abandoned, st->abandoned }, { S->threads, st->threads },
+		{ S->allocated, st->allocated },
+	};
+	for (unsigned k = 0; k < sizeof counts / sizeof counts[0]; k++) {
+		if (counts[k].off == MI_NO_FIELD)
+			continue;
+		for (unsigned j = 0; j < 3; j++)
+			counts[k].v[j] += (int64_t)mi_get(buf, counts[k].off + 8 * j,
+							  8);
+	}
+	st->arenas += (int64_t)mi_get(buf, S->arenas, 8);
+	st->copies++;
+	return true;
+}
+
+/* mimalloc's own counters: the subprocess's (the first arena's) and
+   each mi_heap_t's, summed, as 3.6's mi_stats_print merges them.  */
+static void read_stats(struct mi_state *mi, const struct mi_v3_layout *V)
+{
+	const struct mi_v3_stats *S = mi_v3_stats_layout(V->stats_version);
+	struct mi_own_stats *st = &mi->stats;
+	uint64_t subproc = 0;
+	memset(st, 0, sizeof *st);
+	mi->stats_why = "not read: this release keeps its counters where "
+			"heapwalk does not read them; every figure is counted "
+			"from the arenas and pages";
+	if (!S)
+		return;
+	for (uint32_t s = 0; s < mi->nsegments && !subproc; s++) {
+		uint64_t a = mi->segments[s].arena;
+		if (a && !hw_read_u64(mi->t, a + 24, &subproc))
+			subproc = 0;
+	}
+	if (!subproc || !add_stats(mi->t, S, subproc + V->sp_stats, st)) {
+		memset(st, 0, sizeof *st);
+		mi->stats_why = "not read: mimalloc's subprocess keeps no "
+				"counters of the version its layout has there";
+		return;
+	}
+	for (uint32_t k = 0; k < mi->nheaps; k++) {
+		uint64_t h = mi->heaps[k].shared;
+		bool seen = !h;
+		for (uint32_t j = 0; j < k && !seen; j++)
+			seen = mi->heaps[j].shared == h;
+		if (!seen)
+			(void)add_stats(mi->t, S, h + V->hp_stats, st);
+	}
+	st->read = true;
+	st->has_allocated = S->allocated != MI_NO_FIELD;
+	st->version = S->version;
+}
+
 /* The pages, arenas and heaps of the pages at, under V.  */
 static enum hw_status read_all(struct mi_state *mi, const struct mi_v3_layout *V,
 			       const struct mi_words *at, const char *file,
@@ -573,6 +645,8 @@ static enum hw_status read_all(struct mi_state *mi, const struct mi_v3_layout *V
 	enum hw_status st = read_pages(mi, V, at);
 	if (st == HW_OK)
 		st = read_heaps(mi, V);
+	if (st == HW_OK)
+		read_stats(mi, V);
 	/* (Where no root names the file: the library, or the file whose
 	   data holds the main heap, a program with mimalloc built in.)  */
 	if (st == HW_OK && !mi->home)

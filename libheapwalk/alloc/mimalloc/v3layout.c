@@ -54,7 +54,7 @@
 	  .hp_arena_pages = NO, .hp_tld = 0, .hp_cookie = cookie,          \
 	  .hp_page_count = count, .hp_next = next, .hp_tag = tag,          \
 	  .hp_shared = NO, .tld_heap_backing = backing,                    \
-	  .tld_heaps = (backing) + 8 }
+	  .tld_heaps = (backing) + 8, .stats_version = 0 }
 
 /* 3.2 to 3.4: a page's owner is a thread's theap (the "heap" here) of a
    shared mi_heap_t; tlds keep no backing heap; the pages bitmaps are
@@ -72,7 +72,8 @@
 	  .ar_committed = committed, .ar_pages = NO, .ar_index = 32,       \
 	  .hp_arena_pages = 752, .hp_tld = 0, .hp_cookie = cookie,         \
 	  .hp_page_count = count, .hp_next = next, .hp_tag = NO,           \
-	  .hp_shared = 8, .tld_heap_backing = NO, .tld_heaps = 32 }
+	  .hp_shared = 8, .tld_heap_backing = NO, .tld_heaps = 32,         \
+	  .stats_version = 0 }
 
 #define V34(enc, k)                                                         \
 	V32("3.4.3", "3.4.0 to 3.4.3", enc, k, 112, MI_V3_START_WORDS, 88, \
@@ -120,7 +121,29 @@
 	  .hp_tld = 0x408, .hp_cookie = NO, .hp_page_count = 0x520,     \
 	  .hp_next = 0x560, .hp_tag = NO, .hp_shared = 0x410,              \
 	  .tld_thread_id = 0, .tld_heap_backing = NO, .tld_heaps = 0x20,   \
-	  .thread_flag_bits = 3, .tid_reserved = 8 }
+	  .thread_flag_bits = 3, .tid_reserved = 8,                        \
+	  .stats_version = 6, .sp_stats = 0x608, .hp_stats = 0x848 }
+
+/* mi_stats_t of 3.6.0 (MI_STAT_VERSION 6; offsetof with the
+   mimalloc-stats.h Debian's libmimalloc-dev ships).  Its subprocess's
+   copy and its heaps' sum to what mi_stats_print shows (checked on
+   t0491's cores).  3.2 to 3.4 keep versions 4 and 5, but spread over
+   their subprocess, heaps and theaps in a way their printout does not
+   sum from: not read.  */
+static const struct mi_v3_stats stats_layouts[] = {
+	{ .version = 6, .size = 4480, .pages = 16, .reserved = 40,
+	  .committed = 64, .abandoned = 128, .threads = 152,
+	  .allocated = 176, .arenas = 264 },
+};
+
+const struct mi_v3_stats *mi_v3_stats_layout(unsigned v)
+{
+	for (unsigned k = 0; k < sizeof stats_layouts / sizeof stats_layouts[0];
+	     k++)
+		if (stats_layouts[k].version == v)
+			return &stats_layouts[k];
+	return NULL;
+}
 
 static const struct mi_v3_layout layouts[] = {
 	V360,

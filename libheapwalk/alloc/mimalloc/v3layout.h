@@ -87,6 +87,12 @@ struct mi_v3_layout {
 	   hp_shared) and mi_tld_t.  */
 	uint16_t hp_tld, hp_cookie, hp_page_count, hp_next, hp_tag, hp_shared;
 	uint16_t tld_thread_id, tld_heap_backing, tld_heaps;
+	/* mimalloc's own counters (mimalloc-stats.h's mi_stats_t, its
+	   size and version first): the stats version, or 0 when heapwalk
+	   reads none; where the subprocess's and each mi_heap_t's copy
+	   is.  */
+	uint8_t stats_version;
+	uint16_t sp_stats, hp_stats;
 	/* The owner thread id is xthread_id less these low flag bits
 	   (in-full-queue 1, has-aligned 2, abandoned-mapped 4).  */
 	uint8_t thread_flag_bits;
@@ -94,6 +100,19 @@ struct mi_v3_layout {
 	   its own allocations' theap), or 0.  */
 	uint8_t tid_reserved;
 };
+
+/* mi_stats_t of one MI_STAT_VERSION: its size, and where its counts
+   (mi_stat_count_t: total, peak, current) and counters (total) are;
+   MI_NO_FIELD where that version has none.  */
+struct mi_v3_stats {
+	uint8_t version;
+	uint32_t size;
+	uint16_t pages, reserved, committed, abandoned, threads, allocated;
+	uint16_t arenas;
+};
+
+/* The mi_stats_t of stats version v, or NULL.  */
+const struct mi_v3_stats *mi_v3_stats_layout(unsigned v);
 
 /* Every 3.x layout known, newest first; n set to their count.  */
 const struct mi_v3_layout *mi_v3_layouts(unsigned *n);
