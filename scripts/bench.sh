@@ -21,6 +21,9 @@
 #   tcmalloc   bigheap on the host's gperftools (libtcmalloc_minimal.so.4)
 #   mimalloc   bigheap on the host's mimalloc (Debian's libmimalloc.so.2,
 #              2.0.9; make deps installs libmimalloc-dev)
+#   mimalloc3  bigheap on Debian sid's libmimalloc.so.3 (3.6.0: its chunk
+#              maps; scripts/corpus/mimalloc-libs.sh unpacks it into
+#              BUILD_DIR/mimalloc)
 #   redis      Debian's redis-server (its jemalloc) with a few million keys,
 #              taken with gcore (scripts/bench/redis-core.sh; installs
 #              redis-server with apt-get when it is missing)
@@ -97,7 +100,7 @@ cflags=(-std=c11 -O2 -g -pthread -Wall -Wextra -Werror)
 python=${BENCH_PYTHON:-/usr/bin/python3}
 [[ -x $python ]] || python=$(command -v python3 || echo python3)
 
-all_shapes=(bigheap manyheaps churn ptrs arenas64 jemalloc tcmalloc mimalloc redis python)
+all_shapes=(bigheap manyheaps churn ptrs arenas64 jemalloc tcmalloc mimalloc mimalloc3 redis python)
 case ${BENCH_ALLOCATOR:-} in
 '') default_shapes="${all_shapes[*]}" ;;
 ptmalloc) default_shapes=bigheap ;;
@@ -144,7 +147,7 @@ shape_setup() {
     local name_var=BENCH_ARGS_$1    # the user's arguments for the shape, if any
     s_out=$build/bench-$name s_kind=prog s_skip='' s_deps=() s_run=() s_wait=()
     case $name in
-    bigheap | jemalloc | tcmalloc | mimalloc)
+    bigheap | jemalloc | tcmalloc | mimalloc | mimalloc3)
         if [[ $name == bigheap ]]; then
             s_out=$tools
             a=${BENCH_ARGS_bigheap:-${BIGHEAP_ARGS:-4 2850000}}
@@ -159,6 +162,14 @@ shape_setup() {
         elif [[ $name == mimalloc ]]; then
             preload=$("$cc" -print-file-name=libmimalloc.so.2)
             [[ -f $preload ]] || s_skip="no libmimalloc.so.2 (make deps installs libmimalloc-dev)"
+        elif [[ $name == mimalloc3 ]]; then
+            preload=$build/mimalloc/mimalloc-3.6.0-amd64
+            if "$top/scripts/corpus/mimalloc-libs.sh" mimalloc-3.6.0-amd64 "$preload"; then
+                preload=$preload/usr/lib/x86_64-linux-gnu/libmimalloc.so.3
+            else
+                s_skip="no Debian sid libmimalloc3 3.6.0 here (scripts/corpus/mimalloc-libs.sh)"
+                preload=
+            fi
         fi
         read -r -a s_args <<<"$a"
         s_desc="bigheap ${s_args[*]}${preload:+ on $preload}"
