@@ -8,8 +8,8 @@
 #                   against REV (default HEAD), byte for byte: the check of a
 #                   refactor (scripts/report-compare.sh; after make check)
 #   make demo       deps, build, analyse a sample core made from corpora/
-#   make bench      the big-heap benchmark: cores of nine heap shapes (bigheap,
-#                   >= 1 GiB and >= 10M chunks, and eight others; BENCH_SHAPES
+#   make bench      the big-heap benchmark: cores of eleven heap shapes (bigheap,
+#                   >= 1 GiB and >= 10M chunks, and ten others; BENCH_SHAPES
 #                   picks some, scripts/bench.sh), gdb's heap on each
 #                   (scripts/bench/gdb-heap.sh), prof (prof-bench.sh), then a
 #                   live process of that size (scripts/bench/live-big.sh)
