@@ -1,21 +1,20 @@
-/* v3.c - mimalloc 3.x: every page found through the page map, and the
- * arenas and heaps its pages name, read into the state 2.x's segments
- * fill (mimalloc.h), so that lists.c, walk.c and the reports work on it
- * unchanged.
+/* v3.c - mimalloc 3.x: every page its page maps name (v3map.c finds
+ * them), and the arenas and heaps its pages name, read into the state
+ * 2.x's segments fill (mimalloc.h), so that lists.c, walk.c and the
+ * reports work on it unchanged.
  *
- * 3.x has no segments and no cookie to find them by.  Its page map
- * (_mi_page_map, hidden in .bss) is a table of sub-map pointers, and
- * _mi_page_map_init points its first entry just past the table (the
- * reserved first sub-map): a word P of mimalloc's data with *P == P +
- * the table's size is the root.  Every non-null sub-map entry is a
- * page (a page names itself in each of its first slices); a page's
- * memid names its arena (or the OS memory it has alone), its owner
- * field its heap (a thread's theap in 3.4).  An arena stands for a
- * segment: its header slices, its pages, its free slices between them
- * (committed or not by the arena's own bitmap); an OS page for a huge
- * segment.  There is no heap delayed-free list: every block another
- * thread frees is on its page's xthread_free (whose low bit is 3.x's
- * "owned" flag, not v2's delayed state).
+ * 3.x has no segments and no cookie to find them by.  A word a map
+ * names is a page when it decodes under a layout row (v3layout.c): its
+ * memid names its arena (or the OS memory it has alone), its first
+ * block and counts fit there, and the map's entry for that first block
+ * names it and its pages bitmap has it (maps keep the entries of pages
+ * freed).  Its owner field names its heap (3.2 on: a thread's theap).
+ * An arena stands for a segment: its header slices, its pages, its
+ * free slices between them (committed or not by the arena's own
+ * bitmap); an OS page for a huge segment.  There is no heap delayed-
+ * free list: every block another thread frees is on its page's
+ * xthread_free (whose low bit is 3.x's "owned" flag, not v2's delayed
+ * state).  3.6.0's own counters are read from its subprocess and heaps.
  */
 #include <stdlib.h>
 #include <string.h>
