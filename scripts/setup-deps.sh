@@ -27,11 +27,13 @@ die() { printf 'setup-deps: %s\n' "$*" >&2; exit 1; }
 # libmimalloc-dev (mimalloc.h and libmimalloc.so, with libmimalloc2.0:
 # bookworm's mimalloc 2.0.9): the mimalloc corpus links it
 # (corpora/mimalloc, tests/t0490-mimalloc-walk.sh).
+# debuginfod (elfutils' server) and curl: tests/t0810-debuginfod.sh serves
+# a device libc's debug file to heapwalk from a local server.
 needed=(groff-base mandoc man-db libxml2-utils librsvg2-bin
     pkg-config g++ libelf-dev libdw-dev elfutils gdb gdbserver gdb-multiarch libc6-dbg binutils file time
     clang libclang-rt-dev libprotobuf-c-dev protobuf-c-compiler zlib1g-dev protobuf-compiler
     libzstd-dev liblzma-dev liblz4-dev zstd xz-utils lz4 libbz2-dev
-    libgoogle-perftools-dev musl-tools libmimalloc-dev)
+    libgoogle-perftools-dev musl-tools libmimalloc-dev debuginfod curl)
 
 # Elsewhere nothing is installed: say what the build and the tests need,
 # and go on when the libraries are there.

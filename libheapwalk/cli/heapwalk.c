@@ -477,6 +477,11 @@ int main(int argc, char **argv)
 	   run quietly and successfully, as with git: the write fails with
 	   EPIPE instead of the signal killing us mid-line.  */
 	signal(SIGPIPE, SIG_IGN);
+	/* A debuginfod server that takes a connection and never answers
+	   would hold every file libdwfl asks it for 90 s (the client's
+	   default): 5 s a file unless the user says otherwise.  */
+	if (getenv("DEBUGINFOD_URLS") && !getenv("DEBUGINFOD_TIMEOUT"))
+		setenv("DEBUGINFOD_TIMEOUT", "5", 0);
 	struct hw_open_opts o = HW_OPEN_OPTS_INIT;
 	const char *dirs[MAX_DEBUG_DIRS];
 	const char *pid = NULL;

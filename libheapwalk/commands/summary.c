@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "../alloc/alloc.h"
+#include "../alloc/module.h"
 #include "../analysis/inflight.h"
 #include "../analysis/maps.h"
 #include "../analysis/reach.h"
@@ -38,10 +39,35 @@ static const char *blocks(uint64_t n, const char *noun, char *buf, size_t len)
 	return buf;
 }
 
+/* With DEBUGINFOD_URLS set, the walked allocator's module still with no
+   symbol table of its own or a debug file's: neither this machine nor
+   the servers gave its debug info (a server that does not answer costs
+   DEBUGINFOD_TIMEOUT a file: the command line sets 5 s when it is
+   unset).  NULL when that is not so.  */
+static const char *debuginfod_lack(const struct hw_session *s, char *buf,
+				   size_t len)
+{
+	const char *urls = getenv("DEBUGINFOD_URLS");
+	uint64_t lo, hi;
+	struct hw_module m;
+	if (!urls || !*urls || !s->syms || s->opts.no_debuginfo ||
+	    s->selected >= s->ninstances)
+		return NULL;
+	const char *file = s->instances[s->selected].module;
+	if (!file[0] || !hw_file_range(s->target, file, &lo, &hi) ||
+	    !hw_syms_module_at(s->syms, lo, &m) || hw_syms_module_symtab(&m))
+		return NULL;
+	snprintf(buf, len, "no debug info for %s: not on this machine (see "
+		 "--debug-dir), not from debuginfod at %s (it has none, or did "
+		 "not answer): its symbols are its dynamic table's", file, urls);
+	return buf;
+}
+
 /* What this target cannot tell, and what that costs the analysis: said
    once in the summary rather than guessed around silently.  */
 static size_t target_limits(const struct hw_session *s, const char *out[],
-			    size_t max, char *missing, size_t missing_len)
+			    size_t max, char *missing, size_t missing_len,
+			    char *nodebug, size_t nodebug_len)
 {
 	const struct hw_target *t = s->target;
 	size_t n = 0, nmissing = 0, used = 0;
@@ -129,6 +155,8 @@ static size_t target_limits(const struct hw_session *s, const char *out[],
 			   : "no NT_AUXV: page size assumed 4 KiB";
 	if (t->limit[0] && n < max)
 		out[n++] = t->limit;
+	if (n < max && debuginfod_lack(s, nodebug, nodebug_len))
+		out[n++] = nodebug;
 	return n;
 }
 
@@ -478,8 +506,9 @@ static enum hw_status summary_run(const struct hw_cmd *c)
 	if (st != HW_OK)
 		return st;
 	const char *limits[8];
-	char missing[512];
-	size_t nlimits = target_limits(s, limits, 8, missing, sizeof missing);
+	char missing[512], nodebug[768];
+	size_t nlimits = target_limits(s, limits, 8, missing, sizeof missing,
+				       nodebug, sizeof nodebug);
 	/* ptmalloc counts chunks; jemalloc names its blocks itself.  */
 	const char *noun = s->alloc->block_noun;
 	const char *part = s->partial.places ? "  (partial)" : "";

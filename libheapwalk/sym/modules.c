@@ -779,6 +779,37 @@ bool hw_syms_module_dwarf(struct hw_module *m)
 	return m->has_dwarf;
 }
 
+bool hw_syms_module_symtab(struct hw_module *m)
+{
+	if (m == NULL || m->handle == NULL)
+		return false;
+	Dwfl_Module *mod = m->handle;
+	/* (Makes libdwfl look for the separate debug file's symbol table,
+	   asking debuginfod last, as a symbol lookup would.)  */
+	int nsym = dwfl_module_getsymtab(mod);
+	const char *debugfile = NULL;
+	dwfl_module_info(mod, NULL, NULL, NULL, NULL, NULL, NULL, &debugfile);
+	if (debugfile != NULL)
+		m->debug_file = debugfile;
+	/* The main file's own .symtab, or more symbols than its .dynsym
+	   holds (a debug file's: libdwfl 0.188 names none it had from
+	   debuginfod).  */
+	Dwarf_Addr bias = 0;
+	Elf *elf = dwfl_module_getelf(mod, &bias);
+	Elf_Scn *scn = NULL;
+	uint64_t ndyn = 0;
+	while (elf != NULL && (scn = elf_nextscn(elf, scn)) != NULL) {
+		GElf_Shdr sh;
+		if (gelf_getshdr(scn, &sh) == NULL)
+			continue;
+		if (sh.sh_type == SHT_SYMTAB)
+			return true;
+		if (sh.sh_type == SHT_DYNSYM && sh.sh_entsize)
+			ndyn = sh.sh_size / sh.sh_entsize;
+	}
+	return debugfile != NULL || (nsym > 0 && (uint64_t)nsym > ndyn);
+}
+
 /* Whether one of mod's PT_LOAD segments, at its load bias, covers addr
    (memory size: .bss included).  */
 static bool segments_cover(Dwfl_Module *mod, uint64_t addr)

@@ -122,6 +122,11 @@ bool hw_syms_module(const struct hw_syms *s, size_t i, struct hw_module *m);
    any.  The type and source-line lookups do this themselves.  */
 bool hw_syms_module_dwarf(struct hw_module *m);
 
+/* Whether m has a full symbol table: its separate debug file's (looked
+   for as a symbol lookup would, debuginfod last: m->debug_file is set)
+   or its main file's own .symtab.  */
+bool hw_syms_module_symtab(struct hw_module *m);
+
 /* The first module whose file name's last component starts with `prefix`
    (e.g. "libc.so", "libc-2.", "libjemalloc.so").  Reported names are
    tried first, then the names (and real paths) of files already found.  */
