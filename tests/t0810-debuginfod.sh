@@ -56,12 +56,13 @@ hw "$T/ref.chunks" "$T/ref.err" --json --sysroot "$sr" --debug-dir "$dbgdir" "$T
 expect_rc 0
 
 # The server, on the first free port of a few.
-srv_pid=
-trap 'if [ -n "$srv_pid" ]; then kill "$srv_pid" 2>/dev/null; fi; if [ "${KEEP:-0}" = 1 ]; then echo "kept $T" >&2; else rm -rf "$T"; fi' EXIT
+srv_pid= srv_birth=
+trap 'if [ -n "$srv_pid" ]; then kill_same TERM "$srv_pid" "$srv_birth"; fi; if [ "${KEEP:-0}" = 1 ]; then echo "kept $T" >&2; else rm -rf "$T"; fi' EXIT
 port=
 for p in $((20000 + $$ % 20000)) $((21000 + $$ % 19000)) $((40000 + $$ % 9000)); do
 	debuginfod -p "$p" -F "$T/srv" -d "$T/db.sqlite" -t 0 -g 0 >"$T/srv.log" 2>&1 &
 	srv_pid=$!
+	srv_birth=$(proc_birth "$srv_pid")
 	for _ in $(seq 1 600); do
 		if curl -sf -o /dev/null "http://127.0.0.1:$p/buildid/$id/debuginfo"; then
 			port=$p
@@ -71,7 +72,7 @@ for p in $((20000 + $$ % 20000)) $((21000 + $$ % 19000)) $((40000 + $$ % 9000));
 		sleep 0.1
 	done
 	[ -z "$port" ] || break
-	kill "$srv_pid" 2>/dev/null
+	kill_same TERM "$srv_pid" "$srv_birth" || :
 	wait "$srv_pid" 2>/dev/null
 	srv_pid=
 done
@@ -107,7 +108,7 @@ cmp -s "$T/up.chunks" "$T/ref.chunks" || {
 say "fetched: main_arena by its symbol, $(grep -c . "$T/up.chunks") chunks as with --debug-dir"
 
 # The server gone: the cache serves.
-kill "$srv_pid"
+kill_same TERM "$srv_pid" "$srv_birth" || fail "the debuginfod server had gone by itself"
 wait "$srv_pid" 2>/dev/null
 srv_pid=
 before=$(stat -c %Y.%s "$T/cache/$id/debuginfo")
@@ -146,6 +147,7 @@ while True:
     held.append(s.accept()[0])
 ' >"$T/mute.port" &
 srv_pid=$!
+srv_birth=$(proc_birth "$srv_pid")
 for _ in $(seq 1 600); do
 	[ -s "$T/mute.port" ] && break
 	sleep 0.1
