@@ -338,6 +338,44 @@ static void read_sections(struct gdb_view *v, char *text)
 	}
 }
 
+/* A core's file mapping [lo, hi) at file offset off: the parts of it
+   that no segment of the core holds (of a read-only mapping a kernel
+   core keeps the first page at most, gdb's gcore none) become regions
+   of their own, read-only and named, which gdb reads from the file it
+   loaded (libc's version string is there).  Only among the first ncore
+   regions (the core's own), and never over a hole of the core (a
+   writable mapping it left out: the file's bytes are not the
+   process's).  */
+static void add_file_gaps(struct gdb_view *v, size_t ncore, uint64_t lo,
+			  uint64_t hi, uint64_t off, const char *path)
+{
+	for (size_t i = 0; i < v->ncore_holes; i++)
+		if (v->core_holes[i].lo < hi && v->core_holes[i].hi > lo)
+			return;
+	uint64_t x = lo;
+	while (x < hi) {
+		/* The core's segment in [x, hi) that starts first.  */
+		const struct hw_memory_region *next = NULL;
+		for (size_t i = 0; i < ncore; i++) {
+			const struct hw_memory_region *r = &v->regions[i];
+			if (r->end > x && r->start < hi &&
+			    (!next || r->start < next->start))
+				next = r;
+		}
+		uint64_t stop = next && next->start < hi ? next->start : hi;
+		if (stop > x) {
+			struct hw_memory_region *g = gdb_view_new_region(v);
+			if (!g)
+				return;
+			*g = (struct hw_memory_region){ x, stop, HW_MEM_R, path,
+							off + (x - lo) };
+		}
+		if (!next)
+			break;
+		x = next->end > stop ? next->end : stop;
+	}
+}
+
 /* info proc mappings: "process N", then rows "START END SIZE OFFSET
    [PERMS] [PATH]".  A live process's rows are its whole map (with
    permissions); a core's are its NT_FILE (files only, no permissions).
@@ -346,6 +384,7 @@ static void read_sections(struct gdb_view *v, char *text)
 static void read_mappings(struct gdb_view *v, char *text)
 {
 	bool have_core = v->nregions > 0;
+	size_t ncore = v->nregions;
 	int pid = 0;
 	FOR_EACH_LINE(line, text) {
 		if (sscanf(line, "process %d", &pid) == 1)
@@ -382,6 +421,8 @@ static void read_mappings(struct gdb_view *v, char *text)
 					r->offset = off + (r->start - lo);
 				}
 			}
+			if (path)
+				add_file_gaps(v, ncore, lo, hi, off, path);
 			continue;
 		}
 		if (perms && !(prot & HW_MEM_R))
