@@ -133,7 +133,13 @@ static inline size_t jput_utf8(char *o, unsigned cp)
 static inline char *jstr(struct jparser *j)
 {
 	j->p++; /* '"' */
-	char *o = malloc((size_t)(j->end - j->p) + 1);
+	/* As long as its raw text at most (every escape unescapes
+	   shorter): the rest of the document would be as many bytes again
+	   for every string, gigabytes for a big report.  */
+	const unsigned char *q = j->p;
+	while (q < j->end && *q != '"')
+		q += *q == '\\' && q + 1 < j->end ? 2 : 1;
+	char *o = malloc((size_t)(q - j->p) + 1);
 	size_t n = 0;
 	if (!o)
 		abort();
