@@ -171,16 +171,14 @@ static bool arena_holds(struct hw_target *t, const struct mi_v3_layout *V,
 	       (w[0] <= lo || w[0] >= hi);
 }
 
-/* The row of map kind `map` most of the pages agree with; their
-   count.  */
+/* The row of map kind `map` most of the pages agree with, or NULL.  */
 static const struct mi_v3_layout *pick_layout(struct mi_state *mi,
 					      enum mi_v3_map map,
-					      const struct mi_words *pages,
-					      size_t *agree)
+					      const struct mi_words *pages)
 {
 	unsigned nl;
 	const struct mi_v3_layout *ls = mi_v3_layouts(&nl), *best = NULL;
-	*agree = 0;
+	size_t most = 0;
 	for (unsigned k = 0; k < nl; k++) {
 		size_t ok = 0;
 		if (ls[k].map != map)
@@ -194,8 +192,8 @@ static const struct mi_v3_layout *pick_layout(struct mi_state *mi,
 			      named_by_map(mi->t, &ls[k], pages->v[i], &pg) &&
 			      arena_holds(mi->t, &ls[k], arena, &pg);
 		}
-		if (ok > *agree) {
-			*agree = ok;
+		if (ok > most) {
+			most = ok;
 			best = &ls[k];
 		}
 	}
@@ -632,16 +630,26 @@ static void read_stats(struct mi_state *mi, const struct mi_v3_layout *V)
 	st->version = S->version;
 }
 
-/* The pages, arenas and heaps of the pages at, under V.  */
-static enum hw_status read_all(struct mi_state *mi, const struct mi_v3_layout *V,
-			       const struct mi_words *at, const char *file,
-			       const char *how)
+/* The pages a map named (st: how finding them went), read under the
+   row of kind `map` most of them agree with: their arenas, heaps and
+   counters into mi; `at` freed.  file: the file holding the map, or
+   NULL; how: how they were found, for summary.  */
+static enum hw_status read_named(struct mi_state *mi, enum mi_v3_map map,
+				 struct mi_words *at, enum hw_status st,
+				 const char *file, const char *how)
 {
-	mi->L = &V->base;
-	mi->v3 = true;
-	mi->home = file;
-	mi->how = how;
-	enum hw_status st = read_pages(mi, V, at);
+	const struct mi_v3_layout *V =
+		st == HW_OK && at->n ? pick_layout(mi, map, at) : NULL;
+	if (st == HW_OK && !V)
+		st = HW_NO_ALLOCATOR;
+	if (st == HW_OK) {
+		mi->L = &V->base;
+		mi->v3 = true;
+		mi->home = file;
+		mi->how = how;
+		st = read_pages(mi, V, at);
+	}
+	free(at->v);
 	if (st == HW_OK)
 		st = read_heaps(mi, V);
 	if (st == HW_OK)
@@ -668,19 +676,11 @@ static enum hw_status find_by_chunks(struct mi_state *mi)
 		return HW_NO_ALLOCATOR;
 	struct mi_words at = { 0 };
 	enum hw_status st = mi_v3_chunk_pages(mi, V, &at);
-	size_t agree = 0;
-	if (st == HW_OK)
-		V = at.n ? pick_layout(mi, MI_V3_MAP_CHUNKS, &at, &agree) : NULL;
-	if (st == HW_OK && !V)
-		st = HW_NO_ALLOCATOR;
-	if (st == HW_OK)
-		st = read_all(mi, V, &at, NULL,
-			      "the chunk maps (at every 256 MiB boundary of "
-			      "its memory, a slot a slice naming its page); "
-			      "arenas from its pages' memids, heaps from its "
-			      "pages' owners");
-	free(at.v);
-	return st;
+	return read_named(mi, MI_V3_MAP_CHUNKS, &at, st, NULL,
+			  "the chunk maps (at every 256 MiB boundary of its "
+			  "memory, a slot a slice naming its page); arenas "
+			  "from its pages' memids, heaps from its pages' "
+			  "owners");
 }
 
 /* 3.0 to 3.4: the one page map, from its root.  */
@@ -707,20 +707,11 @@ static enum hw_status find_by_root(struct mi_state *mi)
 		return HW_NO_ALLOCATOR;
 	struct mi_words at = { 0 };
 	enum hw_status st = mi_v3_root_pages(mi, root, first, &at);
-	size_t agree = 0;
-	const struct mi_v3_layout *V = NULL;
-	if (st == HW_OK)
-		V = at.n ? pick_layout(mi, MI_V3_MAP_ROOT, &at, &agree) : NULL;
-	if (st == HW_OK && !V)
-		st = HW_NO_ALLOCATOR;
-	if (st == HW_OK)
-		st = read_all(mi, V, &at, file,
-			      "the page map (_mi_page_map: the word of "
-			      "mimalloc's data whose table's first entry points "
-			      "just past the table); arenas from its pages' "
-			      "memids, heaps from its pages' owners");
-	free(at.v);
-	return st;
+	return read_named(mi, MI_V3_MAP_ROOT, &at, st, file,
+			  "the page map (_mi_page_map: the word of mimalloc's "
+			  "data whose table's first entry points just past "
+			  "the table); arenas from its pages' memids, heaps "
+			  "from its pages' owners");
 }
 
 enum hw_status mi_v3_find(struct mi_state *mi)
