@@ -130,6 +130,34 @@ mi_oracle() {
 # the tests build, make their cores and check each truth by itself and
 # against gdb's walk, and run no heapwalk; they then skip, never pass
 # (mi_truth_only_end, a test's last line).
+# mi_live BIN THREADS: BIN run live in $T/live (MODE wait,visit), waiting
+# on a pipe the test holds open until its truth is written; heapwalk
+# held to it with --pid (check); the program left running, untraced and
+# unstopped, then let go and waited for.
+mi_live() {
+	local bin=$1 threads=$2 pid birth
+	mkdir -p "$T/live"
+	mkfifo "$T/in"
+	(cd "$T/live" && exec "$bin" "$threads" wait,visit <"$T/in" >"$T/live/ready") &
+	pid=$!
+	exec 3>"$T/in"
+	birth=$(proc_birth "$pid")
+	for _ in $(seq 1 6000); do
+		has ready <"$T/live/ready" && break
+		sleep 0.01
+	done
+	has ready <"$T/live/ready" || fail "the live program did not get ready"
+	mi_truth_ok live
+	check live --pid "$pid"
+	[ "$(proc_birth "$pid")" = "$birth" ] || fail "the live program is gone after heapwalk"
+	grep -q '^State:.*[RS]' "/proc/$pid/status" ||
+		fail "the live program was left stopped: $(grep State "/proc/$pid/status")"
+	grep -q '^TracerPid:[[:space:]]*0$' "/proc/$pid/status" ||
+		fail "the live program was left traced: $(grep TracerPid "/proc/$pid/status")"
+	exec 3>&-
+	wait "$pid" || fail "the live program did not exit cleanly"
+}
+
 mi_truth_only_end() {
 	[ -z "${MI_TRUTH_ONLY:-}" ] ||
 		skip "MI_TRUTH_ONLY: programs, cores and truths made and checked; heapwalk not compared"

@@ -133,24 +133,5 @@ has "\"module\":\"$T/anon/libmimalloq.so.3\"" <"$T/anon-8/summary" ||
 	fail "anon-8: mimalloc's file not named by where its main heap is: $(head -c 400 "$T/anon-8/summary")"
 
 # Live: eight threads, waiting on a pipe the test holds open.
-mkdir -p "$T/live"
-mkfifo "$T/in"
-(cd "$T/live" && exec "$T/v360" 8 wait,visit <"$T/in" >"$T/live/ready") &
-pid=$!
-exec 3>"$T/in"
-birth=$(proc_birth "$pid")
-for _ in $(seq 1 6000); do
-	has ready <"$T/live/ready" && break
-	sleep 0.01
-done
-has ready <"$T/live/ready" || fail "the live program did not get ready"
-mi_truth_ok live
-check live --pid "$pid"
-[ "$(proc_birth "$pid")" = "$birth" ] || fail "the live program is gone after heapwalk"
-grep -q '^State:.*[RS]' "/proc/$pid/status" ||
-	fail "the live program was left stopped: $(grep State "/proc/$pid/status")"
-grep -q '^TracerPid:[[:space:]]*0$' "/proc/$pid/status" ||
-	fail "the live program was left traced: $(grep TracerPid "/proc/$pid/status")"
-exec 3>&-
-wait "$pid" || fail "the live program did not exit cleanly"
+mi_live "$T/v360" 8
 mi_truth_only_end
