@@ -142,6 +142,32 @@ copy_core() {
 	mv -f "$2.new.$$" "$2"
 }
 
+# mitruth_core DIR [VAR=VALUE...] -- CC-ARGS...: corpora/mimalloc/mitruth1.c
+# built with CC-ARGS into DIR, run under gdb to its abort (two workers)
+# with VAR=VALUE in its environment, and DIR/core written by gcore; kept
+# while newer than the program's source.
+mitruth_core() {
+	local dir=$1 src=$TOP/corpora/mimalloc/mitruth1.c vars=()
+	shift
+	while [ $# -gt 0 ] && [ "$1" != -- ]; do
+		vars+=("$1")
+		shift
+	done
+	shift
+	[ -s "$dir/core" ] && ! [ "$src" -nt "$dir/core" ] && return 0
+	rm -rf "$dir"
+	mkdir -p "$dir"
+	${CC:-cc} -std=c11 -O1 -g -pthread -DMI_HAVE_HEADER \
+		-o "$dir/mitruth1" "$src" "$@" ||
+		{ echo "$me: cc failed on mitruth1.c" >&2; exit 1; }
+	(cd "$dir" && env "${vars[@]}" gdb -batch -nx -ex run \
+		-ex "gcore $dir/core.tmp" --args "$dir/mitruth1" 2 abort) \
+		>"$dir/gdb.log" 2>&1 || true
+	[ -s "$dir/core.tmp" ] ||
+		{ echo "$me: gdb wrote no core of mitruth1 ($dir)" >&2; exit 1; }
+	mv "$dir/core.tmp" "$dir/core"
+}
+
 # tool NAME: tests/tools/NAME.c built into FUZZDIR, as the tests' tool()
 # would; prints its path.
 tool() {
@@ -362,19 +388,7 @@ fuzz-ptmalloc | fuzz-jemalloc | fuzz-jeprof | fuzz-tcmalloc | fuzz-tcheapprof | 
 		[ -f /usr/include/mimalloc.h ] && command -v gdb >/dev/null ||
 			skip "mimalloc's headers or gdb are not installed (make deps)"
 		dir=$fdir/mitruth1.d libre='^libmimalloc'
-		src=$TOP/corpora/mimalloc/mitruth1.c
-		if ! [ -s "$dir/core" ] || [ "$src" -nt "$dir/core" ]; then
-			rm -rf "$dir"
-			mkdir -p "$dir"
-			${CC:-cc} -std=c11 -O1 -g -pthread -DMI_HAVE_HEADER \
-				-o "$dir/mitruth1" "$src" -lmimalloc ||
-				{ echo "$me: cc failed on mitruth1.c" >&2; exit 1; }
-			(cd "$dir" && gdb -batch -nx -ex run -ex "gcore $dir/core.tmp" \
-				--args "$dir/mitruth1" 2 abort) >"$dir/gdb.log" 2>&1 || true
-			[ -s "$dir/core.tmp" ] ||
-				{ echo "$me: gdb wrote no core of mitruth1" >&2; exit 1; }
-			mv "$dir/core.tmp" "$dir/core"
-		fi
+		mitruth_core "$dir" -- -lmimalloc
 		;;
 	fuzz-mimalloc3)
 		command -v gdb >/dev/null || skip "gdb is not installed (make deps)"
@@ -385,23 +399,10 @@ fuzz-ptmalloc | fuzz-jemalloc | fuzz-jeprof | fuzz-tcmalloc | fuzz-tcheapprof | 
 		[ "$rc" = 0 ] || { echo "$me: mimalloc-libs.sh failed" >&2; exit 1; }
 		milib=$mi3/usr/lib/x86_64-linux-gnu
 		dir=$fdir/mitruth3.d libre='^libmimalloc'
-		src=$TOP/corpora/mimalloc/mitruth1.c
-		if ! [ -s "$dir/core" ] || [ "$src" -nt "$dir/core" ]; then
-			rm -rf "$dir"
-			mkdir -p "$dir"
-			${CC:-cc} -std=c11 -O1 -g -pthread -DMI_HAVE_HEADER \
-				-I "$mi3/usr/include" -o "$dir/mitruth1" "$src" \
-				-L "$milib" "-Wl,-rpath=$milib" -lmimalloc ||
-				{ echo "$me: cc failed on mitruth1.c" >&2; exit 1; }
-			# (32 MiB arenas, not 1 GiB ones: a 190 MB core, not 1.1 GB,
-			# held twice by the harness.)
-			(cd "$dir" && MIMALLOC_ARENA_RESERVE=32MiB gdb -batch -nx -ex run \
-				-ex "gcore $dir/core.tmp" --args "$dir/mitruth1" 2 abort) \
-				>"$dir/gdb.log" 2>&1 || true
-			[ -s "$dir/core.tmp" ] ||
-				{ echo "$me: gdb wrote no core of mitruth1 (3.6.0)" >&2; exit 1; }
-			mv "$dir/core.tmp" "$dir/core"
-		fi
+		# (32 MiB arenas, not 1 GiB ones: a 190 MB core, not 1.1 GB,
+		# held twice by the harness.)
+		mitruth_core "$dir" MIMALLOC_ARENA_RESERVE=32MiB -- \
+			-I "$mi3/usr/include" -L "$milib" "-Wl,-rpath=$milib" -lmimalloc
 		;;
 	esac
 	copy_core "$dir" "$fdir/$name.core"
