@@ -6,8 +6,9 @@
 # with its committed, stripped libc as --sysroot; the debug file from
 # scripts/corpus/sysroot.sh's glibc-2.36-arm64, libc6-dbg).
 #  - With DEBUGINFOD_URLS naming the server (and no --debug-dir), libdwfl
-#    fetches the debug file: main_arena is found by its symbol and every
-#    chunk is as with --debug-dir on the same file; nothing lacks.
+#    fetches the debug file: main_arena is found by its symbol, the
+#    chunks and summary agree with the program's truth (truthcmp) and
+#    are as with --debug-dir on the same file; nothing lacks.
 #  - The server stopped, the same run again is served from the client's
 #    cache (DEBUGINFOD_CACHE_PATH): the file is not fetched again.
 #  - A server that refuses, and one that takes the connection and never
@@ -101,6 +102,8 @@ has '"main_arena_from":"symbol main_arena"' <"$T/up.summary" ||
 	fail "with debuginfod, main_arena not found by its symbol: $(json_str "$T/up.summary" main_arena_from)"
 has '"target_limits":\[\]' <"$T/up.summary" ||
 	fail "with debuginfod, the core still lacks: $(grep -o '"target_limits":\[[^]]*\]' "$T/up.summary")"
+"$(tool truthcmp)" "$kdir/truth.txt" "$T/up.chunks" "$T/up.summary" ||
+	fail "with debuginfod, heapwalk disagrees with the program's truth"
 cmp -s "$T/up.chunks" "$T/ref.chunks" || {
 	diff "$T/ref.chunks" "$T/up.chunks" | sed -n 1,10p >&2
 	fail "chunks with debuginfod differ from chunks with --debug-dir"
