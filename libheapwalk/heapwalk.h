@@ -418,6 +418,33 @@ uint64_t hw_session_layouts_cached(const hw_session *s);
    which is returned; NULL when there is none.  */
 const char *hw_default_cache_dir(char *buf, size_t len);
 
+/* ---- Triage: one record per core ----------------------------------------
+ *
+ * For a fleet of cores: each core's record, one line (JSON with
+ * HW_FORM_JSON, described member by member in doc/triage.schema.json,
+ * whose version is the record's "schema"), the same `heapwalk --json
+ * triage CORE` prints.  A program triaging many cores calls hw_triage()
+ * once per core, in as many threads or processes as it likes.
+ */
+
+/* Open the core opts->core names, write its record to out, close it.
+   argv holds the triage command's words (argv[0] "triage", then
+   "--no-leaks", "--top N"), or argc is 0.  A core that cannot be read
+   gets an error record ({"schema":N,"core":...,"error":...}) instead,
+   and so does one whose analysis failed.  Returns what `heapwalk CORE
+   check` would exit with (HW_CORRUPT: the heap is damaged), the open's
+   failure for an error record, or HW_USAGE for bad words or a bad out
+   (nothing written).  */
+enum hw_status hw_triage(const struct hw_open_opts *opts, int argc,
+			 char *const argv[], const struct hw_output *out);
+
+/* The error record of an input that no record could be made for (a
+   front end that ran the analysis elsewhere and lost it: it timed out,
+   its process died): `core` as given, the status and why.  Returns st,
+   or HW_USAGE for a bad out.  */
+enum hw_status hw_triage_error(const char *core, enum hw_status st,
+			       const char *why, const struct hw_output *out);
+
 /* The command table, for help texts and front ends: the i-th command's
    name and one-line description, or NULL past the end.  */
 const char *hw_command_name(size_t i);

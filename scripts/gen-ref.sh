@@ -32,7 +32,7 @@ LC_ALL=C "$hw" --help >"$tmp/help"
 sed -n '/^commands/,$p' "$tmp/help" | awk 'NR > 1 && /^  [a-z]/ { print $1 }' >"$tmp/names"
 [ -s "$tmp/names" ] || { echo "gen-ref: $hw --help lists no command" >&2; exit 2; }
 while read -r name; do
-	usage=$(LC_ALL=C "$hw" help "$name" 2>&1 | sed -n '1s/^usage: heapwalk \[OPTIONS\] CORE //p')
+	usage=$(LC_ALL=C "$hw" help "$name" 2>&1 | sed -n '1s/^usage: heapwalk \[OPTIONS\] \(CORE \)\{0,1\}//p')
 	[ -n "$usage" ] || { echo "gen-ref: no usage line for $name" >&2; exit 2; }
 	printf '%s\t%s\n' "$name" "$usage"
 done <"$tmp/names" >"$tmp/table"

@@ -29,11 +29,15 @@ die() { printf 'setup-deps: %s\n' "$*" >&2; exit 1; }
 # (corpora/mimalloc, tests/t0490-mimalloc-walk.sh).
 # debuginfod (elfutils' server) and curl: tests/t0810-debuginfod.sh serves
 # a device libc's debug file to heapwalk from a local server.
+# parallel (GNU parallel), sqlite3 and python3-jsonschema: the fleet recipe
+# of doc/triage.md, its queries (scripts/triage-sql.sh) and the check of
+# every triage record against doc/triage.schema.json (tests/t0820).
 needed=(groff-base mandoc man-db libxml2-utils librsvg2-bin
     pkg-config g++ libelf-dev libdw-dev elfutils gdb gdbserver gdb-multiarch libc6-dbg binutils file time
     clang libclang-rt-dev libprotobuf-c-dev protobuf-c-compiler zlib1g-dev protobuf-compiler
     libzstd-dev liblzma-dev liblz4-dev zstd xz-utils lz4 libbz2-dev
-    libgoogle-perftools-dev musl-tools libmimalloc-dev debuginfod curl)
+    libgoogle-perftools-dev musl-tools libmimalloc-dev debuginfod curl
+    parallel sqlite3 python3-jsonschema)
 
 # Elsewhere nothing is installed: say what the build and the tests need,
 # and go on when the libraries are there.

@@ -26,10 +26,13 @@
    deeper than this below a lock wait or a system call.  */
 #define FRAMES 8
 
-/* Is name one of funcs (a trailing '*' matches a prefix)?  */
+/* Is name one of funcs (a trailing '*' matches a prefix)?  A symbol
+   version ("malloc@@GLIBC_2.2.5") and a compiler's clone suffix
+   ("_int_free.constprop.0", ".isra.0", ".part.0", ".cold") are not part
+   of the name.  */
 static bool is_function(const char *const *funcs, const char *name)
 {
-	size_t len = strcspn(name, "@");    /* "malloc@@GLIBC_2.2.5" */
+	size_t len = strcspn(name, "@.");
 	for (; *funcs; funcs++) {
 		size_t n = strlen(*funcs);
 		if (n && (*funcs)[n - 1] == '*') {
@@ -40,6 +43,12 @@ static bool is_function(const char *const *funcs, const char *name)
 		}
 	}
 	return false;
+}
+
+bool hw_alloc_function(const struct hw_session *s, const char *name)
+{
+	return s->alloc && s->alloc->functions && name && name[0] &&
+	       is_function(s->alloc->functions, name);
 }
 
 /* The allocator's function among th's innermost frames, or NULL.  */
@@ -113,4 +122,19 @@ void hw_inflight_text(const struct hw_session *s, const struct hw_inflight *f,
 	if (f->n > HW_INFLIGHT_KEPT && at < len)
 		snprintf(buf + at, len - at, ", and %zu more",
 			 f->n - HW_INFLIGHT_KEPT);
+}
+
+void hw_inflight_settle(struct hw_session *s)
+{
+	struct hw_inflight inf;
+	hw_inflight_get(s, &inf);
+	if (!inf.n)
+		return;
+	char who[400];
+	hw_inflight_text(s, &inf, who, sizeof who);
+	hw_findings_in_flight(s, "(in flight: a thread was inside the "
+			      "allocator at the stop)");
+	hw_note(s, inf.pc[0], "%s when the process was stopped: what its "
+		"operation had half done is not counted as corruption (run "
+		"again to stop it elsewhere)", who);
 }

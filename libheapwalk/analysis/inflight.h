@@ -28,8 +28,17 @@ struct hw_inflight {
    out->n is 0 when nothing can be told (no symbols, no registers).  */
 void hw_inflight_get(struct hw_session *s, struct hw_inflight *out);
 
+/* Is `name` (a symbol's) one of the walked allocator's functions
+   (hw_allocator_ops.functions)?  */
+bool hw_alloc_function(const struct hw_session *s, const char *name);
+
 /* "thread 2 (tid 4712) in free()[, and 2 more]", for a note.  */
 void hw_inflight_text(const struct hw_session *s, const struct hw_inflight *f,
 		      char *buf, size_t len);
+
+/* What `check` does once the walk is done: the findings so far become
+   notes when a thread was inside the allocator at the stop, and a note
+   says which; nothing for a core.  */
+void hw_inflight_settle(struct hw_session *s);
 
 #endif /* HW_INFLIGHT_H */

@@ -19,6 +19,7 @@
 #include "../heapwalk.h"
 #include "memwatch.h"
 #include "revision.h"
+#include "triage.h"
 
 #define MAX_DEBUG_DIRS 32
 
@@ -47,6 +48,7 @@ static void usage(FILE *f)
 {
 	fputs("usage: heapwalk [OPTIONS] CORE [COMMAND [ARGS...]]\n"
 	      "       heapwalk [OPTIONS] --pid PID [COMMAND [ARGS...]]\n"
+	      "       heapwalk [OPTIONS] triage [-j N] CORE... | -\n"
 	      "\n"
 	      "options:\n"
 	      "  --pid PID         a live process: stop it, copy its heap, let it go\n"
@@ -144,10 +146,21 @@ static int help(const char *name)
 	if (found >= 0) {
 		size_t i = (size_t)found;
 		const char *args = hw_command_usage(i), *what;
-		printf("usage: heapwalk [OPTIONS] CORE %s%s%s\n"
-		       "       heapwalk [OPTIONS] --pid PID %s%s%s\n\n",
-		       name, args[0] ? " " : "", args, name,
-		       args[0] ? " " : "", args);
+		/* triage's cores are its words; one core may come first, or
+		   a live process be the one (the record's own options
+		   only).  */
+		if (!strcmp(name, "triage"))
+			printf("usage: heapwalk [OPTIONS] triage %s\n"
+			       "       heapwalk [OPTIONS] CORE triage [-j N] "
+			       "[--timeout SECS] [--no-leaks] [--top N] "
+			       "[CORE...]\n"
+			       "       heapwalk [OPTIONS] --pid PID triage "
+			       "[--no-leaks] [--top N]\n\n", args);
+		else
+			printf("usage: heapwalk [OPTIONS] CORE %s%s%s\n"
+			       "       heapwalk [OPTIONS] --pid PID %s%s%s\n\n",
+			       name, args[0] ? " " : "", args, name,
+			       args[0] ? " " : "", args);
 		char line[512];
 		snprintf(line, sizeof line, "%s.", hw_command_help(i));
 		wrapped(stdout, line, 0, 0);
@@ -494,7 +507,7 @@ int main(int argc, char **argv)
 	o.debug_dirs = dirs;
 	char cache_dir[PATH_MAX];
 	o.cache_dir = hw_default_cache_dir(cache_dir, sizeof cache_dir);
-	bool target_done = false, dashdash = false;
+	bool target_done = false, dashdash = false, triage = false;
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i];
 		if (!dashdash && (!strcmp(a, "-h") || !strcmp(a, "--help"))) {
@@ -536,12 +549,29 @@ int main(int argc, char **argv)
 			free(cmd);
 			return r;
 		}
+		/* `heapwalk triage CORE...`: the cores are its words (a
+		   file named "triage" here is a core, as for any command's
+		   name).  */
+		if (!target_done && !pid && ncmd == 0 && !dashdash &&
+		    !strcmp(a, "triage") && access(a, F_OK) != 0) {
+			triage = true;
+			target_done = true;
+			cmd[ncmd++] = argv[i];
+			continue;
+		}
 		if (!target_done && !pid) {
 			o.core = a;
 			target_done = true;
 			continue;
 		}
 		cmd[ncmd++] = argv[i];
+	}
+	if (triage || (o.core && !pid && ncmd > 0 &&
+		       !strcmp(cmd[0], "triage"))) {
+		int r = hw_cli_triage(&o, json, triage ? NULL : o.core, ncmd,
+				      cmd);
+		free(cmd);
+		return r;
 	}
 	if (pid) {
 		char *end;

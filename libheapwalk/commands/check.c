@@ -56,17 +56,7 @@ static enum hw_status check_run(const struct hw_cmd *c)
 		s->alloc->check(s->alloc_state);
 	/* A live process stopped inside malloc or free: what that call had
 	   half done is said, not counted as corruption.  */
-	struct hw_inflight inf;
-	hw_inflight_get(s, &inf);
-	if (inf.n) {
-		char who[400];
-		hw_inflight_text(s, &inf, who, sizeof who);
-		hw_findings_in_flight(s, "(in flight: a thread was inside the "
-				      "allocator at the stop)");
-		hw_note(s, inf.pc[0], "%s when the process was stopped: what "
-			"its operation had half done is not counted as "
-			"corruption (run again to stop it elsewhere)", who);
-	}
+	hw_inflight_settle(s);
 	em_doc_begin(e);
 	/* Before the findings are sorted: glibc's own abort is one.  */
 	if (!hw_emit_death(s, e)) {

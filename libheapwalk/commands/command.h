@@ -49,6 +49,8 @@ struct hw_command {
 						none */
 	const char *example;      /* one command line, after "heapwalk " */
 	unsigned needs;           /* HW_NEED_*: what opening must read */
+	bool without_allocator;   /* runs on a target with no allocator
+				     heapwalk knows (triage) */
 };
 
 /* The operand of chunk, refs and why, as help shows it.  */
@@ -63,6 +65,6 @@ extern const struct hw_command hw_cmd_summary, hw_cmd_arenas, hw_cmd_arena,
 	hw_cmd_mp, hw_cmd_tcache, hw_cmd_bins,
 	hw_cmd_chunks, hw_cmd_sizes, hw_cmd_chunk, hw_cmd_check, hw_cmd_frag,
 	hw_cmd_leaks, hw_cmd_refs, hw_cmd_why, hw_cmd_diff, hw_cmd_maps,
-	hw_cmd_map, hw_cmd_prof, hw_cmd_view;
+	hw_cmd_map, hw_cmd_prof, hw_cmd_view, hw_cmd_triage;
 
 #endif /* HW_COMMANDS_COMMAND_H */

@@ -33,6 +33,7 @@ static const struct hw_command *const commands[] = {
 	&hw_cmd_maps,
 	&hw_cmd_map,
 	&hw_cmd_prof,
+	&hw_cmd_triage,
 };
 
 #define NCOMMANDS (sizeof commands / sizeof commands[0])
@@ -86,24 +87,11 @@ unsigned hw_command_needs(const char *name)
 	return cmd ? cmd->needs : 0;
 }
 
-/* The caller's output, its fields past its `sz` zero; false when it
-   is not one this library can write.  */
-static bool output_of(const struct hw_output *given, struct hw_output *out)
-{
-	*out = (struct hw_output){ 0 };
-	size_t need = offsetof(struct hw_output, form) + sizeof out->form;
-	if (!given || given->sz < need || !given->write)
-		return false;
-	memcpy(out, given, given->sz < sizeof *out ? given->sz : sizeof *out);
-	out->sz = sizeof *out;
-	return out->form == HW_FORM_TEXT || out->form == HW_FORM_JSON;
-}
-
 enum hw_status hw_command_run(hw_session *s, int argc, char *const argv[],
 			      const struct hw_output *given)
 {
 	struct hw_output o;
-	if (!output_of(given, &o))
+	if (!em_output_of(given, &o))
 		return hw_error(s, HW_USAGE, "hw_session_run: struct "
 				"hw_output without its size, its write "
 				"function or a known form");
@@ -112,7 +100,10 @@ enum hw_status hw_command_run(hw_session *s, int argc, char *const argv[],
 	const struct hw_command *cmd = find(name);
 	if (!cmd)
 		return hw_error(s, HW_USAGE, "unknown command '%s'", name);
-	if (!s->alloc)
+	if (!s->target)
+		return hw_error(s, HW_BAD_TARGET, "no target: the session did "
+				"not open");
+	if (!s->alloc && !cmd->without_allocator)
 		return hw_error(s, HW_NO_ALLOCATOR, "no allocator was found");
 	struct hw_emitter *e = em_open(out);
 	if (!e)

@@ -9,10 +9,23 @@
 #include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stddef.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 #include "render.h"
+
+bool em_output_of(const struct hw_output *given, struct hw_output *out)
+{
+	*out = (struct hw_output){ 0 };
+	size_t need = offsetof(struct hw_output, form) + sizeof out->form;
+	if (!given || given->sz < need || !given->write)
+		return false;
+	memcpy(out, given, given->sz < sizeof *out ? given->sz : sizeof *out);
+	out->sz = sizeof *out;
+	return out->form == HW_FORM_TEXT || out->form == HW_FORM_JSON;
+}
 
 struct hw_emitter *em_open(const struct hw_output *out)
 {

@@ -216,6 +216,10 @@ struct em_table {
 	uint8_t only;                /* enum em_only */
 };
 
+/* A caller's struct hw_output as this library reads it: copied into
+   *out, the fields past its `sz` zero.  False when it is not one the
+   library can write (no size, no write function, an unknown form).  */
+bool em_output_of(const struct hw_output *given, struct hw_output *out);
 /* Open an emitter writing to `out` in the form out->form asks for.  NULL
    when out of memory.  */
 struct hw_emitter *em_open(const struct hw_output *out);

@@ -245,12 +245,12 @@ static void emit_backtrace(struct hw_emitter *e, const struct hw_death *d)
 /* glibc's malloc aborted the process on damage it saw itself: a finding
    at the chunk it names (or at its message), whatever the walk of the
    lists still finds consistent.  */
-static void count_malloc_abort(struct hw_session *s, const struct hw_death *d)
+void hw_count_malloc_abort(struct hw_session *s, const struct hw_death *d)
 {
 	if (!d->abort_msg || !hw_malloc_abort(d->abort_msg))
 		return;
 	uint64_t at = d->nchunks ? d->chunks[0].addr : d->abort_msg_at;
-	hw_finding(s, at, "glibc aborted the process: \"%s\"%s", d->abort_msg,
+	hw_finding(s, at, HW_MALLOC_ABORT_FINDING "\"%s\"%s", d->abort_msg,
 		   d->role == HW_DEATH_FREED_TWICE ? " (this chunk, freed "
 		   "twice)" : d->role == HW_DEATH_BEING_FREED ? " (the chunk "
 		   "being freed)" : d->nchunks ? " (this chunk)" : "");
@@ -262,7 +262,7 @@ bool hw_emit_death(struct hw_session *s, struct hw_emitter *e)
 	if (!hw_death_get(s, &d))
 		return false;
 	if (d.died)
-		count_malloc_abort(s, &d);
+		hw_count_malloc_abort(s, &d);
 	if (!d.died) {
 		em_kv(e, &F_DEATH_NULL, ev_null());
 		return true;

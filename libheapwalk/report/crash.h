@@ -20,4 +20,13 @@ struct hw_emitter;
    of memory (the error is recorded).  */
 bool hw_emit_death(struct hw_session *s, struct hw_emitter *e);
 
+struct hw_death;
+
+/* That finding alone, for a report that shows the death its own way
+   (triage).  Its text starts with HW_MALLOC_ABORT_FINDING: a report
+   that names the abort message already can tell it from the damage the
+   walk found.  */
+#define HW_MALLOC_ABORT_FINDING "glibc aborted the process: "
+void hw_count_malloc_abort(struct hw_session *s, const struct hw_death *d);
+
 #endif /* HW_CRASH_H */

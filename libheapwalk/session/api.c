@@ -13,8 +13,10 @@
 #include "../analysis/reach.h"
 #include "../target/cache.h"
 #include "../target/target.h"
+#include "../emit/emit.h"
 #include "../report/loss.h"
 #include "../report/stacks.h"
+#include "../report/triage.h"
 
 static enum hw_status need_allocator(hw_session *s)
 {
@@ -337,4 +339,71 @@ enum hw_status hw_leaks(hw_session *s, hw_leak_cb *cb, void *arg)
 	hw_walk_blocks(s, leak_one, &w);
 	prof_sites_close(&w.sites);
 	return walked(s);
+}
+
+/* ---- triage ------------------------------------------------------------ */
+
+enum hw_status hw_triage_error(const char *core, enum hw_status st,
+			       const char *why, const struct hw_output *given)
+{
+	struct hw_output out;
+	if (!em_output_of(given, &out))
+		return HW_USAGE;
+	struct hw_emitter *e = em_open(&out);
+	if (!e)
+		return HW_BAD_TARGET;
+	hw_triage_emit_error(e, core ? core : "", st, why);
+	return em_close(e) ? st : HW_BAD_TARGET;
+}
+
+/* The record of an open session: what the triage command does,
+   without the command table (a data call uses report/ as a command
+   does).  */
+static enum hw_status triage_record(hw_session *s, int argc,
+				    char *const argv[],
+				    const struct hw_output *given)
+{
+	struct hw_output out;
+	struct hw_triage_opts o;
+	char *const dflt[] = { (char *)"triage", NULL };
+	if (!em_output_of(given, &out))
+		return hw_error(s, HW_USAGE, "hw_triage: struct hw_output "
+				"without its size, its write function or a "
+				"known form");
+	enum hw_status st = hw_triage_args(s, argc > 0 ? argc : 1,
+					   argc > 0 ? argv : dflt, &o);
+	if (st != HW_OK)
+		return st;
+	struct hw_emitter *e = em_open(&out);
+	if (!e)
+		return hw_error(s, HW_BAD_TARGET, "out of memory");
+	st = hw_triage_emit(s, &o, e);
+	if (!em_close(e) && (st == HW_OK || st == HW_CORRUPT))
+		st = hw_error(s, HW_BAD_TARGET, "write error on output");
+	if (atomic_load(&s->oom) || hw_cache_oom(s->target->cache))
+		st = hw_error(s, HW_BAD_TARGET, "out of memory: the walk could "
+			      "not keep track of the heap");
+	return st;
+}
+
+enum hw_status hw_triage(const struct hw_open_opts *opts, int argc,
+			 char *const argv[], const struct hw_output *out)
+{
+	if (!opts || !opts->core)
+		return HW_USAGE;
+	hw_session *s = NULL;
+	enum hw_status st = hw_session_open(opts, &s);
+	/* A core whose allocator is none heapwalk knows still has a
+	   record: how its process died.  */
+	if (s && s->target && (st == HW_OK || st == HW_NO_ALLOCATOR)) {
+		st = triage_record(s, argc, argv, out);
+		if (st != HW_OK && st != HW_CORRUPT && st != HW_USAGE)
+			st = hw_triage_error(opts->core, st,
+					     hw_session_errmsg(s), out);
+	} else {
+		st = hw_triage_error(opts->core, st, s ? hw_session_errmsg(s)
+						       : "out of memory", out);
+	}
+	hw_session_close(s);
+	return st;
 }

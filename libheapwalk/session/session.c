@@ -662,6 +662,7 @@ enum hw_status hw_session_open(const struct hw_open_opts *opts,
 	*out = s;
 	if (!s)
 		return HW_BAD_TARGET;
+	clock_gettime(CLOCK_MONOTONIC, &s->opened_at);
 	pthread_mutex_init(&s->findings_lock, NULL);
 	/* Copy only the fields this caller's struct has.  */
 	size_t sz = opts->sz < sizeof s->opts ? opts->sz : sizeof s->opts;

@@ -137,6 +137,8 @@ struct hw_session {
 		size_t fallbacks_len;     /* of its items that fit */
 		unsigned fallbacks_more;  /* items that did not */
 	} work;
+	struct timespec opened_at;        /* CLOCK_MONOTONIC at the open's
+					     start: a triage record's time */
 	char err[512];
 };
 

@@ -296,6 +296,10 @@ static bool read_notes(struct hw_target *t, struct core_priv *p,
 				if (!add_thread(t, &cap))
 					return false;
 				read_prstatus(t, desc, len);
+			} else if (nh.n_type == NT_PRPSINFO && core_name &&
+				   !t->psinfo) {
+				t->psinfo = desc;
+				t->psinfo_len = len;
 			} else if (nh.n_type == NT_AUXV && core_name) {
 				t->auxv = desc;
 				t->auxv_len = len;

@@ -140,6 +140,10 @@ struct hw_target {
 	const uint8_t *siginfo;
 	size_t siginfo_len;
 	int siginfo_tid;
+	/* A core's NT_PRPSINFO as written (the process's pid, uid, command
+	   name and arguments: report/coreid.c reads it), or NULL.  */
+	const uint8_t *psinfo;
+	size_t psinfo_len;
 	const char *exe;               /* from NT_FILE / the user, or NULL */
 	const char *files_from;        /* "NT_FILE", "link_map",
 					  "executable" (its own program

@@ -100,7 +100,10 @@ commands (default: summary):
              prof:true, tcmalloc'\''s TCMALLOC_SAMPLE_PARAMETER) from the target:
              allocation sites ranked, the file the allocator writes (heap_v2,
              gperftools), or pprof'\''s; --base: what grew; --recent: the last
-             sampled allocations and their frees'
+             sampled allocations and their frees
+  triage     [-j N] [--timeout SECS] [--no-leaks] [--top N] CORE... | -: one
+             record per core, in parallel: identity, allocator, totals, leaks,
+             damage, death, a signature to group by'
 
 # Options the commands' parsers take that their one-line help leaves out
 # (libheapwalk/commands/prof/prof.c and map/map.c, parse()), and the

@@ -1,0 +1,229 @@
+/* signature.c - the signature of a core's problem, as crash pipelines
+ * bucket crashes (Socorro's signatures, ABRT's "crash function + 2"),
+ * with the heap's damage added: they never look at the heap.
+ *
+ * The frames: the crashing thread's, innermost first.  A run of frames
+ * of the system's is one frame, the run's outermost: the call the
+ * program made into it.  The system's are those in a system library
+ * (libc, the dynamic linker, libstdc++, libgcc) or the walked
+ * allocator's own file, and, wherever they are linked (a static
+ * program), the allocator's functions and the abort path's.  So raise < abort < __libc_message
+ * < malloc_printerr < _int_free < free is "free", whatever each glibc
+ * release calls its helpers and inlines (and glibc's internal names of
+ * malloc's entry points are the entry's: __libc_free, or _int_free where
+ * free tail-calls it, is "free").  The frames stop at the
+ * process's and threads' entry points, and after main.  A frame with
+ * no symbol is MODULE+0xOFFSET (stable within one build only).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../alloc/module.h"
+#include "../analysis/inflight.h"
+#include "signature.h"
+
+/* Files whose frames are the system's, not the program's.  */
+static bool system_module(const struct hw_session *s, const char *module)
+{
+	static const char *const prefixes[] = {
+		"libc.so", "libc-2.", "libc.musl-", "ld-linux", "ld-musl-",
+		"ld64.so", "ld-2.", "libpthread", "libstdc++", "libgcc_s",
+		"libm.so", "libdl.so", "librt.so", "libasan", "libubsan",
+	};
+	if (!module)
+		return false;
+	for (size_t i = 0; i < sizeof prefixes / sizeof *prefixes; i++)
+		if (!strncmp(module, prefixes[i], strlen(prefixes[i])))
+			return true;
+	for (size_t i = 0; i < s->ninstances; i++) {
+		const char *m = s->instances[i].module;
+		/* The allocator in the executable: its frames are the
+		   program's too, so they stay.  */
+		if (m[0] && !(s->target->exe && !strcmp(m, s->target->exe)) &&
+		    !strcmp(hw_base_name(m), module))
+			return true;
+	}
+	return false;
+}
+
+/* The name of function fn without a compiler's clone suffix
+   (".constprop.0", ".isra.0", ".part.0", ".cold"): its length.  */
+static size_t base_len(const char *fn)
+{
+	return strcspn(fn, ".");
+}
+
+static bool named(const char *fn, const char *const *names, size_t n)
+{
+	size_t len = base_len(fn);
+	for (size_t i = 0; i < n; i++)
+		if (strlen(names[i]) == len && !strncmp(fn, names[i], len))
+			return true;
+	return false;
+}
+
+/* Where a thread's own frames end.  */
+static bool entry_point(const char *fn)
+{
+	static const char *const names[] = {
+		"_start", "__libc_start_main", "__libc_start_call_main",
+		"__libc_start_main_impl", "start_thread", "clone", "clone3",
+		"__clone", "__clone3", "thread_start", "__start",
+	};
+	return named(fn, names, sizeof names / sizeof *names);
+}
+
+/* How a process kills itself: the C library's abort and assertion
+   paths and a signal's return, wherever they are linked (a static
+   program has them in its executable).  */
+static bool machinery(const char *fn)
+{
+	static const char *const names[] = {
+		"raise", "gsignal", "abort", "pthread_kill", "__pthread_kill",
+		"__pthread_kill_implementation", "__pthread_kill_internal",
+		"__libc_message", "__libc_message_impl", "__libc_fatal",
+		"__fortify_fail", "__chk_fail", "__stack_chk_fail",
+		"__assert_fail", "__assert_fail_base", "__assert_perror_fail",
+		"__malloc_assert", "__restore_rt", "__kernel_rt_sigreturn",
+		"a_crash",
+	};
+	return named(fn, names, sizeof names / sizeof *names);
+}
+
+/* A frame of the system's, not the program's: in a system library, in
+   the allocator's library, or one of the allocator's or the abort
+   path's functions linked into the program.  */
+static bool system_frame(const struct hw_session *s,
+			 const struct hw_death_frame *f)
+{
+	return system_module(s, f->module) || machinery(f->function) ||
+	       hw_alloc_function(s, f->function);
+}
+
+/* glibc's own names of malloc's entry points, and the internal
+   function one of them ends in when the entry tail-calls it (2.31's
+   free is a jump to _int_free: its frame is gone): as the outermost
+   frame of a run, each is the call the program made.  */
+static const char *entry_of(const char *fn)
+{
+	static const char *const map[][2] = {
+		{ "__libc_free", "free" }, { "_int_free", "free" },
+		{ "_int_free_chunk", "free" }, { "_int_free_merge_chunk", "free" },
+		{ "__libc_malloc", "malloc" }, { "_int_malloc", "malloc" },
+		{ "__libc_calloc", "calloc" }, { "__libc_realloc", "realloc" },
+		{ "_int_realloc", "realloc" }, { "__libc_memalign", "memalign" },
+		{ "_int_memalign", "memalign" }, { "_mid_memalign", "memalign" },
+	};
+	size_t len = base_len(fn);
+	for (size_t i = 0; i < sizeof map / sizeof *map; i++)
+		if (strlen(map[i][0]) == len && !strncmp(fn, map[i][0], len))
+			return map[i][1];
+	return NULL;
+}
+
+static void frame_text(const struct hw_death_frame *f, bool run, char *out,
+		       size_t len)
+{
+	const char *entry = run ? entry_of(f->function) : NULL;
+	if (entry)
+		snprintf(out, len, "%s", entry);
+	else if (f->function[0])
+		snprintf(out, len, "%s", f->function);
+	else if (f->module)
+		snprintf(out, len, "%s+0x%llx", f->module,
+			 (unsigned long long)f->module_offset);
+	else
+		snprintf(out, len, "?");
+}
+
+static void pick_frames(const struct hw_session *s, const struct hw_death *d,
+			struct hw_signature *sig)
+{
+	for (size_t i = 0; i < d->nframes && sig->nframes < HW_SIG_FRAMES;
+	     i++) {
+		const struct hw_death_frame *f = &d->frames[i];
+		if (entry_point(f->function))
+			break;
+		bool run = system_frame(s, f);
+		if (run) {
+			/* The run's outermost frame, unless it is an entry
+			   point (a thread that crashed in libc with no frame
+			   of the program's on its stack).  */
+			size_t j = i;
+			while (j + 1 < d->nframes &&
+			       system_frame(s, &d->frames[j + 1]) &&
+			       !entry_point(d->frames[j + 1].function))
+				j++;
+			f = &d->frames[j];
+			i = j;
+		}
+		frame_text(f, run, sig->frames[sig->nframes++],
+			   sizeof sig->frames[0]);
+		/* What called main is the C library's start, whichever
+		   release or build: never the program's problem.  */
+		if (!strcmp(f->function, "main"))
+			break;
+	}
+}
+
+static void add(char *text, size_t len, size_t *used, const char *sep,
+		const char *part)
+{
+	if (*used >= len)
+		return;
+	int n = snprintf(text + *used, len - *used, "%s%s",
+			 *used ? sep : "", part);
+	*used += n > 0 ? (size_t)n : 0;
+	if (*used >= len)
+		*used = len;
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+void hw_signature_make(const struct hw_session *s, const struct hw_death *d,
+		       const struct hw_kinds *k, struct hw_signature *sig)
+{
+	memset(sig, 0, sizeof *sig);
+	size_t used = 0;
+	char part[400];
+	if (d->died) {
+		const char *name = hw_signal_name(d->signo);
+		if (name)
+			snprintf(part, sizeof part, "%s", name);
+		else
+			snprintf(part, sizeof part, "signal %d", d->signo);
+		add(sig->text, sizeof sig->text, &used, "; ", part);
+		if (d->abort_msg && hw_malloc_abort(d->abort_msg)) {
+			hw_kind_of(d->abort_msg, part, sizeof part);
+			add(sig->text, sizeof sig->text, &used, "; ", part);
+		}
+		pick_frames(s, d, sig);
+		part[0] = '\0';
+		size_t pu = 0;
+		for (size_t i = 0; i < sig->nframes; i++)
+			add(part, sizeof part, &pu, " < ", sig->frames[i]);
+		if (pu)
+			add(sig->text, sizeof sig->text, &used, "; ", part);
+	} else {
+		add(sig->text, sizeof sig->text, &used, "; ", "no crash");
+	}
+	/* The damage: its kinds in a fixed order, not by count (counts
+	   differ between two cores of one bug).  */
+	const char *kinds[HW_MAX_KINDS];
+	size_t nk = 0;
+	for (size_t i = 0; i < k->n; i++)
+		if (!k->v[i].note && !k->v[i].abort)
+			kinds[nk++] = k->v[i].kind;
+	qsort(kinds, nk, sizeof *kinds, cmp_str);
+	for (size_t i = 0; i < nk; i++)
+		add(sig->text, sizeof sig->text, &used,
+		    i ? " + " : "; heap: ", kinds[i]);
+	uint64_t h = 0xcbf29ce484222325ull;
+	for (const char *c = sig->text; *c; c++)
+		h = (h ^ (uint8_t)*c) * 0x100000001b3ull;
+	snprintf(sig->hash, sizeof sig->hash, "%016llx", (unsigned long long)h);
+}
