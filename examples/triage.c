@@ -4,6 +4,11 @@
  *
  *   cc -o triage triage.c $(pkg-config --cflags --libs heapwalk)
  *   ./triage CORE [SYSROOT]
+ *   ./triage --record CORE [SYSROOT]
+ *
+ * With --record, the core's triage record as hw_triage() makes it: one
+ * line of JSON, what `heapwalk --json triage CORE` prints (the schema is
+ * heapwalk's doc/triage.schema.json), for a service that collects them.
  *
  * Prints one "key value..." line per fact, easy to parse or to read:
  *   allocator ptmalloc 2.36
@@ -15,6 +20,7 @@
  *   leaked BLOCKS BYTES (definite)
  */
 #include <inttypes.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -74,15 +80,39 @@ static int sum_leak(void *arg, const struct hw_leak *l)
 	return 0;
 }
 
+static bool to_stdout(void *cookie, const char *data, size_t len)
+{
+	(void)cookie;
+	return fwrite(data, 1, len, stdout) == len;
+}
+
+/* The record alone: hw_triage() opens, writes and closes.  A core that
+   cannot be read gets an error record; its status is returned.  */
+static int record(const struct hw_open_opts *o)
+{
+	struct hw_output out = HW_OUTPUT_INIT;
+	out.write = to_stdout;
+	out.form = HW_FORM_JSON;
+	enum hw_status st = hw_triage(o, 0, NULL, &out);
+	return st == HW_CORRUPT ? HW_OK : st;
+}
+
 int main(int argc, char **argv)
 {
+	bool want_record = argc > 1 && !strcmp(argv[1], "--record");
+	if (want_record) {
+		argc--;
+		argv++;
+	}
 	if (argc < 2 || argc > 3) {
-		fprintf(stderr, "usage: triage CORE [SYSROOT]\n");
+		fprintf(stderr, "usage: triage [--record] CORE [SYSROOT]\n");
 		return 2;
 	}
 	struct hw_open_opts o = HW_OPEN_OPTS_INIT;
 	o.core = argv[1];
 	o.sysroot = argc > 2 ? argv[2] : NULL;
+	if (want_record)
+		return record(&o);
 	hw_session *s;
 	enum hw_status st = hw_session_open(&o, &s);
 	if (st != HW_OK) {

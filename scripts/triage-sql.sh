@@ -14,11 +14,14 @@
 #   signatures [N]        the biggest signatures: cores, programs and builds
 #                         per signature, first and last seen (N rows, 20)
 #   leakers [N]           the programs leaking most: lost bytes and blocks
-#                         (definite + indirect) over their cores
+#                         (definite + indirect) over their cores (a core
+#                         cut short or walked in part is left out: its
+#                         leaks may be false; incomplete_cores counts them)
 #   growth BEFORE AFTER   the size classes that grew between two dates
 #                         (YYYY-MM-DD, or a full ISO time): per program and
 #                         class, bytes in use per core in the cores that
 #                         died before BEFORE and in those from AFTER on
+#                         (whole cores only)
 #   damage                heap damage by kind: cores and findings
 #   programs              per program and build: cores, crashes, leaks,
 #                         damaged heaps
@@ -116,7 +119,10 @@ CREATE VIEW cores AS SELECT
     json_extract(doc, '$.leaks.indirect.bytes') AS leaked_bytes,
   json_extract(doc, '$.findings.total') AS findings,
   json_extract(doc, '$.death.signal_name') AS signal,
-  json_extract(doc, '$.partial') AS partial
+  json_extract(doc, '$.partial') AS partial,
+  json_extract(doc, '$.truncated') AS truncated,
+  coalesce(json_extract(doc, '$.partial'), 0) OR
+    coalesce(json_extract(doc, '$.truncated'), 0) AS incomplete
 FROM records;
 CREATE VIEW classes AS SELECT
   r.rowid AS id,
@@ -129,7 +135,9 @@ CREATE VIEW classes AS SELECT
   json_extract(c.value, '$.min') AS min,
   json_extract(c.value, '$.max') AS max,
   json_extract(c.value, '$.used_count') AS used_count,
-  json_extract(c.value, '$.used_bytes') AS used_bytes
+  json_extract(c.value, '$.used_bytes') AS used_bytes,
+  coalesce(json_extract(r.doc, '$.partial'), 0) OR
+    coalesce(json_extract(r.doc, '$.truncated'), 0) AS incomplete
 FROM records r, json_each(r.doc, '$.top_classes') c;
 CREATE VIEW kinds AS SELECT
   r.rowid AS id,
@@ -167,7 +175,10 @@ CREATE OR REPLACE VIEW cores AS SELECT
     CAST(doc->>'$.leaks.indirect.bytes' AS BIGINT) AS leaked_bytes,
   CAST(doc->>'$.findings.total' AS BIGINT) AS findings,
   doc->>'$.death.signal_name' AS signal,
-  CAST(doc->>'$.partial' AS BOOLEAN) AS partial
+  CAST(doc->>'$.partial' AS BOOLEAN) AS partial,
+  CAST(doc->>'$.truncated' AS BOOLEAN) AS truncated,
+  coalesce(CAST(doc->>'$.partial' AS BOOLEAN), false) OR
+    coalesce(CAST(doc->>'$.truncated' AS BOOLEAN), false) AS incomplete
 FROM records;
 CREATE OR REPLACE VIEW classes AS SELECT
   r.id, r.doc->>'$.core' AS core, r.doc->>'$.time' AS time,
@@ -175,7 +186,9 @@ CREATE OR REPLACE VIEW classes AS SELECT
            r.doc->>'$.process.comm', r.doc->>'$.coredump.comm') AS program,
   CAST(c->>'$.min' AS BIGINT) AS min, CAST(c->>'$.max' AS BIGINT) AS max,
   CAST(c->>'$.used_count' AS BIGINT) AS used_count,
-  CAST(c->>'$.used_bytes' AS BIGINT) AS used_bytes
+  CAST(c->>'$.used_bytes' AS BIGINT) AS used_bytes,
+  coalesce(CAST(r.doc->>'$.partial' AS BOOLEAN), false) OR
+    coalesce(CAST(r.doc->>'$.truncated' AS BOOLEAN), false) AS incomplete
 FROM records r, unnest(CAST(coalesce(r.doc->'$.top_classes', '[]') AS JSON[])) AS u(c);
 CREATE OR REPLACE VIEW kinds AS SELECT
   r.id, r.doc->>'$.core' AS core, k->>'$.kind' AS kind,
@@ -197,10 +210,14 @@ GROUP BY signature ORDER BY cores DESC, signature LIMIT $(num "${2:-}" 20);
 EOF
 		;;
 	leakers)
+		# (A core cut short or walked in part has lost roots: its
+		# leaks are not counted, only the cores it left out.)
 		cat <<EOF
 SELECT program, count(*) AS cores, sum(leaked_bytes) AS leaked_bytes,
-  sum(leaked_blocks) AS leaked_blocks, max(leaked_bytes) AS worst_core_bytes
-FROM cores WHERE error IS NULL AND leaked_bytes > 0
+  sum(leaked_blocks) AS leaked_blocks, max(leaked_bytes) AS worst_core_bytes,
+  (SELECT count(*) FROM cores i WHERE i.error IS NULL AND i.incomplete
+     AND i.program = c.program) AS incomplete_cores
+FROM cores c WHERE error IS NULL AND NOT incomplete AND leaked_bytes > 0
 GROUP BY program ORDER BY leaked_bytes DESC, program LIMIT $(num "${2:-}" 20);
 EOF
 		;;
@@ -211,15 +228,19 @@ EOF
 		after=$(q "$3")
 		cat <<EOF
 WITH early AS (SELECT program, count(*) AS n FROM cores
-               WHERE error IS NULL AND time < $before GROUP BY program),
+               WHERE error IS NULL AND NOT incomplete AND time < $before
+               GROUP BY program),
      late AS (SELECT program, count(*) AS n FROM cores
-              WHERE error IS NULL AND time >= $after GROUP BY program),
+              WHERE error IS NULL AND NOT incomplete AND time >= $after
+              GROUP BY program),
      e AS (SELECT c.program, c.min, c.max, sum(c.used_bytes) AS bytes,
                   sum(c.used_count) AS blocks
-           FROM classes c WHERE c.time < $before GROUP BY c.program, c.min, c.max),
+           FROM classes c WHERE NOT c.incomplete AND c.time < $before
+           GROUP BY c.program, c.min, c.max),
      l AS (SELECT c.program, c.min, c.max, sum(c.used_bytes) AS bytes,
                   sum(c.used_count) AS blocks
-           FROM classes c WHERE c.time >= $after GROUP BY c.program, c.min, c.max)
+           FROM classes c WHERE NOT c.incomplete AND c.time >= $after
+           GROUP BY c.program, c.min, c.max)
 SELECT l.program, l.min, l.max,
   coalesce(e.bytes, 0) / early.n AS bytes_before,
   l.bytes / late.n AS bytes_after,

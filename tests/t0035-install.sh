@@ -103,6 +103,16 @@ LD_LIBRARY_PATH=$prefix/lib "$T/triage" "$T/leaks1/core" >"$T/t.out" 2>"$T/t.err
 	fail "triage on leaks1: exit $?: $(head -n 3 "$T/t.err")"
 "$T/triage-static" "$T/leaks1/core" >"$T/t2.out" 2>&1 || fail "the static triage fails"
 cmp -s "$T/t.out" "$T/t2.out" || fail "the static and shared triage disagree"
+# The library's triage record is the tool's, but for when it was made.
+LD_LIBRARY_PATH=$prefix/lib "$T/triage" --record "$T/leaks1/core" >"$T/rec.lib" 2>"$T/rec.err" ||
+	fail "triage --record on leaks1: exit $?: $(head -n 3 "$T/rec.err")"
+LD_LIBRARY_PATH=$prefix/lib "$prefix/bin/heapwalk" --json triage "$T/leaks1/core" >"$T/rec.tool" 2>&1 ||
+	fail "heapwalk --json triage on leaks1: exit $?: $(head -n 3 "$T/rec.tool")"
+sed -E 's/"analysed_at":"[^"]*","seconds":[0-9.]+//' "$T/rec.lib" >"$T/rec.lib.n"
+sed -E 's/"analysed_at":"[^"]*","seconds":[0-9.]+//' "$T/rec.tool" >"$T/rec.tool.n"
+grep -q '"schema":1,' "$T/rec.lib.n" || fail "triage --record: no record: $(head -c 300 "$T/rec.lib")"
+cmp -s "$T/rec.lib.n" "$T/rec.tool.n" ||
+	fail "hw_triage's record is not the tool's: $(diff "$T/rec.lib.n" "$T/rec.tool.n" | head -c 600)"
 # A program linked before HEAPWALK_0.6 passes the old struct hw_output
 # (no size, a bool for JSON) to hw_session_run@HEAPWALK_0.1: it must get
 # the report it asked for, as the tool prints it.

@@ -16,12 +16,24 @@ fi
 # variant_core VARIANT CASE: build the core once under $CORPUS/VARIANT/CASE
 # and print that directory (skip when this machine cannot make it).
 variant_core() {
-	local dir=$CORPUS/$1/$2 rc=0
-	"$TOP/scripts/corpus/make-core.sh" "$2" "$dir" "$1" >&2 || rc=$?
+	variant_core_or_none "$@"
+	[ -n "$VARIANT_DIR" ] || skip "cannot produce a $1 core for $2 here"
+	echo "$VARIANT_DIR"
+}
+
+# variant_core_or_none VARIANT CASE: the same, for a test whose other
+# parts still count without it: sets VARIANT_DIR to the directory, or to
+# "" when this machine cannot make it (call it outside $(...), so that a
+# failure fails the test).
+VARIANT_DIR=
+variant_core_or_none() {
+	local rc=0
+	VARIANT_DIR=$CORPUS/$1/$2
+	"$TOP/scripts/corpus/make-core.sh" "$2" "$VARIANT_DIR" "$1" >&2 || rc=$?
 	case $rc in
-	0) echo "$dir" ;;
-	77) skip "cannot produce a $1 core for $2 here" ;;
-	*) fail "make-core.sh $2 $dir $1 failed" ;;
+	0) ;;
+	77) VARIANT_DIR= ;;
+	*) fail "make-core.sh $2 $VARIANT_DIR $1 failed" ;;
 	esac
 }
 
