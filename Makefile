@@ -11,7 +11,8 @@
 #   make bench      the big-heap benchmark: cores of eleven heap shapes (bigheap,
 #                   >= 1 GiB and >= 10M chunks, and ten others; BENCH_SHAPES
 #                   picks some, scripts/bench.sh), gdb's heap on each
-#                   (scripts/bench/gdb-heap.sh), prof (prof-bench.sh), then a
+#                   (scripts/bench/gdb-heap.sh), prof (prof-bench.sh), a fleet
+#                   of the corpus's cores triaged (triage-bench.sh), then a
 #                   live process of that size (scripts/bench/live-big.sh)
 #   make bench-live 1000 attach/analyse/detach cycles of --pid on a busy
 #                   16-thread program (scripts/bench/live-cycles.sh; minutes),
@@ -397,6 +398,7 @@ bench: deps
 	@if [ -z "$(BENCH_SHAPES)" ]; then echo; \
 	  scripts/bench/gdb-heap.sh $(BUILD) || [ $$? = 77 ] || exit 1; echo; \
 	  scripts/bench/prof-bench.sh $(BUILD) || [ $$? = 77 ] || exit 1; echo; \
+	  scripts/bench/triage-bench.sh $(BUILD) || [ $$? = 77 ] || exit 1; echo; \
 	  scripts/bench/live-big.sh $(BUILD) || [ $$? = 77 ] || exit 1; fi
 
 # Not part of `bench`: it runs for minutes (77: this heapwalk has no --pid).

@@ -6,7 +6,9 @@
 # unwinder) and the chunk involved, as the crashing corpus programs
 # record them (corpora/ptmalloc/doublefree1.c: a tcache double free;
 # overflow1.c: an overflow free() catches, the block being freed named;
-# segv1.c: a read through a stray pointer; "# crash" lines in their
+# segv1.c: a read through a stray pointer; segv2.c: the same, its
+# crash reporter sending the signal again from its handler, as
+# redis-server's does; "# crash" lines in their
 # truth, compared by tests/tools/deathcmp), on the host's glibc, on
 # glibc 2.31 and on aarch64 (qemu-user cores, which have no NT_SIGINFO),
 # with and without debug info.  The message is also the line glibc
@@ -68,12 +70,15 @@ glibc_said() {
 }
 
 # ---- the host's glibc --------------------------------------------------
-for c in doublefree1 segv1; do
+for c in doublefree1 segv1 segv2; do
 	check_truth "$c"
 	dir=$(corpus_core "$c")
 	glibc_said "$dir"
 	death_check "$c" "$dir" "$dir/core"
 	death_check "$c.nodebug" "$dir" "$dir/core" -- --no-debuginfo
+	# (segv2's reporter re-raised the signal: without libc's CFI the
+	# unwinder cannot step through the signal frame in libc.)
+	[ "$c" != segv2 ] || continue
 	# Without libc's file: no symbol, no CFI for libc's frames.  The
 	# message is found by the scan; the freed pointer is among the
 	# tcache chunks the stack holds (main's frame is no longer told

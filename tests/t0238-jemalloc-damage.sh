@@ -9,6 +9,10 @@
 #       size in use, none of another size): leaks never calls it lost
 #   j2  the same slot = the other cached region of its bin (the region is
 #       now cached twice: jemalloc's double free): a finding at that region
+#   j3  no damage, but a stale copy of the thread cache's bins on the main
+#       thread's stack, below its sp (as redis-server's crash report leaves
+#       one in its cores): one thread cache, no finding (a note names the
+#       copy), every block as in the core without it
 # Two regions of one size that the truth puts in a thread cache are found
 # in the core as two neighbouring 8-byte slots holding their addresses
 # (a bin's stack is an array of pointers).  Every command exits 0 or 1,
@@ -108,3 +112,38 @@ grep -q "^$r2 .*cached twice" "$T/j2.findings" ||
 [ "$(where_of j2 "$r2")" = tcache ] ||
 	fail "j2: $r2 is not reported in the tcache: $(where_of j2 "$r2")"
 say "j2: $(grep "^$r2 " "$T/j2.findings" | sed -n 1,1p)"
+
+# j3: the tcache's bins (where `bins --json` says it is) copied 64 KiB
+# below the crashing thread's sp.
+hw "$T/orig.bins" "$T/orig.bins.err" --json "$T/orig.core" bins
+expect_rc 0
+tcache=$(grep -o '"tcaches":\[{"addr":"0x[0-9a-f]*","thread":[0-9]*,"bins":[0-9]*' "$T/orig.bins") ||
+	fail "j3: no tcache in basic1's bins: $(head -c 300 "$T/orig.bins")"
+tcaddr=$(sed 's/.*"addr":"\(0x[0-9a-f]*\)".*/\1/' <<<"$tcache")
+nbins=${tcache##*:}
+sp=$(eu-readelf --notes "$T/orig.core" | sed -n 's/.*rsp: *\(0x[0-9a-f]*\).*/\1/p' | sed -n 1,1p)
+[ -n "$sp" ] || fail "j3: no rsp in the core's notes"
+copy_at=$(((sp - 65536) & ~63))
+bytes=$("$corepatch" -r "$T/orig.core" "$tcaddr" $((nbins * 3)) |
+	while read -r w; do printf '%016x' "$w" | sed 's/\(..\)/\1 /g' |
+		awk '{ for (i = NF; i > 0; i--) printf "%s", $i }'; done)
+[ ${#bytes} = $((nbins * 48)) ] || fail "j3: could not read the tcache's $nbins bins at $tcaddr"
+cp "$T/orig.core" "$T/j3.core"
+"$corepatch" "$T/j3.core" "$copy_at" "$bytes" >/dev/null || fail "j3: patch at $(hex "$copy_at") refused"
+hw "$T/j3.check" "$T/j3.check.err" --json "$T/j3.core" check
+expect_rc 0
+has "\"addr\":\"$(hex "$copy_at")\",\"problem\":\"jemalloc: a copy of the thread cache at $tcaddr" <"$T/j3.check" ||
+	fail "j3: no note of the copy at $(hex "$copy_at"): $(head -c 600 "$T/j3.check")"
+hw "$T/j3.bins" "$T/j3.bins.err" --json "$T/j3.core" bins
+grep -o '"tcaches":\[[^]]*\]' "$T/j3.bins" >"$T/j3.tc"
+grep -o '"tcaches":\[[^]]*\]' "$T/orig.bins" >"$T/orig.tc"
+cmp -s "$T/j3.tc" "$T/orig.tc" || fail "j3: other thread caches than without the copy: $(cat "$T/j3.tc")"
+# Every block as the program recorded it (jetruthcmp), the copy or not.
+for cmd in chunks summary sizes; do
+	hw "$T/j3.$cmd" "$T/j3.$cmd.err" --json "$T/j3.core" $cmd
+	expect_rc 0
+done
+"$(tool jetruthcmp)" "$dir/truth.txt" "$T/j3.chunks" "$T/j3.summary" \
+	"$T/j3.sizes" "$T/j3.bins" >"$T/j3.cmp" 2>&1 ||
+	fail "j3: the blocks are not the program's: $(tail -n 5 "$T/j3.cmp")"
+say "j3: the copy at $(hex "$copy_at") noted, not counted"

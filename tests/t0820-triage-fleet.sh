@@ -13,8 +13,9 @@
 #    two inputs no core can be read from and exit status 3;
 #  - signatures: doublefree1's bug built three ways (glibc 2.36 x86_64,
 #    glibc 2.31 x86_64, glibc 2.36 aarch64) has one signature; overflow1,
-#    segv1 and leaks1 one each, all different; leaks1 on every allocator
-#    and machine one (the same program);
+#    segv1 and leaks1 one each, all different; segv2 (segv1 whose crash
+#    reporter raised the signal again from its handler) segv1's; leaks1
+#    on every allocator and machine one (the same program);
 #  - identity: the pid, command line and build-id of the program, what
 #    systemd-coredump's name says (uid, boot id, pid, time, zstd);
 #  - scripts/triage-sql.sh's answers equal the truth: `leakers` the lost
@@ -46,7 +47,7 @@ optional_core() {
 # Run A: this machine's programs (and glibc 2.31's, its debug files
 # beside them), as one `heapwalk triage` reads a server's cores.
 hostA=()
-for c in doublefree1 overflow1 segv1 leaks1; do
+for c in doublefree1 overflow1 segv1 segv2 leaks1; do
 	d=$(corpus_core "$c")
 	mkdir -p "$F/$c"
 	corpus_copy "$d" "$F/$c"
@@ -137,6 +138,7 @@ printf '%s\n' "${hostA[@]}" >"$T/a.inputs"
 	echo "doublefree1=$F/doublefree1"
 	echo "overflow1=$F/overflow1"
 	echo "segv1=$F/segv1"
+	echo "segv2=$F/segv2"
 	echo "leaks1=$F/leaks1"
 	echo "grow1=$gr"
 	echo "d31=$d31"
@@ -207,6 +209,8 @@ want(dtext.startswith("SIGABRT; free(): double free detected in tcache") and "do
 others = [sig(facts[k]) for k in ("overflow1", "segv1", "leaks1")]
 want(len(set(others + [df_sigs.pop() if df_sigs else None])) == 4,
      "overflow1, segv1, leaks1 and doublefree1 share signatures: %r" % others)
+want(sig(facts["segv2"]) == sig(facts["segv1"]),
+     "segv2 (a reporter raised the signal again) is not segv1's signature: %r" % rec(facts["segv2"] + "/core").get("signature_text"))
 seg = rec(facts["segv1"] + "/core")
 want(seg.get("death", {}).get("signal_name") == "SIGSEGV" and seg.get("signature_frames", [None])[0] == "sum_list",
      "segv1: %r %r" % (seg.get("death", {}).get("signal_name"), seg.get("signature_frames")))
@@ -284,7 +288,7 @@ for d in "$F/leaks1" "$jeA" "$tcA" "${arm[@]}"; do
 	got=$(awk -F, -v p="$prog" '$1 == p { print $4 }' "$T/q.leakers")
 	[ "$got" = "$want" ] || fail "leakers: $prog lost ${got:-nothing}, its truth $want: $(cat "$T/q.leakers")"
 done
-for c in doublefree1 overflow1 segv1; do
+for c in doublefree1 overflow1 segv1 segv2; do
 	! grep -q "/$c/prog," "$T/q.leakers" || fail "leakers lists $c: $(cat "$T/q.leakers")"
 done
 

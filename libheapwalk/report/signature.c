@@ -2,7 +2,9 @@
  * bucket crashes (Socorro's signatures, ABRT's "crash function + 2"),
  * with the heap's damage added: they never look at the heap.
  *
- * The frames: the crashing thread's, innermost first.  A run of frames
+ * The frames: the crashing thread's, innermost first, from where the
+ * signal struck (past a signal handler's frames, when one raised it
+ * again: a crash reporter's).  A run of frames
  * of the system's is one frame, the run's outermost: the call the
  * program made into it.  The system's are those in a system library
  * (libc, the dynamic linker, libstdc++, libgcc) or the walked
@@ -11,7 +13,8 @@
  * < malloc_printerr < _int_free < free is "free", whatever each glibc
  * release calls its helpers and inlines (and glibc's internal names of
  * malloc's entry points are the entry's: __libc_free, or _int_free where
- * free tail-calls it, is "free").  The frames stop at the
+ * free tail-calls it, is "free"; __strlen_evex, chosen for this CPU, is
+ * "strlen").  The frames stop at the
  * process's and threads' entry points, and after main.  A frame with
  * no symbol is MODULE+0xOFFSET (stable within one build only).
  */
@@ -122,12 +125,50 @@ static const char *entry_of(const char *fn)
 	return NULL;
 }
 
+/* A C library function's name without the CPU its variant was chosen
+   for (ifunc): __strlen_evex, __strlen_avx2 and __strlen_sse2 are the
+   program's strlen on three machines.  Into out; false when fn is no
+   such variant.  */
+static bool variant_base(const char *fn, char *out, size_t len)
+{
+	static const char *const cpu[] = {
+		"sse2", "ssse3", "sse4", "sse4_1", "sse4_2", "sse42", "avx",
+		"avx2", "avx512", "avx512f", "avx512bw", "avx512vl", "evex",
+		"evex512", "erms", "rtm", "unaligned", "aligned", "vzeroupper",
+		"generic", "asimd", "sve", "mops", "thunderx", "thunderx2",
+		"falkor", "a64fx", "kunpeng", "oryon1", "zva64", "nocache",
+		"noneon", "neon", "simd",
+	};
+	size_t n = base_len(fn);
+	bool cut = false;
+	if (strncmp(fn, "__", 2) != 0 || n >= len)
+		return false;
+	for (bool again = true; again;) {
+		again = false;
+		for (size_t i = 0; i < sizeof cpu / sizeof *cpu; i++) {
+			size_t k = strlen(cpu[i]);
+			if (n > k + 3 && fn[n - k - 1] == '_' &&
+			    !strncmp(fn + n - k, cpu[i], k)) {
+				n -= k + 1;
+				cut = again = true;
+				break;
+			}
+		}
+	}
+	if (!cut)
+		return false;
+	snprintf(out, len, "%.*s", (int)(n - 2), fn + 2);
+	return true;
+}
+
 static void frame_text(const struct hw_death_frame *f, bool run, char *out,
 		       size_t len)
 {
 	const char *entry = run ? entry_of(f->function) : NULL;
 	if (entry)
 		snprintf(out, len, "%s", entry);
+	else if (run && variant_base(f->function, out, len))
+		return;
 	else if (f->function[0])
 		snprintf(out, len, "%s", f->function);
 	else if (f->module)
@@ -137,10 +178,27 @@ static void frame_text(const struct hw_death_frame *f, bool run, char *out,
 		snprintf(out, len, "?");
 }
 
+/* A signal handler's return to the kernel: the frames inside it are the
+   handler's (a crash reporter's that raised the signal again), the
+   frame after it where the signal struck.  */
+static bool trampoline(const char *fn)
+{
+	static const char *const names[] = {
+		"__restore_rt", "__kernel_rt_sigreturn", "__restore",
+	};
+	return named(fn, names, sizeof names / sizeof *names);
+}
+
 static void pick_frames(const struct hw_session *s, const struct hw_death *d,
 			struct hw_signature *sig)
 {
-	for (size_t i = 0; i < d->nframes && sig->nframes < HW_SIG_FRAMES;
+	size_t first = 0;
+	for (size_t i = 0; i < d->nframes; i++)
+		if (trampoline(d->frames[i].function)) {
+			first = i + 1;
+			break;
+		}
+	for (size_t i = first; i < d->nframes && sig->nframes < HW_SIG_FRAMES;
 	     i++) {
 		const struct hw_death_frame *f = &d->frames[i];
 		if (entry_point(f->function))

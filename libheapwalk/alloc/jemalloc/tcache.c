@@ -213,10 +213,9 @@ static uint64_t stack_block(const struct je_state *j, const struct bin *b0)
 	return x->slab ? x->reg_size : j->sizes[x->szind];
 }
 
-/* Judge a chain by its items; take it when they are (nearly) all regions
-   of the right class, reporting the ones that are not.  */
-static void take_chain(struct je_state *j, const struct found *f,
-		       size_t *cap_items, size_t *cap_tc)
+/* Is the chain a tcache: are its items (nearly) all regions of the
+   right class?  */
+static bool judge_chain(struct je_state *j, const struct found *f)
 {
 	uint64_t good = 0, bad = 0;
 	unsigned nb = f->nbins < j->nsizes ? f->nbins : j->nsizes;
@@ -236,8 +235,15 @@ static void take_chain(struct je_state *j, const struct found *f,
 				bad++;
 		}
 	}
-	if (bad && good < 4 * bad)
-		return;
+	return !bad || good >= 4 * bad;
+}
+
+/* Take a tcache: its cached items, reporting the ones that are not
+   regions of the right class.  */
+static void take_chain(struct je_state *j, const struct found *f,
+		       size_t *cap_items, size_t *cap_tc)
+{
+	unsigned nb = f->nbins < j->nsizes ? f->nbins : j->nsizes;
 	struct je_tcache tc = { .addr = f->at, .nbins = nb,
 				.tid = owner_of(j->t, f->at), .arena = -1,
 				.stacks = nb ? stack_block(j, &f->bins[0]) : 0,
@@ -274,8 +280,20 @@ static void take_chain(struct je_state *j, const struct found *f,
 	add_tcache(j, &tc, cap_tc);
 }
 
+/* A chain found by the scan that is a tcache by its items.  */
+struct candidate {
+	uint64_t at;
+	uint64_t stack_word;   /* the last word of bin 0's stack */
+	int tid;
+};
+
+struct candidates {
+	struct candidate *v;
+	size_t n, cap;
+};
+
 static void scan_range(struct je_state *j, uint64_t lo, uint64_t hi,
-		       size_t *cap_items, size_t *cap_tc, struct found *f)
+		       struct candidates *c, struct found *f)
 {
 	for (uint64_t at = (lo + 7) & ~(uint64_t)7; at < hi; ) {
 		const uint8_t *d;
@@ -298,15 +316,74 @@ static void scan_range(struct je_state *j, uint64_t lo, uint64_t hi,
 				continue;
 			}
 			unsigned n = read_chain(j, at + off, d + off, len - off, f);
-			if (n >= MIN_CHAIN) {
-				take_chain(j, f, cap_items, cap_tc);
-				off += (uint64_t)n * BIN_SIZE;
-			} else {
+			if (n < MIN_CHAIN) {
 				off += 8;
+				continue;
 			}
+			if (judge_chain(j, f)) {
+				if (c->n == c->cap) {
+					size_t cap = c->cap ? 2 * c->cap : 16;
+					struct candidate *v =
+						realloc(c->v, cap * sizeof *v);
+					if (!v) {
+						hw_oom(j->s);
+						return;
+					}
+					c->v = v;
+					c->cap = cap;
+				}
+				c->v[c->n++] = (struct candidate){
+					.at = f->at,
+					.stack_word = f->bins[0].stack_hi - 8,
+					.tid = owner_of(j->t, f->at) };
+			}
+			off += (uint64_t)n * BIN_SIZE;
 		}
 		at += len;
 	}
+}
+
+/* By their stacks, the one a thread owns first, then by address.  */
+static int by_stack(const void *a, const void *b)
+{
+	const struct candidate *x = a, *y = b;
+	if (x->stack_word != y->stack_word)
+		return x->stack_word < y->stack_word ? -1 : 1;
+	if (!x->tid != !y->tid)
+		return x->tid ? -1 : 1;
+	return x->at < y->at ? -1 : x->at > y->at;
+}
+
+static int by_address(const void *a, const void *b)
+{
+	const struct candidate *x = a, *y = b;
+	return x->at < y->at ? -1 : x->at > y->at;
+}
+
+/* Two tcaches never share their bins' stacks (each carves them from an
+   allocation of its own), so chains that do are one tcache and copies
+   of it: a crash handler's or a debugger's copy of the struct on a
+   stack, stale, that would count every item it still shows a second
+   time (a "double free" that is none).  The one a thread's TLS holds is
+   kept (else the first); the others are said in a note.  */
+static void drop_copies(struct je_state *j, struct candidates *c)
+{
+	if (c->n < 2)
+		return;
+	qsort(c->v, c->n, sizeof *c->v, by_stack);
+	size_t kept = 0;
+	for (size_t i = 0; i < c->n; i++) {
+		if (kept && c->v[kept - 1].stack_word == c->v[i].stack_word) {
+			hw_note(j->s, c->v[i].at, "jemalloc: a copy of the "
+				"thread cache at 0x%llx (the same bins' "
+				"stacks), stale: not counted",
+				(unsigned long long)c->v[kept - 1].at);
+			continue;
+		}
+		c->v[kept++] = c->v[i];
+	}
+	c->n = kept;
+	qsort(c->v, c->n, sizeof *c->v, by_address);
 }
 
 unsigned je_tcache_bins(struct je_state *j, const struct je_tcache *tc,
@@ -380,6 +457,7 @@ void je_find_tcaches(struct je_state *j)
 {
 	struct hw_target *t = j->t;
 	size_t cap_items = 0, cap_tc = 0;
+	struct candidates c = { 0 };
 	struct found *f = malloc(sizeof *f);
 	if (!f) {
 		hw_oom(j->s);
@@ -402,7 +480,7 @@ void je_find_tcaches(struct je_state *j)
 			if (x < j->next && j->ext[x].base < gap_end)
 				gap_end = j->ext[x].base > cur ? j->ext[x].base : cur;
 			if (gap_end > cur)
-				scan_range(j, cur, gap_end, &cap_items, &cap_tc, f);
+				scan_range(j, cur, gap_end, &c, f);
 			if (x < j->next && j->ext[x].base < r->end) {
 				cur = j->ext[x].base + j->ext[x].size;
 				x++;
@@ -411,6 +489,15 @@ void je_find_tcaches(struct je_state *j)
 			}
 		}
 	}
+	drop_copies(j, &c);
+	for (size_t i = 0; i < c.n; i++) {
+		const uint8_t *d;
+		uint64_t len = hw_readable_run(t, c.v[i].at, &d);
+		if (len >= 2 * BIN_SIZE &&
+		    read_chain(j, c.v[i].at, d, len, f) >= MIN_CHAIN)
+			take_chain(j, f, &cap_items, &cap_tc);
+	}
+	free(c.v);
 	free(f);
 	j->how_tcache = "scan of writable memory for cache-bin arrays";
 	if (j->ncached)
