@@ -24,9 +24,12 @@
 #    inputs, `signatures` the doublefree group of three builds;
 #  - the same records from GNU parallel (one heapwalk per core), from
 #    -j 1 and -j 3, from paths on standard input; the text form one line
-#    per input.
+#    per input; in gdb, `heap --json triage` on a core gives the tool's
+#    signature and figures (when gdb and the plugin are here).
 # shellcheck source=tests/variant-lib.sh
 . "$(dirname "$0")/variant-lib.sh"
+# shellcheck source=tests/gdb-lib.sh
+. "$(dirname "$0")/gdb-lib.sh"
 need_heapwalk
 need_cmd sqlite3 parallel python3 zstd xz
 python3 -c 'import jsonschema' 2>/dev/null ||
@@ -371,6 +374,24 @@ while IFS= read -r line; do
 	case $line in "${hostA[i]}: "*) ;; *) fail "text line $((i + 1)) is not of ${hostA[i]}: $line" ;; esac
 	i=$((i + 1))
 done <"$T/text"
+# In gdb: the record of what gdb debugs, its signature and figures the
+# tool's (its identity is gdb's view: no core file of its own to stat).
+if [ -f "$GDB_SCRIPT" ] && command -v gdb >/dev/null 2>&1; then
+	gdb_heap "$T/g" gdb "$CORPUS/segv2/prog" "$F/segv2/core" -- "--json triage"
+	[ "$(cat "$T/g.1.rc")" = 0 ] || fail "gdb: heap --json triage: status $(cat "$T/g.1.rc"): $(head -c 300 "$T/g.1")"
+	python3 - "$T/g.1" "$T/a.jsonl" "$F/segv2/core" <<'PYEOF' || fail "gdb's triage record is not the tool's (above)"
+import json, sys
+g = json.loads(open(sys.argv[1]).read())
+t = [json.loads(l) for l in open(sys.argv[2])]
+t = [r for r in t if r["core"] == sys.argv[3]][0]
+for k in ("signature", "signature_text", "used", "free", "leaks", "findings", "arch", "threads"):
+    if g.get(k) != t.get(k):
+        print("  %s: gdb %r, the tool %r" % (k, g.get(k), t.get(k)))
+        sys.exit(1)
+PYEOF
+else
+	say "no gdb or no plugin: heap triage not run"
+fi
 # A run with no bad input exits 0.
 hw "$T/ok.jsonl" "$T/ok.err" --json triage --no-leaks "$F/segv1/core" "$F/leaks1/core"
 expect_rc 0
