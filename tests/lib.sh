@@ -212,6 +212,46 @@ hide_libc() {
 		s{(/libc-2\.[0-9]+)\.so\0}{$1.sx\0}g' "$1" >"$2"
 }
 
+# plain_core_pattern: does core_pattern name a plain file in the crashing
+# program's directory (the kernel then writes its cores where the tests
+# run their programs)?
+plain_core_pattern() {
+	local p
+	p=$(cat /proc/sys/kernel/core_pattern 2>/dev/null || echo '|')
+	[ "${p:0:1}" != "|" ] && [ "${p:0:1}" != / ] && [[ "$p" != *%* ]] &&
+		[[ "$p" != */* ]]
+}
+
+# qemu_guest_core DIR QEMU-ARGS...: run `qemu-aarch64 QEMU-ARGS` in DIR/run
+# (core limit lifted) to the guest program's death: qemu's core of the
+# guest becomes DIR/core, the truth.txt the program wrote DIR/truth.txt.
+# Where core_pattern names a plain file, a directory of that name in
+# DIR/run keeps the kernel from writing its core of qemu itself there.
+# Fails when the program wrote no finished truth ("end"); skips when
+# qemu wrote no core (ulimit -c).
+qemu_guest_core() {
+	local d=$1 c
+	shift
+	mkdir -p "$d/run"
+	if plain_core_pattern; then mkdir -p "$d/run/$(cat /proc/sys/kernel/core_pattern)"; fi
+	# (The outer subshell reports the guest's abort, to /dev/null; the
+	# `|| :` keeps it from handing its place to the inner one.)
+	( (cd "$d/run" && ulimit -c unlimited 2>/dev/null; exec qemu-aarch64 "$@") \
+		>"$d/qemu.out" 2>&1 || :) 2>/dev/null
+	c=$(find "$d/run" -maxdepth 1 -name 'qemu_*.core' | sed -n 1,1p)
+	if ! grep -q '^end$' "$d/run/truth.txt" 2>/dev/null; then
+		tail -n 5 "$d/qemu.out" >&2
+		fail "$d: the program under qemu-aarch64 wrote no truth"
+	fi
+	if [ -z "$c" ]; then
+		tail -n 5 "$d/qemu.out" >&2
+		skip "qemu-aarch64 wrote no guest core of $* (ulimit -c?)"
+	fi
+	mv "$c" "$d/core"
+	mv "$d/run/truth.txt" "$d/truth.txt"
+	rm -rf "$d/run"
+}
+
 # hw OUT ERR ARGS...: run heapwalk (60 s at most) with stdout to OUT and
 # stderr to ERR; sets HW_RC.  Fails the test on a crash, a hang or any
 # sanitizer report, whatever the exit status.

@@ -42,13 +42,18 @@ mi_static_objects() {
 		fail "cannot compile mimalloc's src/static.c with MI_SECURE=4"
 }
 
-# mi_plain_pattern: does core_pattern name a plain file in the crashing
-# program's directory (the kernel then writes our cores)?
-mi_plain_pattern() {
-	local p
-	p=$(cat /proc/sys/kernel/core_pattern 2>/dev/null || echo '|')
-	[ "${p:0:1}" != "|" ] && [ "${p:0:1}" != / ] && [[ "$p" != *%* ]] &&
-		[[ "$p" != */* ]]
+# mi_cross_build OUT MIDIR SYSROOT: corpora/mimalloc/mitruth1.c for
+# aarch64 against the mimalloc unpacked in MIDIR (mi_libs) and the
+# glibc-2.36-arm64 sysroot SYSROOT, -no-pie, the library found by RPATH.
+mi_cross_build() {
+	local cc=aarch64-linux-gnu-gcc milib=$2/usr/lib/aarch64-linux-gnu
+	local libdir=$3/usr/lib/aarch64-linux-gnu
+	$cc -nostdinc -isystem "$($cc -print-file-name=include)" \
+		-isystem "$3/usr/include/aarch64-linux-gnu" -isystem "$3/usr/include" \
+		--sysroot="$3" -B"$libdir/" -L"$libdir" \
+		-std=c11 -O1 -g -pthread -DMI_HAVE_HEADER -I "$2/usr/include" \
+		-o "$1" "$MI_PROG" -L "$milib" "-Wl,-rpath=$milib" -lmimalloc -no-pie ||
+		fail "cannot cross-build mitruth1 against the arm64 libmimalloc of $2"
 }
 
 # mi_core NAME BIN THREADS MODE: run BIN THREADS MODE in $T/NAME to its
@@ -60,7 +65,7 @@ mi_plain_pattern() {
 mi_core() {
 	local name=$1 bin=$2 threads=$3 mode=$4 d=$T/$1 pattern c
 	mkdir -p "$d"
-	if mi_plain_pattern; then
+	if plain_core_pattern; then
 		pattern=$(cat /proc/sys/kernel/core_pattern)
 		# (The outer subshell reports the abort, to /dev/null; `|| :`
 		# keeps it from handing its place to the inner one.)

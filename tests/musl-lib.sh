@@ -118,3 +118,34 @@ check() {
 	fi
 }
 
+
+# musl_arm64_setup: Debian bookworm's arm64 musl (the musl-1.2.3-arm64
+# sysroot: scripts/corpus/sysroot.sh, made once) and a compiler for it:
+# MUSL_ARM64_SYSROOT, MUSL_ARM64_LIB (its library directory) and
+# MUSL_ARM64_CC (an array: aarch64-linux-gnu-gcc with musl's specs
+# pointed into the sysroot, -std=c11 -O1 -g).  Returns 1 (and says why)
+# when this machine cannot have them: no Debian mirror, no cross
+# compiler or qemu.
+MUSL_ARM64_SYSROOT= MUSL_ARM64_LIB= MUSL_ARM64_CC=()
+musl_arm64_setup() {
+	local variant=musl-1.2.3-arm64 rc=0 sysroot lib
+	sysroot=${HEAPWALK_SYSROOTS:-$TOP/build/sysroot}/$variant
+	"$TOP/scripts/corpus/sysroot.sh" "$variant" "$sysroot" || rc=$?
+	case $rc in
+	0) ;;
+	77) say "cannot make the $variant sysroot here (no Debian mirror)"; return 1 ;;
+	*) fail "scripts/corpus/sysroot.sh $variant failed" ;;
+	esac
+	local c
+	for c in qemu-aarch64 aarch64-linux-gnu-gcc aarch64-linux-gnu-strip; do
+		command -v "$c" >/dev/null 2>&1 || { say "no $c here"; return 1; }
+	done
+	# musl's specs name /usr/lib/aarch64-linux-musl and its headers'
+	# directory absolutely: point them into the sysroot.
+	lib=$sysroot/usr/lib/aarch64-linux-musl
+	sed -e "s|/usr/include/aarch64-linux-musl|$sysroot/usr/include/aarch64-linux-musl|g" \
+		-e "s|/usr/lib/aarch64-linux-musl|$lib|g" "$lib/musl-gcc.specs" >"$T/musl.specs"
+	MUSL_ARM64_SYSROOT=$sysroot
+	MUSL_ARM64_LIB=$lib
+	MUSL_ARM64_CC=(aarch64-linux-gnu-gcc -specs "$T/musl.specs" -std=c11 -O1 -g)
+}

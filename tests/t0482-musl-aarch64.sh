@@ -13,24 +13,11 @@
 need_heapwalk
 need_cmd apt-get dpkg-deb
 
-variant=musl-1.2.3-arm64
-sysroot=${HEAPWALK_SYSROOTS:-$TOP/build/sysroot}/$variant
-rc=0
-"$TOP/scripts/corpus/sysroot.sh" "$variant" "$sysroot" || rc=$?
-case $rc in
-0) ;;
-77) skip "cannot make the $variant sysroot here (no Debian mirror)" ;;
-*) fail "scripts/corpus/sysroot.sh $variant failed" ;;
-esac
-need_cmd qemu-aarch64 aarch64-linux-gnu-gcc aarch64-linux-gnu-strip
-
-# musl's specs name /usr/lib/aarch64-linux-musl and its headers'
-# directory absolutely: point them into the sysroot.
-lib=$sysroot/usr/lib/aarch64-linux-musl
-sed -e "s|/usr/include/aarch64-linux-musl|$sysroot/usr/include/aarch64-linux-musl|g" \
-	-e "s|/usr/lib/aarch64-linux-musl|$lib|g" "$lib/musl-gcc.specs" >"$T/musl.specs"
+musl_arm64_setup || skip "no arm64 musl to build with here (above)"
+sysroot=$MUSL_ARM64_SYSROOT
+lib=$MUSL_ARM64_LIB
 src=$TOP/corpora/musl/ngtruth1.c
-cc=(aarch64-linux-gnu-gcc -specs "$T/musl.specs" -std=c11 -O1 -g)
+cc=("${MUSL_ARM64_CC[@]}")
 "${cc[@]}" -static -DNG_STATIC -o "$T/ngs" "$src" || fail "static aarch64 build failed"
 # (libc.so is not in the specs' -L directory's view of a dynamic link
 # without -L: the link would take libc.a.)
@@ -39,20 +26,9 @@ cc=(aarch64-linux-gnu-gcc -specs "$T/musl.specs" -std=c11 -O1 -g)
 # qemu_core NAME BIN [QEMU-ARGS...]: run BIN (8 threads) under qemu to its
 # abort in $T/NAME/; qemu's core of the guest there as $T/NAME/core.
 qemu_core() {
-	local name=$1 bin=$2 d=$T/$1 c
+	local name=$1 bin=$2
 	shift 2
-	mkdir -p "$d"
-	# (The outer subshell reports the guest's abort, to /dev/null; the
-	# `|| :` keeps it from handing its place to the inner one.)
-	( (cd "$d" && ulimit -c unlimited && exec qemu-aarch64 "$@" "$T/$bin" 8 abort) \
-		>"$d/qemu.out" 2>&1 || :) 2>/dev/null
-	c=$(find "$d" -maxdepth 1 -name 'qemu_*.core' | sed -n 1,1p)
-	[ -n "$c" ] && grep -q '^end$' "$d/truth.txt" 2>/dev/null || {
-		tail -n 5 "$d/qemu.out" >&2
-		skip "qemu-aarch64 wrote no guest core of $bin (ulimit -c?)"
-	}
-	mv "$c" "$d/core"
-	rm -f "$d"/core.[0-9]* # (the host's core of qemu itself, if any)
+	qemu_guest_core "$T/$name" "$@" "$T/$bin" 8 abort
 }
 
 qemu_core as ngs

@@ -26,42 +26,12 @@ case $rc in
 *) fail "scripts/corpus/sysroot.sh $variant failed" ;;
 esac
 need_cmd qemu-aarch64 aarch64-linux-gnu-gcc
-cc=aarch64-linux-gnu-gcc
-libdir=$sysroot/usr/lib/aarch64-linux-gnu
-# cross_build OUT MIDIR: mitruth1 against the mimalloc unpacked in MIDIR.
-cross_build() {
-	local milib=$2/usr/lib/aarch64-linux-gnu
-	$cc -nostdinc -isystem "$($cc -print-file-name=include)" \
-		-isystem "$sysroot/usr/include/aarch64-linux-gnu" -isystem "$sysroot/usr/include" \
-		--sysroot="$sysroot" -B"$libdir/" -L"$libdir" \
-		-std=c11 -O1 -g -pthread -DMI_HAVE_HEADER -I "$2/usr/include" \
-		-o "$1" "$MI_PROG" -L "$milib" "-Wl,-rpath=$milib" -lmimalloc -no-pie ||
-		fail "cannot cross-build mitruth1 against the arm64 libmimalloc of $2"
-}
-cross_build "$T/ta" "$(mi_libs mimalloc-2.0.9-arm64)"
-cross_build "$T/ta3" "$(mi_libs mimalloc-3.6.0-arm64)"
+mi_cross_build "$T/ta" "$(mi_libs mimalloc-2.0.9-arm64)" "$sysroot"
+mi_cross_build "$T/ta3" "$(mi_libs mimalloc-3.6.0-arm64)" "$sysroot"
 
 qemu_core() {
-	local name=$1 bin=$2 d=$T/$1 c pattern
-	mkdir -p "$d/run"
-	pattern=$(cat /proc/sys/kernel/core_pattern 2>/dev/null || echo '|')
-	if mi_plain_pattern; then mkdir -p "$d/run/$pattern"; fi
-	( (cd "$d/run" && ulimit -c unlimited 2>/dev/null;
-		exec qemu-aarch64 -L "$sysroot" "$bin" "$3" "$4") \
-		>"$d/qemu.out" 2>&1 || :) 2>/dev/null
-	c=$(find "$d/run" -maxdepth 1 -name 'qemu_*.core' | sed -n 1,1p)
-	if ! grep -q '^end$' "$d/run/truth.txt" 2>/dev/null; then
-		tail -n 5 "$d/qemu.out" >&2
-		fail "$name: the program under qemu-aarch64 wrote no truth"
-	fi
-	if [ -z "$c" ]; then
-		tail -n 5 "$d/qemu.out" >&2
-		skip "qemu-aarch64 wrote no guest core of $bin (ulimit -c?)"
-	fi
-	mv "$c" "$d/core"
-	mv "$d/run/truth.txt" "$d/truth.txt"
-	rm -rf "$d/run"
-	mi_truth_ok "$name"
+	qemu_guest_core "$T/$1" -L "$sysroot" "$2" "$3" "$4"
+	mi_truth_ok "$1"
 }
 
 for c in a8:ta a38:ta3; do

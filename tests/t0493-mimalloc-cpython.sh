@@ -78,15 +78,6 @@ need_cmd od
 need_live
 need_cmd gdb gcore
 
-# plain_pattern: core_pattern names a plain file in the crashing
-# program's directory (the kernel then writes our core there).
-plain_pattern() {
-	local p
-	p=$(cat /proc/sys/kernel/core_pattern 2>/dev/null || echo '|')
-	[ "${p:0:1}" != "|" ] && [ "${p:0:1}" != / ] && [[ "$p" != *%* ]] &&
-		[[ "$p" != */* ]]
-}
-
 # truth_ok DIR: the program finished its truth.
 truth_ok() {
 	has -x end <"$1/truth" || {
@@ -309,7 +300,7 @@ leaks_ok() {
 # 1. The program's abort: the kernel's core, else gdb's gcore.
 d=$T/abort
 mkdir -p "$d"
-if plain_pattern; then
+if plain_core_pattern; then
 	pattern=$(cat /proc/sys/kernel/core_pattern)
 	( (cd "$d" && ulimit -c unlimited 2>/dev/null; exec "$py" "$script" "$d/truth" abort) \
 		>"$d/out" 2>&1 || :) 2>/dev/null

@@ -4,8 +4,10 @@
 #  - the fleet: x86_64 cores of ptmalloc (glibc 2.36 and 2.31), jemalloc,
 #    tcmalloc, musl's mallocng (gcore) and mimalloc (a committed 3.4.3
 #    core, xz), aarch64 ones of ptmalloc (qemu-user, and the committed
-#    kernel core), jemalloc and tcmalloc (each aarch64 set read with its
-#    sysroot, as a device fleet's cores are); two cores of one process
+#    kernel core), jemalloc, tcmalloc, mallocng (static ngtruth1) and
+#    mimalloc (3.6.0, mitruth1) under qemu-user (each aarch64 set read
+#    with its sysroot or program, as a device fleet's cores are); a
+#    member this machine cannot make is left out and said; two cores of one process
 #    stored as systemd-coredump stores them (core.COMM.UID.BOOTID.PID.USEC,
 #    one zstd), a core cut in half, one cut before its notes, a text file;
 #  - one record per input, in the inputs' order, every one valid against
@@ -30,6 +32,10 @@
 . "$(dirname "$0")/variant-lib.sh"
 # shellcheck source=tests/gdb-lib.sh
 . "$(dirname "$0")/gdb-lib.sh"
+# shellcheck source=tests/musl-lib.sh
+. "$(dirname "$0")/musl-lib.sh"
+# shellcheck source=tests/mimalloc-lib.sh
+. "$(dirname "$0")/mimalloc-lib.sh"
 need_heapwalk
 need_cmd sqlite3 parallel python3 zstd xz
 python3 -c 'import jsonschema' 2>/dev/null ||
@@ -128,6 +134,40 @@ for v in glibc-2.36-arm64:doublefree1 glibc-2.36-arm64:leaks1 \
 	cat "$T/b1.jsonl" >>"$T/b.jsonl"
 	arm+=("$d")
 done
+# mallocng and mimalloc on aarch64: their programs run under qemu-aarch64
+# (qemu's cores name no files: each is read with its program, --exe).
+marm=
+if musl_arm64_setup; then
+	"${MUSL_ARM64_CC[@]}" -static -DNG_STATIC -o "$T/nga" \
+		"$TOP/corpora/musl/ngtruth1.c" || fail "aarch64 musl build failed"
+	qemu_guest_core "$F/musl-arm64" "$T/nga" 2 abort
+	hw "$T/b1.jsonl" "$T/b1.err" --json --exe "$T/nga" triage "$F/musl-arm64/core"
+	expect_rc 0
+	cat "$T/b1.jsonl" >>"$T/b.jsonl"
+	marm=$F/musl-arm64
+fi
+miarm=
+s36=$CORPUS/glibc-2.36-arm64/doublefree1/sysroot
+rc=0
+if [ -e "$s36" ]; then
+	s36=$(readlink -f "$s36")
+	"$TOP/scripts/corpus/mimalloc-libs.sh" mimalloc-3.6.0-arm64 \
+		"$MI_CACHE/mimalloc-3.6.0-arm64" >&2 || rc=$?
+	[ $rc = 0 ] || [ $rc = 77 ] || fail "mimalloc-libs.sh mimalloc-3.6.0-arm64 failed"
+else
+	rc=77
+fi
+if [ $rc = 0 ]; then
+	mi_cross_build "$T/mia" "$MI_CACHE/mimalloc-3.6.0-arm64" "$s36"
+	qemu_guest_core "$F/mimalloc-arm64" -L "$s36" "$T/mia" 2 visit
+	hw "$T/b1.jsonl" "$T/b1.err" --json --exe "$T/mia" --sysroot "$s36" \
+		triage "$F/mimalloc-arm64/core"
+	expect_rc 0
+	cat "$T/b1.jsonl" >>"$T/b.jsonl"
+	miarm=$F/mimalloc-arm64
+else
+	say "no arm64 mimalloc 3.6.0 here: left out of the fleet"
+fi
 kd=$TOP/corpora/aarch64-kernel/bins1
 xz -dc "$kd/core.xz" >"$F/kernel-arm64.core"
 hw "$T/k.jsonl" "$T/k.err" --json --sysroot "$kd/sysroot" --exe "$kd/prog" \
@@ -153,6 +193,8 @@ printf '%s\n' "${hostA[@]}" >"$T/a.inputs"
 	echo "coredump=$F/coredump"
 	echo "mimalloc=$mdir"
 	echo "F=$F"
+	echo "marm=$marm"
+	echo "miarm=$miarm"
 	for d in "${arm[@]}"; do echo "arm=$d"; done
 } >"$T/facts"
 python3 - "$schema" "$T/a.jsonl" "$T/a.inputs" "$T/fleet.jsonl" "$T/facts" <<'EOF' || fail "the records are not what the programs recorded (above)"
@@ -249,6 +291,16 @@ if facts.get("F") and (F + "/musl/core") in by:
 m = rec(facts["mimalloc"] + "/core.xz")
 want(m.get("allocator", {}).get("name") == "mimalloc" and m.get("file", {}).get("packed") == "xz",
      "mimalloc: %r %r" % (m.get("allocator", {}).get("name"), m.get("file")))
+if facts["marm"]:
+    r = rec(facts["marm"] + "/core")
+    lost = sum(1 for f in truth(facts["marm"]) if f[0] == "lost")
+    got = r["leaks"]["definite"]["count"] + r["leaks"]["indirect"]["count"] + r["leaks"]["possible"]["count"]
+    want(r["allocator"]["name"] == "mallocng" and r["arch"] == "aarch64" and got == lost,
+         "musl on aarch64: %r %r, %r lost, truth %d" % (r["allocator"]["name"], r["arch"], got, lost))
+if facts["miarm"]:
+    r = rec(facts["miarm"] + "/core")
+    want(r["allocator"]["name"] == "mimalloc" and r["allocator"]["version"] == "3.6.0" and r["arch"] == "aarch64",
+         "mimalloc on aarch64: %r" % r["allocator"])
 k = rec(F + "/kernel-arm64.core")
 want(k.get("arch") == "aarch64" and k.get("allocator", {}).get("name") == "ptmalloc", "kernel core: %r" % k.get("arch"))
 for d in arm:
