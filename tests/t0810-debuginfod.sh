@@ -15,6 +15,9 @@
 #    answers: heapwalk finishes (the command line gives the client 5 s a
 #    file when DEBUGINFOD_TIMEOUT is unset, not its 90 s), walks the heap
 #    as without debug info, and `core lacks:` names the server.
+#  - `triage --timeout 2` with the mute server given 50 s a file: the
+#    core's analysis is stopped, its error record says so, the next
+#    input has its record, the run does not wait the 50 s.
 # The server is ready when it serves the file (polled, bounded): no sleep
 # stands for it.
 # shellcheck source=tests/lib.sh
@@ -158,3 +161,17 @@ done
 [ -s "$T/mute.port" ] || fail "the mute server did not start"
 dead mute "http://127.0.0.1:$(cat "$T/mute.port")"
 say "a refusing and a mute server: walked as without debug info, the server named"
+
+# triage --timeout: a core whose analysis waits on the mute server (50 s
+# a file) gets an error record after --timeout, and the input after it
+# its own record; the run ends long before the server's timeout.
+DEBUGINFOD_URLS="http://127.0.0.1:$(cat "$T/mute.port")" DEBUGINFOD_TIMEOUT=50 \
+	DEBUGINFOD_CACHE_PATH=$T/cache-timeout \
+	hw "$T/timeout.jsonl" "$T/timeout.err" --json --sysroot "$sr" \
+	triage --timeout 2 "$T/core" "$T/mute.port"
+expect_rc 3
+sed -n 1p "$T/timeout.jsonl" | has "\"error\":\"its analysis took longer than --timeout 2 s and was stopped\"" ||
+	fail "triage --timeout: the waiting core's record: $(sed -n 1p "$T/timeout.jsonl" | head -c 300)"
+sed -n 2p "$T/timeout.jsonl" | has "\"core\":\"$T/mute.port\",\"heapwalk\":\"[^\"]*\",\"error\":\"[^\"]*not an ELF file" ||
+	fail "triage --timeout: the next input's record: $(sed -n 2p "$T/timeout.jsonl" | head -c 300)"
+say "triage --timeout 2: the core waiting on the mute server stopped, its error record written, the next input's too"

@@ -152,6 +152,11 @@ void hw_identity_get(struct hw_session *s, const char *path,
 	memset(id, 0, sizeof *id);
 	const struct hw_target *t = s->target;
 	read_psinfo(t, id);
+	id->has_pid = id->has_psinfo;
+	if (!id->has_pid && t->live) {   /* a live process: its own */
+		id->pid = t->live->pid;
+		id->has_pid = true;
+	}
 	id->exe = s->exe ? s->exe : t->exe;
 	hw_build_id_of(s, t->exe, id->exe_build_id);
 	if (!path)

@@ -19,6 +19,7 @@ struct hw_identity {
 	/* NT_PRPSINFO: the process as the kernel (or gdb, or qemu) saw
 	   it.  */
 	bool has_psinfo;
+	bool has_pid;             /* NT_PRPSINFO's, or a live process's */
 	int32_t pid, ppid;
 	uint32_t uid, gid;
 	char fname[17];           /* the command name (comm), 15 bytes */

@@ -95,7 +95,7 @@ static void emit_identity(struct hw_session *s, const struct hw_identity *id,
 	em_section_end(e);
 
 	begin(e, &S_PROCESS);
-	put(e, "pid", id->has_psinfo ? ev_i64(id->pid) : ev_null());
+	put(e, "pid", id->has_pid ? ev_i64(id->pid) : ev_null());
 	put(e, "ppid", id->has_psinfo ? ev_i64(id->ppid) : ev_null());
 	put(e, "uid", id->has_psinfo ? ev_u64(id->uid) : ev_null());
 	put(e, "gid", id->has_psinfo ? ev_u64(id->gid) : ev_null());
