@@ -19,7 +19,8 @@
 #    reporter raised the signal again from its handler) segv1's; leaks1
 #    on every allocator and machine one (the same program);
 #  - identity: the pid, command line and build-id of the program, what
-#    systemd-coredump's name says (uid, boot id, pid, time, zstd);
+#    systemd-coredump's name says (uid, boot id, pid, time, zstd) and
+#    its user.coredump.* attributes (host, time, exe);
 #  - scripts/triage-sql.sh's answers equal the truth: `leakers` the lost
 #    blocks each leaks1 build recorded, `growth` between the two stored
 #    cores grow1's recorded growth per size class, `errors` the bad
@@ -426,6 +427,22 @@ while IFS= read -r line; do
 	case $line in "${hostA[i]}: "*) ;; *) fail "text line $((i + 1)) is not of ${hostA[i]}: $line" ;; esac
 	i=$((i + 1))
 done <"$T/text"
+# systemd-coredump's extended attributes (where the file system keeps
+# user.* ones): the host and time it recorded, on a core of any name.
+cp "$F/segv1/core" "$F/xattr.core"
+if python3 -c '
+import os, sys
+f = sys.argv[1]
+os.setxattr(f, "user.coredump.hostname", b"board-7")
+os.setxattr(f, "user.coredump.timestamp", b"1764547200123456")
+os.setxattr(f, "user.coredump.exe", b"/usr/bin/segv1")' "$F/xattr.core" 2>/dev/null; then
+	hw "$T/x.jsonl" "$T/x.err" --json triage "$F/xattr.core"
+	expect_rc 0
+	has '"coredump":{"comm":null,"uid":null,"boot_id":null,"pid":null,"time":"2025-12-01T00:00:00.123456Z","hostname":"board-7","exe":"/usr/bin/segv1"},"time":"2025-12-01T00:00:00.123456Z","time_from":"systemd-coredump"' <"$T/x.jsonl" ||
+		fail "user.coredump.* attributes not in the record: $(grep -o '"coredump":[^}]*}' "$T/x.jsonl")"
+else
+	say "this file system keeps no user.* attributes: systemd-coredump's not tried"
+fi
 # In gdb: the record of what gdb debugs, its signature and figures the
 # tool's (its identity is gdb's view: no core file of its own to stat).
 if [ -f "$GDB_SCRIPT" ] && command -v gdb >/dev/null 2>&1; then
