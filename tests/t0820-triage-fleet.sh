@@ -3,7 +3,8 @@
 # what the programs recorded, never to heapwalk's own earlier output:
 #  - the fleet: x86_64 cores of ptmalloc (glibc 2.36 and 2.31), jemalloc,
 #    tcmalloc, musl's mallocng (gcore) and mimalloc (a committed 3.4.3
-#    core, xz), aarch64 ones of ptmalloc (qemu-user, and the committed
+#    core, xz), a static musl program that never mallocs (no allocator:
+#    a record with its death and why), aarch64 ones of ptmalloc (qemu-user, and the committed
 #    kernel core), jemalloc, tcmalloc, mallocng (static ngtruth1) and
 #    mimalloc (3.6.0, mitruth1) under qemu-user (each aarch64 set read
 #    with its sysroot or program, as a device fleet's cores are); a
@@ -99,6 +100,15 @@ if command -v musl-gcc >/dev/null 2>&1 && command -v gdb >/dev/null 2>&1; then
 	[ -s "$F/musl/core" ] && grep -q '^end$' "$F/musl/truth.txt" ||
 		fail "musl: no core or no truth (see $T/musl-gdb.out)"
 	hostA+=("$F/musl/core")
+	# A program with no allocator heapwalk walks (static musl, no
+	# malloc): a record still, its death and no allocator, and why.
+	printf '#include <stdlib.h>\nint main(void) { abort(); }\n' >"$T/nomalloc.c"
+	musl-gcc -static -o "$T/nomalloc" "$T/nomalloc.c" || fail "musl-gcc nomalloc failed"
+	mkdir -p "$F/nomalloc"
+	(cd "$F/nomalloc" && gdb -batch -nx -ex run -ex "gcore $F/nomalloc/core" \
+		--args "$T/nomalloc") >"$T/nomalloc-gdb.out" 2>&1 || true
+	[ -s "$F/nomalloc/core" ] || fail "nomalloc: no core (see $T/nomalloc-gdb.out)"
+	hostA+=("$F/nomalloc/core")
 else
 	say "no musl-gcc or gdb: musl left out of the fleet"
 fi
@@ -289,6 +299,11 @@ if facts.get("F") and (F + "/musl/core") in by:
     lost = sum(1 for f in truth(F + "/musl") if f[0] == "lost")
     got = r["leaks"]["definite"]["count"] + r["leaks"]["indirect"]["count"] + r["leaks"]["possible"]["count"]
     want(r["allocator"]["name"] == "mallocng" and got == lost, "musl: %r lost, truth %d" % (got, lost))
+if (F + "/nomalloc/core") in by:
+    r = rec(F + "/nomalloc/core")
+    want(r.get("allocator") is None and r.get("allocator_absent") and r.get("used") is None
+         and (r.get("death") or {}).get("signal_name") == "SIGABRT",
+         "nomalloc: %r" % {k: r.get(k) for k in ("allocator", "allocator_absent", "used", "death")})
 m = rec(facts["mimalloc"] + "/core.xz")
 want(m.get("allocator", {}).get("name") == "mimalloc" and m.get("file", {}).get("packed") == "xz",
      "mimalloc: %r %r" % (m.get("allocator", {}).get("name"), m.get("file")))

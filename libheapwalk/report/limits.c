@@ -105,7 +105,7 @@ static size_t collect(const struct hw_session *s, const char *out[],
 		out[n++] = hw_syms_exe_note(s->syms);
 	if (nmissing > 0 && n < max)
 		out[n++] = missing;
-	if (s->arch != t->arch && n < max)
+	if (s->arch && s->arch != t->arch && n < max)
 		out[n++] = "the walked heap is an emulated guest's (its libc is "
 			   "not of the core's architecture): the core's threads "
 			   "and thread pointers are the emulator's, so per-"

@@ -137,8 +137,13 @@ static void emit_identity(struct hw_session *s, const struct hw_identity *id,
 static void emit_allocator(struct hw_session *s, struct hw_emitter *e)
 {
 	if (!s->alloc) {
+		/* Why: the open's reason ("the bump allocator of a static
+		   program that never frees", "no allocator found").  */
 		put(e, "allocator", ev_null());
+		put(e, "allocator_absent", ev_str(s->err[0] ? s->err
+						  : "no allocator found"));
 	} else {
+		put(e, "allocator_absent", ev_null());
 		const struct hw_instance *in = &s->instances[s->selected];
 		char build_id[129];
 		begin(e, &S_ALLOCATOR);
