@@ -28,11 +28,16 @@ export UBSAN_OPTIONS=${UBSAN_OPTIONS:-halt_on_error=1:print_stacktrace=1:exitcod
 TEST_NAME=$(basename "$0" .sh)
 
 # A fresh scratch directory per test, removed at exit unless KEEP=1.
-T=$(mktemp -d "${TMPDIR:-/tmp}/heapwalk-$TEST_NAME.XXXXXX")
-if [ "${KEEP:-0}" = 1 ]; then
-	trap 'echo "kept $T" >&2' EXIT
-else
-	trap 'rm -rf "$T"' EXIT
+# Once: a test that sources several of the helper libraries sources this
+# file through each (not exported: each test makes its own).
+if [ -z "${HW_LIB_T:-}" ]; then
+	T=$(mktemp -d "${TMPDIR:-/tmp}/heapwalk-$TEST_NAME.XXXXXX")
+	HW_LIB_T=$T
+	if [ "${KEEP:-0}" = 1 ]; then
+		trap 'echo "kept $T" >&2' EXIT
+	else
+		trap 'rm -rf "$T"' EXIT
+	fi
 fi
 
 # Messages go to stderr, so that they survive being called in $(...).
