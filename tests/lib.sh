@@ -40,6 +40,15 @@ if [ -z "${HW_LIB_T:-}" ]; then
 	fi
 fi
 
+# on_exit CMD: run CMD at the test's exit, before what was to run then
+# (the scratch directory's removal last), not instead of it.
+on_exit() {
+	local prev
+	prev=$(trap -p EXIT | sed "s/^trap -- '\(.*\)' EXIT\$/\1/")
+	# shellcheck disable=SC2064 # the previous trap's text, expanded now
+	trap "$1; $prev" EXIT
+}
+
 # Messages go to stderr, so that they survive being called in $(...).
 skip() {
 	echo "skip: $*" >&2

@@ -55,9 +55,7 @@ live_cleanup() {
 		{ wait "${LIVE_PID[$n]}"; } 2>/dev/null || true
 	done
 }
-live_prev_exit_trap_=$(trap -p EXIT | sed "s/^trap -- '\(.*\)' EXIT\$/\1/")
-# shellcheck disable=SC2064 # the previous trap's text, expanded now
-trap "live_cleanup; $live_prev_exit_trap_" EXIT
+on_exit live_cleanup
 
 # has_cap_sys_ptrace: this shell's effective capabilities hold
 # CAP_SYS_PTRACE (bit 19).

@@ -23,7 +23,7 @@ need_gdb gdb-multiarch
 need_cmd qemu-aarch64
 truthcmp=$(tool truthcmp)
 
-trap qemu_stub_stop EXIT
+on_exit qemu_stub_stop
 
 for c in bins1 threads8; do
 	# Each command reads the heap through the stub again (~5 MB/s):

@@ -24,7 +24,7 @@ need_plugin
 need_gdb gdb-multiarch
 need_cmd qemu-aarch64
 truthcmp=$(tool truthcmp)
-trap qemu_stub_stop EXIT
+on_exit qemu_stub_stop
 
 for layout in pie nopie static; do
 	dir=$(variant_core "glibc-2.36-arm64-$layout" bins1)
