@@ -26,29 +26,10 @@
    deeper than this below a lock wait or a system call.  */
 #define FRAMES 8
 
-/* Is name one of funcs (a trailing '*' matches a prefix)?  A symbol
-   version ("malloc@@GLIBC_2.2.5") and a compiler's clone suffix
-   ("_int_free.constprop.0", ".isra.0", ".part.0", ".cold") are not part
-   of the name.  */
-static bool is_function(const char *const *funcs, const char *name)
-{
-	size_t len = strcspn(name, "@.");
-	for (; *funcs; funcs++) {
-		size_t n = strlen(*funcs);
-		if (n && (*funcs)[n - 1] == '*') {
-			if (len >= n - 1 && !strncmp(name, *funcs, n - 1))
-				return true;
-		} else if (n == len && !strncmp(name, *funcs, len)) {
-			return true;
-		}
-	}
-	return false;
-}
-
 bool hw_alloc_function(const struct hw_session *s, const char *name)
 {
 	return s->alloc && s->alloc->functions && name && name[0] &&
-	       is_function(s->alloc->functions, name);
+	       hw_syms_name_in(s->alloc->functions, name);
 }
 
 /* The allocator's function among th's innermost frames, or NULL.  */
@@ -74,7 +55,7 @@ static const char *inside(struct hw_session *s, const struct hw_thread *th,
 		if (!hw_syms_symbol_at(s->syms, look, &sa) || !sa.name ||
 		    (sa.size && sa.offset >= sa.size))
 			continue;
-		if (is_function(s->alloc->functions, sa.name)) {
+		if (hw_syms_name_in(s->alloc->functions, sa.name)) {
 			*pc = fr[k].pc;
 			return sa.name;
 		}

@@ -24,6 +24,7 @@
 
 #include "../alloc/module.h"
 #include "../analysis/inflight.h"
+#include "../sym/sym.h"
 #include "signature.h"
 
 /* Files whose frames are the system's, not the program's.  */
@@ -57,29 +58,31 @@ static size_t base_len(const char *fn)
 	return strcspn(fn, ".");
 }
 
-static bool named(const char *fn, const char *const *names, size_t n)
-{
-	size_t len = base_len(fn);
-	for (size_t i = 0; i < n; i++)
-		if (strlen(names[i]) == len && !strncmp(fn, names[i], len))
-			return true;
-	return false;
-}
-
 /* Where a thread's own frames end.  */
 static bool entry_point(const char *fn)
 {
 	static const char *const names[] = {
 		"_start", "__libc_start_main", "__libc_start_call_main",
 		"__libc_start_main_impl", "start_thread", "clone", "clone3",
-		"__clone", "__clone3", "thread_start", "__start",
+		"__clone", "__clone3", "thread_start", "__start", NULL,
 	};
-	return named(fn, names, sizeof names / sizeof *names);
+	return hw_syms_name_in(names, fn);
+}
+
+/* A signal handler's return to the kernel: the frames inside it are the
+   handler's (a crash reporter's that raised the signal again), the
+   frame after it where the signal struck.  */
+static bool trampoline(const char *fn)
+{
+	static const char *const names[] = {
+		"__restore_rt", "__kernel_rt_sigreturn", "__restore", NULL,
+	};
+	return hw_syms_name_in(names, fn);
 }
 
 /* How a process kills itself: the C library's abort and assertion
-   paths and a signal's return, wherever they are linked (a static
-   program has them in its executable).  */
+   paths, wherever they are linked (a static program has them in its
+   executable).  */
 static bool machinery(const char *fn)
 {
 	static const char *const names[] = {
@@ -88,20 +91,20 @@ static bool machinery(const char *fn)
 		"__libc_message", "__libc_message_impl", "__libc_fatal",
 		"__fortify_fail", "__chk_fail", "__stack_chk_fail",
 		"__assert_fail", "__assert_fail_base", "__assert_perror_fail",
-		"__malloc_assert", "__restore_rt", "__kernel_rt_sigreturn",
-		"a_crash",
+		"__malloc_assert", "a_crash", NULL,
 	};
-	return named(fn, names, sizeof names / sizeof *names);
+	return hw_syms_name_in(names, fn);
 }
 
 /* A frame of the system's, not the program's: in a system library, in
    the allocator's library, or one of the allocator's or the abort
-   path's functions linked into the program.  */
+   path's functions linked into the program, or a signal's return (a
+   second signal's, past the first: pick_frames).  */
 static bool system_frame(const struct hw_session *s,
 			 const struct hw_death_frame *f)
 {
 	return system_module(s, f->module) || machinery(f->function) ||
-	       hw_alloc_function(s, f->function);
+	       trampoline(f->function) || hw_alloc_function(s, f->function);
 }
 
 /* glibc's own names of malloc's entry points, and the internal
@@ -176,17 +179,6 @@ static void frame_text(const struct hw_death_frame *f, bool run, char *out,
 			 (unsigned long long)f->module_offset);
 	else
 		snprintf(out, len, "?");
-}
-
-/* A signal handler's return to the kernel: the frames inside it are the
-   handler's (a crash reporter's that raised the signal again), the
-   frame after it where the signal struck.  */
-static bool trampoline(const char *fn)
-{
-	static const char *const names[] = {
-		"__restore_rt", "__kernel_rt_sigreturn", "__restore",
-	};
-	return named(fn, names, sizeof names / sizeof *names);
 }
 
 static void pick_frames(const struct hw_session *s, const struct hw_death *d,

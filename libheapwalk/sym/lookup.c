@@ -125,6 +125,21 @@ char *hw_syms_demangle_any(const char *mangled)
 	return d;
 }
 
+bool hw_syms_name_in(const char *const *names, const char *name)
+{
+	size_t len = strcspn(name, "@.");
+	for (; *names; names++) {
+		size_t n = strlen(*names);
+		if (n && (*names)[n - 1] == '*') {
+			if (len >= n - 1 && !strncmp(name, *names, n - 1))
+				return true;
+		} else if (n == len && !strncmp(name, *names, len)) {
+			return true;
+		}
+	}
+	return false;
+}
+
 const char *hw_syms_demangle(const char *name, char *buf, size_t len)
 {
 	if (len == 0)

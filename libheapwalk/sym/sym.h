@@ -175,6 +175,12 @@ const char *hw_syms_demangle(const char *name, char *buf, size_t len);
    "Circle"): malloc'd, or NULL when it is none (or too long).  */
 char *hw_syms_demangle_any(const char *mangled);
 
+/* Is a symbol's name one of names (NULL-terminated; an entry ending in
+   '*' takes a prefix: "je_*")?  A symbol version ("malloc@@GLIBC_2.2.5")
+   and a compiler's clone suffix ("_int_free.constprop.0", ".isra.0",
+   ".part.0", ".cold") are not part of the name.  */
+bool hw_syms_name_in(const char *const *names, const char *name);
+
 /* Whether some module's address range holds addr (cheap: no file or
    debug info is looked for).  */
 bool hw_syms_covers(const struct hw_syms *s, uint64_t addr);
