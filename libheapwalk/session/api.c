@@ -380,10 +380,8 @@ static enum hw_status triage_record(hw_session *s, int argc,
 	st = hw_triage_emit(s, &o, e);
 	if (!em_close(e) && (st == HW_OK || st == HW_CORRUPT))
 		st = hw_error(s, HW_BAD_TARGET, "write error on output");
-	if (atomic_load(&s->oom) || hw_cache_oom(s->target->cache))
-		st = hw_error(s, HW_BAD_TARGET, "out of memory: the walk could "
-			      "not keep track of the heap");
-	return st;
+	enum hw_status mem = walked(s);
+	return mem != HW_OK ? mem : st;
 }
 
 enum hw_status hw_triage(const struct hw_open_opts *opts, int argc,
