@@ -20,6 +20,7 @@
 #include "memwatch.h"
 #include "revision.h"
 #include "triage.h"
+#include "writeall.h"
 
 #define MAX_DEBUG_DIRS 32
 
@@ -222,17 +223,8 @@ static bool write_stdout(void *cookie, const char *data, size_t len)
 	struct stdout_sink *sink = cookie;
 	if (sink->progress)
 		end_progress(sink->progress);
-	while (len > 0 && !sink->err) {
-		ssize_t n = write(STDOUT_FILENO, data, len);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0) {
-			sink->err = n < 0 ? errno : EIO;
-			break;
-		}
-		data += n;
-		len -= (size_t)n;
-	}
+	if (!sink->err)
+		sink->err = hw_write_all(STDOUT_FILENO, data, len);
 	return !sink->err;
 }
 

@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "triage.h"
+#include "writeall.h"
 
 struct buf {
 	char *data;
@@ -52,17 +53,7 @@ static bool buf_write(void *cookie, const char *data, size_t len)
 /* A child's sink: its end of the pipe.  */
 static bool fd_write(void *cookie, const char *data, size_t len)
 {
-	int fd = *(int *)cookie;
-	while (len > 0) {
-		ssize_t n = write(fd, data, len);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			return false;
-		data += n;
-		len -= (size_t)n;
-	}
-	return true;
+	return hw_write_all(*(int *)cookie, data, len) == 0;
 }
 
 struct job {
@@ -193,18 +184,8 @@ static double until(const struct timespec *t)
    (EPIPE: the reader went away).  */
 static bool put_out(const char *data, size_t len, int *err)
 {
-	while (len > 0) {
-		ssize_t n = write(STDOUT_FILENO, data, len);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0) {
-			*err = n < 0 ? errno : EIO;
-			return false;
-		}
-		data += n;
-		len -= (size_t)n;
-	}
-	return true;
+	*err = hw_write_all(STDOUT_FILENO, data, len);
+	return !*err;
 }
 
 static void stop_all(struct run *r)
