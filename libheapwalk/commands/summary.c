@@ -277,12 +277,6 @@ static const struct em_field F_LEAKS_TEXT = {
 	.only = EM_TEXT_ONLY };
 static const struct em_field F_COUNT = { .key = "count" };
 static const struct em_field F_BYTES = { .key = "bytes" };
-static const struct em_section S_LEAK_KIND[] = {
-	{ .key = "definite", .only = EM_JSON_ONLY },
-	{ .key = "indirect", .only = EM_JSON_ONLY },
-	{ .key = "possible", .only = EM_JSON_ONLY },
-	{ .key = "unknown", .only = EM_JSON_ONLY },
-};
 
 static void summary_leaks(const struct hw_totals *t, struct hw_emitter *e,
 			  const char *noun)
@@ -293,20 +287,13 @@ static void summary_leaks(const struct hw_totals *t, struct hw_emitter *e,
 	}
 	static const struct em_section S_LEAKS = {
 		.key = "leaks", .only = EM_JSON_ONLY };
-	const unsigned kinds[4] = { BM_UNREACHED, BM_INDIRECT, BM_POSSIBLE,
-				    HW_KIND_UNKNOWN };
 	uint64_t n = t->marked[BM_UNREACHED] + t->marked[BM_INDIRECT];
 	uint64_t bytes = t->marked_bytes[BM_UNREACHED] +
 			 t->marked_bytes[BM_INDIRECT];
 	em_section_begin(e, &S_LEAKS);
 	em_kv(e, &F_COUNT, ev_u64(n));
 	em_kv(e, &F_BYTES, ev_u64(bytes));
-	for (int k = 0; k < 4; k++) {
-		em_section_begin(e, &S_LEAK_KIND[k]);
-		em_kv(e, &F_COUNT, ev_u64(t->marked[kinds[k]]));
-		em_kv(e, &F_BYTES, ev_u64(t->marked_bytes[kinds[k]]));
-		em_section_end(e);
-	}
+	hw_emit_leak_kinds(t, e);
 	em_section_end(e);
 	char tail[240], h[32], unknown[80] = "";
 	uint64_t np = t->marked[BM_POSSIBLE], nu = t->marked[HW_KIND_UNKNOWN];

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "../alloc/alloc.h"
+#include "../emit/emit.h"
 #include "loss.h"
 #include "totals.h"
 
@@ -345,4 +346,25 @@ uint64_t hw_arena_slot_addr(struct hw_session *s, size_t i)
 	if (!i || !s->alloc->arena_addr)
 		return 0;
 	return s->alloc->arena_addr(s->alloc_state, (int32_t)(i - 1));
+}
+
+static const struct em_section S_LEAK_KIND[] = {
+	{ .key = "definite", .only = EM_JSON_ONLY },
+	{ .key = "indirect", .only = EM_JSON_ONLY },
+	{ .key = "possible", .only = EM_JSON_ONLY },
+	{ .key = "unknown", .only = EM_JSON_ONLY },
+};
+static const struct em_field F_KIND_COUNT = { .key = "count" };
+static const struct em_field F_KIND_BYTES = { .key = "bytes" };
+
+void hw_emit_leak_kinds(const struct hw_totals *t, struct hw_emitter *e)
+{
+	const unsigned kinds[4] = { BM_UNREACHED, BM_INDIRECT, BM_POSSIBLE,
+				    HW_KIND_UNKNOWN };
+	for (int k = 0; k < 4; k++) {
+		em_section_begin(e, &S_LEAK_KIND[k]);
+		em_kv(e, &F_KIND_COUNT, ev_u64(t->marked[kinds[k]]));
+		em_kv(e, &F_KIND_BYTES, ev_u64(t->marked_bytes[kinds[k]]));
+		em_section_end(e);
+	}
 }

@@ -58,6 +58,14 @@ struct hw_size_row {
 enum hw_status hw_totals_gather(struct hw_session *s, struct hw_totals *t,
 				const struct hw_reach *reach);
 
+struct hw_emitter;
+
+/* t's leaks by kind (it was gathered with reach): "definite",
+   "indirect", "possible" and "unknown", each {"count","bytes"}, as
+   members of the current JSON object (text shows none of them):
+   summary --leaks and triage.  */
+void hw_emit_leak_kinds(const struct hw_totals *t, struct hw_emitter *e);
+
 /* The rows of `sizes`: t's exact sizes (ascending) folded into the
    allocator's size classes, or left as they are (exact).  NULL when out
    of memory; free() it.  */

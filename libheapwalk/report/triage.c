@@ -65,10 +65,6 @@ static const struct em_section S_FREE = { .key = "free" };
 static const struct em_section S_CLASSES = {
 	.key = "top_classes", .flags = EM_S_LIST };
 static const struct em_section S_LEAKS = { .key = "leaks" };
-static const struct em_section S_LEAK_KIND[] = {
-	{ .key = "definite" }, { .key = "indirect" }, { .key = "possible" },
-	{ .key = "unknown" },
-};
 static const struct em_section S_FINDINGS = { .key = "findings" };
 static const struct em_section S_KINDS = {
 	.key = "kinds", .flags = EM_S_LIST };
@@ -209,19 +205,12 @@ static bool emit_classes(struct hw_session *s, const struct hw_totals *t,
 
 static void emit_leaks(const struct hw_totals *t, struct hw_emitter *e)
 {
-	const unsigned kinds[4] = { BM_UNREACHED, BM_INDIRECT, BM_POSSIBLE,
-				    HW_KIND_UNKNOWN };
 	if (!t->reach) {
 		put(e, "leaks", ev_null());
 		return;
 	}
 	begin(e, &S_LEAKS);
-	for (int k = 0; k < 4; k++) {
-		begin(e, &S_LEAK_KIND[k]);
-		put(e, "count", ev_u64(t->marked[kinds[k]]));
-		put(e, "bytes", ev_u64(t->marked_bytes[kinds[k]]));
-		em_section_end(e);
-	}
+	hw_emit_leak_kinds(t, e);
 	em_section_end(e);
 }
 
