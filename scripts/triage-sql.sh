@@ -124,28 +124,22 @@ CREATE VIEW cores AS SELECT
   coalesce(json_extract(doc, '$.partial'), 0) OR
     coalesce(json_extract(doc, '$.truncated'), 0) AS incomplete
 FROM records;
+-- (A core's own columns come from cores: one definition of each.)
 CREATE VIEW classes AS SELECT
-  r.rowid AS id,
-  json_extract(r.doc, '$.core') AS core,
-  json_extract(r.doc, '$.time') AS time,
-  coalesce(json_extract(r.doc, '$.process.exe'),
-           json_extract(r.doc, '$.coredump.exe'),
-           json_extract(r.doc, '$.process.comm'),
-           json_extract(r.doc, '$.coredump.comm')) AS program,
-  json_extract(c.value, '$.min') AS min,
-  json_extract(c.value, '$.max') AS max,
-  json_extract(c.value, '$.used_count') AS used_count,
-  json_extract(c.value, '$.used_bytes') AS used_bytes,
-  coalesce(json_extract(r.doc, '$.partial'), 0) OR
-    coalesce(json_extract(r.doc, '$.truncated'), 0) AS incomplete
-FROM records r, json_each(r.doc, '$.top_classes') c;
+  c.id, c.core, c.time, c.program, c.incomplete,
+  json_extract(j.value, '$.min') AS min,
+  json_extract(j.value, '$.max') AS max,
+  json_extract(j.value, '$.used_count') AS used_count,
+  json_extract(j.value, '$.used_bytes') AS used_bytes
+FROM cores c JOIN records r ON r.rowid = c.id,
+  json_each(r.doc, '$.top_classes') j;
 CREATE VIEW kinds AS SELECT
-  r.rowid AS id,
-  json_extract(r.doc, '$.core') AS core,
+  c.id, c.core,
   json_extract(k.value, '$.kind') AS kind,
   json_extract(k.value, '$.count') AS count,
   json_extract(k.value, '$.note') AS note
-FROM records r, json_each(r.doc, '$.findings.kinds') k;
+FROM cores c JOIN records r ON r.rowid = c.id,
+  json_each(r.doc, '$.findings.kinds') k;
 EOF
 }
 
@@ -181,19 +175,17 @@ CREATE OR REPLACE VIEW cores AS SELECT
     coalesce(CAST(doc->>'$.truncated' AS BOOLEAN), false) AS incomplete
 FROM records;
 CREATE OR REPLACE VIEW classes AS SELECT
-  r.id, r.doc->>'$.core' AS core, r.doc->>'$.time' AS time,
-  coalesce(r.doc->>'$.process.exe', r.doc->>'$.coredump.exe',
-           r.doc->>'$.process.comm', r.doc->>'$.coredump.comm') AS program,
-  CAST(c->>'$.min' AS BIGINT) AS min, CAST(c->>'$.max' AS BIGINT) AS max,
-  CAST(c->>'$.used_count' AS BIGINT) AS used_count,
-  CAST(c->>'$.used_bytes' AS BIGINT) AS used_bytes,
-  coalesce(CAST(r.doc->>'$.partial' AS BOOLEAN), false) OR
-    coalesce(CAST(r.doc->>'$.truncated' AS BOOLEAN), false) AS incomplete
-FROM records r, unnest(CAST(coalesce(r.doc->'$.top_classes', '[]') AS JSON[])) AS u(c);
+  c.id, c.core, c.time, c.program, c.incomplete,
+  CAST(cl->>'$.min' AS BIGINT) AS min, CAST(cl->>'$.max' AS BIGINT) AS max,
+  CAST(cl->>'$.used_count' AS BIGINT) AS used_count,
+  CAST(cl->>'$.used_bytes' AS BIGINT) AS used_bytes
+FROM cores c JOIN records r ON r.id = c.id,
+  unnest(CAST(coalesce(r.doc->'$.top_classes', '[]') AS JSON[])) AS u(cl);
 CREATE OR REPLACE VIEW kinds AS SELECT
-  r.id, r.doc->>'$.core' AS core, k->>'$.kind' AS kind,
+  c.id, c.core, k->>'$.kind' AS kind,
   CAST(k->>'$.count' AS BIGINT) AS count, CAST(k->>'$.note' AS BOOLEAN) AS note
-FROM records r, unnest(CAST(coalesce(r.doc->'$.findings.kinds', '[]') AS JSON[])) AS u(k);
+FROM cores c JOIN records r ON r.id = c.id,
+  unnest(CAST(coalesce(r.doc->'$.findings.kinds', '[]') AS JSON[])) AS u(k);
 EOF
 }
 
